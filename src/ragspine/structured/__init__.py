@@ -1,0 +1,1 @@
+"""Structured channel: facts, the fact store, table ingestion and query_metric."""

@@ -1,0 +1,42 @@
+"""Shared fixtures: the evaluation data folder, temporary workspaces, no network."""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+
+import pytest
+
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+def shared_data(*parts: str) -> Path:
+    """Path under ``../shared/data``; skip (or fail in CI) where the data is absent."""
+    path = SHARED_DATA.joinpath(*parts)
+    if not path.exists():
+        if os.environ.get("RAGSPINE_REQUIRE_DATA"):
+            pytest.fail(f"required evaluation data missing: {path}")
+        pytest.skip(f"evaluation data not present at {path} (clone ../shared beside the repo)")
+    return path
+
+
+@pytest.fixture(autouse=True)
+def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Block outbound connections except to loopback."""
+    real_connect = socket.socket.connect
+
+    def guarded(self: socket.socket, address: object) -> object:
+        host = address[0] if isinstance(address, tuple) else str(address)
+        if isinstance(host, str) and not (
+            host.startswith("127.") or host in {"localhost", "::1"} or self.family == socket.AF_UNIX
+        ):
+            raise RuntimeError(f"network access blocked in tests: {address!r}")
+        return real_connect(self, address)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(socket.socket, "connect", guarded)
+
+
+@pytest.fixture()
+def workspace_dir(tmp_path: Path) -> Path:
+    return tmp_path / "ws"
