@@ -2,9 +2,12 @@
 
 from ragspine.errors import RagSpineError
 from ragspine.security import Principal, Sensitivity, visible
+from ragspine.structured.query import MetricResult, MetricStatus
 from ragspine.workspace import Workspace
 
 __all__ = [
+    "MetricResult",
+    "MetricStatus",
     "Principal",
     "RagSpineError",
     "Sensitivity",

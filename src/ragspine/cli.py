@@ -14,11 +14,25 @@ from collections.abc import Sequence
 
 from ragspine.errors import RagSpineError
 
-COMMAND_MODULES = (
-    "ragspine.structured.commands",
-)
+COMMAND_MODULES = ("ragspine.structured.commands",)
 
 DEFAULT_WORKSPACE = "./ragspine-data"
+
+
+def command_group(
+    subparsers: argparse._SubParsersAction,
+    name: str,
+    help_text: str,
+) -> argparse._SubParsersAction:
+    """The sub-command group ``name`` (e.g. ``ingest``), created on first use, shared by domains."""
+    existing = subparsers.choices.get(name)
+    if existing is None:
+        existing = subparsers.add_parser(name, help=help_text, description=help_text)
+        group = existing.add_subparsers(dest=f"{name}_command", metavar="KIND")
+        group.required = True
+        existing.set_defaults(_group=group)
+    group_action: argparse._SubParsersAction = existing.get_default("_group")
+    return group_action
 
 
 def build_parser() -> argparse.ArgumentParser:

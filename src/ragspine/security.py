@@ -66,9 +66,7 @@ def visible(
     ``restricted`` is never visible. When ``allowed_groups`` is given and non-empty, the principal
     must also belong to one of them.
     """
-    level = (
-        Sensitivity.parse(sensitivity) if isinstance(sensitivity, str) else Sensitivity(sensitivity)
-    )
+    level = Sensitivity.parse(sensitivity) if isinstance(sensitivity, str) else sensitivity
     if level >= Sensitivity.RESTRICTED or level > principal.clearance:
         return False
     if allowed_groups:

@@ -1,9 +1,164 @@
-"""CLI commands of the structured channel."""
+"""CLI commands of the structured channel: init, ingest facts / convfinqa, metric, demo."""
 
 from __future__ import annotations
 
 import argparse
+import json
+import sys
+from datetime import date
+from importlib import resources
+from pathlib import Path
+
+from ragspine.cli import command_group
+from ragspine.errors import ConfigError
+from ragspine.security import Principal
+from ragspine.structured.convfinqa import ConvFinQAImport
+from ragspine.structured.query import MetricResult
+from ragspine.structured.store import WriteSummary
+from ragspine.workspace import Workspace
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def _principal(args: argparse.Namespace) -> Principal:
+    return Principal.of(args.clearance, args.group or ())
+
+
+def _add_principal_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--clearance",
+        default="internal",
+        help="clearance of the asking principal: public, internal or confidential "
+        "(default internal)",
+    )
+    parser.add_argument("--group", action="append", help="a group of the asking principal")
+
+
+def _reference_date(raw: str | None) -> date | None:
+    if raw is None:
+        return None
+    try:
+        return date.fromisoformat(raw)
+    except ValueError:
+        raise ConfigError(
+            f"--reference-date {raw!r} is not an ISO date such as 2024-12-31"
+        ) from None
+
+
+def _print_summary(summary: WriteSummary) -> None:
+    print(
+        f"facts: {summary.added} added, {summary.replaced} replaced, {summary.unchanged} unchanged"
+    )
+
+
+def _print_import(result: ConvFinQAImport) -> None:
+    print(
+        f"filings: {result.filings}, facts: {len(result.facts)}, "
+        f"new glossary terms: {len(result.new_terms)}"
+    )
+    reasons = result.skip_reasons()
+    if reasons:
+        print("skipped:")
+        for reason, count in sorted(reasons.items()):
+            print(f"  {count:6d}  {reason}")
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    ws = Workspace.init(args.workspace)
+    print(f"workspace ready at {ws.path} (glossary: {ws.glossary_path})")
+    return 0
+
+
+def cmd_ingest_facts(args: argparse.Namespace) -> int:
+    with Workspace.open(args.workspace) as ws:
+        summary = ws.ingest_facts(args.file, mapping=args.mapping)
+    _print_summary(summary)
+    return 0
+
+
+def cmd_ingest_convfinqa(args: argparse.Namespace) -> int:
+    with Workspace.open(args.workspace) as ws:
+        result, summary = ws.ingest_convfinqa(
+            args.file, progress=lambda msg: print(msg, file=sys.stderr)
+        )
+    _print_import(result)
+    _print_summary(summary)
+    return 0
+
+
+def print_metric_result(result: MetricResult, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
+        return
+    print(f"[{result.status.value}] {result.text}")
+
+
+def cmd_metric(args: argparse.Namespace) -> int:
+    with Workspace.open(args.workspace, create=False) as ws:
+        result = ws.query_metric(
+            args.metric,
+            args.entity,
+            args.period,
+            args.channel,
+            principal=_principal(args),
+            reference_date=_reference_date(args.reference_date),
+        )
+    print_metric_result(result, args.json)
+    return 0
+
+
+DEMO_QUESTIONS = (
+    ("revenue", "IP", "FY2006", None),
+    ("operating profit", "IP", "2005", None),
+    ("revenue", "IP", "FY2010", None),
+    ("revenue", "IP", "FY2006", "wholesale"),
+)
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    sample = resources.files("ragspine").joinpath("data/convfinqa_sample.json")
+    with resources.as_file(sample) as path, Workspace.init(args.workspace) as ws:
+        print(f"Workspace: {ws.path.resolve()}")
+        print("Ingesting the bundled ConvFinQA sample (MIT, see ragspine/data/NOTICE.convfinqa)")
+        result, summary = ws.ingest_convfinqa(Path(path))
+        _print_import(result)
+        _print_summary(summary)
+        principal = Principal.of("internal")
+        for metric, entity, period, channel in DEMO_QUESTIONS:
+            asked = f"metric={metric!r} entity={entity!r} period={period!r}"
+            asked += f" channel={channel!r}" if channel else ""
+            print(f"\n? {asked}")
+            res = ws.query_metric(metric, entity, period, channel, principal=principal)
+            print(f"[{res.status.value}] {res.text}")
+            if res.source_doc_id:
+                print(f"  source: {res.source_doc_id} | locator: {res.locator}")
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the structured-channel commands."""
+    p = subparsers.add_parser("init", help="create a workspace with an example glossary")
+    p.set_defaults(func=cmd_init)
+
+    p = subparsers.add_parser("demo", help="ingest the bundled ConvFinQA sample and ask questions")
+    p.set_defaults(func=cmd_demo)
+
+    ingest = command_group(subparsers, "ingest", "ingest facts or documents into the workspace")
+    p = ingest.add_parser("facts", help="ingest a CSV, XLSX, JSON or JSONL fact table")
+    p.add_argument("file", type=Path)
+    p.add_argument("--mapping", type=Path, help="TOML column mapping (see README)")
+    p.set_defaults(func=cmd_ingest_facts)
+
+    p = ingest.add_parser("convfinqa", help="import ConvFinQA filings as facts")
+    p.add_argument("file", type=Path)
+    p.set_defaults(func=cmd_ingest_convfinqa)
+
+    p = subparsers.add_parser(
+        "metric", help="look up one fact (found / not_found / unrecognized_param)"
+    )
+    p.add_argument("--metric", required=True)
+    p.add_argument("--entity", required=True)
+    p.add_argument("--period", required=True)
+    p.add_argument("--channel")
+    p.add_argument("--reference-date", help="ISO date for relative periods (default today)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_principal_options(p)
+    p.set_defaults(func=cmd_metric)

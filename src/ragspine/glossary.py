@@ -1,0 +1,334 @@
+"""Controlled vocabularies (metrics, entities, channels) and the fiscal calendar, from TOML.
+
+Matching is exact after normalization (case folding, collapsed white space) and never a guess;
+finding terms inside free text respects word boundaries, so ``cn`` never matches in ``concern``.
+
+A glossary file looks like::
+
+    [calendar]
+    fiscal_year_start_month = 1
+
+    [metrics.revenue]
+    label = "Revenue"
+    aliases = ["sales", "turnover"]
+    unit = "USD"
+    kind = "currency"
+
+    [entities.acme]
+    label = "ACME Corp"
+    aliases = ["ACME"]
+    parent = "acme_group"
+
+    [channels.online]
+    label = "Online"
+    aliases = ["e-commerce"]
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from ragspine.errors import GlossaryError
+
+DEFAULT_CHANNEL = "total"
+
+
+class MetricKind(StrEnum):
+    CURRENCY = "currency"
+    PERCENT = "percent"
+    COUNT = "count"
+    RATIO = "ratio"
+    NUMBER = "number"
+
+
+class TermType(StrEnum):
+    METRIC = "metric"
+    ENTITY = "entity"
+    CHANNEL = "channel"
+
+
+@dataclass(frozen=True, slots=True)
+class Term:
+    """One vocabulary entry: a canonical code, a label and aliases."""
+
+    type: TermType
+    code: str
+    label: str
+    aliases: tuple[str, ...] = ()
+    unit: str = ""
+    kind: MetricKind = MetricKind.NUMBER
+    parent: str | None = None
+
+    def spellings(self) -> tuple[str, ...]:
+        return (self.code, self.label, *self.aliases)
+
+
+def normalize_term(text: str) -> str:
+    """Case-fold and collapse white space (the only normalization matching applies)."""
+    return " ".join(text.casefold().split())
+
+
+_CODE = re.compile(r"^[a-z0-9][a-z0-9_.\-]*$")
+
+
+@dataclass(frozen=True, slots=True)
+class Vocabulary:
+    """The terms of one type, with an index from every normalized spelling to its code."""
+
+    type: TermType
+    terms: Mapping[str, Term]
+    index: Mapping[str, str] = field(repr=False)
+
+    def resolve(self, raw: str) -> str | None:
+        """The code ``raw`` names exactly (after normalization), else ``None``."""
+        return self.index.get(normalize_term(raw))
+
+    def suggest(self, raw: str, limit: int = 3) -> list[str]:
+        """Up to ``limit`` codes whose spellings are closest to ``raw`` (for the user only)."""
+        close = difflib.get_close_matches(normalize_term(raw), list(self.index), n=10, cutoff=0.5)
+        codes: list[str] = []
+        for spelling in close:
+            code = self.index[spelling]
+            if code not in codes:
+                codes.append(code)
+        return codes[:limit]
+
+
+def _build_vocabulary(term_type: TermType, terms: Iterable[Term]) -> Vocabulary:
+    by_code: dict[str, Term] = {}
+    index: dict[str, str] = {}
+    for term in terms:
+        if term.code in by_code:
+            raise GlossaryError(f"{term_type} code {term.code!r} is defined twice")
+        by_code[term.code] = term
+        for spelling in term.spellings():
+            key = normalize_term(spelling)
+            if not key:
+                raise GlossaryError(f"{term_type} {term.code!r} has an empty alias")
+            owner = index.setdefault(key, term.code)
+            if owner != term.code:
+                raise GlossaryError(
+                    f"alias {spelling!r} is claimed by two {term_type}s, {owner!r} and "
+                    f"{term.code!r}: keep it on one of them"
+                )
+    return Vocabulary(term_type, by_code, index)
+
+
+@dataclass(frozen=True, slots=True)
+class TermHit:
+    """A glossary term found inside free text."""
+
+    type: TermType
+    code: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
+class Glossary:
+    """Metrics, entities, channels and the fiscal calendar."""
+
+    metrics: Vocabulary
+    entities: Vocabulary
+    channels: Vocabulary
+    fiscal_year_start_month: int = 1
+
+    @classmethod
+    def from_terms(
+        cls,
+        terms: Iterable[Term],
+        *,
+        fiscal_year_start_month: int = 1,
+    ) -> Glossary:
+        """Build a glossary; the ``total`` channel is always present."""
+        by_type: dict[TermType, list[Term]] = {t: [] for t in TermType}
+        for term in terms:
+            by_type[term.type].append(term)
+        if not any(t.code == DEFAULT_CHANNEL for t in by_type[TermType.CHANNEL]):
+            by_type[TermType.CHANNEL].append(
+                Term(TermType.CHANNEL, DEFAULT_CHANNEL, "Total", ("all channels", "overall"))
+            )
+        if not 1 <= fiscal_year_start_month <= 12:
+            raise GlossaryError(
+                f"fiscal_year_start_month must be 1..12, got {fiscal_year_start_month}"
+            )
+        glossary = cls(
+            _build_vocabulary(TermType.METRIC, by_type[TermType.METRIC]),
+            _build_vocabulary(TermType.ENTITY, by_type[TermType.ENTITY]),
+            _build_vocabulary(TermType.CHANNEL, by_type[TermType.CHANNEL]),
+            fiscal_year_start_month,
+        )
+        for entity in glossary.entities.terms.values():
+            if entity.parent is not None and entity.parent not in glossary.entities.terms:
+                raise GlossaryError(
+                    f"entity {entity.code!r} names unknown parent {entity.parent!r}: "
+                    "define the parent entity or remove the parent key"
+                )
+        return glossary
+
+    def terms(self) -> list[Term]:
+        return [
+            *self.metrics.terms.values(),
+            *self.entities.terms.values(),
+            *self.channels.terms.values(),
+        ]
+
+    def merged(self, other: Glossary) -> Glossary:
+        """This glossary plus ``other``'s terms; a code or alias defined in both is an error."""
+        return Glossary.from_terms(
+            [*self.terms(), *(t for t in other.terms() if not _is_default_channel(t))],
+            fiscal_year_start_month=self.fiscal_year_start_month,
+        )
+
+    def find_terms(self, text: str) -> list[TermHit]:
+        """Every glossary term in ``text``, longest match first, on word boundaries."""
+        pattern, owners = _term_pattern(self)
+        folded = text.casefold()
+        hits = []
+        for match in pattern.finditer(folded):
+            key = " ".join(match.group(0).split())
+            term_type, code = owners[key]
+            hits.append(TermHit(term_type, code, match.start(), match.end()))
+        return hits
+
+
+def _is_default_channel(term: Term) -> bool:
+    return term.type is TermType.CHANNEL and term.code == DEFAULT_CHANNEL
+
+
+_PATTERN_CACHE: dict[int, tuple[re.Pattern[str], dict[str, tuple[TermType, str]]]] = {}
+
+
+def _term_pattern(glossary: Glossary) -> tuple[re.Pattern[str], dict[str, tuple[TermType, str]]]:
+    cached = _PATTERN_CACHE.get(id(glossary))
+    if cached is None:
+        owners: dict[str, tuple[TermType, str]] = {}
+        for vocab in (glossary.metrics, glossary.entities, glossary.channels):
+            for key, code in vocab.index.items():
+                owners.setdefault(key, (vocab.type, code))
+        spellings = sorted(owners, key=lambda s: (-len(s), s))
+        alternation = "|".join(r"\s+".join(map(re.escape, s.split())) for s in spellings)
+        pattern = re.compile(rf"(?<!\w)(?:{alternation})(?!\w)") if spellings else re.compile("$^")
+        cached = (pattern, owners)
+        _PATTERN_CACHE[id(glossary)] = cached
+    return cached
+
+
+def _str_list(value: Any, where: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise GlossaryError(f"{where}: aliases must be a list of strings")
+    return tuple(value)
+
+
+def _parse_section(term_type: TermType, section: Any, source: str) -> list[Term]:
+    if section is None:
+        return []
+    if not isinstance(section, dict):
+        raise GlossaryError(f"{source}: [{term_type}s] must be a table of tables")
+    terms = []
+    for code, body in section.items():
+        where = f"{source}: {term_type}s.{code}"
+        if not isinstance(body, dict):
+            raise GlossaryError(f"{where} must be a table with at least a label")
+        if not _CODE.match(code):
+            raise GlossaryError(
+                f"{where}: code must be lower-case letters, digits, '_', '.' or '-'"
+            )
+        unknown = set(body) - {"label", "aliases", "unit", "kind", "parent"}
+        if unknown:
+            raise GlossaryError(f"{where}: unknown keys {sorted(unknown)}")
+        kind_raw = body.get("kind", "number")
+        try:
+            kind = MetricKind(kind_raw)
+        except ValueError:
+            valid = ", ".join(k.value for k in MetricKind)
+            raise GlossaryError(f"{where}: kind {kind_raw!r} is not one of {valid}") from None
+        terms.append(
+            Term(
+                term_type,
+                code,
+                str(body.get("label", code)),
+                _str_list(body.get("aliases"), where),
+                str(body.get("unit", "")),
+                kind,
+                body.get("parent"),
+            )
+        )
+    return terms
+
+
+def parse_glossary(document: Mapping[str, Any], source: str = "<glossary>") -> Glossary:
+    """Build a glossary from a parsed TOML document."""
+    unknown = set(document) - {"calendar", "metrics", "entities", "channels"}
+    if unknown:
+        raise GlossaryError(
+            f"{source}: unknown sections {sorted(unknown)}; "
+            "use calendar, metrics, entities, channels"
+        )
+    calendar = document.get("calendar", {})
+    start = calendar.get("fiscal_year_start_month", 1)
+    if not isinstance(start, int) or not 1 <= start <= 12:
+        raise GlossaryError(f"{source}: calendar.fiscal_year_start_month must be 1..12")
+    terms = [
+        *_parse_section(TermType.METRIC, document.get("metrics"), source),
+        *_parse_section(TermType.ENTITY, document.get("entities"), source),
+        *_parse_section(TermType.CHANNEL, document.get("channels"), source),
+    ]
+    return Glossary.from_terms(terms, fiscal_year_start_month=start)
+
+
+def load_glossary(*paths: Path) -> Glossary:
+    """Load and merge glossary files; the first file's calendar wins."""
+    glossary: Glossary | None = None
+    for path in paths:
+        try:
+            document = tomllib.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise GlossaryError(f"glossary file {path} does not exist") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise GlossaryError(f"glossary file {path} is not valid TOML: {exc}") from None
+        part = parse_glossary(document, str(path))
+        glossary = part if glossary is None else glossary.merged(part)
+    return glossary if glossary is not None else Glossary.from_terms([])
+
+
+def _toml_str(text: str) -> str:
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{escaped}"'
+
+
+def render_glossary(glossary: Glossary, *, header: str = "") -> str:
+    """Write ``glossary`` back as TOML (used for generated glossaries)."""
+    lines = [f"# {line}" for line in header.splitlines()]
+    if lines:
+        lines.append("")
+    lines += ["[calendar]", f"fiscal_year_start_month = {glossary.fiscal_year_start_month}", ""]
+    for section, vocab in (
+        ("metrics", glossary.metrics),
+        ("entities", glossary.entities),
+        ("channels", glossary.channels),
+    ):
+        for term in sorted(vocab.terms.values(), key=lambda t: t.code):
+            if _is_default_channel(term):
+                continue
+            lines.append(f"[{section}.{_toml_str(term.code)}]")
+            lines.append(f"label = {_toml_str(term.label)}")
+            if term.aliases:
+                lines.append("aliases = [" + ", ".join(map(_toml_str, term.aliases)) + "]")
+            if section == "metrics":
+                if term.unit:
+                    lines.append(f"unit = {_toml_str(term.unit)}")
+                lines.append(f'kind = "{term.kind.value}"')
+            if term.parent:
+                lines.append(f"parent = {_toml_str(term.parent)}")
+            lines.append("")
+    return "\n".join(lines)

@@ -1,0 +1,160 @@
+"""Period grammar: parse many spellings of a reporting period into one normalized form.
+
+Normalized labels: ``FY2024`` (fiscal year), ``FY2024-H1`` (fiscal half), ``FY2024-Q3`` (fiscal
+quarter) and ``2024-03`` (calendar month). A fiscal year is named by the calendar year in which it
+ends, so with a fiscal year starting in October, FY2024 runs from 2023-10-01 to 2024-09-30. With
+the default January start, fiscal and calendar years coincide. Two-digit years map to 2000-2069
+(``00``-``69``) and 1970-1999 (``70``-``99``).
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from dataclasses import dataclass
+from datetime import date
+from enum import StrEnum
+from functools import lru_cache
+
+from ragspine.errors import PeriodError
+
+
+class PeriodKind(StrEnum):
+    YEAR = "year"
+    HALF = "half"
+    QUARTER = "quarter"
+    MONTH = "month"
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Period:
+    """One reporting period; ``year`` is fiscal except for months, which are calendar months."""
+
+    kind: PeriodKind
+    year: int
+    number: int = 0
+
+    @property
+    def label(self) -> str:
+        """The normalized label; :func:`parse_period` reads it back to the same period."""
+        if self.kind is PeriodKind.YEAR:
+            return f"FY{self.year}"
+        if self.kind is PeriodKind.HALF:
+            return f"FY{self.year}-H{self.number}"
+        if self.kind is PeriodKind.QUARTER:
+            return f"FY{self.year}-Q{self.number}"
+        return f"{self.year:04d}-{self.number:02d}"
+
+    def __str__(self) -> str:
+        return self.label
+
+    def date_range(self, fiscal_start_month: int = 1) -> tuple[date, date]:
+        """First and last calendar day of the period."""
+        if self.kind is PeriodKind.MONTH:
+            last = calendar.monthrange(self.year, self.number)[1]
+            return date(self.year, self.number, 1), date(self.year, self.number, last)
+        months = {PeriodKind.YEAR: 12, PeriodKind.HALF: 6, PeriodKind.QUARTER: 3}[self.kind]
+        offset = (self.number - 1) * months if self.number else 0
+        first_year = self.year if fiscal_start_month == 1 else self.year - 1
+        start_index = first_year * 12 + (fiscal_start_month - 1) + offset
+        end_index = start_index + months - 1
+        end_year, end_month = divmod(end_index, 12)
+        start = date(start_index // 12, start_index % 12 + 1, 1)
+        end_day = calendar.monthrange(end_year, end_month + 1)[1]
+        return start, date(end_year, end_month + 1, end_day)
+
+
+_MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
+_MONTHS.update({name.lower(): i for i, name in enumerate(calendar.month_abbr) if name})
+_MONTHS["sept"] = 9
+_MONTH_ALT = "|".join(sorted(_MONTHS, key=len, reverse=True))
+
+_Y = r"(?P<y>\d{4}|\d{2})"
+_FY = r"(?:fy\s*'?|fiscal\s+(?:year\s+)?)"
+_PATTERNS: tuple[tuple[PeriodKind, re.Pattern[str]], ...] = tuple(
+    (kind, re.compile(rf"^(?:{pattern})$"))
+    for kind, pattern in (
+        (PeriodKind.YEAR, rf"{_FY}{_Y}|(?P<y4>\d{{4}})"),
+        (PeriodKind.QUARTER, rf"(?:{_FY})?{_Y}\s*-?\s*q(?P<n>[1-4])"),
+        (PeriodKind.QUARTER, rf"q(?P<n>[1-4])\s*[-/ ]?\s*(?:{_FY})?{_Y}"),
+        (PeriodKind.HALF, rf"(?:{_FY})?{_Y}\s*-?\s*h(?P<n>[12])"),
+        (PeriodKind.HALF, rf"h(?P<n>[12])\s*[-/ ]?\s*(?:{_FY})?{_Y}"),
+        (PeriodKind.MONTH, r"(?P<y4>\d{4})-(?P<m>0[1-9]|1[0-2])"),
+        (PeriodKind.MONTH, rf"(?P<mn>{_MONTH_ALT})\.?\s*,?\s*(?P<y4>\d{{4}})"),
+    )
+)
+_RELATIVE = re.compile(
+    r"^(?P<which>this|current|last|previous|prior|next)\s+"
+    r"(?:fiscal\s+)?(?P<unit>year|half|quarter|month)$"
+)
+_SHIFT = {"this": 0, "current": 0, "last": -1, "previous": -1, "prior": -1, "next": 1}
+
+
+def _full_year(digits: str) -> int:
+    value = int(digits)
+    if len(digits) == 4:
+        return value
+    return 2000 + value if value < 70 else 1900 + value
+
+
+def period_of_date(day: date, kind: PeriodKind, fiscal_start_month: int = 1) -> Period:
+    """The period of ``kind`` that contains ``day``."""
+    if kind is PeriodKind.MONTH:
+        return Period(kind, day.year, day.month)
+    offset = (day.month - fiscal_start_month) % 12
+    fiscal_year = (
+        day.year if fiscal_start_month == 1 or day.month < fiscal_start_month else (day.year + 1)
+    )
+    number = {PeriodKind.YEAR: 0, PeriodKind.HALF: offset // 6 + 1}.get(kind, offset // 3 + 1)
+    return Period(kind, fiscal_year, number)
+
+
+def shift_period(period: Period, steps: int) -> Period:
+    """The period ``steps`` periods of the same kind after (or before, if negative) ``period``."""
+    per_year = {PeriodKind.YEAR: 1, PeriodKind.HALF: 2, PeriodKind.QUARTER: 4, PeriodKind.MONTH: 12}
+    count = per_year[period.kind]
+    if count == 1:
+        return Period(period.kind, period.year + steps)
+    index = period.year * count + (period.number - 1) + steps
+    return Period(period.kind, index // count, index % count + 1)
+
+
+def _normalize(raw: str) -> str:
+    return " ".join(raw.replace("\u2019", "'").casefold().split())
+
+
+@lru_cache(maxsize=65536)
+def parse_period(
+    raw: str, reference_date: date | None = None, fiscal_start_month: int = 1
+) -> Period:
+    """Parse ``raw`` into a :class:`Period`; relative forms need ``reference_date``."""
+    if not 1 <= fiscal_start_month <= 12:
+        raise PeriodError(f"fiscal-year start month must be 1..12, got {fiscal_start_month}")
+    text = _normalize(raw)
+    for kind, pattern in _PATTERNS:
+        match = pattern.match(text)
+        if match is None:
+            continue
+        groups = match.groupdict()
+        year_digits = groups.get("y") or groups.get("y4")
+        assert year_digits is not None
+        year = _full_year(year_digits)
+        if kind is PeriodKind.MONTH:
+            month = int(groups["m"]) if groups.get("m") else _MONTHS[groups["mn"]]
+            return Period(kind, year, month)
+        return Period(kind, year, int(groups.get("n") or 0))
+    relative = _RELATIVE.match(text)
+    if relative is not None:
+        if reference_date is None:
+            raise PeriodError(
+                f"relative period {raw!r} needs a reference date: pass reference_date"
+            )
+        current = period_of_date(reference_date, PeriodKind(relative["unit"]), fiscal_start_month)
+        return shift_period(current, _SHIFT[relative["which"]])
+    raise PeriodError(
+        f"unrecognized period {raw!r}: use forms such as FY2024, FY24, 2024, 2024Q3, Q3 2024, "
+        "2024-Q3, Q3 FY24, H1 2024, 2024H1, 2024-03, March 2024, or last quarter"
+    )
+
+
+PERIOD_EXAMPLES = ("FY2024", "2024Q3", "H1 2024", "2024-03", "last quarter")

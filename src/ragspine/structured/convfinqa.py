@@ -1,0 +1,191 @@
+"""Importer for ConvFinQA filings: each table cell under a year column becomes a fact.
+
+entity = the ticker from the filing id (``Single_MRO/2007/page_134.pdf-1`` -> ``MRO``); period =
+the fiscal year of a plain-year column (``2007`` -> ``FY2007``); metric = the row label turned into
+a glossary code, with the label as an alias; locator = filing id, page, column and row.
+
+What is skipped, and said: columns that are not plain years (``december 31 2017``, ``2008 high``),
+cells holding ``2014.0`` (the source's em dash, U+2014, read as a number: a missing value), empty
+row labels, and a key already given by another table of the same filing year (ambiguous). A later
+filing's value for a key replaces an earlier filing's (restatement); the replaced one is reported.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from ragspine.errors import IngestError
+from ragspine.glossary import DEFAULT_CHANNEL, Glossary, MetricKind, Term, TermType
+from ragspine.security import Sensitivity
+from ragspine.structured.facts import Fact, FactKey, Scale, parse_decimal, utc_now
+
+DASH_PLACEHOLDER = Decimal("2014.0")
+_YEAR = re.compile(r"^(19|20)\d{2}$")
+_FILING_ID = re.compile(
+    r"^(?:[A-Za-z]+_)?(?P<ticker>[A-Za-z.\-]+)/(?P<year>\d{4})/page_(?P<page>\d+)"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Skip:
+    """One thing the importer left out, and why."""
+
+    filing_id: str
+    column: str
+    row: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class ConvFinQAImport:
+    """Facts and glossary terms made from a ConvFinQA file, and what was skipped."""
+
+    facts: tuple[Fact, ...]
+    new_terms: tuple[Term, ...]
+    skipped: tuple[Skip, ...]
+    filings: int
+
+    def skip_reasons(self) -> Counter[str]:
+        return Counter(s.reason for s in self.skipped)
+
+
+def metric_code(label: str) -> str:
+    """A glossary code for a row label: lower-case words joined by underscores."""
+    code = re.sub(r"[^a-z0-9]+", "_", label.casefold()).strip("_")
+    return code[:80] or "unnamed"
+
+
+def load_filings(path: Path) -> list[Mapping[str, Any]]:
+    """The list of filings in a ConvFinQA JSON file (a list, or ``{split: [...]}``)."""
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise IngestError(f"ConvFinQA file {path} does not exist") from None
+    except json.JSONDecodeError as exc:
+        raise IngestError(f"{path.name}: invalid JSON at line {exc.lineno} ({exc.msg})") from None
+    if isinstance(document, dict):
+        lists = [v for v in document.values() if isinstance(v, list)]
+        filings = [f for part in lists for f in part]
+    else:
+        filings = document
+    if not isinstance(filings, list) or not all(
+        isinstance(f, dict) and "id" in f and "doc" in f for f in filings
+    ):
+        raise IngestError(
+            f"{path.name}: expected ConvFinQA filings (objects with 'id' and 'doc.table')"
+        )
+    return filings
+
+
+def import_convfinqa(
+    filings: Iterable[Mapping[str, Any]], glossary: Glossary, *, source_name: str
+) -> ConvFinQAImport:
+    """Turn filings into facts; row labels the glossary does not know become new metric terms."""
+    now = utc_now()
+    new_metrics: dict[str, Term] = {}
+    new_entities: dict[str, Term] = {}
+    chosen: dict[FactKey, tuple[int, Fact]] = {}
+    skipped: list[Skip] = []
+    ordered = sorted(filings, key=lambda f: str(f["id"]))
+    for filing in ordered:
+        filing_id = str(filing["id"])
+        match = _FILING_ID.match(filing_id)
+        if match is None:
+            skipped.append(Skip(filing_id, "", "", "filing id has no TICKER/YEAR/page_N form"))
+            continue
+        ticker, filing_year, page = match["ticker"], int(match["year"]), match["page"]
+        entity = glossary.entities.resolve(ticker)
+        if entity is None:
+            entity = ticker.lower()
+            new_entities.setdefault(entity, Term(TermType.ENTITY, entity, ticker.upper()))
+        table = filing["doc"].get("table") or {}
+        for column, rows in table.items():
+            if not _YEAR.match(column.strip()):
+                skipped.append(Skip(filing_id, column, "", "column header is not a plain year"))
+                continue
+            for row_label, cell in rows.items():
+                label = " ".join(str(row_label).split())
+                if not label:
+                    skipped.append(Skip(filing_id, column, "", "empty row label"))
+                    continue
+                where = f"{source_name}: {filing_id} column {column!r} row {label!r}"
+                try:
+                    value = parse_decimal(cell, where)
+                except IngestError:
+                    skipped.append(Skip(filing_id, column, label, "cell is not a number"))
+                    continue
+                if value == DASH_PLACEHOLDER:
+                    skipped.append(
+                        Skip(filing_id, column, label, "2014.0 stands for a dash (missing value)")
+                    )
+                    continue
+                metric = glossary.metrics.resolve(label)
+                if metric is None and metric_code(label) in glossary.metrics.terms:
+                    metric = metric_code(label)  # "total ." is the known "total"
+                if metric is None:
+                    metric = metric_code(label)
+                    term = new_metrics.get(metric)
+                    if term is None:
+                        new_metrics[metric] = Term(
+                            TermType.METRIC, metric, label, (), "", MetricKind.NUMBER
+                        )
+                    elif label != term.label and label not in term.aliases:
+                        new_metrics[metric] = Term(
+                            TermType.METRIC,
+                            metric,
+                            term.label,
+                            (*term.aliases, label),
+                            "",
+                            MetricKind.NUMBER,
+                        )
+                fact = Fact(
+                    metric,
+                    entity,
+                    f"FY{column.strip()}",
+                    DEFAULT_CHANNEL,
+                    value,
+                    "",
+                    "",
+                    Scale.ONE,
+                    filing_id,
+                    f"{filing_id}, page {page}, column {column.strip()!r}, row {label!r}",
+                    Sensitivity.PUBLIC,
+                    f"{filing_year}",
+                    now,
+                )
+                previous = chosen.get(fact.key)
+                if previous is None or previous[1].value == fact.value:
+                    chosen.setdefault(fact.key, (filing_year, fact))
+                elif filing_year > previous[0]:
+                    skipped.append(
+                        Skip(
+                            previous[1].source_doc_id,
+                            column,
+                            label,
+                            "replaced by a later filing's value",
+                        )
+                    )
+                    chosen[fact.key] = (filing_year, fact)
+                else:
+                    skipped.append(
+                        Skip(
+                            filing_id,
+                            column,
+                            label,
+                            "same row label and year in another table of this "
+                            "filing year (ambiguous)",
+                        )
+                    )
+    return ConvFinQAImport(
+        tuple(f for _, f in chosen.values()),
+        (*new_metrics.values(), *new_entities.values()),
+        tuple(skipped),
+        len(ordered),
+    )

@@ -1,0 +1,203 @@
+"""``query_metric``: one fact by its four keys, normalized through the glossary, never guessed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+from decimal import Decimal
+from enum import StrEnum
+from typing import Any, Protocol
+
+from ragspine.errors import PeriodError
+from ragspine.glossary import DEFAULT_CHANNEL, Glossary, MetricKind, normalize_term
+from ragspine.periods import PERIOD_EXAMPLES, parse_period
+from ragspine.security import Principal, visible
+from ragspine.structured.facts import Scale
+from ragspine.structured.store import AnswerRow
+
+
+class MetricStatus(StrEnum):
+    FOUND = "found"
+    NOT_FOUND = "not_found"
+    UNRECOGNIZED_PARAM = "unrecognized_param"
+
+
+@dataclass(frozen=True, slots=True)
+class MetricResult:
+    """The outcome of one lookup; numbers are present only when ``status`` is ``found``."""
+
+    status: MetricStatus
+    text: str
+    metric: str | None = None
+    entity: str | None = None
+    period: str | None = None
+    channel: str | None = None
+    value: Decimal | None = None
+    unit: str | None = None
+    currency: str | None = None
+    scale: Scale | None = None
+    source_doc_id: str | None = None
+    locator: str | None = None
+    valid_as_of: str | None = None
+    param: str | None = None
+    raw: str | None = None
+    suggestions: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready mapping; the value is a decimal string, never a float."""
+        data: dict[str, Any] = {
+            "status": self.status.value,
+            "value": None if self.value is None else format(self.value, "f"),
+            "unit": self.unit,
+            "currency": self.currency,
+            "scale": None if self.scale is None else self.scale.value,
+            "metric": self.metric,
+            "entity": self.entity,
+            "period": self.period,
+            "channel": self.channel,
+            "source_doc_id": self.source_doc_id,
+            "locator": self.locator,
+            "valid_as_of": self.valid_as_of,
+            "text": self.text,
+        }
+        if self.status is MetricStatus.UNRECOGNIZED_PARAM:
+            data.update(param=self.param, raw=self.raw, suggestions=list(self.suggestions))
+        return data
+
+
+class AnswerRowSource(Protocol):
+    """What query_metric needs from a store: the raw row of one key, or None."""
+
+    def get_row(self, metric: str, entity: str, period: str, channel: str) -> AnswerRow | None: ...
+
+
+_CURRENCY_NAMES = {
+    "USD": "US dollars",
+    "EUR": "euros",
+    "GBP": "pounds sterling",
+    "JPY": "yen",
+    "CNY": "yuan",
+    "CHF": "Swiss francs",
+    "CAD": "Canadian dollars",
+    "AUD": "Australian dollars",
+    "INR": "rupees",
+    "SEK": "Swedish kronor",
+}
+
+
+_SCALES = {scale.value: scale for scale in Scale}
+
+
+def format_value(value: Decimal) -> str:
+    """Thousands separators, no scientific notation, digits exactly as stored."""
+    return format(value, ",f")
+
+
+def render_amount(value: Decimal, unit: str, currency: str, scale: Scale, kind: MetricKind) -> str:
+    """The value with its scale, currency and unit spelled out."""
+    parts = [format_value(value)]
+    if scale is not Scale.ONE:
+        parts.append(scale.value)
+    if kind is MetricKind.PERCENT or unit in {"%", "percent"}:
+        parts.append("percent")
+    elif currency:
+        parts.append(_CURRENCY_NAMES.get(currency.upper(), currency))
+        if unit and unit.upper() != currency.upper():
+            parts.append(unit)
+    elif unit:
+        parts.append(unit)
+    return " ".join(parts)
+
+
+def not_found_text(period_label: str) -> str:
+    """The fixed refusal: no digit except those of the normalized period label."""
+    return (
+        f"No stored fact matches this metric, entity and channel for {period_label}, "
+        "so no figure is given."
+    )
+
+
+def query_metric(
+    glossary: Glossary,
+    store: AnswerRowSource,
+    metric: str,
+    entity: str,
+    period: str,
+    channel: str | None = None,
+    *,
+    principal: Principal,
+    reference_date: date | None = None,
+) -> MetricResult:
+    """Look up one fact; see :class:`MetricStatus` for the three outcomes."""
+    metric_code = glossary.metrics.index.get(normalize_term(metric))
+    if metric_code is None:
+        return _unrecognized("metric", metric, glossary.metrics.suggest(metric))
+    entity_code = glossary.entities.index.get(normalize_term(entity))
+    if entity_code is None:
+        return _unrecognized("entity", entity, glossary.entities.suggest(entity))
+    channel_code = (
+        DEFAULT_CHANNEL if channel is None else glossary.channels.index.get(normalize_term(channel))
+    )
+    if channel_code is None:
+        return _unrecognized("channel", channel or "", glossary.channels.suggest(channel or ""))
+    try:
+        period_label = parse_period(
+            period, reference_date or date.today(), glossary.fiscal_year_start_month
+        ).label
+    except PeriodError:
+        return _unrecognized("period", period, PERIOD_EXAMPLES[:3])
+
+    row = store.get_row(metric_code, entity_code, period_label, channel_code)
+    if row is None or not visible(principal, row[6]):
+        return MetricResult(
+            MetricStatus.NOT_FOUND,
+            not_found_text(period_label),
+            metric_code,
+            entity_code,
+            period_label,
+            channel_code,
+        )
+    metric_term = glossary.metrics.terms[metric_code]
+    value_text, unit, currency, scale_name, source_doc_id, locator, _, valid_as_of = row
+    value = Decimal(value_text)
+    scale = _SCALES[scale_name]
+    amount = render_amount(value, unit, currency, scale, metric_term.kind)
+    channel_phrase = (
+        ""
+        if channel_code == DEFAULT_CHANNEL
+        else f" ({glossary.channels.terms[channel_code].label})"
+    )
+    text = (
+        f"{glossary.entities.terms[entity_code].label}'s {metric_term.label}{channel_phrase} "
+        f"in {period_label} was {amount}. Source: {_source_phrase(source_doc_id, locator)}."
+    )
+    return MetricResult(
+        MetricStatus.FOUND,
+        text,
+        metric_code,
+        entity_code,
+        period_label,
+        channel_code,
+        value,
+        unit,
+        currency,
+        scale,
+        source_doc_id,
+        locator,
+        valid_as_of,
+    )
+
+
+def _source_phrase(source_doc_id: str, locator: str) -> str:
+    return locator if locator.startswith(source_doc_id) else f"{source_doc_id}, {locator}"
+
+
+def _unrecognized(param: str, raw: str, suggestions: list[str] | tuple[str, ...]) -> MetricResult:
+    hint = f" Known values close to it: {', '.join(suggestions)}." if suggestions else ""
+    return MetricResult(
+        MetricStatus.UNRECOGNIZED_PARAM,
+        f"RAGSpine does not recognize the {param} {raw!r}.{hint}",
+        param=param,
+        raw=raw,
+        suggestions=tuple(suggestions[:3]),
+    )

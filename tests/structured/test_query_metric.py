@@ -1,0 +1,222 @@
+"""Contract 1: no number without a fact. Each check is shown to catch a broken implementation."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from datetime import date
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from ragspine import Principal, Workspace
+from ragspine.security import Sensitivity
+from ragspine.structured import query as query_module
+from ragspine.structured.facts import Fact, Scale
+from ragspine.structured.query import MetricResult, MetricStatus
+from ragspine.structured.store import AnswerRow
+
+INTERNAL = Principal.of("internal")
+REF = date(2025, 2, 1)
+STORED = {
+    ("revenue", "acme", "FY2024", "total"): "1234567.891",
+    ("revenue", "acme", "FY2024", "online"): "0.30000000000000004",
+    ("gross_margin", "acme", "FY2024-Q3", "total"): "41.5",
+    ("net_income", "acme_cn", "FY2024", "total"): "-27.1",
+}
+
+UNITS = {"gross_margin": ("%", "", Scale.ONE)}
+
+
+@pytest.fixture()
+def ws(tmp_path: Path) -> Workspace:
+    workspace = Workspace.init(tmp_path / "ws")
+    workspace.facts.write(
+        Fact(
+            m,
+            e,
+            p,
+            c,
+            Decimal(v),
+            *UNITS.get(m, ("USD", "USD", Scale.THOUSAND)),
+            f"doc-{m}",
+            f"{m}.csv row 2",
+            Sensitivity.INTERNAL,
+            "2024-12-31",
+            "t",
+        )
+        for (m, e, p, c), v in STORED.items()
+    )
+    workspace.facts.write(
+        [
+            Fact(
+                "revenue",
+                "acme_cn",
+                "FY2024",
+                "total",
+                Decimal("999"),
+                "USD",
+                "USD",
+                Scale.ONE,
+                "secret-doc",
+                "board.pdf p1",
+                Sensitivity.CONFIDENTIAL,
+                "",
+                "t",
+            ),
+        ]
+    )
+    return workspace
+
+
+QUESTIONS = [
+    ("revenue", "ACME", "FY24", None),
+    ("sales", "acme corp", "2024", "web"),
+    ("gross margin", "acme", "Q3 2024", None),
+    ("net profit", "ACME CN", "last year", None),
+    ("revenue", "acme", "FY2019", None),
+    ("revenue", "acme", "last quarter", "retail"),
+    ("headcount", "acme", "2024-03", None),
+    ("revenue", "acme cn", "FY2024", None),  # exists but confidential
+]
+
+
+def digits(text: str) -> list[str]:
+    return re.findall(r"\d", text)
+
+
+def check_no_number_without_fact(results: list[MetricResult]) -> None:
+    """Every found value is a stored value; every other answer carries no number."""
+    for result in results:
+        if result.status is MetricStatus.FOUND:
+            key = (result.metric, result.entity, result.period, result.channel)
+            assert key in STORED, f"found a value for a key never stored: {key}"
+            assert result.value == Decimal(STORED[key])
+            assert query_module.format_value(Decimal(STORED[key])) in result.text
+        else:
+            assert result.value is None and result.unit is None
+            check_refusal_digits(result)
+
+
+def check_refusal_digits(result: MetricResult) -> None:
+    if result.status is MetricStatus.NOT_FOUND:
+        assert result.period is not None
+        assert sorted(digits(result.text)) == sorted(digits(result.period)), result.text
+
+
+def ask_all(ws: Workspace, principal: Principal = INTERNAL) -> list[MetricResult]:
+    return [ws.query_metric(*q, principal=principal, reference_date=REF) for q in QUESTIONS]
+
+
+def test_contract_holds_for_the_real_store(ws: Workspace) -> None:
+    results = ask_all(ws)
+    statuses = [r.status.value for r in results]
+    assert statuses == [
+        "found",
+        "found",
+        "found",
+        "found",
+        "not_found",
+        "not_found",
+        "not_found",
+        "not_found",
+    ]
+    check_no_number_without_fact(results)
+
+
+class InventingStore:
+    """A broken store that makes up a value when a key is missing."""
+
+    def __init__(self, inner: object) -> None:
+        self.inner = inner
+
+    def get_row(self, metric: str, entity: str, period: str, channel: str) -> AnswerRow | None:
+        row = self.inner.get_row(metric, entity, period, channel)  # type: ignore[attr-defined]
+        return row or ("42", "USD", "USD", "one", "guess", "nowhere", 0, "")
+
+
+def test_contract_check_catches_an_inventing_store(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    broken = InventingStore(ws.facts)
+    monkeypatch.setattr(Workspace, "facts", property(lambda self: broken))
+    with pytest.raises(AssertionError, match="never stored"):
+        check_no_number_without_fact(ask_all(ws))
+
+
+def test_refusal_digit_check_catches_a_leaky_refusal(
+    ws: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(
+        query_module, "not_found_text", lambda label: f"No fact for {label}; last known was 1,234."
+    )
+    with pytest.raises(AssertionError):
+        check_no_number_without_fact(ask_all(ws))
+
+
+def test_found_answer_is_rebuilt_from_the_fact(ws: Workspace) -> None:
+    res = ws.query_metric("revenue", "ACME", "FY24", principal=INTERNAL)
+    assert res.status is MetricStatus.FOUND
+    assert res.text == (
+        "ACME Corp's Revenue in FY2024 was 1,234,567.891 thousand US dollars. "
+        "Source: doc-revenue, revenue.csv row 2."
+    )
+    assert (res.source_doc_id, res.locator, res.valid_as_of) == (
+        "doc-revenue",
+        "revenue.csv row 2",
+        "2024-12-31",
+    )
+    pct = ws.query_metric("gross margin", "acme", "2024Q3", principal=INTERNAL)
+    assert "in FY2024-Q3 was 41.5 percent. Source:" in pct.text
+    assert "e" not in format(Decimal("1E+3"), ",f")
+
+
+def test_invisible_fact_is_reported_exactly_like_a_missing_one(ws: Workspace) -> None:
+    hidden = ws.query_metric("revenue", "acme cn", "FY2024", principal=INTERNAL)
+    missing = ws.query_metric("revenue", "acme cn", "FY2022", principal=INTERNAL)
+    assert hidden.status is missing.status is MetricStatus.NOT_FOUND
+    assert replace(hidden, period="x", text="") == replace(missing, period="x", text="")
+    assert hidden.text == missing.text.replace("FY2022", "FY2024")
+    cleared = ws.query_metric(
+        "revenue", "acme cn", "FY2024", principal=Principal.of("confidential")
+    )
+    assert cleared.status is MetricStatus.FOUND and cleared.value == Decimal("999")
+
+
+@pytest.mark.parametrize(
+    ("args", "param", "raw", "suggestion"),
+    [
+        (("revnue", "acme", "FY2024", None), "metric", "revnue", "revenue"),
+        (("revenue", "acmee", "FY2024", None), "entity", "acmee", "acme"),
+        (("revenue", "acme", "FY2024", "onlin"), "channel", "onlin", "online"),
+        (("revenue", "acme", "Q7 2024", None), "period", "Q7 2024", "FY2024"),
+    ],
+)
+def test_unrecognized_param_names_input_and_suggests(
+    ws: Workspace, args: tuple[str, str, str, str | None], param: str, raw: str, suggestion: str
+) -> None:
+    res = ws.query_metric(*args, principal=INTERNAL)
+    assert res.status is MetricStatus.UNRECOGNIZED_PARAM
+    assert (res.param, res.raw) == (param, raw)
+    assert suggestion in res.suggestions and len(res.suggestions) <= 3
+    assert res.value is None and raw in res.text
+
+
+def test_to_dict_has_decimal_string(ws: Workspace) -> None:
+    data = ws.query_metric("revenue", "acme", "FY2024", principal=INTERNAL).to_dict()
+    assert data["value"] == "1234567.891"
+    for key in (
+        "status",
+        "unit",
+        "currency",
+        "scale",
+        "metric",
+        "entity",
+        "period",
+        "channel",
+        "source_doc_id",
+        "locator",
+        "text",
+    ):
+        assert key in data

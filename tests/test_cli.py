@@ -1,0 +1,117 @@
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ragspine.cli import main
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_demo_prints_three_statuses_with_sources(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run(capsys, "--workspace", str(tmp_path / "ws"), "demo")
+    assert code == 0
+    assert "[found] IP's Revenue in FY2006 was 2,455.0. Source: Double_IP/2006/page_32.pdf" in out
+    assert "[not_found]" in out and "[unrecognized_param]" in out
+    assert "source: Double_IP/2006/page_32.pdf" in out
+
+
+def test_metric_json_fields(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ws = str(tmp_path / "ws")
+    run(capsys, "--workspace", ws, "demo")
+    code, out, _ = run(
+        capsys,
+        "--workspace",
+        ws,
+        "metric",
+        "--metric",
+        "sales",
+        "--entity",
+        "ip",
+        "--period",
+        "FY06",
+        "--json",
+    )
+    data = json.loads(out)
+    assert code == 0 and data["status"] == "found" and data["value"] == "2455.0"
+    assert data["source_doc_id"] == "Double_IP/2006/page_32.pdf"
+    _, out, _ = run(
+        capsys,
+        "--workspace",
+        ws,
+        "metric",
+        "--metric",
+        "sales",
+        "--entity",
+        "ip",
+        "--period",
+        "FY06",
+        "--channel",
+        "wholesale",
+        "--json",
+    )
+    data = json.loads(out)
+    assert data["status"] == "unrecognized_param"
+    assert (data["param"], data["raw"]) == ("channel", "wholesale")
+    assert isinstance(data["suggestions"], list)
+
+
+def test_errors_exit_2_and_name_the_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run(
+        capsys,
+        "--workspace",
+        str(tmp_path / "none"),
+        "metric",
+        "--metric",
+        "x",
+        "--entity",
+        "y",
+        "--period",
+        "2024",
+    )
+    assert code == 2 and "ragspine --workspace" in err and "init" in err
+    ws = str(tmp_path / "ws")
+    run(capsys, "--workspace", ws, "init")
+    code, _, err = run(capsys, "--workspace", ws, "ingest", "facts", str(tmp_path / "missing.csv"))
+    assert code == 2 and "missing.csv does not exist" in err
+
+
+def test_workspace_from_environment(tmp_path: Path) -> None:
+    env = {"RAGSPINE_WORKSPACE": str(tmp_path / "envws"), "PATH": ""}
+    proc = subprocess.run(
+        [sys.executable, "-m", "ragspine.cli", "init"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "envws" / "glossary.toml").exists()
+
+
+def test_public_api_is_pinned() -> None:
+    import ragspine
+
+    assert sorted(ragspine.__all__) == sorted(
+        [
+            "MetricResult",
+            "MetricStatus",
+            "Principal",
+            "RagSpineError",
+            "Sensitivity",
+            "Workspace",
+            "visible",
+        ]
+    )
