@@ -16,6 +16,7 @@ from ragspine.errors import RagSpineError
 
 COMMAND_MODULES = (
     "ragspine.structured.commands",
+    "ragspine.workflows.commands",
 )
 
 DEFAULT_WORKSPACE = "./ragspine-data"
