@@ -111,7 +111,10 @@ def _read_file(path: Path, limits: PreviewLimits) -> bytes:
 def load_plain(text: str, *, limits: PreviewLimits = DEFAULT_LIMITS) -> Any:
     """Parse YAML or JSON text into plain values, enforcing ``limits``."""
     if text.lstrip().startswith("{"):
-        return _load_json(text, limits)
+        try:
+            return _load_json(text, limits)
+        except json.JSONDecodeError:
+            pass  # not JSON: a YAML flow mapping, parsed below
     return _PlainBuilder(limits).build(text)
 
 
@@ -316,6 +319,7 @@ class _PlainBuilder:
 
 
 def _load_json(text: str, limits: PreviewLimits) -> Any:
+    """Parse JSON strictly; raises ``json.JSONDecodeError`` for text that is not JSON."""
     def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
         result: dict[str, Any] = {}
         for key, value in items:
@@ -331,10 +335,6 @@ def _load_json(text: str, limits: PreviewLimits) -> Any:
         value = json.loads(text, object_pairs_hook=pairs, parse_constant=constant)
     except RecursionError:
         raise WorkflowError(f"workflow export nests deeper than {limits.max_depth} levels") from None
-    except json.JSONDecodeError as exc:
-        raise WorkflowError(
-            f"workflow export is not valid JSON near line {exc.lineno}: {exc.msg}"
-        ) from None
     _check_json_tree(value, limits)
     return value
 
