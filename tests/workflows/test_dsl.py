@@ -7,7 +7,7 @@ import warnings
 from pathlib import Path
 
 import pytest
-from conftest import edge, export, node
+from wf_builders import edge, export, node
 
 from ragspine.errors import ConfigError, WorkflowError
 from ragspine.workflows import PreviewLimits, WorkflowVersionWarning, preview

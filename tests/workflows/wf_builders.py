@@ -1,10 +1,29 @@
-"""Builders for small Dify exports used across the workflow tests."""
+"""Builders for small Dify exports and the shared Dify fixture names."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import yaml
+from conftest import shared_data
+
+SHARED_DIFY_FILES = (
+    "artifact.yml",
+    "deep_researcher.yml",
+    "dify_conditional_branching.yml",
+    "dify_knowledge_retrieval_v2_no_positions.yml",
+    "document_chat_template.yml",
+    "image_text_kb.yml",
+    "intent_reply.yml",
+    "payment_demo.yml",
+    "thinking_assistant.yml",
+)
+
+
+def dify_file(name: str) -> Path:
+    """A shared Dify export (skips locally when ../shared/data is absent)."""
+    return shared_data("dify", name)
 
 
 def node(
