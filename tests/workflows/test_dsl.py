@@ -16,10 +16,7 @@ from ragspine.workflows.dsl import load_dsl, load_plain, read_source
 BILLION_LAUGHS = "\n".join(
     [
         'lol0: &l0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]',
-        *(
-            f"lol{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 10)}]"
-            for i in range(1, 10)
-        ),
+        *(f"lol{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 10)}]" for i in range(1, 10)),
     ]
 )
 SECRET = "Zq8-planted-value-4471"
@@ -90,8 +87,14 @@ def test_only_plain_types_are_built(text: str) -> None:
 def test_scalars_resolve_like_yaml_safe_load() -> None:
     text = "a: 1\nb: 1.5\nc: true\nd: null\ne: '0.3.1'\nf: 0.3.1\ng: 2024-01-02\nh: 0x10\n"
     assert load_plain(text) == {
-        "a": 1, "b": 1.5, "c": True, "d": None, "e": "0.3.1", "f": "0.3.1",
-        "g": "2024-01-02", "h": 16,
+        "a": 1,
+        "b": 1.5,
+        "c": True,
+        "d": None,
+        "e": "0.3.1",
+        "f": "0.3.1",
+        "g": "2024-01-02",
+        "h": 16,
     }
 
 
@@ -177,5 +180,5 @@ def test_header_errors_are_clear(changes: dict, message: str) -> None:
 
 
 def test_missing_graph_is_an_error() -> None:
-    with pytest.raises(WorkflowError, match="workflow.graph"):
+    with pytest.raises(WorkflowError, match=r"workflow\.graph"):
         load_dsl("app: {mode: workflow, name: x}\nkind: app\nversion: '0.3.1'\n")

@@ -12,7 +12,10 @@ from ragspine.workflows.layout import layered_positions
 
 def overlaps(a: PreviewNode, b: PreviewNode) -> bool:
     return (
-        a.x < b.x + b.width and b.x < a.x + a.width and a.y < b.y + b.height and b.y < a.y + a.height
+        a.x < b.x + b.width
+        and b.x < a.x + a.width
+        and a.y < b.y + b.height
+        and b.y < a.y + a.height
     )
 
 
@@ -89,7 +92,10 @@ def test_containers_grow_around_laid_out_children() -> None:
 def test_layered_positions_never_overlap(case: tuple[int, list, list]) -> None:
     count, pairs, heights = case
     ids = [f"n{i}" for i in range(count)]
-    sizes = {node_id: (100.0 + 7 * i, float(h)) for i, (node_id, h) in enumerate(zip(ids, heights))}
+    sizes = {
+        node_id: (100.0 + 7 * i, float(h))
+        for i, (node_id, h) in enumerate(zip(ids, heights, strict=True))
+    }
     edges = [(ids[a], ids[b]) for a, b in pairs]
     placed = layered_positions(ids, sizes, edges)
     assert placed == layered_positions(ids, sizes, edges)

@@ -59,7 +59,10 @@ def test_multi_case_if_else_and_classifier_labels() -> None:
     assert sorted(filter(None, labels)) == ["CASE 2", "CASE 3", "CASE 4"] + ["CASE 5"] * 5 + ["IF"]
     chat = preview(dify_file("document_chat_template.yml"))
     assert sorted(e.label for e in chat.edges if e.label and e.label.startswith("CLASS")) == [
-        "CLASS 1", "CLASS 2", "CLASS 3", "CLASS 4",
+        "CLASS 1",
+        "CLASS 2",
+        "CLASS 3",
+        "CLASS 4",
     ]
 
 
@@ -71,7 +74,11 @@ def test_positions_resolve_through_parent_chains() -> None:
     ]
     result = preview(export(nodes, [edge("loop", "loop")]))
     boxes = {n.id: (n.x, n.y, n.parent_id) for n in result.nodes}
-    assert boxes == {"loop": (100, 50, None), "inner": (120, 80, "loop"), "leaf": (125, 87, "inner")}
+    assert boxes == {
+        "loop": (100, 50, None),
+        "inner": (120, 80, "loop"),
+        "leaf": (125, 87, "inner"),
+    }
 
 
 def test_position_absolute_wins_and_sizes_default() -> None:
@@ -105,9 +112,16 @@ def test_missing_edge_ids_are_generated_deterministically() -> None:
     ("nodes", "edges", "message"),
     [
         ([node("a"), node("a")], [], "duplicate node id 'a'"),
-        ([node("a"), node("b")], [edge("a", "b", edge_id="e"), edge("b", "a", edge_id="e")],
-         "duplicate edge id 'e'"),
-        ([node("a")], [edge("a", "ghost", edge_id="e1")], "edge 'e1' is dangling: its target node 'ghost'"),
+        (
+            [node("a"), node("b")],
+            [edge("a", "b", edge_id="e"), edge("b", "a", edge_id="e")],
+            "duplicate edge id 'e'",
+        ),
+        (
+            [node("a")],
+            [edge("a", "ghost", edge_id="e1")],
+            "edge 'e1' is dangling: its target node 'ghost'",
+        ),
         ([node("a")], [edge("nobody", "a")], "edge #1 is dangling: its source node 'nobody'"),
         ([node("a", parent="b"), node("b", parent="a")], [], "node '[ab]' is its own ancestor"),
         ([node("a", parent="zzz")], [], "node 'a' names a parent that does not exist"),
@@ -139,8 +153,12 @@ def test_string_length_limits() -> None:
 
 
 def test_note_nodes_are_counted_but_their_text_is_not_read() -> None:
-    note = {"id": "n1", "type": "custom-note", "data": {"type": "", "title": "", "text": "hello"},
-            "position": {"x": 0, "y": 0}}
+    note = {
+        "id": "n1",
+        "type": "custom-note",
+        "data": {"type": "", "title": "", "text": "hello"},
+        "position": {"x": 0, "y": 0},
+    }
     (result,) = preview(export([note], [])).nodes
     assert (result.type, result.title) == ("note", "")
     assert "hello" not in preview(export([note], [])).to_json()

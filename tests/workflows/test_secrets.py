@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
@@ -66,76 +67,167 @@ S = {**UNREAD, **SCREENED}
 def crafted_export() -> str:
     """A Dify export with a secret planted in every sensitive place."""
     nodes = [
-        {"id": "start", "type": "custom", "position": {"x": 0, "y": 0},
-         "data": {"type": "start", "title": "Start", "desc": S["node desc"],
-                  "variables": [{"variable": "q", "default": S["prompt"]}]}},
-        {"id": "llm", "type": "custom", "position": {"x": 300, "y": 0},
-         "data": {"type": "llm", "title": f"LLM Bearer {S['bearer title']}",
-                  "model": {"provider": "openai", "name": S["model name"], "mode": "chat",
-                            "completion_params": {"temperature": 0.1, "api_key": S["model param"]}},
-                  "prompt_template": [{"role": "system", "text": S["system prompt"]},
-                                      {"role": "user", "text": S["prompt"]}],
-                  "memory": {"query_prompt_template": S["memory template"]}}},
-        {"id": "code", "type": "custom", "position": {"x": 600, "y": 0},
-         "data": {"type": "code", "title": f"Tool {S['dify key title']}",
-                  "code": f"API_KEY = '{S['code']}'", "code_language": "python3",
-                  "outputs": {S["code output"]: {"type": "string"}}}},
-        {"id": "http", "type": "custom", "position": {"x": 900, "y": 0},
-         "data": {"type": "http-request",
-                  "title": f"Fetch https://{S['url userinfo title']}/api",
-                  "method": "post",
-                  "url": f"https://user:{S['http url']}@api.example.com/x?key={S['http url']}",
-                  "headers": f"Authorization: Bearer {S['http header']}",
-                  "authorization": {"type": "api-key",
-                                    "config": {"type": "bearer", "api_key": S["http auth"]}},
-                  "body": {"type": "json", "data": S["http body"]}}},
-        {"id": "tool", "type": "custom", "position": {"x": 1200, "y": 0},
-         "data": {"type": "tool",
-                  "title": f"Search https://api.example.com/s?q=x&access_token={S['query secret title']}",
-                  "provider_id": S["tool provider"], "credential_id": S["tool credential"],
-                  "tool_parameters": {"query": {"type": "mixed", "value": S["tool param"]}},
-                  "tool_configurations": {"api_key": S["tool config"]}}},
-        {"id": "kb", "type": "custom", "position": {"x": 1500, "y": 0},
-         "data": {"type": "knowledge-retrieval", "title": f"KB {S['github token title']}",
-                  "dataset_ids": [S["dataset id"]],
-                  "query_variable_selector": ["start", S["variable selector"]]}},
-        {"id": "branch", "type": "custom", "position": {"x": 1800, "y": 0},
-         "data": {"type": "if-else", "title": f"Check {S['random token title']}",
-                  "cases": [{"case_id": "true", "conditions": [{"value": S["condition value"]}]},
-                            {"case_id": S["case id"], "conditions": []}]}},
-        {"id": "classify", "type": "custom", "position": {"x": 2100, "y": 0},
-         "data": {"type": "question-classifier", "title": f"password: {S['password title']}",
-                  "instruction": S["classifier instruction"],
-                  "classes": [{"id": "1", "name": S["class name"]}]}},
-        {"id": S["secret node id"], "type": "custom", "position": {"x": 2400, "y": 0},
-         "data": {"type": "template-transform", "title": "Format", "template": S["template"]}},
-        {"id": "note", "type": "custom-note", "position": {"x": 0, "y": 300},
-         "data": {"type": "", "title": "", "text": S["note text"], "author": S["note text"]}},
+        {
+            "id": "start",
+            "type": "custom",
+            "position": {"x": 0, "y": 0},
+            "data": {
+                "type": "start",
+                "title": "Start",
+                "desc": S["node desc"],
+                "variables": [{"variable": "q", "default": S["prompt"]}],
+            },
+        },
+        {
+            "id": "llm",
+            "type": "custom",
+            "position": {"x": 300, "y": 0},
+            "data": {
+                "type": "llm",
+                "title": f"LLM Bearer {S['bearer title']}",
+                "model": {
+                    "provider": "openai",
+                    "name": S["model name"],
+                    "mode": "chat",
+                    "completion_params": {"temperature": 0.1, "api_key": S["model param"]},
+                },
+                "prompt_template": [
+                    {"role": "system", "text": S["system prompt"]},
+                    {"role": "user", "text": S["prompt"]},
+                ],
+                "memory": {"query_prompt_template": S["memory template"]},
+            },
+        },
+        {
+            "id": "code",
+            "type": "custom",
+            "position": {"x": 600, "y": 0},
+            "data": {
+                "type": "code",
+                "title": f"Tool {S['dify key title']}",
+                "code": f"API_KEY = '{S['code']}'",
+                "code_language": "python3",
+                "outputs": {S["code output"]: {"type": "string"}},
+            },
+        },
+        {
+            "id": "http",
+            "type": "custom",
+            "position": {"x": 900, "y": 0},
+            "data": {
+                "type": "http-request",
+                "title": f"Fetch https://{S['url userinfo title']}/api",
+                "method": "post",
+                "url": f"https://user:{S['http url']}@api.example.com/x?key={S['http url']}",
+                "headers": f"Authorization: Bearer {S['http header']}",
+                "authorization": {
+                    "type": "api-key",
+                    "config": {"type": "bearer", "api_key": S["http auth"]},
+                },
+                "body": {"type": "json", "data": S["http body"]},
+            },
+        },
+        {
+            "id": "tool",
+            "type": "custom",
+            "position": {"x": 1200, "y": 0},
+            "data": {
+                "type": "tool",
+                "title": f"Search https://x.example.com/s?access_token={S['query secret title']}",
+                "provider_id": S["tool provider"],
+                "credential_id": S["tool credential"],
+                "tool_parameters": {"query": {"type": "mixed", "value": S["tool param"]}},
+                "tool_configurations": {"api_key": S["tool config"]},
+            },
+        },
+        {
+            "id": "kb",
+            "type": "custom",
+            "position": {"x": 1500, "y": 0},
+            "data": {
+                "type": "knowledge-retrieval",
+                "title": f"KB {S['github token title']}",
+                "dataset_ids": [S["dataset id"]],
+                "query_variable_selector": ["start", S["variable selector"]],
+            },
+        },
+        {
+            "id": "branch",
+            "type": "custom",
+            "position": {"x": 1800, "y": 0},
+            "data": {
+                "type": "if-else",
+                "title": f"Check {S['random token title']}",
+                "cases": [
+                    {"case_id": "true", "conditions": [{"value": S["condition value"]}]},
+                    {"case_id": S["case id"], "conditions": []},
+                ],
+            },
+        },
+        {
+            "id": "classify",
+            "type": "custom",
+            "position": {"x": 2100, "y": 0},
+            "data": {
+                "type": "question-classifier",
+                "title": f"password: {S['password title']}",
+                "instruction": S["classifier instruction"],
+                "classes": [{"id": "1", "name": S["class name"]}],
+            },
+        },
+        {
+            "id": S["secret node id"],
+            "type": "custom",
+            "position": {"x": 2400, "y": 0},
+            "data": {"type": "template-transform", "title": "Format", "template": S["template"]},
+        },
+        {
+            "id": "note",
+            "type": "custom-note",
+            "position": {"x": 0, "y": 300},
+            "data": {"type": "", "title": "", "text": S["note text"], "author": S["note text"]},
+        },
     ]
     chain = ["start", "llm", "code", "http", "tool", "kb", "branch"]
     edges = [
-        {"id": f"{a}-{b}", "source": a, "target": b, "sourceHandle": "source",
-         "data": {"secret": S["edge data"]}}
-        for a, b in zip(chain, chain[1:], strict=False)
+        {
+            "id": f"{a}-{b}",
+            "source": a,
+            "target": b,
+            "sourceHandle": "source",
+            "data": {"secret": S["edge data"]},
+        }
+        for a, b in itertools.pairwise(chain)
     ]
     edges += [
         {"id": "b-true", "source": "branch", "target": "classify", "sourceHandle": "true"},
-        {"id": S["secret edge id"], "source": "branch", "target": S["secret node id"],
-         "sourceHandle": S["case id"]},
+        {
+            "id": S["secret edge id"],
+            "source": "branch",
+            "target": S["secret node id"],
+            "sourceHandle": S["case id"],
+        },
         {"source": "classify", "target": S["secret node id"], "sourceHandle": S["source handle"]},
     ]
     doc = {
-        "app": {"name": f"Support bot {S['app name']}", "mode": "advanced-chat",
-                "description": S["app description"], "icon": S["app icon"]},
+        "app": {
+            "name": f"Support bot {S['app name']}",
+            "mode": "advanced-chat",
+            "description": S["app description"],
+            "icon": S["app icon"],
+        },
         "dependencies": [{"type": "marketplace", "value": {"plugin": S["dependency"]}}],
         "kind": "app",
         "version": "0.3.1",
         "workflow": {
-            "environment_variables": [{"name": S["env var name"], "value": S["env var value"],
-                                       "value_type": "secret"}],
+            "environment_variables": [
+                {"name": S["env var name"], "value": S["env var value"], "value_type": "secret"}
+            ],
             "conversation_variables": [{"name": "memo", "value": S["conversation var"]}],
-            "features": {"opening_statement": S["opening statement"],
-                         "suggested_questions": [S["suggested question"]]},
+            "features": {
+                "opening_statement": S["opening statement"],
+                "suggested_questions": [S["suggested question"]],
+            },
             "graph": {"nodes": nodes, "edges": edges, "viewport": {"note": S["viewport"]}},
         },
     }

@@ -45,8 +45,10 @@ def test_shared_exports_render_well_formed_and_deterministic(name: str) -> None:
     root = ET.fromstring(svg)
     assert len(root.findall(f"{NS}g[@class='node']")) == len(result.nodes)
     assert len(root.findall(f"{NS}g[@class='link']")) == len(result.edges)
-    assert "href" not in svg and "<script" not in svg and "http://" not in svg.replace(
-        'xmlns="http://www.w3.org/2000/svg"', ""
+    assert (
+        "href" not in svg
+        and "<script" not in svg
+        and "http://" not in svg.replace('xmlns="http://www.w3.org/2000/svg"', "")
     )
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
 from conftest import shared_data
 
 SHARED_DIFY_FILES = (

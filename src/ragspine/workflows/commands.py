@@ -11,7 +11,7 @@ from ragspine.errors import ConfigError
 from ragspine.workflows.preview import WorkflowVersionWarning, preview
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``workflow preview``."""
     workflow = subparsers.add_parser("workflow", help="inspect Dify workflow exports")
     actions = workflow.add_subparsers(dest="workflow_command", metavar="ACTION")

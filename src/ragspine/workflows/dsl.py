@@ -320,6 +320,7 @@ class _PlainBuilder:
 
 def _load_json(text: str, limits: PreviewLimits) -> Any:
     """Parse JSON strictly; raises ``json.JSONDecodeError`` for text that is not JSON."""
+
     def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
         result: dict[str, Any] = {}
         for key, value in items:
@@ -334,7 +335,9 @@ def _load_json(text: str, limits: PreviewLimits) -> Any:
     try:
         value = json.loads(text, object_pairs_hook=pairs, parse_constant=constant)
     except RecursionError:
-        raise WorkflowError(f"workflow export nests deeper than {limits.max_depth} levels") from None
+        raise WorkflowError(
+            f"workflow export nests deeper than {limits.max_depth} levels"
+        ) from None
     _check_json_tree(value, limits)
     return value
 

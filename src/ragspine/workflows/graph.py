@@ -63,7 +63,9 @@ class _IdScreen:
             raise WorkflowError(f"{what} has an id that is not text")
         text = str(value)
         if len(text) > self.limits.max_id_chars:
-            raise WorkflowError(f"{what} has an id longer than {self.limits.max_id_chars} characters")
+            raise WorkflowError(
+                f"{what} has an id longer than {self.limits.max_id_chars} characters"
+            )
         return text
 
     def __call__(self, raw: str) -> str:
@@ -86,9 +88,13 @@ def project_graph(
 ) -> tuple[tuple[PreviewNode, ...], tuple[PreviewEdge, ...]]:
     """Preview nodes and edges from the raw graph lists; errors name the offending id."""
     if len(raw_nodes) > limits.max_nodes:
-        raise WorkflowError(f"workflow has {len(raw_nodes)} nodes, over the limit {limits.max_nodes}")
+        raise WorkflowError(
+            f"workflow has {len(raw_nodes)} nodes, over the limit {limits.max_nodes}"
+        )
     if len(raw_edges) > limits.max_edges:
-        raise WorkflowError(f"workflow has {len(raw_edges)} edges, over the limit {limits.max_edges}")
+        raise WorkflowError(
+            f"workflow has {len(raw_edges)} edges, over the limit {limits.max_edges}"
+        )
     for position, item in enumerate(raw_nodes):
         if not isinstance(item, dict):
             raise WorkflowError(f"node #{position + 1} is not a mapping")

@@ -8,6 +8,7 @@ query parameters, and long random-looking tokens.
 
 from __future__ import annotations
 
+import itertools
 import re
 
 MASK = "[masked]"
@@ -74,7 +75,7 @@ def _looks_random(piece: str) -> bool:
     if digits < 3 or letters < 3:
         return False
     classes = [_char_class(ch) for ch in piece]
-    switches = sum(1 for left, right in zip(classes, classes[1:], strict=False) if left != right)
+    switches = sum(1 for left, right in itertools.pairwise(classes) if left != right)
     return switches / (len(piece) - 1) >= 0.3
 
 
