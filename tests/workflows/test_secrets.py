@@ -8,7 +8,7 @@ import json
 import pytest
 import yaml
 
-from ragspine.workflows import graph, preview
+from ragspine.workflows import PreviewLimits, graph, preview
 
 # Secrets in fields the preview never reads: any marker will do.
 UNREAD = {
@@ -281,3 +281,73 @@ def test_every_shared_export_keeps_its_secrets() -> None:
         result = preview(dify_file(name))
         for output in (result.to_json(), result.to_svg()):
             assert not [v for v in env + prompts if v and v in output]
+
+
+class Tripwire(dict):
+    """A mapping that records every key read; bulk reads are recorded as ``*``."""
+
+    def __init__(self, source: dict, log: set[str]) -> None:
+        super().__init__({key: wrap(value, log) for key, value in source.items()})
+        self.log = log
+
+    def __getitem__(self, key: str) -> object:
+        self.log.add(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default: object = None) -> object:
+        self.log.add(key)
+        return super().get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        self.log.add(str(key))
+        return super().__contains__(key)
+
+    def items(self):  # type: ignore[override]
+        self.log.add("*")
+        return super().items()
+
+    def values(self):  # type: ignore[override]
+        self.log.add("*")
+        return super().values()
+
+    def __iter__(self):  # type: ignore[override]
+        self.log.add("*")
+        return super().__iter__()
+
+
+def wrap(value: object, log: set[str]) -> object:
+    if isinstance(value, dict):
+        return Tripwire(value, log)
+    if isinstance(value, list):
+        return [wrap(item, log) for item in value]
+    return value
+
+
+def test_projection_reads_only_the_preview_fields() -> None:
+    graph_doc = yaml.safe_load(crafted_export())["workflow"]["graph"]
+    node_log: set[str] = set()
+    data_log: set[str] = set()
+    edge_log: set[str] = set()
+    nodes = []
+    for item in graph_doc["nodes"]:
+        data = item.pop("data")
+        wrapped = Tripwire(item, node_log)
+        dict.__setitem__(wrapped, "data", Tripwire(data, data_log))
+        nodes.append(wrapped)
+    edges = [Tripwire(item, edge_log) for item in graph_doc["edges"]]
+    graph.project_graph(nodes, edges, PreviewLimits())
+    allowed_node = {"id", "type", "data", "parentId", "position", "positionAbsolute", "x", "y"}
+    assert node_log <= allowed_node | {"width", "height"}
+    # Node data: type and title, plus the ids of if-else cases and classifier classes for labels.
+    assert data_log <= {"type", "title", "cases", "classes", "case_id", "id"}
+    assert edge_log <= {"id", "source", "target", "sourceHandle"}
+    assert {"title", "case_id"} <= data_log and {"source", "sourceHandle"} <= edge_log
+
+
+def test_a_projection_reading_more_would_be_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Deliberately broken: a title built from the node description trips the wire above.
+    log: set[str] = set()
+    data = Tripwire({"type": "llm", "title": "t", "desc": "d"}, log)
+    monkeypatch.setattr(graph, "screen_title", lambda raw, *_: str(data.get("desc")))
+    graph.project_graph([{"id": "a", "data": data}], [], PreviewLimits())
+    assert "desc" in log
