@@ -14,7 +14,10 @@ from collections.abc import Sequence
 
 from ragspine.errors import RagSpineError
 
-COMMAND_MODULES = ("ragspine.structured.commands",)
+COMMAND_MODULES = (
+    "ragspine.structured.commands",
+    "ragspine.workflows.commands",
+)
 
 DEFAULT_WORKSPACE = "./ragspine-data"
 
