@@ -48,7 +48,12 @@ def test_answer_cites_child_chunks_with_markers_and_locators() -> None:
     assert answer.text.startswith("Revenue in EMEA grew 12% to 1,200 million in 2023. [1]")
     assert "[2]" in answer.text
     first, second = answer.sources
-    assert (first.marker, first.chunk_id, first.doc_id, first.library_id) == (1, "c1", "doc-c1", "reports")
+    assert (first.marker, first.chunk_id, first.doc_id, first.library_id) == (
+        1,
+        "c1",
+        "doc-c1",
+        "reports",
+    )
     assert (first.source_locator, first.parent_locator) == ("c1.pdf#p1", "c1.pdf#s1")
     assert second.chunk_id == "c2"
     assert citation_violations(answer, SNIPPETS) == []

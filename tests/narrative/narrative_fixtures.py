@@ -27,19 +27,65 @@ class Chunk:
     allowed_groups: frozenset[str] = frozenset()
 
 
-P, I, C, R = (int(s) for s in Sensitivity)
+PUB, INT, CONF, RES = (int(s) for s in Sensitivity)
 
 CHUNKS = [
-    Chunk("c1", "d1", "reports", "Revenue grew 12% in EMEA during 2023.", "ar.pdf#p1", "p1",
-          "ar.pdf#s1", {"year": 2023, "region": "EMEA"}, P),
-    Chunk("c2", "d1", "reports", f"{SECRET} revenue plans target 2025.", "ar.pdf#p2", "p1",
-          "ar.pdf#s1", {"year": 2023, "region": "EMEA"}, R),
-    Chunk("c3", "d1", "reports", f"{CONFIDENTIAL} on revenue.", "ar.pdf#p3", "p1", "ar.pdf#s1",
-          {"year": 2023, "region": "EMEA"}, C),
-    Chunk("c4", "d2", "reports", "APAC revenue was flat in 2022.", "q.pdf#p1", "p2", "q.pdf#s9",
-          {"year": 2022, "region": "APAC"}, P),
-    Chunk("c5", "d3", "policies", "Revenue recognition follows the group policy.", "pol.md#l4",
-          "p3", "pol.md#h2", {"year": 2021, "region": "EMEA"}, I, frozenset({"finance"})),
+    Chunk(
+        "c1",
+        "d1",
+        "reports",
+        "Revenue grew 12% in EMEA during 2023.",
+        "ar.pdf#p1",
+        "p1",
+        "ar.pdf#s1",
+        {"year": 2023, "region": "EMEA"},
+        PUB,
+    ),
+    Chunk(
+        "c2",
+        "d1",
+        "reports",
+        f"{SECRET} revenue plans target 2025.",
+        "ar.pdf#p2",
+        "p1",
+        "ar.pdf#s1",
+        {"year": 2023, "region": "EMEA"},
+        RES,
+    ),
+    Chunk(
+        "c3",
+        "d1",
+        "reports",
+        f"{CONFIDENTIAL} on revenue.",
+        "ar.pdf#p3",
+        "p1",
+        "ar.pdf#s1",
+        {"year": 2023, "region": "EMEA"},
+        CONF,
+    ),
+    Chunk(
+        "c4",
+        "d2",
+        "reports",
+        "APAC revenue was flat in 2022.",
+        "q.pdf#p1",
+        "p2",
+        "q.pdf#s9",
+        {"year": 2022, "region": "APAC"},
+        PUB,
+    ),
+    Chunk(
+        "c5",
+        "d3",
+        "policies",
+        "Revenue recognition follows the group policy.",
+        "pol.md#l4",
+        "p3",
+        "pol.md#h2",
+        {"year": 2021, "region": "EMEA"},
+        INT,
+        frozenset({"finance"}),
+    ),
 ]
 BY_KEY = {(c.library_id, c.chunk_id): c for c in CHUNKS}
 
@@ -48,25 +94,37 @@ PARENTS = {
         "p1",
         "ar.pdf#s1",
         (
-            Passage("Revenue grew 12% in EMEA during 2023.", P),
-            Passage(f"{SECRET} revenue plans target 2025.", R),
-            Passage(f"{CONFIDENTIAL} on revenue.", C),
-            Passage("Revenue in the prior year was 900 million.", P),
+            Passage("Revenue grew 12% in EMEA during 2023.", PUB),
+            Passage(f"{SECRET} revenue plans target 2025.", RES),
+            Passage(f"{CONFIDENTIAL} on revenue.", CONF),
+            Passage("Revenue in the prior year was 900 million.", PUB),
         ),
-        P,
+        PUB,
     ),
     # a restricted section holding a public child: the section must never be expanded
     "p2": ParentSection(
-        "p2", "q.pdf#s9", (Passage("APAC revenue was flat in 2022.", P),
-                           Passage(f"{SECRET} APAC revenue carve-out.", P)), R
+        "p2",
+        "q.pdf#s9",
+        (
+            Passage("APAC revenue was flat in 2022.", PUB),
+            Passage(f"{SECRET} APAC revenue carve-out.", PUB),
+        ),
+        RES,
     ),
-    "p3": ParentSection("p3", "pol.md#h2", (Passage("Revenue recognition follows the group policy.", I),), I),
+    "p3": ParentSection(
+        "p3", "pol.md#h2", (Passage("Revenue recognition follows the group policy.", INT),), INT
+    ),
 }
 
 WINDOWS = {
-    "c1": SentenceWindow("c1", (Passage("Overview of revenue.", P),
-                                Passage("Revenue grew 12% in EMEA during 2023.", P),
-                                Passage(f"{SECRET} revenue plans target 2025.", R))),
+    "c1": SentenceWindow(
+        "c1",
+        (
+            Passage("Overview of revenue.", PUB),
+            Passage("Revenue grew 12% in EMEA during 2023.", PUB),
+            Passage(f"{SECRET} revenue plans target 2025.", RES),
+        ),
+    ),
 }
 
 

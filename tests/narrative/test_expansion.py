@@ -31,7 +31,10 @@ def test_parent_expansion_keeps_child_fields_and_adds_back_reference() -> None:
     (snippet,) = result.snippets
     chunk = BY_KEY[("reports", "c1")]
     assert (snippet.text, snippet.chunk_id, snippet.source_locator, snippet.doc_id) == (
-        chunk.text, "c1", "ar.pdf#p1", "d1"
+        chunk.text,
+        "c1",
+        "ar.pdf#p1",
+        "d1",
     )
     assert snippet.parent_locator == "ar.pdf#s1"
     assert snippet.prompt_text == (
@@ -60,7 +63,9 @@ def test_group_restricted_child_needs_the_group() -> None:
     internal = Principal.of("internal")
     assert build_snippets(cands("c5", library="policies"), internal).snippets == ()
     finance = Principal.of("internal", groups=["finance"])
-    assert [s.chunk_id for s in build_snippets(cands("c5", library="policies"), finance).snippets] == ["c5"]
+    assert [
+        s.chunk_id for s in build_snippets(cands("c5", library="policies"), finance).snippets
+    ] == ["c5"]
 
 
 def test_restricted_parent_is_never_expanded_nor_referenced() -> None:
@@ -77,7 +82,9 @@ def test_window_expansion_skips_invisible_sentences() -> None:
 
 
 def test_no_expansion_and_missing_expansion_fall_back_to_child_text() -> None:
-    (plain,) = build_snippets(cands("c1"), PUBLIC, mode=ExpansionMode.NONE, parents=PARENTS).snippets
+    (plain,) = build_snippets(
+        cands("c1"), PUBLIC, mode=ExpansionMode.NONE, parents=PARENTS
+    ).snippets
     assert plain.prompt_text == plain.text
     result = build_snippets(cands("c1"), PUBLIC, mode=ExpansionMode.WINDOW, windows={})
     assert result.snippets[0].prompt_text == result.snippets[0].text and result.unexpanded == 1
@@ -100,7 +107,7 @@ def test_postprocess_that_rewrites_or_invents_is_refused() -> None:
     snippets = build_snippets(cands("c1", "c4"), PUBLIC, parents=PARENTS).snippets
 
     def rewrite(items):  # type: ignore[no-untyped-def]
-        return [replace(items[0], text="summarised")] + list(items[1:])
+        return [replace(items[0], text="summarised"), *items[1:]]
 
     def invent(items):  # type: ignore[no-untyped-def]
         return [*items, replace(items[0], chunk_id="c999")]

@@ -60,7 +60,12 @@ def matching(spec: object) -> list[int]:
         ({"or": [{"field": "year", "op": "lt", "value": 2020}, {"status": "draft"}]}, [0, 1]),
         (["year>=2019", "region in [EMEA,AMER]"], [0, 2]),
         (
-            {"and": [{"field": "status", "op": "eq", "value": "final"}, {"or": ["year<2020", {"region": "AMER"}]}]},
+            {
+                "and": [
+                    {"field": "status", "op": "eq", "value": "final"},
+                    {"or": ["year<2020", {"region": "AMER"}]},
+                ]
+            },
             [0, 2],
         ),
     ],
@@ -124,8 +129,18 @@ def test_date_key_accepts_iso_dates_and_datetimes_only() -> None:
 FIELDS = ["a", "b", "c"]
 texts = st.sampled_from(["x", "y", "EMEA", "", "2020", "draft", "2020-01-01x"])
 dates = st.dates().map(lambda d: d.isoformat()) | st.sampled_from(
-    ["2020-01-01", "2020-01-01T00:00", "2021-06-30 23:59:59.5+02:00", "2024-02-29", "2023-02-29",
-     "0000-02-29", "2020-01-32", "2020-00-10", "2020-01-01T1", "2020-01-01\n10:00"]
+    [
+        "2020-01-01",
+        "2020-01-01T00:00",
+        "2021-06-30 23:59:59.5+02:00",
+        "2024-02-29",
+        "2023-02-29",
+        "0000-02-29",
+        "2020-01-32",
+        "2020-00-10",
+        "2020-01-01T1",
+        "2020-01-01\n10:00",
+    ]
 )
 numbers = (
     st.integers(-(2**53), 2**53)
@@ -135,7 +150,11 @@ numbers = (
 scalars = st.one_of(numbers, st.booleans(), texts, dates)
 field_values = st.one_of(scalars, st.none(), st.just([1, 2]), st.just({"k": 1}))
 metadata = st.dictionaries(st.sampled_from(FIELDS), field_values, max_size=3)
-comparable = st.one_of(numbers, st.dates().map(lambda d: d.isoformat()), st.sampled_from(["2020-06-15", "2020-06-15T08:00"]))
+comparable = st.one_of(
+    numbers,
+    st.dates().map(lambda d: d.isoformat()),
+    st.sampled_from(["2020-06-15", "2020-06-15T08:00"]),
+)
 
 
 @st.composite
@@ -149,7 +168,9 @@ def conditions(draw: st.DrawFn) -> Filter:
     if op is Op.BETWEEN:
         kind = draw(st.sampled_from(["n", "d"]))
         pool = numbers if kind == "n" else st.dates().map(lambda d: d.isoformat())
-        low, high = sorted([draw(pool), draw(pool)], key=lambda v: (v if kind == "n" else date_key(v)))
+        low, high = sorted(
+            [draw(pool), draw(pool)], key=lambda v: v if kind == "n" else date_key(v)
+        )
         return Condition(field, op, (low, high))
     return Condition(field, op, draw(comparable))
 
@@ -157,7 +178,9 @@ def conditions(draw: st.DrawFn) -> Filter:
 filters = st.recursive(
     conditions(),
     lambda children: st.builds(
-        Group, st.sampled_from(list(GroupMode)), st.lists(children, min_size=1, max_size=3).map(tuple)
+        Group,
+        st.sampled_from(list(GroupMode)),
+        st.lists(children, min_size=1, max_size=3).map(tuple),
     ),
     max_leaves=6,
 )
@@ -194,7 +217,9 @@ def test_sql_push_down_selects_exactly_the_rows_matches_selects(
 ) -> None:
     db = sqlite3.connect(":memory:")
     db.execute("CREATE TABLE chunk (id INTEGER, metadata TEXT)")
-    db.executemany("INSERT INTO chunk VALUES (?, ?)", [(i, json.dumps(r)) for i, r in enumerate(rows)])
+    db.executemany(
+        "INSERT INTO chunk VALUES (?, ?)", [(i, json.dumps(r)) for i, r in enumerate(rows)]
+    )
     where, params = flt.to_sql("metadata")
     got = [r[0] for r in db.execute(f"SELECT id FROM chunk WHERE {where} ORDER BY id", params)]
     assert got == [i for i, row in enumerate(rows) if flt.matches(row)]

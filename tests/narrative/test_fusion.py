@@ -14,9 +14,7 @@ def hits(*ids: str) -> list[Hit]:
 
 
 def test_scores_match_hand_computed_values() -> None:
-    fused = reciprocal_rank_fusion(
-        [hits("a", "b", "c"), hits("b", "d")], list_order=["lib", "lib"]
-    )
+    fused = reciprocal_rank_fusion([hits("a", "b", "c"), hits("b", "d")], list_order=["lib", "lib"])
     got = {f.chunk_id: f.score for f in fused}
     assert got["b"] == pytest.approx(1 / 62 + 1 / 61)
     assert got["a"] == pytest.approx(1 / 61)

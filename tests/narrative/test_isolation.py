@@ -110,7 +110,9 @@ def test_every_snippet_is_a_known_child_chunk() -> None:
     for snippet in result.snippets:
         chunk = known[(snippet.library_id, snippet.chunk_id)]
         assert (snippet.text, snippet.source_locator, snippet.doc_id) == (
-            chunk.text, chunk.source_locator, chunk.doc_id
+            chunk.text,
+            chunk.source_locator,
+            chunk.doc_id,
         )
     for source in answer.sources:  # type: ignore[attr-defined]
         assert (source.library_id, source.chunk_id) in known

@@ -130,7 +130,9 @@ class Recorder:
 
     def __call__(self, library_id: str, question: str, top_k: int) -> list[Hit]:
         self.calls.append((library_id, top_k))
-        return [Hit(c, 1.0 / (n + 1), library_id="wrong-tag") for n, c in enumerate(INDEX[library_id])][:top_k]
+        return [
+            Hit(c, 1.0 / (n + 1), library_id="wrong-tag") for n, c in enumerate(INDEX[library_id])
+        ][:top_k]
 
 
 def test_multi_index_searches_routed_libraries_and_fuses() -> None:

@@ -12,7 +12,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 
 from ragspine.narrative.expansion import screen_snippets
@@ -60,7 +60,7 @@ class NarrativeAnswer:
     status: AnswerStatus = AnswerStatus.NO_MATERIAL
     text: str = NO_MATERIAL_TEXT
     sources: tuple[NarrativeSource, ...] = ()
-    trace: Trace = Trace()
+    trace: Trace = field(default_factory=Trace)
     notes: tuple[str, ...] = ()
 
 

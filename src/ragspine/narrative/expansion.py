@@ -93,9 +93,7 @@ def may_see(principal: Principal, item: object) -> bool:
     return visible(principal, getattr(item, "sensitivity"), _groups(item))  # noqa: B009
 
 
-def _visible_parts(
-    parts: Iterable[Passage], principal: Principal
-) -> tuple[list[Passage], int]:
+def _visible_parts(parts: Iterable[Passage], principal: Principal) -> tuple[list[Passage], int]:
     kept: list[Passage] = []
     withheld = 0
     for part in parts:

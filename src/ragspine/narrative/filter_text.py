@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 
-from ragspine.narrative.filters import VALID_FORMS, Condition, Op, Scalar
 from ragspine.errors import QueryError
+from ragspine.narrative.filters import VALID_FORMS, Condition, Op, Scalar
 
 _EXPR_RE = re.compile(
     r"\s*(?P<field>[A-Za-z_][A-Za-z0-9_-]*)\s*"

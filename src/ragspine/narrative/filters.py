@@ -204,15 +204,14 @@ class Condition(Filter):
                 )
 
     def _check_between(self, operands: list[_Operand]) -> None:
+        shown = list(self.value) if isinstance(self.value, tuple) else self.value
         if len(operands) != 2:
             raise _error(f"'{self.field} between' needs exactly two bounds, got {self.value!r}")
         low, high = operands
         if low.kind != high.kind or low.kind not in (_Kind.NUMBER, _Kind.DATE):
-            raise _error(
-                f"'{self.field} between {list(self.value)!r}' needs two numbers or two ISO dates"
-            )
+            raise _error(f"'{self.field} between {shown!r}' needs two numbers or two ISO dates")
         if low.key > high.key:  # type: ignore[operator]
-            raise _error(f"'{self.field} between' bounds are reversed: {list(self.value)!r}")
+            raise _error(f"'{self.field} between' bounds are reversed: {shown!r}")
 
     def _operands(self) -> list[_Operand]:
         values = self.value if isinstance(self.value, tuple) else (self.value,)
@@ -320,8 +319,7 @@ def _sql_key(typ: str, val: str, path: str, kind: _Kind) -> tuple[str, list[obje
     globs = " OR ".join(f"{val} GLOB '{g}'" for g in _SQL_DATE_GLOBS)
     day = f"substr({val}, 1, 10)"
     sql = (
-        f"CASE WHEN {typ} = 'text' AND ({globs}) "
-        f"AND date({day}, '+0 days') = {day} THEN {day} END"
+        f"CASE WHEN {typ} = 'text' AND ({globs}) AND date({day}, '+0 days') = {day} THEN {day} END"
     )
     return sql, [path, *([path] * len(_SQL_DATE_GLOBS)), path, path, path]
 
@@ -406,7 +404,9 @@ def _parse_mapping(spec: Mapping[object, object]) -> Filter:
         return Group(GroupMode(str(mode)), tuple(parse_filter(m) for m in members))
     if "op" in keys or "field" in keys:
         if keys != {"field", "op", "value"}:
-            raise _error(f"a condition needs exactly 'field', 'op' and 'value', got {sorted(keys)}")
+            raise _error(
+                f"a condition needs exactly 'field', 'op' and 'value', got {sorted(map(str, keys))}"
+            )
         return Condition(str(spec["field"]), spec["op"], _from_json(spec["value"]))  # type: ignore[arg-type]
     if not keys:
         raise _error("an empty filter dict")

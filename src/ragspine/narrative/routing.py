@@ -162,7 +162,9 @@ def route_libraries(
         return RoutingDecision((), "no libraries are registered", True, RoutingCause.NO_LIBRARIES)
     if router is None:
         return RoutingDecision(
-            everything, "no router configured: searching every library", False,
+            everything,
+            "no router configured: searching every library",
+            False,
             RoutingCause.NO_ROUTER,
         )
     try:
@@ -176,7 +178,9 @@ def route_libraries(
         )
     if not named:
         return RoutingDecision(
-            everything, "router picked no library: searching every library", True,
+            everything,
+            "router picked no library: searching every library",
+            True,
             RoutingCause.ROUTER_EMPTY,
         )
     unknown = sorted({str(n) for n in named if n not in everything})
@@ -188,8 +192,10 @@ def route_libraries(
             RoutingCause.ROUTER_UNKNOWN,
         )
     chosen_set = set(named)
-    chosen = tuple(lib for lib in everything if lib in chosen_set)
+    routed = tuple(lib for lib in everything if lib in chosen_set)
     return RoutingDecision(
-        chosen, f"router picked {len(chosen)} of {len(everything)} libraries", False,
+        routed,
+        f"router picked {len(routed)} of {len(everything)} libraries",
+        False,
         RoutingCause.ROUTED,
     )

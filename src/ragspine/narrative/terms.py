@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-_WORD_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
+_WORD_RE = re.compile("[^\\W_]+(?:['\u2019][^\\W_]+)?")
 
 STOPWORDS = frozenset(
     """a about above after again against all also am an and any are as at be because been before
@@ -18,11 +18,30 @@ STOPWORDS = frozenset(
     me more most my no nor not now of off on once only or other our ours out over own same she
     should so some such than that the their theirs them then there these they this those through
     to too under until up very was we were what when where which while who whom why will with
-    would you your yours""".split()
+    would you your yours""".split()  # noqa: SIM905
 )
 
-_SUFFIXES = ("ational", "ization", "fulness", "ousness", "iveness", "ations", "ation", "ments",
-             "ment", "ness", "ings", "ing", "ies", "ied", "edly", "ed", "es", "ly", "s")
+_SUFFIXES = (
+    "ational",
+    "ization",
+    "fulness",
+    "ousness",
+    "iveness",
+    "ations",
+    "ation",
+    "ments",
+    "ment",
+    "ness",
+    "ings",
+    "ing",
+    "ies",
+    "ied",
+    "edly",
+    "ed",
+    "es",
+    "ly",
+    "s",
+)
 
 
 def stem(word: str) -> str:
