@@ -179,3 +179,27 @@ def test_multi_index_explicit_libraries_and_weights() -> None:
         MultiIndexRetriever(search, REGISTERED, weights={"ghost": 1.0})
     with pytest.raises(QueryError):
         MultiIndexRetriever(search, REGISTERED, k=0)
+
+
+def test_distinctive_terms_describe_a_library_well_enough_to_route_to_it() -> None:
+    from ragspine.narrative.library_profile import distinctive_terms
+
+    texts = {
+        "cardio": [
+            "Heart failure and cardiac arrest.",
+            "Cardiac output in heart disease.",
+            "Blood pressure and the heart.",
+            "Cardiac imaging of the heart.",
+        ],
+        "onco": [
+            "Tumour growth in breast cancer.",
+            "Cancer cells and tumour suppressors.",
+            "Chemotherapy for cancer.",
+            "Tumour imaging in cancer patients.",
+        ],
+    }
+    profile = distinctive_terms(texts, top_n=3, min_documents=2)
+    assert profile["cardio"][:2] == ("heart", "cardiac")
+    assert "cancer" in profile["onco"] and "imag" not in profile["onco"]
+    router = LibraryRouter({lib: " ".join(words) for lib, words in profile.items()})
+    assert router.route("Does the tumour respond to treatment?") == ["onco"]
