@@ -56,7 +56,8 @@ class LibraryScore:
     score: float
 
 
-def _id_words(library_id: str) -> str:
+def id_words(library_id: str) -> str:
+    """The words of a library id: ``clinical_trials`` and ``clinicalTrials`` give two words."""
     return re.sub(r"[_\-./:]+|(?<=[a-z])(?=[A-Z])", " ", library_id)
 
 
@@ -99,7 +100,7 @@ class LibraryRouter:
         self._k1 = k1
         self._b = b
         self._docs = [
-            Counter(terms(f"{_id_words(library_id)} {description}"))
+            Counter(terms(f"{id_words(library_id)} {description}"))
             for library_id, description in pairs
         ]
         self._lengths = [sum(doc.values()) for doc in self._docs]
