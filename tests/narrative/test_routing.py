@@ -203,3 +203,19 @@ def test_distinctive_terms_describe_a_library_well_enough_to_route_to_it() -> No
     assert "cancer" in profile["onco"] and "imag" not in profile["onco"]
     router = LibraryRouter({lib: " ".join(words) for lib, words in profile.items()})
     assert router.route("Does the tumour respond to treatment?") == ["onco"]
+
+
+def test_weight_by_routing_lets_the_clearest_library_lead() -> None:
+    router = LibraryRouter(LIBRARIES, relative_threshold=0.1)
+    question = "revenue, profit and payroll"
+    plain = MultiIndexRetriever(Recorder(), REGISTERED, router=router).retrieve(question)
+    weighted = MultiIndexRetriever(
+        Recorder(), REGISTERED, router=router, weight_by_routing=True
+    ).retrieve(question)
+    assert [h.chunk_id for h in plain.hits][:2] == ["ar-1", "hr-1"]
+    assert [h.chunk_id for h in weighted.hits][:3] == ["ar-1", "ar-2", "ar-3"]
+    # on a fallback the weights stay even
+    fallback = MultiIndexRetriever(
+        Recorder(), REGISTERED, router=Raising(), weight_by_routing=True
+    ).retrieve(question)
+    assert [h.chunk_id for h in fallback.hits][:3] == ["ar-1", "hr-1", "pd-1"]
