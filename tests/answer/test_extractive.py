@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -137,3 +138,22 @@ def test_every_number_in_an_answer_appears_in_its_cited_child(
     assert citation_violations(answer, snippets) == []
     assert {s.chunk_id for s in answer.sources} <= {s.chunk_id for s in snippets}
     assert answer_from_snippets(question, snippets).text == answer.text
+
+
+def test_json_and_terminal_forms() -> None:
+    answer = answer_from_snippets("How did revenue in EMEA change?", SNIPPETS)
+    data = answer.to_dict(timings=False)
+    assert data["route"] == "narrative" and data["status"] == "answered"
+    assert data["sources"][0] == {
+        "marker": 1,
+        "chunk_id": "c1",
+        "doc_id": "doc-c1",
+        "library_id": "reports",
+        "source_locator": "c1.pdf#p1",
+        "parent_locator": "c1.pdf#s1",
+    }
+    again = answer_from_snippets("How did revenue in EMEA change?", SNIPPETS)
+    assert json.dumps(again.to_dict(timings=False)) == json.dumps(data)
+    rendered = answer.render()
+    assert rendered.startswith(answer.text)
+    assert "[1] reports / doc-c1 / c1: c1.pdf#p1 (section c1.pdf#s1)" in rendered

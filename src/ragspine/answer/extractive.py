@@ -63,6 +63,42 @@ class NarrativeAnswer:
     trace: Trace = field(default_factory=Trace)
     notes: tuple[str, ...] = ()
 
+    def to_dict(self, *, timings: bool = True) -> dict[str, object]:
+        """A JSON-ready form (``timings=False`` zeroes the trace timings for exact comparisons)."""
+        trace = self.trace if timings else self.trace.without_timings()
+        return {
+            "route": self.route,
+            "status": self.status.value,
+            "text": self.text,
+            "sources": [
+                {
+                    "marker": s.marker,
+                    "chunk_id": s.chunk_id,
+                    "doc_id": s.doc_id,
+                    "library_id": s.library_id,
+                    "source_locator": s.source_locator,
+                    "parent_locator": s.parent_locator,
+                }
+                for s in self.sources
+            ],
+            "notes": list(self.notes),
+            "trace": trace.to_dict(),
+        }
+
+    def render(self) -> str:
+        """The answer text followed by its numbered sources, for a terminal."""
+        lines = [self.text]
+        if self.sources:
+            lines.append("")
+            lines.append("Sources:")
+            for s in self.sources:
+                parent = f" (section {s.parent_locator})" if s.parent_locator else ""
+                lines.append(
+                    f"[{s.marker}] {s.library_id} / {s.doc_id} / {s.chunk_id}: "
+                    f"{s.source_locator}{parent}"
+                )
+        return "\n".join(lines)
+
 
 def split_sentences(text: str) -> list[str]:
     """Sentences of ``text`` (whitespace collapsed, empty ones dropped)."""
