@@ -248,3 +248,38 @@ def test_to_sql_rejects_unsafe_column_names() -> None:
     with pytest.raises(QueryError):
         parse_filter("a=1").to_sql("metadata; DROP TABLE chunk")
     assert parse_filter("a=1").to_sql("c.metadata")[0].count("c.metadata") == 2
+
+
+def test_pushed_down_filter_matching_one_percent_still_fills_top_k() -> None:
+    from ragspine.narrative.multi_index import MultiIndexRetriever
+    from ragspine.narrative.snippets import Hit
+
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE TABLE chunk (chunk_id TEXT, library_id TEXT, score REAL, metadata TEXT)")
+    rows = [
+        (
+            f"c{i:04d}",
+            "reports",
+            float(i % 97),
+            json.dumps({"region": "APAC" if i % 100 == 7 else "EMEA"}),
+        )
+        for i in range(2000)
+    ]
+    db.executemany("INSERT INTO chunk VALUES (?, ?, ?, ?)", rows)
+    flt = parse_filter("region = APAC")
+    where, params = flt.to_sql("metadata")
+
+    def search_one(library_id: str, question: str, top_k: int) -> list[Hit]:
+        sql = (
+            f"SELECT chunk_id, score FROM chunk WHERE library_id = ? AND {where} "
+            "ORDER BY score DESC, chunk_id LIMIT ?"
+        )
+        return [Hit(c, s, library_id) for c, s in db.execute(sql, [library_id, *params, top_k])]
+
+    hits = MultiIndexRetriever(search_one, ["reports"]).retrieve("q", top_k=10).hits
+    assert len(hits) == 10
+    metadata = {c: json.loads(m) for c, _, _, m in rows}
+    assert all(flt.matches(metadata[h.chunk_id]) for h in hits)
+    # post-filtering the unfiltered top 10 instead would under-fill
+    top = db.execute("SELECT chunk_id FROM chunk ORDER BY score DESC, chunk_id LIMIT 10").fetchall()
+    assert sum(flt.matches(metadata[c]) for (c,) in top) < 10
