@@ -19,8 +19,9 @@ import json
 import math
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from enum import StrEnum
 from typing import TypeVar
 
@@ -137,10 +138,6 @@ def _field_key(value: object, kind: _Kind) -> Scalar | None:
     return value if isinstance(value, str) else None
 
 
-def _present(value: object) -> bool:
-    return value is not None
-
-
 class Filter(ABC):
     """A parsed metadata filter."""
 
@@ -170,6 +167,9 @@ class Condition(Filter):
     field: str
     op: Op
     value: Scalar | tuple[Scalar, ...]
+    _parsed: tuple[_Operand, ...] = dataclass_field(
+        default=(), init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         if not isinstance(self.field, str) or not _FIELD_RE.fullmatch(self.field):
@@ -202,6 +202,8 @@ class Condition(Filter):
                     f"'{self.field} {op} {self.value!r}' compares order: the value must be a "
                     "number or an ISO date"
                 )
+        values = self.value if isinstance(self.value, tuple) else (self.value,)
+        object.__setattr__(self, "_parsed", tuple(_operand(v, op) for v in values))
 
     def _check_between(self, operands: list[_Operand]) -> None:
         shown = list(self.value) if isinstance(self.value, tuple) else self.value
@@ -213,13 +215,12 @@ class Condition(Filter):
         if low.key > high.key:  # type: ignore[operator]
             raise _error(f"'{self.field} between' bounds are reversed: {shown!r}")
 
-    def _operands(self) -> list[_Operand]:
-        values = self.value if isinstance(self.value, tuple) else (self.value,)
-        return [_operand(v, self.op) for v in values]
+    def _operands(self) -> tuple[_Operand, ...]:
+        return self._parsed
 
     def matches(self, metadata: Mapping[str, object]) -> bool:
         value = metadata.get(self.field)
-        if not _present(value):
+        if value is None:
             return False
         operands = self._operands()
         if self.op is Op.NE:
@@ -438,11 +439,3 @@ def apply_filter(
     if flt is None:
         return list(items)
     return [item for item in items if flt.matches(key(item))]
-
-
-def filter_fields(flt: Filter) -> Sequence[str]:
-    """The field names a filter reads, sorted."""
-    if isinstance(flt, Condition):
-        return [flt.field]
-    assert isinstance(flt, Group)
-    return sorted({f for m in flt.members for f in filter_fields(m)})
