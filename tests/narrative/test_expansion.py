@@ -115,3 +115,24 @@ def test_postprocess_that_rewrites_or_invents_is_refused() -> None:
     for step in (rewrite, invent):
         with pytest.raises(ConfigError, match=step.__name__):
             Postprocessor((step,))(snippets)
+
+
+def test_sections_and_windows_built_from_chunk_records_keep_each_level() -> None:
+    from narrative_fixtures import CHUNKS
+
+    from ragspine.narrative.expansion import parent_from_children, window_from_neighbours
+
+    section = parent_from_children("p1", "ar.pdf#s1", CHUNKS)
+    assert [p.sensitivity for p in section.parts] == [0, 3, 2]
+    (snippet,) = build_snippets(cands("c1"), CONF, parents={"p1": section}).snippets
+    assert SECRET not in snippet.prompt_text and CONFIDENTIAL in snippet.prompt_text
+    window = window_from_neighbours(CHUNKS, 1, size=1)
+    assert window.chunk_id == "c2" and len(window.parts) == 3
+    edge = window_from_neighbours(CHUNKS, 2, size=1)  # c4 belongs to another document
+    assert [p.text for p in edge.parts] == [CHUNKS[1].text, CHUNKS[2].text]
+    (windowed,) = build_snippets(
+        cands("c3"), CONF, mode=ExpansionMode.WINDOW, windows={"c3": edge}
+    ).snippets
+    assert windowed.prompt_text == CHUNKS[2].text
+    with pytest.raises(ConfigError):
+        window_from_neighbours(CHUNKS, 0, size=-1)

@@ -62,6 +62,42 @@ class SentenceWindow:
     parts: tuple[Passage, ...]
 
 
+def parent_from_children(
+    parent_id: str,
+    locator: str,
+    children: Sequence[ChunkRecord],
+    *,
+    sensitivity: int = 0,
+) -> ParentSection:
+    """A parent section assembled from its children (in reading order), each keeping its level.
+
+    Building the section from its children, rather than from a stored section text, is what lets
+    expansion leave out exactly the passages a principal may not see.
+    """
+    parts = tuple(
+        Passage(c.text, _level(c.sensitivity), _groups(c))
+        for c in children
+        if c.parent_id == parent_id
+    )
+    return ParentSection(parent_id, locator, parts, _level(sensitivity))
+
+
+def window_from_neighbours(
+    chunks: Sequence[ChunkRecord], index: int, *, size: int = 1
+) -> SentenceWindow:
+    """The window of ``size`` chunks either side of ``chunks[index]`` within the same document."""
+    if size < 0:
+        raise ConfigError(f"window size must be non-negative, got {size!r}")
+    centre = chunks[index]
+    low, high = max(0, index - size), min(len(chunks), index + size + 1)
+    parts = tuple(
+        Passage(c.text, _level(c.sensitivity), _groups(c))
+        for c in chunks[low:high]
+        if c.doc_id == centre.doc_id
+    )
+    return SentenceWindow(centre.chunk_id, parts)
+
+
 @dataclass(frozen=True, slots=True)
 class Candidate:
     """A child chunk that retrieval found, with its fused score."""
