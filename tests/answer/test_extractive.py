@@ -1,0 +1,159 @@
+"""The extractive narrative answer: citations, numeric guard, no-material answer, determinism."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import ragspine.answer.extractive as extractive
+from ragspine.answer import (
+    NO_MATERIAL_TEXT,
+    AnswerStatus,
+    answer_from_snippets,
+    citation_violations,
+)
+from ragspine.narrative.snippets import Snippet
+from ragspine.security import Principal
+
+
+def snip(chunk_id: str, text: str, prompt: str | None = None, **kw: object) -> Snippet:
+    fields: dict[str, object] = {
+        "doc_id": f"doc-{chunk_id}",
+        "source_locator": f"{chunk_id}.pdf#p1",
+        "library_id": "reports",
+        "score": 1.0,
+        "parent_locator": f"{chunk_id}.pdf#s1",
+    }
+    fields.update(kw)
+    return Snippet(text=text, chunk_id=chunk_id, prompt_text=prompt or text, **fields)  # type: ignore[arg-type]
+
+
+SNIPPETS = [
+    snip(
+        "c1",
+        "Revenue in EMEA grew 12% to 1,200 million in 2023.",
+        "The year was busy. Revenue in EMEA grew 12% to 1,200 million in 2023. "
+        "Revenue in APAC fell 7% in 2023.",
+    ),
+    snip("c2", "Headcount in EMEA stayed flat while revenue per employee rose."),
+]
+
+
+def test_answer_cites_child_chunks_with_markers_and_locators() -> None:
+    answer = answer_from_snippets("How did revenue in EMEA change?", SNIPPETS)
+    assert answer.route == "narrative" and answer.status is AnswerStatus.ANSWERED
+    assert answer.text.startswith("Revenue in EMEA grew 12% to 1,200 million in 2023. [1]")
+    assert "[2]" in answer.text
+    first, second = answer.sources
+    assert (first.marker, first.chunk_id, first.doc_id, first.library_id) == (
+        1,
+        "c1",
+        "doc-c1",
+        "reports",
+    )
+    assert (first.source_locator, first.parent_locator) == ("c1.pdf#p1", "c1.pdf#s1")
+    assert second.chunk_id == "c2"
+    assert citation_violations(answer, SNIPPETS) == []
+
+
+def test_parent_sentence_with_numbers_absent_from_child_is_left_out_and_said() -> None:
+    answer = answer_from_snippets("What happened to revenue in APAC?", SNIPPETS)
+    assert "fell 7%" not in answer.text
+    assert extractive.NUMBERS_LEFT_OUT_NOTE in answer.text
+    assert answer.notes == (extractive.NUMBERS_LEFT_OUT_NOTE,)
+    assert citation_violations(answer, SNIPPETS) == []
+
+
+def test_broken_extractor_without_numeric_guard_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(extractive, "numbers_supported", lambda sentence, child: True)
+    answer = answer_from_snippets("What happened to revenue in APAC?", SNIPPETS)
+    assert "fell 7%" in answer.text
+    assert (1, "7") in citation_violations(answer, SNIPPETS)
+
+
+def test_checker_flags_markers_without_a_child_chunk() -> None:
+    answer = answer_from_snippets("How did revenue in EMEA change?", SNIPPETS)
+    assert citation_violations(answer, SNIPPETS[1:])[0] == (1, "")
+
+
+@pytest.mark.parametrize("snippets", [[], [snip("c9", "Nothing about the topic here.")]])
+def test_no_material_answer_is_fixed_and_has_no_sources(snippets: list[Snippet]) -> None:
+    answer = answer_from_snippets("quarterly dividend policy", snippets)
+    assert answer.status is AnswerStatus.NO_MATERIAL
+    assert answer.text == NO_MATERIAL_TEXT
+    assert answer.sources == ()
+    assert not re.search(r"[0-9]", answer.text)
+
+
+def test_byte_identical_for_the_same_input_and_ties_break_by_id() -> None:
+    a = snip("b-chunk", "Revenue rose.", score=1.0)
+    b = snip("a-chunk", "Revenue rose strongly.", score=1.0)
+    first = answer_from_snippets("revenue", [a, b])
+    again = answer_from_snippets("revenue", [a, b])
+    assert first.text.encode() == again.text.encode() and first.sources == again.sources
+    assert first.trace.without_timings() == again.trace.without_timings()
+    # equal scores: snippet order first, chunk id after
+    assert first.sources[0].chunk_id == "b-chunk"
+
+
+def test_reference_brackets_in_sources_do_not_look_like_markers() -> None:
+    s = [snip("c1", "Vaccination reduced infections by 40 percent [12].")]
+    answer = answer_from_snippets("Did vaccination reduce infections?", s)
+    assert answer.text == "Vaccination reduced infections by 40 percent. [1]"
+    assert citation_violations(answer, s) == []
+
+
+def test_principal_screens_snippets_before_reading() -> None:
+    secret = snip("c1", "Revenue plans are secret.", sensitivity=3)
+    answer = answer_from_snippets("revenue plans", [secret], principal=Principal.of("public"))
+    assert answer.status is AnswerStatus.NO_MATERIAL and "secret" not in answer.text
+    assert answer.trace.stage("answer:extractive").dropped_by_visibility == 1
+
+
+words = st.sampled_from(["revenue", "grew", "fell", "margin", "EMEA", "APAC", "costs", "in", "by"])
+numbers = st.integers(0, 5000).map(str) | st.sampled_from(["1,200", "12.5", "3"])
+sentences = st.lists(words | numbers, min_size=2, max_size=8).map(lambda ws: " ".join(ws) + ".")
+
+
+@st.composite
+def snippet_lists(draw: st.DrawFn) -> list[Snippet]:
+    result = []
+    for index in range(draw(st.integers(1, 4))):
+        child = draw(st.lists(sentences, min_size=1, max_size=2))
+        extra = draw(st.lists(sentences, max_size=3))
+        result.append(snip(f"c{index}", " ".join(child), " ".join(extra + child)))
+    return result
+
+
+@settings(max_examples=150)
+@given(snippet_lists(), st.lists(words, min_size=1, max_size=4).map(" ".join))
+def test_every_number_in_an_answer_appears_in_its_cited_child(
+    snippets: list[Snippet], question: str
+) -> None:
+    answer = answer_from_snippets(question, snippets)
+    assert citation_violations(answer, snippets) == []
+    assert {s.chunk_id for s in answer.sources} <= {s.chunk_id for s in snippets}
+    assert answer_from_snippets(question, snippets).text == answer.text
+
+
+def test_json_and_terminal_forms() -> None:
+    answer = answer_from_snippets("How did revenue in EMEA change?", SNIPPETS)
+    data = answer.to_dict(timings=False)
+    assert data["route"] == "narrative" and data["status"] == "answered"
+    assert data["sources"][0] == {
+        "marker": 1,
+        "chunk_id": "c1",
+        "doc_id": "doc-c1",
+        "library_id": "reports",
+        "source_locator": "c1.pdf#p1",
+        "parent_locator": "c1.pdf#s1",
+    }
+    again = answer_from_snippets("How did revenue in EMEA change?", SNIPPETS)
+    assert json.dumps(again.to_dict(timings=False)) == json.dumps(data)
+    rendered = answer.render()
+    assert rendered.startswith(answer.text)
+    assert "[1] reports / doc-c1 / c1: c1.pdf#p1 (section c1.pdf#s1)" in rendered

@@ -1,0 +1,118 @@
+"""Isolation before construction, end to end, against a deliberately leaky backend.
+
+The search stub ignores visibility and the chunk source hands out restricted chunks, parents and
+windows. Restricted text must still never reach a snippet, a prompt, an answer or a trace. The
+reverse proof disables the visibility check and shows the same assertions then fail.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from narrative_fixtures import CHUNKS, CONFIDENTIAL, SECRET, LeakySource, leaky_search
+
+import ragspine.narrative.expansion as expansion
+from ragspine.answer import answer_from_snippets
+from ragspine.narrative.expansion import ExpansionMode
+from ragspine.narrative.filters import parse_filter
+from ragspine.narrative.multi_index import MultiIndexRetriever
+from ragspine.narrative.pipeline import SnippetResult, retrieve_snippets
+from ragspine.security import Principal
+
+PRINCIPALS = [
+    Principal.of("public"),
+    Principal.of("internal", groups=["finance"]),
+    Principal.of("confidential", groups=["finance"]),
+    Principal.of("restricted", groups=["finance"]),  # even the highest clearance never sees it
+]
+QUESTION = "What are the revenue plans and targets for 2025?"
+
+
+def run(principal: Principal, mode: ExpansionMode) -> tuple[SnippetResult, object]:
+    retriever = MultiIndexRetriever(leaky_search, ["reports", "policies"])
+    result = retrieve_snippets(
+        QUESTION, retriever=retriever, source=LeakySource(), principal=principal, mode=mode
+    )
+    answer = answer_from_snippets(QUESTION, result.snippets, trace=result.trace)
+    return result, answer
+
+
+def leaked_texts(result: SnippetResult, answer: object, forbidden: str) -> list[str]:
+    """Every place ``forbidden`` shows up in the outputs."""
+    places = []
+    for snippet in result.snippets:
+        for name in ("text", "prompt_text"):
+            if forbidden in getattr(snippet, name):
+                places.append(f"snippet {snippet.chunk_id}.{name}")
+    if forbidden in answer.text:  # type: ignore[attr-defined]
+        places.append("answer text")
+    if forbidden in repr(answer) or forbidden in repr(result):
+        places.append("repr")
+    if forbidden in json.dumps(result.trace.to_dict()):
+        places.append("trace")
+    return places
+
+
+@pytest.mark.parametrize("principal", PRINCIPALS, ids=lambda p: p.clearance.label)
+@pytest.mark.parametrize("mode", list(ExpansionMode))
+def test_restricted_text_never_reaches_snippets_prompts_answers_or_traces(
+    principal: Principal, mode: ExpansionMode
+) -> None:
+    result, answer = run(principal, mode)
+    assert leaked_texts(result, answer, SECRET) == []
+    assert all(s.chunk_id != "c2" for s in result.snippets)
+    assert result.trace.stage("recheck").dropped_by_visibility >= 1
+
+
+def test_confidential_text_only_reaches_cleared_principals() -> None:
+    public_result, public_answer = run(PRINCIPALS[0], ExpansionMode.PARENT)
+    assert leaked_texts(public_result, public_answer, CONFIDENTIAL) == []
+    cleared, _ = run(PRINCIPALS[2], ExpansionMode.PARENT)
+    assert any(CONFIDENTIAL in s.prompt_text for s in cleared.snippets)
+
+
+def test_trace_counts_the_leak_it_stopped() -> None:
+    result, _ = run(PRINCIPALS[0], ExpansionMode.PARENT)
+    recheck = result.trace.stage("recheck")
+    # c2 restricted, c3 confidential, c5 internal + finance group
+    assert (recheck.candidates_in, recheck.candidates_out) == (5, 2)
+    assert recheck.dropped_by_visibility == 3
+    # c1: the restricted and the confidential passage; c4: its whole restricted section
+    assert result.trace.stage("expand:parent").dropped_by_visibility == 4
+
+
+def test_reverse_proof_a_boundary_that_lets_everything_through_is_caught(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(expansion, "visible", lambda *args, **kwargs: True)
+    result, answer = run(PRINCIPALS[0], ExpansionMode.PARENT)
+    assert leaked_texts(result, answer, SECRET) != []
+
+
+def test_filter_recheck_drops_rows_a_backend_failed_to_filter() -> None:
+    retriever = MultiIndexRetriever(leaky_search, ["reports", "policies"])
+    result = retrieve_snippets(
+        QUESTION,
+        retriever=retriever,
+        source=LeakySource(),
+        principal=PRINCIPALS[2],
+        flt=parse_filter(["region in [APAC]", "year>=2022"]),
+    )
+    assert [s.chunk_id for s in result.snippets] == ["c4"]
+    assert result.trace.stage("recheck").dropped_by_filter == 3  # c1, c3, c5
+    assert result.trace.filter == '(region in ["APAC"] and year gte 2022)'
+
+
+def test_every_snippet_is_a_known_child_chunk() -> None:
+    known = {(c.library_id, c.chunk_id): c for c in CHUNKS}
+    result, answer = run(PRINCIPALS[2], ExpansionMode.WINDOW)
+    for snippet in result.snippets:
+        chunk = known[(snippet.library_id, snippet.chunk_id)]
+        assert (snippet.text, snippet.source_locator, snippet.doc_id) == (
+            chunk.text,
+            chunk.source_locator,
+            chunk.doc_id,
+        )
+    for source in answer.sources:  # type: ignore[attr-defined]
+        assert (source.library_id, source.chunk_id) in known
