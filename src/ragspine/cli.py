@@ -16,6 +16,8 @@ from ragspine.errors import RagSpineError
 
 COMMAND_MODULES = (
     "ragspine.structured.commands",
+    "ragspine.narrative.commands",
+    "ragspine.eval.commands",
 )
 
 DEFAULT_WORKSPACE = "./ragspine-data"
