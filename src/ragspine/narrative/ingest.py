@@ -280,7 +280,9 @@ def file_sources(
                 doc_id = str(meta.pop("doc_id", doc_id))
                 title = meta.pop("title", None)
                 raw_level = meta.pop("sensitivity", None)
-                level = explicit or (Sensitivity.parse(raw_level) if raw_level else None)
+                level = explicit
+                if level is None and raw_level is not None:
+                    level = Sensitivity.parse(raw_level)
                 loaded = load_document(path)
             except RagSpineError as exc:
                 yield DocumentOutcome(str(path), doc_id, IngestStatus.FAILED, 0, str(exc))
