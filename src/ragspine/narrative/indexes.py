@@ -68,7 +68,7 @@ class LibraryIndexes:
             return index
         folder = self.folder(library_id, fields)
         folder.mkdir(parents=True, exist_ok=True)
-        index = LexicalIndex.open(folder, k1=self._k1, b=self._b)
+        index = LexicalIndex.open(folder, k1=self._k1, b=self._b, recreate_if_incompatible=True)
         if index.generation != generation:
             self._rebuild(index, library_id, fields, generation)
         self._open[(library_id, fields)] = index
@@ -119,7 +119,9 @@ class LibraryIndexes:
             index = self._open.get((library_id, fields))
             if index is None:
                 folder.mkdir(parents=True, exist_ok=True)
-                index = LexicalIndex.open(folder, k1=self._k1, b=self._b)
+                index = LexicalIndex.open(
+                    folder, k1=self._k1, b=self._b, recreate_if_incompatible=True
+                )
                 self._open[(library_id, fields)] = index
             if index.generation != since:
                 self._rebuild(index, library_id, fields, generation)
