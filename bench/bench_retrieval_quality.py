@@ -132,9 +132,8 @@ def evaluate(
     baseline = results.get("bm25s (baseline)")
     if baseline and f"ragspine {modes[0]}" in results:
         ours = results[f"ragspine {modes[0]}"]
-        print(
-            f"nDCG@10 ratio ragspine {modes[0]} / bm25s: {ours['ndcg@10'] / baseline['ndcg@10']:.3f}"
-        )
+        ratio = ours["ndcg@10"] / baseline["ndcg@10"]
+        print(f"nDCG@10 ratio ragspine {modes[0]} / bm25s: {ratio:.3f}")
     return results
 
 

@@ -18,7 +18,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
 
 SEED = 20261130
 SYLLABLES = [a + b for a in "bcdfghklmnprstvz" for b in ("a", "e", "i", "o", "u", "ai", "ou")]

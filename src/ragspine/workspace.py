@@ -94,7 +94,7 @@ class Workspace:
         window: int = 0,
         progress: Progress | None = None,
     ) -> IngestReport:
-        """Ingest .txt/.md/.html/.pdf/.docx files or folders into ``library``, atomically per file."""
+        """Ingest .txt/.md/.html/.pdf/.docx files or folders into ``library``, atomic per file."""
         return self.narrative.ingest_documents(
             [Path(p) for p in paths],
             library=library,

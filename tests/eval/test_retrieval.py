@@ -69,8 +69,10 @@ def test_eval_cli_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
         "".join(json.dumps({"_id": i, "title": t, "text": x}) + "\n" for i, t, x in docs)
     )
     (tmp_path / "queries.jsonl").write_text(
-        json.dumps({"_id": "q1", "text": "sunlight panels"}) + "\n"
-        + json.dumps({"_id": "q2", "text": "roasted coffee"}) + "\n"
+        json.dumps({"_id": "q1", "text": "sunlight panels"})
+        + "\n"
+        + json.dumps({"_id": "q2", "text": "roasted coffee"})
+        + "\n"
     )
     (tmp_path / "qrels.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td3\t1\n")
     ws = str(tmp_path / "ws")

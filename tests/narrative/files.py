@@ -29,9 +29,7 @@ def write_pdf(path: Path, pages: list[list[str]]) -> Path:
             f"/Resources << /Font << /F1 {font_id} 0 R >> >> >>".encode()
         )
         stream = _pdf_text_stream(lines)
-        objects.append(
-            f"<< /Length {len(stream)} >>\nstream\n".encode() + stream + b"\nendstream"
-        )
+        objects.append(f"<< /Length {len(stream)} >>\nstream\n".encode() + stream + b"\nendstream")
     objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
     out = bytearray(b"%PDF-1.4\n")
     offsets = []
@@ -42,7 +40,9 @@ def write_pdf(path: Path, pages: list[list[str]]) -> Path:
     out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
     for offset in offsets:
         out += f"{offset:010d} 00000 n \n".encode()
-    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    out += (
+        f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    )
     path.write_bytes(bytes(out))
     return path
 

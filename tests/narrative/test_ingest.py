@@ -54,7 +54,9 @@ def test_changed_document_replaces_old_chunks(workspace_dir: Path, docs: Path) -
     assert [o.status for o in report.outcomes] == [IngestStatus.UNCHANGED, IngestStatus.REPLACED]
     assert ws.search("cash flow").snippets == ()
     hits = ws.search("dividends").snippets
-    assert [(s.doc_id, s.text) for s in hits] == [("b.txt", "Dividends were raised to 2.5 per share.")]
+    assert [(s.doc_id, s.text) for s in hits] == [
+        ("b.txt", "Dividends were raised to 2.5 per share.")
+    ]
     assert ws.describe_library("reports")["chunks"] == 2
 
 
@@ -104,7 +106,7 @@ def test_loader_error_after_chunks_leaves_previous_state(
     real_chunk = ingest.chunk_sections
 
     def chunk_then_fail(*args, **kwargs):  # type: ignore[no-untyped-def]
-        parents, chunks = real_chunk(*args, **kwargs)
+        _, chunks = real_chunk(*args, **kwargs)
         assert chunks  # chunks were produced before the failure
         raise IngestError("loader failed midway")
 
@@ -167,7 +169,9 @@ def test_window_chunks(workspace_dir: Path, tmp_path: Path) -> None:
     ws = Workspace.open(workspace_dir)
     ws.ingest_documents([path], library="w", window=1)
     store = ws.narrative.store
-    chunks = sorted(store.chunks_by_key(store.chunk_keys("w", "w.txt")).values(), key=lambda c: c.key)
+    chunks = sorted(
+        store.chunks_by_key(store.chunk_keys("w", "w.txt")).values(), key=lambda c: c.key
+    )
     assert [(c.text, c.window_text) for c in chunks] == [
         ("One alpha.", "One alpha. Two beta."),
         ("Two beta.", "One alpha. Two beta. Three gamma."),

@@ -82,10 +82,10 @@ def test_unsupported_and_broken_files_are_ingest_errors(tmp_path: Path) -> None:
     with pytest.raises(IngestError, match=r"unsupported file type '\.xyz'"):
         load_document(tmp_path / "a.xyz")
     (tmp_path / "b.pdf").write_bytes(b"not a pdf at all")
-    with pytest.raises(IngestError, match="b.pdf"):
+    with pytest.raises(IngestError, match=r"b\.pdf"):
         load_document(tmp_path / "b.pdf")
     (tmp_path / "c.docx").write_bytes(b"PK nonsense")
-    with pytest.raises(IngestError, match="c.docx"):
+    with pytest.raises(IngestError, match=r"c\.docx"):
         load_document(tmp_path / "c.docx")
     (tmp_path / "d.txt").write_bytes(b"\xff\xfe\xfa")
     with pytest.raises(IngestError, match="UTF-8"):

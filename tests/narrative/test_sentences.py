@@ -29,7 +29,10 @@ from ragspine.narrative.sentences import split_sentences
             ["1. First item here.", "2. Second item.", "3. Third"],
         ),
         ("Margins were 12.5%. In 2023. Growth!", ["Margins were 12.5%.", "In 2023.", "Growth!"]),
-        ("收入增长了。利润下降！好吗？", ["收入增长了。", "利润下降！", "好吗？"]),
+        (
+            "收入增长了。利润下降\uff01好吗\uff1f",
+            ["收入增长了。", "利润下降\uff01", "好吗\uff1f"],
+        ),
         ('He said "Stop." Then he left?  Yes.', ['He said "Stop."', "Then he left?", "Yes."]),
     ],
 )

@@ -32,7 +32,7 @@ def _eval_retrieval(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the evaluation commands."""
     evaluate = subparsers.add_parser("eval", help="evaluate retrieval or answers")
     kinds = evaluate.add_subparsers(dest="kind", metavar="KIND")
@@ -40,7 +40,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     retrieval = kinds.add_parser("retrieval", help="nDCG@10, Recall@100, MRR@10 and queries/s")
     retrieval.add_argument("--library", required=True)
     retrieval.add_argument("--queries", required=True, help="BEIR queries.jsonl")
-    retrieval.add_argument("--qrels", required=True, help="BEIR qrels TSV (query-id corpus-id score)")
+    retrieval.add_argument(
+        "--qrels", required=True, help="BEIR qrels TSV (query-id corpus-id score)"
+    )
     retrieval.add_argument("--mode", default="bm25", help="retrieval mode (default bm25)")
     retrieval.add_argument("--json", action="store_true", help="print one JSON object")
     retrieval.set_defaults(func=_eval_retrieval)

@@ -100,7 +100,9 @@ def load_qrels(path: str | Path) -> dict[str, dict[str, int]]:
                 try:
                     qrels.setdefault(row[0].strip(), {})[row[1].strip()] = int(row[2])
                 except (IndexError, ValueError):
-                    raise ConfigError(f"{path}:{number}: expected query-id, corpus-id, score") from None
+                    raise ConfigError(
+                        f"{path}:{number}: expected query-id, corpus-id, score"
+                    ) from None
     except OSError as exc:
         raise ConfigError(f"cannot read qrels file {path}: {exc.strerror}") from None
     return qrels

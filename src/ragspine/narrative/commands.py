@@ -106,7 +106,7 @@ def _search(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the narrative-channel commands."""
     ingest = subparsers.add_parser("ingest", help="ingest documents into a library")
     kinds = ingest.add_subparsers(dest="kind", metavar="KIND")
@@ -129,9 +129,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     beir.add_argument("--library", required=True)
     beir.set_defaults(func=_ingest_beir)
 
-    subparsers.add_parser("libraries", help="list document libraries").set_defaults(
-        func=_libraries
-    )
+    subparsers.add_parser("libraries", help="list document libraries").set_defaults(func=_libraries)
     library = subparsers.add_parser("library", help="create or describe a library")
     actions = library.add_subparsers(dest="action", metavar="ACTION")
     actions.required = True

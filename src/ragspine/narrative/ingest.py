@@ -30,6 +30,7 @@ from ragspine.security import Sensitivity
 RESERVED_META_KEYS = ("doc_id", "title", "sensitivity")
 SIDECAR_SUFFIX = ".meta.json"
 BEIR_BATCH = 1000
+DEFAULT_CHUNKING = ChunkingOptions()
 
 
 class IngestStatus(StrEnum):
@@ -143,7 +144,7 @@ class Ingestor:
         library_id: str,
         sources: Iterable[DocumentSource | DocumentOutcome],
         *,
-        options: ChunkingOptions = ChunkingOptions(),
+        options: ChunkingOptions = DEFAULT_CHUNKING,
         total: int | None = None,
         progress: Progress | None = None,
         batch_size: int = 1,
@@ -206,7 +207,9 @@ class Ingestor:
         added: dict[int, IndexRow],
     ) -> DocumentOutcome:
         """Replace one document inside the caller's transaction; record index changes."""
-        level = source.sensitivity if source.sensitivity is not None else library.default_sensitivity
+        level = (
+            source.sensitivity if source.sensitivity is not None else library.default_sensitivity
+        )
         fingerprint = _digest(
             source.content_hash,
             json.dumps(source.metadata, sort_keys=True, ensure_ascii=False, default=str),

@@ -217,10 +217,13 @@ def load_pdf(path: Path, raw: bytes) -> LoadedDocument:
             paragraphs = _paragraphs(page.extract_text() or "", number)
             if paragraphs:
                 sections.append(Section((f"page {number}",), tuple(paragraphs)))
-        title = str((reader.metadata or {}).get("/Title") or "") or path.stem
+        metadata = reader.metadata
+        title = str(metadata.get("/Title") or "") if metadata else ""
     except (PdfReadError, ValueError, KeyError, TypeError) as exc:
-        raise IngestError(f"{path}: unreadable PDF ({exc}); check the file is a valid PDF") from None
-    return LoadedDocument(title, tuple(sections), raw)
+        raise IngestError(
+            f"{path}: unreadable PDF ({exc}); check the file is a valid PDF"
+        ) from None
+    return LoadedDocument(title or path.stem, tuple(sections), raw)
 
 
 def load_docx(path: Path, raw: bytes) -> LoadedDocument:

@@ -22,7 +22,10 @@ ABBREVIATIONS = frozenset(
 
 _LIST_MARKER = re.compile(r"^(?:\(?\d{1,3}[.)]|\(?[ivxlcdm]{1,6}[.)]|\(?[a-z][.)]|[-*•·])$", re.I)
 _LINE_LIST_START = re.compile(r"\n[ \t]*(?:\(?\d{1,3}[.)]|[-*•·])[ \t]+")
-_CANDIDATE = re.compile(r"[.!?…]+[\"'”’)\]]*(?=\s)|[。！？]+[」』”’)）]*")
+_CJK_STOPS = "\u3002\uff01\uff1f"  # ideographic full stop, fullwidth ! and ?
+_CLOSERS = "\"')\\]\u201d\u2019\u300d\u300f\uff09"  # closing quotes and brackets
+_OPENERS = "\"'([\u201c\u2018"
+_CANDIDATE = re.compile(f"[.!?\u2026]+[{_CLOSERS}]*(?=\\s)|[{_CJK_STOPS}]+[{_CLOSERS}]*")
 _WHITESPACE = re.compile(r"\s+")
 
 
@@ -42,30 +45,21 @@ def _next_visible_char(text: str, start: int) -> str:
 def _is_boundary(text: str, match: re.Match[str], sentence_start: int) -> bool:
     """Whether the punctuation in ``match`` ends a sentence."""
     punct = match.group(0)
-    if punct[0] in "。！？":
+    if punct[0] in _CJK_STOPS:
         return True
     following = _next_visible_char(text, match.end())
-    if not following:
-        return True
-    if punct[0] != ".":
-        return following.isupper() or following.isdigit() or following in "\"'“‘([" or (
-            not following.isalpha()
-        )
-    token = _previous_token(text, match.start() + 1).rstrip(".").lstrip("\"'“‘([")
-    lowered = token.lower()
-    if lowered in ABBREVIATIONS:
-        return False
-    if len(token) == 1 and token.isalpha():
-        return False  # an initial such as "J. Smith"
-    if re.fullmatch(r"(?:[A-Za-z]\.)+[A-Za-z]", token):
-        return False  # dotted acronyms not in the list, e.g. "N.A." or "S.p.A."
-    if text[sentence_start : match.start() + 1].strip() and _LIST_MARKER.match(
-        text[sentence_start : match.start() + 1].strip()
-    ):
-        return False  # a list number such as "1. First"
-    return following.isupper() or following.isdigit() or following in "\"'“‘([" or (
-        not following.isalpha()
-    )
+    if punct[0] == ".":
+        token = _previous_token(text, match.start() + 1).rstrip(".").lstrip(_OPENERS)
+        if token.lower() in ABBREVIATIONS:
+            return False
+        if len(token) == 1 and token.isalpha():
+            return False  # an initial such as "J. Smith"
+        if re.fullmatch(r"(?:[A-Za-z]\.)+[A-Za-z]", token):
+            return False  # dotted acronyms not in the list, e.g. "N.A." or "S.p.A."
+        if _LIST_MARKER.match(text[sentence_start : match.start() + 1].strip()):
+            return False  # a list number such as "1. First"
+    # a lower-case continuation ("e.g. the") is never a new sentence
+    return not following or following.isupper() or not following.isalpha()
 
 
 def split_sentences(text: str) -> list[str]:

@@ -11,8 +11,8 @@ from ragspine.narrative.chunking import ChunkingOptions
 from ragspine.narrative.indexes import LibraryIndexes
 from ragspine.narrative.ingest import (
     BEIR_BATCH,
-    IngestReport,
     Ingestor,
+    IngestReport,
     Progress,
     beir_sources,
     file_sources,
