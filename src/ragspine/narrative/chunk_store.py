@@ -71,6 +71,7 @@ CREATE TABLE IF NOT EXISTS narrative_chunks (
 CREATE INDEX IF NOT EXISTS narrative_chunks_doc ON narrative_chunks (library_id, doc_id);
 """
 
+_LEVELS = {int(level): level for level in Sensitivity}
 _LIBRARY_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
 
@@ -367,6 +368,13 @@ class ChunkStore:
             f"WHERE c.chunk_key IN ({marks})",
             list(keys),
         )
+        shared: dict[str, Any] = {}  # metadata and parent locators repeat across chunks
+
+        def decode_shared(raw: str) -> Any:
+            if raw not in shared:
+                shared[raw] = json.loads(raw)
+            return shared[raw]
+
         return {
             row[0]: StoredChunk(
                 key=row[0],
@@ -378,10 +386,10 @@ class ChunkStore:
                 title=row[6],
                 source_locator=json.loads(row[7]),
                 parent_id=row[8],
-                parent_locator=json.loads(row[9]),
+                parent_locator=decode_shared(row[9]),
                 window_text=row[10],
-                metadata=json.loads(row[11]),
-                sensitivity=Sensitivity(row[12]),
+                metadata=decode_shared(row[11]),
+                sensitivity=_LEVELS[row[12]],
                 content_hash=row[13],
             )
             for row in rows

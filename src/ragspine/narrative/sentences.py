@@ -31,14 +31,15 @@ _WHITESPACE = re.compile(r"\s+")
 
 def _previous_token(text: str, end: int) -> str:
     """The whitespace-delimited token that ends at ``end`` (exclusive)."""
-    start = end
-    while start > 0 and not text[start - 1].isspace():
-        start -= 1
-    return text[start:end]
+    start = max(text.rfind(" ", 0, end), text.rfind("\n", 0, end), text.rfind("\t", 0, end))
+    return text[start + 1 : end]
+
+
+_VISIBLE = re.compile(r"\S")
 
 
 def _next_visible_char(text: str, start: int) -> str:
-    match = re.compile(r"\S").search(text, start)
+    match = _VISIBLE.search(text, start)
     return match.group(0) if match else ""
 
 
