@@ -310,6 +310,7 @@ class LexicalIndex:
         if top_k == 0 or not qterms or view.n_live == 0:
             return []
         scores = np.zeros(len(view.keys), dtype=np.float64)
+        touched: list[npt.NDArray[np.int32]] = []
         for term in sorted(qterms):
             rows_parts, tf_parts = [], []
             for seg, offset in zip(self._segments, view.offsets, strict=False):
@@ -323,7 +324,14 @@ class LexicalIndex:
             tf = tf_parts[0] if len(tf_parts) == 1 else np.concatenate(tf_parts)
             weight = qterms[term] * float(bm25.idf(len(rows), view.n_live))
             scores[rows] += bm25.term_scores(tf, view.norms[rows], weight)
-        candidates = np.flatnonzero(scores)
+            touched.append(rows)
+        if not touched:
+            return []
+        # Few matches: sorting them beats scanning every row for non-zero scores.
+        if sum(len(rows) for rows in touched) * 8 < len(scores):
+            candidates = np.unique(np.concatenate(touched)).astype(np.int64)
+        else:
+            candidates = np.flatnonzero(scores)
         candidates = candidates[view.levels[candidates] <= max_level]
         if allowed is not None:
             wanted = np.fromiter(allowed, dtype=np.int64, count=len(allowed))
