@@ -284,6 +284,9 @@ def test_bad_input_is_rejected_with_the_offending_key(tmp_path: Path) -> None:
         index.add([8, 8], ["a", "b"], [0, 0])
     with pytest.raises(IngestError, match="key 9"):
         index.add([9], ["x"], [7])
+    with pytest.raises(IngestError, match="key 11 must be a string"):
+        index.add([10, 11], ["fine", None], [0, 0])  # type: ignore[list-item]
+    assert 10 not in index
     with pytest.raises(IngestError, match="as many"):
         index.add([10], ["x", "y"], [0])
     with pytest.raises(QueryError, match="top_k"):

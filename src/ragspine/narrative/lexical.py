@@ -28,7 +28,7 @@ from ragspine.narrative import bm25
 from ragspine.narrative.analysis import Analyzer
 from ragspine.narrative.segments import (
     Segment,
-    build_segment,
+    SegmentBuilder,
     merge_segments,
     read_segment,
     write_deletions,
@@ -92,7 +92,7 @@ class LexicalIndex:
         self._generation = generation
         self._segments: list[Segment] = list(segments)
         self._next_file = next_file
-        self._pending: list[tuple[int, Counter[str], int, int]] = []
+        self._pending = SegmentBuilder()
         self._pending_keys: set[int] = set()
         self._view: _View | None = None
 
@@ -188,6 +188,9 @@ class LexicalIndex:
             )
         checked_keys = [_check_key(key) for key in keys]
         checked_levels = [_check_level(level, key) for key, level in zip(keys, levels, strict=True)]
+        for key, text in zip(checked_keys, texts, strict=True):
+            if not isinstance(text, str):
+                raise IngestError(f"text of key {key} must be a string, got {type(text).__name__}")
         batch = set(checked_keys)
         if len(batch) != len(checked_keys):
             dupes = sorted(k for k, n in Counter(checked_keys).items() if n > 1)
@@ -200,10 +203,9 @@ class LexicalIndex:
             raise IngestError(
                 f"keys {sorted(clash)[:5]} are already in the lexical index: remove them first"
             )
-        analyze = self.analyzer.tokens
+        analyze, pending = self.analyzer.tokens, self._pending
         for key, text, level in zip(checked_keys, texts, checked_levels, strict=True):
-            tokens = analyze(text)
-            self._pending.append((key, Counter(tokens), len(tokens), level))
+            pending.add(key, analyze(text), level)
         self._pending_keys |= batch
 
     def remove(self, keys: Collection[int]) -> int:
@@ -223,7 +225,7 @@ class LexicalIndex:
     def rebuild(self, keys: Sequence[int], texts: Sequence[str], levels: Sequence[int]) -> None:
         """Replace the whole content with these documents (durable after :meth:`commit`)."""
         self._segments = []
-        self._pending = []
+        self._pending = SegmentBuilder()
         self._pending_keys = set()
         self._view = None
         self.add(keys, texts, levels)
@@ -310,6 +312,7 @@ class LexicalIndex:
         if top_k == 0 or not qterms or view.n_live == 0:
             return []
         scores = np.zeros(len(view.keys), dtype=np.float64)
+        touched: list[npt.NDArray[np.int32]] = []
         for term in sorted(qterms):
             rows_parts, tf_parts = [], []
             for seg, offset in zip(self._segments, view.offsets, strict=False):
@@ -323,7 +326,14 @@ class LexicalIndex:
             tf = tf_parts[0] if len(tf_parts) == 1 else np.concatenate(tf_parts)
             weight = qterms[term] * float(bm25.idf(len(rows), view.n_live))
             scores[rows] += bm25.term_scores(tf, view.norms[rows], weight)
-        candidates = np.flatnonzero(scores)
+            touched.append(rows)
+        if not touched:
+            return []
+        # Few matches: sorting them beats scanning every row for non-zero scores.
+        if sum(len(rows) for rows in touched) * 8 < len(scores):
+            candidates = np.unique(np.concatenate(touched)).astype(np.int64)
+        else:
+            candidates = np.flatnonzero(scores)
         candidates = candidates[view.levels[candidates] <= max_level]
         if allowed is not None:
             wanted = np.fromiter(allowed, dtype=np.int64, count=len(allowed))
@@ -337,11 +347,10 @@ class LexicalIndex:
 
     def _flush(self) -> None:
         """Turn pending documents into an in-memory segment."""
-        if not self._pending:
+        if not len(self._pending):
             return
-        keys, counts, lengths, levels = zip(*self._pending, strict=True)
-        self._segments.append(build_segment(keys, counts, lengths, levels))
-        self._pending = []
+        self._segments.append(self._pending.build())
+        self._pending = SegmentBuilder()
         self._pending_keys = set()
         self._view = None
 

@@ -9,6 +9,7 @@ new segment. Files are numpy ``.npz`` / ``.npy`` read with ``allow_pickle=False`
 from __future__ import annotations
 
 import os
+from array import array
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -97,34 +98,49 @@ class Segment:
 _EMPTY_I32: npt.NDArray[np.int32] = np.empty(0, dtype=np.int32)
 
 
-def build_segment(
-    keys: Sequence[int],
-    counts: Sequence[Counter[str]],
-    lengths: Sequence[int],
-    levels: Sequence[int],
-) -> Segment:
-    """A segment from analyzed documents: term counts and token lengths per key."""
-    vocab: dict[str, int] = {}
-    term_ids: list[int] = []
-    rows: list[int] = []
-    tfs: list[int] = []
-    for row, counter in enumerate(counts):
-        for term, tf in counter.items():
+class SegmentBuilder:
+    """Collects analyzed documents compactly until they become a :class:`Segment`."""
+
+    __slots__ = ("keys", "lengths", "levels", "rows", "term_ids", "tfs", "vocab")
+
+    def __init__(self) -> None:
+        self.keys: list[int] = []
+        self.lengths = array("i")
+        self.levels = array("b")
+        self.vocab: dict[str, int] = {}
+        self.term_ids = array("q")
+        self.rows = array("i")
+        self.tfs = array("i")
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def add(self, key: int, tokens: Sequence[str], level: int) -> None:
+        """Append one document given its tokens."""
+        row = len(self.keys)
+        vocab = self.vocab
+        for term, tf in Counter(tokens).items():
             tid = vocab.get(term)
             if tid is None:
                 tid = vocab[term] = len(vocab)
-            term_ids.append(tid)
-            rows.append(row)
-            tfs.append(tf)
-    return _csr(
-        np.asarray(keys, dtype=KEY_DTYPE),
-        np.asarray(lengths, dtype=np.int32),
-        np.asarray(levels, dtype=np.int8),
-        list(vocab),
-        np.asarray(term_ids, dtype=np.int64),
-        np.asarray(rows, dtype=np.int32),
-        np.asarray(tfs, dtype=np.int32),
-    )
+            self.term_ids.append(tid)
+            self.rows.append(row)
+            self.tfs.append(tf)
+        self.keys.append(key)
+        self.lengths.append(len(tokens))
+        self.levels.append(level)
+
+    def build(self) -> Segment:
+        """The segment holding every document added so far."""
+        return _csr(
+            np.asarray(self.keys, dtype=KEY_DTYPE),
+            np.frombuffer(self.lengths, dtype=np.int32).copy(),
+            np.frombuffer(self.levels, dtype=np.int8).copy(),
+            list(self.vocab),
+            np.frombuffer(self.term_ids, dtype=np.int64),
+            np.frombuffer(self.rows, dtype=np.int32),
+            np.frombuffer(self.tfs, dtype=np.int32),
+        )
 
 
 def merge_segments(segments: Sequence[Segment]) -> Segment:
