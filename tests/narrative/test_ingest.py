@@ -180,3 +180,27 @@ def test_window_chunks(workspace_dir: Path, tmp_path: Path) -> None:
     ]
     assert {c.parent_id for c in chunks} == {"w:w.txt#p0"}
     assert ws.describe_library("w")["parents"] == 1
+
+
+def test_beir_ingest_and_missing_corpus(workspace_dir: Path, tmp_path: Path) -> None:
+    corpus = tmp_path / "beir"
+    corpus.mkdir()
+    (corpus / "corpus.jsonl").write_text(
+        '{"_id": "7", "title": "Photosynthesis", "text": "Plants convert light."}\n'
+        "not json\n"
+        '{"_id": "9", "title": "Only a title", "text": ""}\n',
+        encoding="utf-8",
+    )
+    ws = Workspace.open(workspace_dir)
+    seen: list[tuple[int, int | None]] = []
+    report = ws.ingest_beir(corpus, library="b", progress=lambda i, t, o: seen.append((i, t)))
+    assert [(o.doc_id, o.status) for o in report.outcomes] == [
+        ("7", IngestStatus.ADDED),
+        ("", IngestStatus.FAILED),
+        ("9", IngestStatus.ADDED),
+    ]
+    assert seen == [(1, 3), (2, 3), (3, 3)]
+    assert [s.doc_id for s in ws.search("photosynthesis").snippets] == ["7"]
+    assert [s.doc_id for s in ws.search("title").snippets] == ["9"]
+    with pytest.raises(IngestError, match=r"nowhere: not found; pass a BEIR folder"):
+        ws.ingest_beir(tmp_path / "nowhere", library="b")

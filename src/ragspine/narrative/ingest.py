@@ -305,11 +305,16 @@ def file_sources(
             )
 
 
-def beir_sources(folder: Path) -> Iterator[DocumentSource | DocumentOutcome]:
-    """Documents of a BEIR corpus (``corpus.jsonl`` with ``_id``, ``title``, ``text``)."""
+def beir_corpus(folder: Path) -> Path:
+    """The ``corpus.jsonl`` of a BEIR folder (or the file itself); an error when missing."""
     corpus = folder / "corpus.jsonl" if folder.is_dir() else folder
-    if not corpus.exists():
+    if not corpus.is_file():
         raise IngestError(f"{corpus}: not found; pass a BEIR folder holding corpus.jsonl")
+    return corpus
+
+
+def beir_sources(corpus: Path) -> Iterator[DocumentSource | DocumentOutcome]:
+    """Documents of a BEIR ``corpus.jsonl`` (``_id``, ``title``, ``text``)."""
     with corpus.open(encoding="utf-8") as lines:
         for number, line in enumerate(lines, start=1):
             if not line.strip():

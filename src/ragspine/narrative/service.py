@@ -14,9 +14,11 @@ from ragspine.narrative.ingest import (
     Ingestor,
     IngestReport,
     Progress,
+    beir_corpus,
     beir_sources,
     file_sources,
 )
+from ragspine.narrative.loaders import iter_document_files
 from ragspine.narrative.modes import RetrievalMode
 from ragspine.narrative.retriever import Retriever, SearchResult
 from ragspine.security import PUBLIC, Principal, Sensitivity
@@ -72,8 +74,14 @@ class Narrative:
     ) -> IngestReport:
         """Ingest files and folders of documents; each document lands fully or not at all."""
         options = ChunkingOptions(max_words=max_words, window=window)
+        total = sum(
+            sum(1 for _ in iter_document_files(Path(root))) if Path(root).exists() else 1
+            for root in paths
+        )
         sources = file_sources(paths, metadata=metadata, sensitivity=sensitivity)
-        return self._ingestor.ingest_sources(library, sources, options=options, progress=progress)
+        return self._ingestor.ingest_sources(
+            library, sources, options=options, total=total, progress=progress
+        )
 
     def ingest_beir(
         self,
@@ -85,10 +93,15 @@ class Narrative:
     ) -> IngestReport:
         """Ingest a BEIR corpus folder (``corpus.jsonl``); ``_id`` becomes the document id."""
         options = ChunkingOptions(max_words=max_words)
+        corpus = beir_corpus(Path(folder))
+        with corpus.open("rb") as lines:
+            total = sum(1 for line in lines if line.strip())
+        sources = beir_sources(corpus)
         return self._ingestor.ingest_sources(
             library,
-            beir_sources(Path(folder)),
+            sources,
             options=options,
+            total=total,
             progress=progress,
             batch_size=BEIR_BATCH,
         )
