@@ -17,7 +17,7 @@ from typing import Any
 
 from ragspine.errors import IngestError, RagSpineError
 from ragspine.narrative.chunk_store import ChunkStore, IndexRow, Library, StoredDocument
-from ragspine.narrative.chunking import ChunkingOptions, chunk_sections
+from ragspine.narrative.chunking import ChunkDraft, ChunkingOptions, ParentDraft, chunk_sections
 from ragspine.narrative.indexes import DEFAULT_FIELDS, LibraryIndexes
 from ragspine.narrative.loaders import (
     Paragraph,
@@ -149,39 +149,39 @@ class Ingestor:
         progress: Progress | None = None,
         batch_size: int = 1,
     ) -> IngestReport:
-        """Ingest prepared sources (an outcome in the stream is a failure found while loading)."""
+        """Ingest prepared sources (an outcome in the stream is a failure found while loading).
+
+        Each document is chunked in memory before anything is written; a document that fails
+        becomes a failed outcome and the others go on. Writes are grouped ``batch_size``
+        documents to a transaction; each document's old version is replaced in the same one.
+        """
         library, created = self._library(library_id)
         since = self._store.generation(library_id)
         outcomes: list[DocumentOutcome] = []
         removed: list[int] = []
         added: dict[int, IndexRow] = {}
-        batch: list[DocumentSource] = []
+        batch: list[_Prepared] = []
         reported = 0
 
         def flush() -> None:
             with self._store.transaction():
-                for source in batch:
-                    outcomes.append(self._write(library, source, options, removed, added))
+                for prepared in batch:
+                    outcomes.append(self._write(library, prepared, removed, added))
             batch.clear()
 
         for item in sources:
-            if isinstance(item, DocumentOutcome):
+            outcome = item if isinstance(item, DocumentOutcome) else None
+            if outcome is None:
+                assert isinstance(item, DocumentSource)
+                outcome, prepared = self._prepare(library, item, options)
+                if prepared is not None:
+                    batch.append(prepared)
+            if outcome is not None:
                 if batch:
                     flush()
-                outcomes.append(item)
-            else:
-                try:
-                    self._check(item, options)
-                except RagSpineError as exc:
-                    if batch:
-                        flush()
-                    outcomes.append(
-                        DocumentOutcome(item.source, item.doc_id, IngestStatus.FAILED, 0, str(exc))
-                    )
-                else:
-                    batch.append(item)
-                    if len(batch) >= batch_size:
-                        flush()
+                outcomes.append(outcome)
+            elif len(batch) >= batch_size:
+                flush()
             reported = _report(progress, outcomes, reported, total)
         if batch:
             flush()
@@ -193,20 +193,10 @@ class Ingestor:
             )
         return IngestReport(library_id, tuple(outcomes), generation, created)
 
-    @staticmethod
-    def _check(source: DocumentSource, options: ChunkingOptions) -> None:
-        if not any(p.text.strip() for section in source.sections for p in section.paragraphs):
-            raise IngestError(f"{source.source}: no text to ingest")
-
-    def _write(
-        self,
-        library: Library,
-        source: DocumentSource,
-        options: ChunkingOptions,
-        removed: list[int],
-        added: dict[int, IndexRow],
-    ) -> DocumentOutcome:
-        """Replace one document inside the caller's transaction; record index changes."""
+    def _prepare(
+        self, library: Library, source: DocumentSource, options: ChunkingOptions
+    ) -> tuple[DocumentOutcome | None, _Prepared | None]:
+        """Decide whether ``source`` changed and chunk it; nothing is written here."""
         level = (
             source.sensitivity if source.sensitivity is not None else library.default_sensitivity
         )
@@ -219,13 +209,35 @@ class Ingestor:
         )
         previous = self._store.document(library.library_id, source.doc_id)
         if previous is not None and previous.fingerprint == fingerprint:
+            return DocumentOutcome(source.source, source.doc_id, IngestStatus.UNCHANGED), None
+        try:
+            if not any(p.text.strip() for sec in source.sections for p in sec.paragraphs):
+                raise IngestError(f"{source.source}: no text to ingest")
+            parents, chunks = chunk_sections(source.sections, source.source, options)
+        except Exception as exc:  # any failure of one document must not stop the others
+            reason = str(exc) if isinstance(exc, RagSpineError) else f"{type(exc).__name__}: {exc}"
+            failed = DocumentOutcome(source.source, source.doc_id, IngestStatus.FAILED, 0, reason)
+            return failed, None
+        return None, _Prepared(source, level, fingerprint, parents, chunks)
+
+    def _write(
+        self,
+        library: Library,
+        prepared: _Prepared,
+        removed: list[int],
+        added: dict[int, IndexRow],
+    ) -> DocumentOutcome:
+        """Replace one document inside the caller's transaction; record index changes."""
+        source, level, fingerprint = prepared.source, prepared.level, prepared.fingerprint
+        previous = self._store.document(library.library_id, source.doc_id)
+        if previous is not None and previous.fingerprint == fingerprint:  # a duplicate in a batch
             return DocumentOutcome(source.source, source.doc_id, IngestStatus.UNCHANGED)
-        parents, chunks = chunk_sections(source.sections, source.source, options)
         prefix = f"{library.library_id}:{source.doc_id}"
         if previous is not None:
             for key in self._store.delete_document(library.library_id, source.doc_id):
                 if added.pop(key, None) is None:
                     removed.append(key)
+        chunks = prepared.chunks
         keys = self._store.insert_document(
             StoredDocument(
                 library.library_id, source.doc_id, source.title, source.content_hash,
@@ -233,7 +245,9 @@ class Ingestor:
             ),
             source=source.source,
             metadata=source.metadata,
-            parents=[(f"{prefix}#p{p.ordinal}", p.heading, p.locator, p.text) for p in parents],
+            parents=[
+                (f"{prefix}#p{p.ordinal}", p.heading, p.locator, p.text) for p in prepared.parents
+            ],
             chunks=[
                 (
                     f"{prefix}#{c.ordinal}", c.ordinal, c.text, c.heading, c.locator,
@@ -247,6 +261,17 @@ class Ingestor:
         self._store.bump_generation(library.library_id)
         status = IngestStatus.REPLACED if previous is not None else IngestStatus.ADDED
         return DocumentOutcome(source.source, source.doc_id, status, len(chunks))
+
+
+@dataclass(frozen=True, slots=True)
+class _Prepared:
+    """A changed document, chunked and ready to write."""
+
+    source: DocumentSource
+    level: Sensitivity
+    fingerprint: str
+    parents: list[ParentDraft]
+    chunks: list[ChunkDraft]
 
 
 def _report(
