@@ -144,10 +144,10 @@ class Analyzer:
     def tokens(self, text: str) -> list[str]:
         """The index terms of ``text`` in order (repeats kept)."""
         pipeline = self._pipeline()
-        if text.isascii():
-            raws = _ASCII_TOKEN.findall(text.lower())
-        else:
-            raws = _TOKEN.findall(fold(text))
+        ascii_text = text.isascii()
+        raws = (_ASCII_TOKEN if ascii_text else _TOKEN).findall(
+            text.lower() if ascii_text else fold(text)
+        )
         mapped = list(map(pipeline.cache.get, raws))
         if None in mapped:
             return pipeline.slow_tokens(raws)
