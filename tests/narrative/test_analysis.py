@@ -112,3 +112,24 @@ def test_repeated_analysis_is_identical() -> None:
     text = "Die Umsätze in Zürich stiegen um 3,5 Prozent; 東京の売上"
     first = Analyzer(language="german").tokens(text)
     assert Analyzer(language="german").tokens(text) == first
+
+
+def test_ascii_fast_path_tokenizes_like_the_unicode_path() -> None:
+    text = "Q3 revenue: 1,234.5 (up 3.5%) vs. FY2023_total; e-mail x@y.com 0.5.1"
+    assert PLAIN.tokens(text) == PLAIN.tokens(text + " é")[:-1]
+    assert PLAIN.tokens(text) == [
+        "q3",
+        "revenue",
+        "1234.5",
+        "up",
+        "3.5",
+        "vs",
+        "fy2023",
+        "total",
+        "e",
+        "mail",
+        "x",
+        "y",
+        "com",
+        "0.5.1",
+    ]

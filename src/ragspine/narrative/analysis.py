@@ -39,6 +39,8 @@ _CJK = (
     "\U00020000-\U0002ffff"  # CJK extensions B and later
 )
 _TOKEN = re.compile(rf"[{_CJK}]+|\d+(?:[.,]\d+)+|[^\W_{_CJK}]+")
+# The same tokens as _TOKEN on lower-case ASCII text, found faster.
+_ASCII_TOKEN = re.compile(r"\d+(?:[.,]\d+)+|[a-z0-9]+")
 _CJK_CHAR = re.compile(rf"[{_CJK}]")
 _THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
 # Combining marks of Latin, Greek and Cyrillic diacritics and Arabic/Hebrew vowel points; the
@@ -86,6 +88,18 @@ class _Pipeline:
         self.stopwords = stopwords_for(language) if stopwords else frozenset()
         self.cache: dict[str, str] = {}
 
+    def slow_tokens(self, raws: list[str]) -> list[str]:
+        """Tokens of raw matches when some are not cached yet (and CJK runs, never cached)."""
+        out: list[str] = []
+        for raw in raws:
+            if _CJK_CHAR.match(raw):
+                out.extend(cjk_bigrams(raw))
+                continue
+            token = self.word(raw)
+            if token:
+                out.append(token)
+        return out
+
     def word(self, raw: str) -> str:
         """The token for one folded word or number ("" when it is dropped)."""
         token = self.cache.get(raw)
@@ -130,18 +144,14 @@ class Analyzer:
     def tokens(self, text: str) -> list[str]:
         """The index terms of ``text`` in order (repeats kept)."""
         pipeline = self._pipeline()
-        cache = pipeline.cache
-        out: list[str] = []
-        for raw in _TOKEN.findall(fold(text)):
-            token = cache.get(raw)
-            if token is None:
-                if _CJK_CHAR.match(raw):
-                    out.extend(cjk_bigrams(raw))
-                    continue
-                token = pipeline.word(raw)
-            if token:
-                out.append(token)
-        return out
+        ascii_text = text.isascii()
+        raws = (_ASCII_TOKEN if ascii_text else _TOKEN).findall(
+            text.lower() if ascii_text else fold(text)
+        )
+        mapped = list(map(pipeline.cache.get, raws))
+        if None in mapped:
+            return pipeline.slow_tokens(raws)
+        return [token for token in mapped if token]
 
     def to_config(self) -> dict[str, Any]:
         """A JSON-ready description, stored with an index to detect analyzer changes."""

@@ -117,15 +117,12 @@ class SegmentBuilder:
 
     def add(self, key: int, tokens: Sequence[str], level: int) -> None:
         """Append one document given its tokens."""
-        row = len(self.keys)
+        counts = Counter(tokens)
+        intern = self.vocab.setdefault
         vocab = self.vocab
-        for term, tf in Counter(tokens).items():
-            tid = vocab.get(term)
-            if tid is None:
-                tid = vocab[term] = len(vocab)
-            self.term_ids.append(tid)
-            self.rows.append(row)
-            self.tfs.append(tf)
+        self.term_ids.extend([intern(term, len(vocab)) for term in counts])
+        self.tfs.extend(counts.values())
+        self.rows.extend([len(self.keys)] * len(counts))
         self.keys.append(key)
         self.lengths.append(len(tokens))
         self.levels.append(level)
