@@ -17,6 +17,8 @@ from ragspine.errors import RagSpineError
 COMMAND_MODULES = (
     "ragspine.structured.commands",
     "ragspine.workflows.commands",
+    "ragspine.narrative.commands",
+    "ragspine.eval.commands",
 )
 
 DEFAULT_WORKSPACE = "./ragspine-data"

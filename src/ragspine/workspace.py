@@ -9,19 +9,26 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from datetime import date
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ragspine.errors import ConfigError
 from ragspine.glossary import Glossary, load_glossary, render_glossary
-from ragspine.security import Principal
+from ragspine.security import PUBLIC, Principal
 from ragspine.stores.sqlite_facts import SQLiteFactStore
 from ragspine.structured.convfinqa import ConvFinQAImport, import_convfinqa, load_filings
 from ragspine.structured.ingest import ColumnMapping, rows_to_facts
 from ragspine.structured.query import MetricResult, query_metric
 from ragspine.structured.store import WriteSummary
+
+if TYPE_CHECKING:
+    from ragspine.narrative.chunk_store import Library
+    from ragspine.narrative.ingest import IngestReport, Progress
+    from ragspine.narrative.retriever import SearchResult
+    from ragspine.narrative.service import Narrative
 
 DB_FILENAME = "workspace.sqlite"
 GLOSSARY_FILENAME = "glossary.toml"
@@ -80,6 +87,10 @@ class Workspace:
         return workspace
 
     def close(self) -> None:
+        """Close the stores this workspace opened."""
+        narrative = self.__dict__.pop("_narrative", None)
+        if narrative is not None:
+            narrative.close()
         if self._facts is not None:
             self._facts.close()
             self._facts = None
@@ -186,3 +197,75 @@ class Workspace:
         _atomic_write(generated, text)
         self._glossary = merged
         return result, summary
+
+    # --- narrative channel (issue 3): libraries, document ingest, search ---------------------
+    # Thin delegates to ragspine.narrative.service.Narrative, opened on first use.
+
+    @property
+    def narrative(self) -> Narrative:
+        """The narrative channel of this workspace (chunk store and lexical indexes)."""
+        service: Narrative | None = self.__dict__.get("_narrative")
+        if service is None:
+            from ragspine.narrative.service import Narrative
+
+            service = Narrative(self.db_path, self.index_dir)
+            self.__dict__["_narrative"] = service
+        return service
+
+    def create_library(
+        self, name: str, *, description: str = "", default_sensitivity: str = "public"
+    ) -> Library:
+        """Register a document library with a routing description and default sensitivity."""
+        return self.narrative.create_library(
+            name, description=description, default_sensitivity=default_sensitivity
+        )
+
+    def libraries(self) -> list[Library]:
+        """Every document library, sorted by name."""
+        return self.narrative.libraries()
+
+    def describe_library(self, name: str) -> dict[str, Any]:
+        """A library's settings and its document, parent and chunk counts."""
+        return self.narrative.describe_library(name)
+
+    def ingest_documents(
+        self,
+        paths: Sequence[str | os.PathLike[str]],
+        *,
+        library: str,
+        metadata: Mapping[str, Any] | None = None,
+        sensitivity: str | None = None,
+        window: int = 0,
+        progress: Progress | None = None,
+    ) -> IngestReport:
+        """Ingest .txt/.md/.html/.pdf/.docx files or folders into ``library``, atomic per file."""
+        return self.narrative.ingest_documents(
+            [Path(p) for p in paths],
+            library=library,
+            metadata=metadata,
+            sensitivity=sensitivity,
+            window=window,
+            progress=progress,
+        )
+
+    def ingest_beir(
+        self, folder: str | os.PathLike[str], *, library: str, progress: Progress | None = None
+    ) -> IngestReport:
+        """Ingest a BEIR-layout corpus (corpus.jsonl); each ``_id`` becomes a document id."""
+        return self.narrative.ingest_beir(Path(folder), library=library, progress=progress)
+
+    def search(
+        self,
+        question: str,
+        *,
+        libraries: Sequence[str] | None = None,
+        mode: str = "bm25",
+        top_k: int = 10,
+        principal: Principal = PUBLIC,
+    ) -> SearchResult:
+        """Search document libraries; returns snippets best first with a trace."""
+        return self.narrative.search(
+            question, libraries=libraries, mode=mode, top_k=top_k, principal=principal
+        )
+
+    # --- end of narrative channel -------------------------------------------------------------

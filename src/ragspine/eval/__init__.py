@@ -1,0 +1,1 @@
+"""Evaluation: retrieval metrics over BEIR-style data and QA gates."""

@@ -1,0 +1,424 @@
+"""The chunk store: libraries, documents, parents and chunks in the workspace's SQLite file.
+
+Tables are prefixed ``narrative_`` and versioned by ``narrative_meta.schema_version``. Parent text
+is stored once per section; document metadata once per document (chunks read it by join). Chunk
+rows have integer keys that are never reused; they are the lexical index's keys. Each library
+keeps a ``generation`` counter that every change bumps, so an index can tell it is stale.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ragspine.errors import ConfigError, QueryError, StoreError
+from ragspine.security import Sensitivity
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS narrative_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS narrative_libraries (
+    library_id TEXT PRIMARY KEY,
+    description TEXT NOT NULL DEFAULT '',
+    default_sensitivity INTEGER NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL,
+    generation INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS narrative_documents (
+    library_id TEXT NOT NULL REFERENCES narrative_libraries(library_id),
+    doc_id TEXT NOT NULL,
+    title TEXT NOT NULL DEFAULT '',
+    source TEXT NOT NULL DEFAULT '',
+    content_hash TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    metadata TEXT NOT NULL DEFAULT '{}',
+    sensitivity INTEGER NOT NULL,
+    ingested_at TEXT NOT NULL,
+    PRIMARY KEY (library_id, doc_id)
+);
+CREATE TABLE IF NOT EXISTS narrative_parents (
+    parent_key INTEGER PRIMARY KEY AUTOINCREMENT,
+    parent_id TEXT NOT NULL UNIQUE,
+    library_id TEXT NOT NULL,
+    doc_id TEXT NOT NULL,
+    heading TEXT NOT NULL DEFAULT '',
+    parent_locator TEXT NOT NULL,
+    text TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS narrative_parents_doc ON narrative_parents (library_id, doc_id);
+CREATE TABLE IF NOT EXISTS narrative_chunks (
+    chunk_key INTEGER PRIMARY KEY AUTOINCREMENT,
+    chunk_id TEXT NOT NULL UNIQUE,
+    library_id TEXT NOT NULL,
+    doc_id TEXT NOT NULL,
+    ordinal INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    heading TEXT NOT NULL DEFAULT '',
+    source_locator TEXT NOT NULL,
+    parent_id TEXT NOT NULL REFERENCES narrative_parents(parent_id),
+    window_text TEXT,
+    sensitivity INTEGER NOT NULL,
+    content_hash TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS narrative_chunks_doc ON narrative_chunks (library_id, doc_id);
+"""
+
+_LEVELS = {int(level): level for level in Sensitivity}
+_LIBRARY_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+
+
+@dataclass(frozen=True, slots=True)
+class Library:
+    """A named collection of documents; the description is used for routing."""
+
+    library_id: str
+    description: str
+    default_sensitivity: Sensitivity
+    created_at: str
+    generation: int
+    documents: int = 0
+    chunks: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class StoredDocument:
+    """The stored identity of a document, enough to decide whether re-ingest is a no-op."""
+
+    library_id: str
+    doc_id: str
+    title: str
+    content_hash: str
+    fingerprint: str
+    sensitivity: Sensitivity
+
+
+@dataclass(frozen=True, slots=True)
+class StoredChunk:
+    """A child chunk as stored, with its document's metadata and its parent's locator."""
+
+    key: int
+    chunk_id: str
+    doc_id: str
+    library_id: str
+    text: str
+    heading: str
+    title: str
+    source_locator: dict[str, Any]
+    parent_id: str
+    parent_locator: dict[str, Any]
+    window_text: str | None
+    metadata: dict[str, Any]
+    sensitivity: Sensitivity
+    content_hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class IndexRow:
+    """What the lexical index needs of one chunk."""
+
+    key: int
+    title: str
+    heading: str
+    text: str
+    sensitivity: int
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+class ChunkStore:
+    """SQLite-backed store of libraries, documents, parents and chunks."""
+
+    def __init__(self, db_path: Path) -> None:
+        try:
+            self._db = sqlite3.connect(db_path, isolation_level=None, check_same_thread=False)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute("PRAGMA foreign_keys=ON")
+            self._db.executescript(_SCHEMA)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open the chunk store in {db_path}: {exc}") from None
+        row = self._db.execute(
+            "SELECT value FROM narrative_meta WHERE key = 'schema_version'"
+        ).fetchone()
+        if row is None:
+            self._db.execute(
+                "INSERT INTO narrative_meta (key, value) VALUES ('schema_version', ?)",
+                (str(SCHEMA_VERSION),),
+            )
+        elif int(row[0]) != SCHEMA_VERSION:
+            raise StoreError(
+                f"{db_path} holds chunk store schema v{row[0]}, this version reads "
+                f"v{SCHEMA_VERSION}: re-ingest into a new workspace"
+            )
+
+    def close(self) -> None:
+        """Close the database connection."""
+        self._db.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One atomic write: everything inside commits together or not at all."""
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    # libraries ---------------------------------------------------------------------------------
+
+    def create_library(
+        self, name: str, *, description: str = "", default_sensitivity: str | Sensitivity = "public"
+    ) -> Library:
+        """Register a new library; the name must be unused."""
+        if not _LIBRARY_NAME.fullmatch(name):
+            raise ConfigError(
+                f"invalid library name {name!r}: use 1-64 letters, digits, '.', '_' or '-'"
+            )
+        level = Sensitivity.parse(default_sensitivity)
+        if self._library_row(name) is not None:
+            raise ConfigError(f"library {name!r} already exists: pick another name")
+        self._db.execute(
+            "INSERT INTO narrative_libraries (library_id, description, default_sensitivity, "
+            "created_at) VALUES (?, ?, ?, ?)",
+            (name, description, int(level), _now()),
+        )
+        return self.library(name)
+
+    def _library_row(self, name: str) -> tuple[Any, ...] | None:
+        row: tuple[Any, ...] | None = self._db.execute(
+            "SELECT library_id, description, default_sensitivity, created_at, generation, "
+            "(SELECT COUNT(*) FROM narrative_documents d WHERE d.library_id = l.library_id), "
+            "(SELECT COUNT(*) FROM narrative_chunks c WHERE c.library_id = l.library_id) "
+            "FROM narrative_libraries l WHERE library_id = ?",
+            (name,),
+        ).fetchone()
+        return row
+
+    def library(self, name: str) -> Library:
+        """The library called ``name``; the error lists the known libraries."""
+        row = self._library_row(name)
+        if row is None:
+            known = ", ".join(self.library_names()) or "none yet"
+            raise QueryError(
+                f"unknown library {name!r} (known: {known}); create it with "
+                f"'ragspine library create {name}'"
+            )
+        return Library(row[0], row[1], Sensitivity(row[2]), row[3], row[4], row[5], row[6])
+
+    def library_names(self) -> list[str]:
+        """Names of every library, sorted."""
+        rows = self._db.execute("SELECT library_id FROM narrative_libraries ORDER BY library_id")
+        return [row[0] for row in rows]
+
+    def libraries(self) -> list[Library]:
+        """Every library with its document and chunk counts, sorted by name."""
+        return [self.library(name) for name in self.library_names()]
+
+    def generation(self, library_id: str) -> int:
+        """The library's change counter (the lexical index must carry the same number)."""
+        row = self._db.execute(
+            "SELECT generation FROM narrative_libraries WHERE library_id = ?", (library_id,)
+        ).fetchone()
+        return int(row[0]) if row else 0
+
+    def bump_generation(self, library_id: str) -> int:
+        """Advance the library's generation (call inside the writing transaction)."""
+        self._db.execute(
+            "UPDATE narrative_libraries SET generation = generation + 1 WHERE library_id = ?",
+            (library_id,),
+        )
+        return self.generation(library_id)
+
+    # documents ---------------------------------------------------------------------------------
+
+    def document(self, library_id: str, doc_id: str) -> StoredDocument | None:
+        """The stored document, or ``None`` when it was never ingested."""
+        row = self._db.execute(
+            "SELECT title, content_hash, fingerprint, sensitivity FROM narrative_documents "
+            "WHERE library_id = ? AND doc_id = ?",
+            (library_id, doc_id),
+        ).fetchone()
+        if row is None:
+            return None
+        return StoredDocument(library_id, doc_id, row[0], row[1], row[2], Sensitivity(row[3]))
+
+    def chunk_keys(self, library_id: str, doc_id: str) -> list[int]:
+        """Integer keys of a document's chunks."""
+        rows = self._db.execute(
+            "SELECT chunk_key FROM narrative_chunks WHERE library_id = ? AND doc_id = ? "
+            "ORDER BY chunk_key",
+            (library_id, doc_id),
+        )
+        return [row[0] for row in rows]
+
+    def delete_document(self, library_id: str, doc_id: str) -> list[int]:
+        """Remove a document with its parents and chunks; return the removed chunk keys."""
+        keys = self.chunk_keys(library_id, doc_id)
+        self._db.execute(
+            "DELETE FROM narrative_chunks WHERE library_id = ? AND doc_id = ?", (library_id, doc_id)
+        )
+        self._db.execute(
+            "DELETE FROM narrative_parents WHERE library_id = ? AND doc_id = ?",
+            (library_id, doc_id),
+        )
+        self._db.execute(
+            "DELETE FROM narrative_documents WHERE library_id = ? AND doc_id = ?",
+            (library_id, doc_id),
+        )
+        return keys
+
+    def insert_document(
+        self,
+        document: StoredDocument,
+        *,
+        source: str,
+        metadata: dict[str, Any],
+        parents: Sequence[tuple[str, str, dict[str, Any], str]],
+        chunks: Sequence[tuple[str, int, str, str, dict[str, Any], str, str | None, str]],
+    ) -> list[int]:
+        """Insert a document, its parents ``(parent_id, heading, locator, text)`` and chunks.
+
+        Chunks are ``(chunk_id, ordinal, text, heading, locator, parent_id, window_text,
+        content_hash)``. Returns the new chunk keys in chunk order.
+        """
+        library_id, doc_id, level = document.library_id, document.doc_id, int(document.sensitivity)
+        self._db.execute(
+            "INSERT INTO narrative_documents (library_id, doc_id, title, source, content_hash, "
+            "fingerprint, metadata, sensitivity, ingested_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                library_id,
+                doc_id,
+                document.title,
+                source,
+                document.content_hash,
+                document.fingerprint,
+                json.dumps(metadata, sort_keys=True, ensure_ascii=False),
+                level,
+                _now(),
+            ),
+        )
+        self._db.executemany(
+            "INSERT INTO narrative_parents (parent_id, library_id, doc_id, heading, "
+            "parent_locator, text) VALUES (?, ?, ?, ?, ?, ?)",
+            [
+                (pid, library_id, doc_id, heading, json.dumps(loc, ensure_ascii=False), text)
+                for pid, heading, loc, text in parents
+            ],
+        )
+        keys = []
+        for chunk_id, ordinal, text, heading, locator, parent_id, window, digest in chunks:
+            cursor = self._db.execute(
+                "INSERT INTO narrative_chunks (chunk_id, library_id, doc_id, ordinal, text, "
+                "heading, source_locator, parent_id, window_text, sensitivity, content_hash) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    chunk_id,
+                    library_id,
+                    doc_id,
+                    ordinal,
+                    text,
+                    heading,
+                    json.dumps(locator, ensure_ascii=False),
+                    parent_id,
+                    window,
+                    level,
+                    digest,
+                ),
+            )
+            keys.append(int(cursor.lastrowid or 0))
+        return keys
+
+    # reading chunks ----------------------------------------------------------------------------
+
+    def index_rows(self, library_id: str) -> Iterator[IndexRow]:
+        """Every chunk of a library in key order, as the lexical index needs it."""
+        rows = self._db.execute(
+            "SELECT c.chunk_key, d.title, c.heading, c.text, c.sensitivity "
+            "FROM narrative_chunks c JOIN narrative_documents d "
+            "ON d.library_id = c.library_id AND d.doc_id = c.doc_id "
+            "WHERE c.library_id = ? ORDER BY c.chunk_key",
+            (library_id,),
+        )
+        for row in rows:
+            yield IndexRow(*row)
+
+    def chunks_by_key(self, keys: Sequence[int]) -> dict[int, StoredChunk]:
+        """The chunks with the given keys (missing keys are simply absent)."""
+        if not keys:
+            return {}
+        marks = ",".join("?" * len(keys))
+        rows = self._db.execute(
+            "SELECT c.chunk_key, c.chunk_id, c.doc_id, c.library_id, c.text, c.heading, d.title, "
+            "c.source_locator, c.parent_id, p.parent_locator, c.window_text, d.metadata, "
+            "c.sensitivity, c.content_hash FROM narrative_chunks c "
+            "JOIN narrative_documents d ON d.library_id = c.library_id AND d.doc_id = c.doc_id "
+            "JOIN narrative_parents p ON p.parent_id = c.parent_id "
+            f"WHERE c.chunk_key IN ({marks})",
+            list(keys),
+        )
+        shared: dict[str, Any] = {}  # metadata and parent locators repeat across chunks
+
+        def decode_shared(raw: str) -> Any:
+            if raw not in shared:
+                shared[raw] = json.loads(raw)
+            return shared[raw]
+
+        return {
+            row[0]: StoredChunk(
+                key=row[0],
+                chunk_id=row[1],
+                doc_id=row[2],
+                library_id=row[3],
+                text=row[4],
+                heading=row[5],
+                title=row[6],
+                source_locator=json.loads(row[7]),
+                parent_id=row[8],
+                parent_locator=decode_shared(row[9]),
+                window_text=row[10],
+                metadata=decode_shared(row[11]),
+                sensitivity=_LEVELS[row[12]],
+                content_hash=row[13],
+            )
+            for row in rows
+        }
+
+    def parent_text(self, parent_id: str) -> str | None:
+        """A parent's full text (for expansion), or ``None`` when unknown."""
+        row = self._db.execute(
+            "SELECT text FROM narrative_parents WHERE parent_id = ?", (parent_id,)
+        ).fetchone()
+        return None if row is None else str(row[0])
+
+    def counts(self, library_id: str) -> dict[str, int]:
+        """Documents, parents and chunks of a library, and chunks per sensitivity level."""
+        result = {
+            "documents": self._scalar("narrative_documents", library_id),
+            "parents": self._scalar("narrative_parents", library_id),
+            "chunks": self._scalar("narrative_chunks", library_id),
+        }
+        for level, count in self._db.execute(
+            "SELECT sensitivity, COUNT(*) FROM narrative_chunks WHERE library_id = ? "
+            "GROUP BY sensitivity ORDER BY sensitivity",
+            (library_id,),
+        ):
+            result[f"chunks_{Sensitivity(level).label}"] = int(count)
+        return result
+
+    def _scalar(self, table: str, library_id: str) -> int:
+        row = self._db.execute(
+            f"SELECT COUNT(*) FROM {table} WHERE library_id = ?", (library_id,)
+        ).fetchone()
+        return int(row[0])

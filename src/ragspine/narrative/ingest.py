@@ -1,0 +1,363 @@
+"""Atomic, incremental document ingest into a library.
+
+Each document is loaded and chunked entirely in memory first; only then is it written, in one
+transaction that replaces any older version. An unchanged document (same content, metadata,
+sensitivity and chunking options) is a no-op. The lexical indexes follow after the writes commit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from ragspine.errors import IngestError, RagSpineError
+from ragspine.narrative.chunk_store import ChunkStore, IndexRow, Library, StoredDocument
+from ragspine.narrative.chunking import ChunkDraft, ChunkingOptions, ParentDraft, chunk_sections
+from ragspine.narrative.indexes import DEFAULT_FIELDS, LibraryIndexes
+from ragspine.narrative.loaders import (
+    Paragraph,
+    Section,
+    iter_document_files,
+    load_document,
+)
+from ragspine.security import Sensitivity
+
+RESERVED_META_KEYS = ("doc_id", "title", "sensitivity")
+SIDECAR_SUFFIX = ".meta.json"
+BEIR_BATCH = 1000
+DEFAULT_CHUNKING = ChunkingOptions()
+
+
+class IngestStatus(StrEnum):
+    """What happened to one document."""
+
+    ADDED = "added"
+    UNCHANGED = "unchanged"
+    REPLACED = "replaced"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentOutcome:
+    """The result for one source document."""
+
+    source: str
+    doc_id: str
+    status: IngestStatus
+    chunks: int = 0
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class IngestReport:
+    """Outcomes of one ingest run, in input order."""
+
+    library_id: str
+    outcomes: tuple[DocumentOutcome, ...]
+    generation: int
+    created_library: bool = False
+
+    def count(self, status: IngestStatus) -> int:
+        """How many documents ended with ``status``."""
+        return sum(1 for outcome in self.outcomes if outcome.status is status)
+
+    @property
+    def failures(self) -> tuple[DocumentOutcome, ...]:
+        return tuple(o for o in self.outcomes if o.status is IngestStatus.FAILED)
+
+    def summary(self) -> str:
+        """A human-readable summary ending with one line per failure and its reason."""
+        counts = ", ".join(f"{self.count(status)} {status.value}" for status in IngestStatus)
+        lines = [f"library {self.library_id}: {counts}"]
+        lines += [f"  failed {o.source}: {o.reason}" for o in self.failures]
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentSource:
+    """A document ready to chunk: its identity, text sections and what makes it unique."""
+
+    doc_id: str
+    title: str
+    source: str
+    sections: tuple[Section, ...]
+    content_hash: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+    sensitivity: Sensitivity | None = None
+
+
+Progress = Callable[[int, int | None, DocumentOutcome], None]
+
+
+def _digest(*parts: bytes | str) -> str:
+    sha = hashlib.sha256()
+    for part in parts:
+        sha.update(part.encode("utf-8") if isinstance(part, str) else part)
+        sha.update(b"\x00")
+    return sha.hexdigest()
+
+
+def read_sidecar(path: Path) -> dict[str, Any]:
+    """Metadata from ``<file>.meta.json`` beside ``path`` (empty when there is none)."""
+    sidecar = path.with_name(path.name + SIDECAR_SUFFIX)
+    if not sidecar.exists():
+        return {}
+    try:
+        data = json.loads(sidecar.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise IngestError(f"{sidecar}: unreadable metadata sidecar ({exc}); fix the JSON") from None
+    if not isinstance(data, dict):
+        raise IngestError(f"{sidecar}: metadata sidecar must hold a JSON object")
+    return data
+
+
+def parse_meta_pairs(pairs: Iterable[str]) -> dict[str, str]:
+    """Parse ``key=value`` strings (from ``--meta``)."""
+    result = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise IngestError(f"--meta {pair!r}: expected key=value")
+        result[key.strip()] = value.strip()
+    return result
+
+
+class Ingestor:
+    """Writes documents into libraries and keeps the lexical indexes in step."""
+
+    def __init__(self, store: ChunkStore, indexes: LibraryIndexes) -> None:
+        self._store = store
+        self._indexes = indexes
+
+    def _library(self, library_id: str) -> tuple[Library, bool]:
+        if library_id in self._store.library_names():
+            return self._store.library(library_id), False
+        return self._store.create_library(library_id), True
+
+    def ingest_sources(
+        self,
+        library_id: str,
+        sources: Iterable[DocumentSource | DocumentOutcome],
+        *,
+        options: ChunkingOptions = DEFAULT_CHUNKING,
+        total: int | None = None,
+        progress: Progress | None = None,
+        batch_size: int = 1,
+    ) -> IngestReport:
+        """Ingest prepared sources (an outcome in the stream is a failure found while loading).
+
+        Each document is chunked in memory before anything is written; a document that fails
+        becomes a failed outcome and the others go on. Writes are grouped ``batch_size``
+        documents to a transaction; each document's old version is replaced in the same one.
+        """
+        library, created = self._library(library_id)
+        since = self._store.generation(library_id)
+        outcomes: list[DocumentOutcome] = []
+        removed: list[int] = []
+        added: dict[int, IndexRow] = {}
+        batch: list[_Prepared] = []
+        reported = 0
+
+        def flush() -> None:
+            with self._store.transaction():
+                for prepared in batch:
+                    outcomes.append(self._write(library, prepared, removed, added))
+            batch.clear()
+
+        for item in sources:
+            outcome = item if isinstance(item, DocumentOutcome) else None
+            if outcome is None:
+                assert isinstance(item, DocumentSource)
+                outcome, prepared = self._prepare(library, item, options)
+                if prepared is not None:
+                    batch.append(prepared)
+            if outcome is not None:
+                if batch:
+                    flush()
+                outcomes.append(outcome)
+            elif len(batch) >= batch_size:
+                flush()
+            reported = _report(progress, outcomes, reported, total)
+        if batch:
+            flush()
+        _report(progress, outcomes, reported, total)
+        generation = self._store.generation(library_id)
+        if generation != since or not self._indexes.folder(library_id, DEFAULT_FIELDS).exists():
+            self._indexes.apply(
+                library_id, removed, added.values(), since=since, generation=generation
+            )
+        return IngestReport(library_id, tuple(outcomes), generation, created)
+
+    def _prepare(
+        self, library: Library, source: DocumentSource, options: ChunkingOptions
+    ) -> tuple[DocumentOutcome | None, _Prepared | None]:
+        """Decide whether ``source`` changed and chunk it; nothing is written here."""
+        level = (
+            source.sensitivity if source.sensitivity is not None else library.default_sensitivity
+        )
+        fingerprint = _digest(
+            source.content_hash,
+            json.dumps(source.metadata, sort_keys=True, ensure_ascii=False, default=str),
+            str(int(level)),
+            source.title,
+            options.signature,
+        )
+        previous = self._store.document(library.library_id, source.doc_id)
+        if previous is not None and previous.fingerprint == fingerprint:
+            return DocumentOutcome(source.source, source.doc_id, IngestStatus.UNCHANGED), None
+        try:
+            if not any(p.text.strip() for sec in source.sections for p in sec.paragraphs):
+                raise IngestError(f"{source.source}: no text to ingest")
+            parents, chunks = chunk_sections(source.sections, source.source, options)
+        except Exception as exc:  # any failure of one document must not stop the others
+            reason = str(exc) if isinstance(exc, RagSpineError) else f"{type(exc).__name__}: {exc}"
+            failed = DocumentOutcome(source.source, source.doc_id, IngestStatus.FAILED, 0, reason)
+            return failed, None
+        return None, _Prepared(source, level, fingerprint, parents, chunks)
+
+    def _write(
+        self,
+        library: Library,
+        prepared: _Prepared,
+        removed: list[int],
+        added: dict[int, IndexRow],
+    ) -> DocumentOutcome:
+        """Replace one document inside the caller's transaction; record index changes."""
+        source, level, fingerprint = prepared.source, prepared.level, prepared.fingerprint
+        previous = self._store.document(library.library_id, source.doc_id)
+        if previous is not None and previous.fingerprint == fingerprint:  # a duplicate in a batch
+            return DocumentOutcome(source.source, source.doc_id, IngestStatus.UNCHANGED)
+        prefix = f"{library.library_id}:{source.doc_id}"
+        if previous is not None:
+            for key in self._store.delete_document(library.library_id, source.doc_id):
+                if added.pop(key, None) is None:
+                    removed.append(key)
+        chunks = prepared.chunks
+        keys = self._store.insert_document(
+            StoredDocument(
+                library.library_id, source.doc_id, source.title, source.content_hash,
+                fingerprint, level,
+            ),
+            source=source.source,
+            metadata=source.metadata,
+            parents=[
+                (f"{prefix}#p{p.ordinal}", p.heading, p.locator, p.text) for p in prepared.parents
+            ],
+            chunks=[
+                (
+                    f"{prefix}#{c.ordinal}", c.ordinal, c.text, c.heading, c.locator,
+                    f"{prefix}#p{c.parent_ordinal}", c.window_text, _digest(c.text)[:32],
+                )
+                for c in chunks
+            ],
+        )  # fmt: skip
+        for key, chunk in zip(keys, chunks, strict=True):
+            added[key] = IndexRow(key, source.title, chunk.heading, chunk.text, int(level))
+        self._store.bump_generation(library.library_id)
+        status = IngestStatus.REPLACED if previous is not None else IngestStatus.ADDED
+        return DocumentOutcome(source.source, source.doc_id, status, len(chunks))
+
+
+@dataclass(frozen=True, slots=True)
+class _Prepared:
+    """A changed document, chunked and ready to write."""
+
+    source: DocumentSource
+    level: Sensitivity
+    fingerprint: str
+    parents: list[ParentDraft]
+    chunks: list[ChunkDraft]
+
+
+def _report(
+    progress: Progress | None, outcomes: list[DocumentOutcome], reported: int, total: int | None
+) -> int:
+    """Tell ``progress`` about outcomes not yet reported; return the new reported count."""
+    if progress is not None:
+        for index in range(reported, len(outcomes)):
+            progress(index + 1, total, outcomes[index])
+    return len(outcomes)
+
+
+def file_sources(
+    paths: Iterable[str | Path],
+    *,
+    metadata: Mapping[str, Any] | None = None,
+    sensitivity: str | Sensitivity | None = None,
+) -> Iterator[DocumentSource | DocumentOutcome]:
+    """Load every supported file under ``paths``; a file that fails becomes a failed outcome.
+
+    The document id is the path relative to the folder given (or the file name for a file
+    given directly) unless the sidecar sets ``doc_id``. Explicit ``sensitivity`` beats the
+    sidecar's, which beats the library default; ``metadata`` overrides sidecar keys.
+    """
+    explicit = Sensitivity.parse(sensitivity) if sensitivity is not None else None
+    for root in map(Path, paths):
+        if not root.exists():
+            yield DocumentOutcome(str(root), "", IngestStatus.FAILED, 0, "no such file or folder")
+            continue
+        for path in iter_document_files(root):
+            doc_id = path.name if root.is_file() else path.relative_to(root).as_posix()
+            try:
+                meta = {**read_sidecar(path), **(metadata or {})}
+                doc_id = str(meta.pop("doc_id", doc_id))
+                title = meta.pop("title", None)
+                raw_level = meta.pop("sensitivity", None)
+                level = explicit
+                if level is None and raw_level is not None:
+                    level = Sensitivity.parse(raw_level)
+                loaded = load_document(path)
+            except RagSpineError as exc:
+                yield DocumentOutcome(str(path), doc_id, IngestStatus.FAILED, 0, str(exc))
+                continue
+            except Exception as exc:  # a third-party loader failed: report it, go on
+                reason = f"{path}: loader failed ({type(exc).__name__}: {exc})"
+                yield DocumentOutcome(str(path), doc_id, IngestStatus.FAILED, 0, reason)
+                continue
+            yield DocumentSource(
+                doc_id=doc_id,
+                title=str(title or loaded.title),
+                source=str(path),
+                sections=loaded.sections,
+                content_hash=_digest(loaded.content),
+                metadata=meta,
+                sensitivity=level,
+            )
+
+
+def beir_corpus(folder: Path) -> Path:
+    """The ``corpus.jsonl`` of a BEIR folder (or the file itself); an error when missing."""
+    corpus = folder / "corpus.jsonl" if folder.is_dir() else folder
+    if not corpus.is_file():
+        raise IngestError(f"{corpus}: not found; pass a BEIR folder holding corpus.jsonl")
+    return corpus
+
+
+def beir_sources(corpus: Path) -> Iterator[DocumentSource | DocumentOutcome]:
+    """Documents of a BEIR ``corpus.jsonl`` (``_id``, ``title``, ``text``)."""
+    with corpus.open(encoding="utf-8") as lines:
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+                doc_id = str(record["_id"])
+            except (ValueError, KeyError, TypeError):
+                reason = f"{corpus}:{number}: not a JSON object with an _id"
+                yield DocumentOutcome(f"{corpus}:{number}", "", IngestStatus.FAILED, 0, reason)
+                continue
+            title, text = str(record.get("title") or ""), str(record.get("text") or "")
+            metadata = record.get("metadata") if isinstance(record.get("metadata"), dict) else {}
+            yield DocumentSource(
+                doc_id=doc_id,
+                title=title,
+                source=corpus.name,
+                sections=(Section((), (Paragraph(text.strip() or title),)),),
+                content_hash=_digest(title, text),
+                metadata=dict(metadata or {}),
+            )

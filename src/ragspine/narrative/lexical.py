@@ -1,0 +1,503 @@
+"""A persistent, incremental BM25 index over integer chunk keys, in pure numpy.
+
+Layout of the index folder: ``lexical.json`` (format version, BM25 parameters, analyzer,
+generation and the list of segment files) plus immutable segment files ``seg-NNNNNN.npz`` and
+their tombstone files ``seg-NNNNNN.del-NNNNNN.npy``. :meth:`LexicalIndex.commit` writes new files
+first and switches to them by renaming the manifest, so a crash leaves the previous commit intact.
+Adding documents creates a new segment; segments of similar size are merged as they accumulate.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+from collections import Counter
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import numpy as np
+import numpy.typing as npt
+
+from ragspine.errors import IngestError, QueryError, StoreError
+from ragspine.narrative import bm25
+from ragspine.narrative.analysis import Analyzer
+from ragspine.narrative.segments import (
+    Segment,
+    SegmentBuilder,
+    merge_segments,
+    read_segment,
+    write_deletions,
+    write_file_atomically,
+    write_segment,
+)
+from ragspine.security import Sensitivity
+
+MANIFEST = "lexical.json"
+FORMAT = "ragspine-lexical"
+FORMAT_VERSION = 1
+MERGE_FACTOR = 4
+"""Segments whose live sizes fall in the same power-of-4 tier are merged once there are 4."""
+MAX_DEAD_FRACTION = 0.3
+"""A segment with more tombstones than this fraction is rewritten without them at commit."""
+
+_FILE_NUMBER = re.compile(r"(?:seg|del)-(\d+)")
+_KEY_MIN, _KEY_MAX = -(2**63), 2**63 - 1
+_LEVELS = frozenset(int(level) for level in Sensitivity)
+
+
+@dataclass(frozen=True, slots=True)
+class _View:
+    """Arrays over all segments, concatenated in segment order (one row per document)."""
+
+    offsets: tuple[int, ...]
+    keys: npt.NDArray[np.int64]
+    levels: npt.NDArray[np.int8]
+    norms: npt.NDArray[np.float64]
+    n_live: int
+    sorted_live_keys: npt.NDArray[np.int64]
+    sorted_live_rows: npt.NDArray[np.int64]
+
+    def rows_of(self, keys: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """Rows of the live documents among ``keys`` (absent keys are skipped)."""
+        if len(self.sorted_live_keys) == 0:
+            return np.empty(0, dtype=np.int64)
+        pos = np.searchsorted(self.sorted_live_keys, keys)
+        pos = np.minimum(pos, len(self.sorted_live_keys) - 1)
+        found = self.sorted_live_keys[pos] == keys
+        return self.sorted_live_rows[pos[found]]
+
+
+class LexicalIndex:
+    """BM25 search over integer keys with sensitivity levels; open it with :meth:`open`."""
+
+    def __init__(
+        self,
+        folder: Path,
+        *,
+        k1: float,
+        b: float,
+        analyzer: Analyzer,
+        generation: int = 0,
+        segments: Sequence[Segment] = (),
+        next_file: int = 1,
+    ) -> None:
+        self.folder = folder
+        self.k1, self.b = bm25.validate_params(k1, b)
+        self.analyzer = analyzer
+        self._generation = generation
+        self._segments: list[Segment] = list(segments)
+        self._next_file = next_file
+        self._pending = SegmentBuilder()
+        self._pending_keys: set[int] = set()
+        self._view: _View | None = None
+
+    @classmethod
+    def open(
+        cls,
+        folder: Path | str,
+        *,
+        k1: float = bm25.DEFAULT_K1,
+        b: float = bm25.DEFAULT_B,
+        analyzer: Analyzer | None = None,
+        recreate_if_incompatible: bool = False,
+    ) -> LexicalIndex:
+        """Open the index in ``folder`` (an empty one, generation 0, if there is none yet).
+
+        ``analyzer=None`` means the analyzer the index was built with (English defaults for a new
+        index). An index written with other ``k1``/``b``, another analyzer or another format
+        version, or a damaged one, raises :class:`StoreError`, unless ``recreate_if_incompatible``
+        is set: then an empty index (generation 0) is returned and the old files are replaced at
+        the next commit.
+        """
+        folder = Path(folder)
+        k1, b = bm25.validate_params(k1, b)
+        if folder.exists() and not folder.is_dir():
+            raise StoreError(f"lexical index path {folder} is a file: pass a folder")
+        manifest_path = folder / MANIFEST
+        if not manifest_path.exists():
+            return cls(folder, k1=k1, b=b, analyzer=analyzer or Analyzer())
+        try:
+            return cls._load(folder, k1, b, analyzer)
+        except StoreError:
+            if not recreate_if_incompatible:
+                raise
+        return cls(
+            folder, k1=k1, b=b, analyzer=analyzer or Analyzer(), next_file=_next_free_file(folder)
+        )
+
+    @classmethod
+    def _load(cls, folder: Path, k1: float, b: float, analyzer: Analyzer | None) -> LexicalIndex:
+        manifest_path = folder / MANIFEST
+        manifest = _read_manifest(manifest_path)
+        problem = _incompatibility(manifest, k1, b, analyzer)
+        if problem is not None:
+            raise StoreError(
+                f"lexical index at {folder} {problem}: rebuild it (open it with "
+                f"recreate_if_incompatible=True and re-add every chunk, or delete {folder})"
+            )
+        segments = [
+            read_segment(
+                folder / f"{entry['name']}.npz",
+                folder / entry["deletions"] if entry.get("deletions") else None,
+            )
+            for entry in manifest["segments"]
+        ]
+        return cls(
+            folder,
+            k1=k1,
+            b=b,
+            analyzer=Analyzer.from_config(manifest["analyzer"]),
+            generation=_int_field(manifest, "generation", manifest_path),
+            segments=segments,
+            next_file=_int_field(manifest, "next_file", manifest_path),
+        )
+
+    @property
+    def generation(self) -> int:
+        """The generation passed to the last successful :meth:`commit` (0 for a new index)."""
+        return self._generation
+
+    @property
+    def segment_count(self) -> int:
+        """Number of segments searched (after pending documents are flushed)."""
+        self._flush()
+        return len(self._segments)
+
+    def __len__(self) -> int:
+        """Number of live documents, pending ones included."""
+        return self._state().n_live + len(self._pending)
+
+    def __contains__(self, key: object) -> bool:
+        if not isinstance(key, int):
+            return False
+        if key in self._pending_keys:
+            return True
+        return len(self._state().rows_of(np.asarray([key], dtype=np.int64))) > 0
+
+    def add(self, keys: Sequence[int], texts: Sequence[str], levels: Sequence[int]) -> None:
+        """Analyze and add documents; visible to :meth:`search` now, durable after commit."""
+        if not len(keys) == len(texts) == len(levels):
+            raise IngestError(
+                f"add() needs as many keys, texts and levels, got {len(keys)}, {len(texts)}, "
+                f"{len(levels)}"
+            )
+        checked_keys = [_check_key(key) for key in keys]
+        checked_levels = [_check_level(level, key) for key, level in zip(keys, levels, strict=True)]
+        for key, text in zip(checked_keys, texts, strict=True):
+            if not isinstance(text, str):
+                raise IngestError(f"text of key {key} must be a string, got {type(text).__name__}")
+        batch = set(checked_keys)
+        if len(batch) != len(checked_keys):
+            dupes = sorted(k for k, n in Counter(checked_keys).items() if n > 1)
+            raise IngestError(f"keys {dupes[:5]} appear more than once in one add() call")
+        clash = batch & self._pending_keys
+        if not clash:
+            existing = self._state().rows_of(np.fromiter(batch, dtype=np.int64, count=len(batch)))
+            clash = {int(k) for k in self._state().keys[existing]}
+        if clash:
+            raise IngestError(
+                f"keys {sorted(clash)[:5]} are already in the lexical index: remove them first"
+            )
+        analyze, pending = self.analyzer.tokens, self._pending
+        for key, text, level in zip(checked_keys, texts, checked_levels, strict=True):
+            pending.add(key, analyze(text), level)
+        self._pending_keys |= batch
+
+    def remove(self, keys: Collection[int]) -> int:
+        """Delete documents by key (unknown keys are ignored); returns how many were removed."""
+        self._flush()
+        view = self._state()
+        wanted = np.fromiter((_check_key(k) for k in keys), dtype=np.int64, count=len(keys))
+        rows = view.rows_of(np.unique(wanted))
+        if len(rows) == 0:
+            return 0
+        seg_of_row = np.searchsorted(np.asarray(view.offsets), rows, side="right") - 1
+        for row, seg_index in zip(rows.tolist(), seg_of_row.tolist(), strict=True):
+            self._segments[seg_index].kill(row - view.offsets[seg_index])
+        self._view = None
+        return len(rows)
+
+    def rebuild(self, keys: Sequence[int], texts: Sequence[str], levels: Sequence[int]) -> None:
+        """Replace the whole content with these documents (durable after :meth:`commit`)."""
+        self._segments = []
+        self._pending = SegmentBuilder()
+        self._pending_keys = set()
+        self._view = None
+        self.add(keys, texts, levels)
+
+    def commit(self, generation: int) -> None:
+        """Persist every change atomically and record ``generation`` (an int >= 0)."""
+        if isinstance(generation, bool) or not isinstance(generation, int) or generation < 0:
+            raise StoreError(f"commit generation must be an integer >= 0, got {generation!r}")
+        self._flush()
+        fresh = [s for s in self._segments if s.name is None]
+        segments = [s for s in self._segments if s.name is not None]
+        if len(fresh) > 1:
+            fresh = [merge_segments(fresh)]
+        segments = [s for s in segments + fresh if s.n_live > 0]
+        segments = _apply_merge_policy(segments)
+        next_file = self._next_file
+        plan: list[tuple[Segment, str, str | None]] = []
+        self.folder.mkdir(parents=True, exist_ok=True)
+        for seg in segments:
+            name = seg.name
+            if name is None:
+                name = f"seg-{next_file:06d}"
+                next_file += 1
+                write_file_atomically(self.folder / f"{name}.npz", partial(write_segment, seg))
+            deletions = seg.deletions_file if seg.n_dead else None
+            if seg.n_dead and (seg.deletions_dirty or deletions is None):
+                deletions = f"{name}.del-{next_file:06d}.npy"
+                next_file += 1
+                write_file_atomically(self.folder / deletions, partial(write_deletions, seg))
+            plan.append((seg, name, deletions))
+        manifest = {
+            "format": FORMAT,
+            "version": FORMAT_VERSION,
+            "k1": self.k1,
+            "b": self.b,
+            "analyzer": self.analyzer.to_config(),
+            "generation": generation,
+            "next_file": next_file,
+            "documents": sum(seg.n_live for seg in segments),
+            "segments": [
+                {"name": name, "deletions": deletions, "documents": seg.n_docs}
+                for seg, name, deletions in plan
+            ],
+        }
+        _fsync_dir(self.folder)
+        payload = json.dumps(manifest, indent=1).encode("utf-8")
+
+        def write_manifest(out: BinaryIO) -> None:
+            out.write(payload)
+
+        write_file_atomically(self.folder / MANIFEST, write_manifest)
+        _fsync_dir(self.folder)
+        for seg, name, deletions in plan:
+            seg.name, seg.deletions_file, seg.deletions_dirty = name, deletions, False
+        self._segments = segments
+        self._generation = generation
+        self._next_file = next_file
+        self._view = None
+        self._remove_unreferenced(
+            {f"{name}.npz" for _, name, _ in plan}
+            | {deletions for _, _, deletions in plan if deletions}
+        )
+
+    def search(
+        self,
+        query: str,
+        top_k: int,
+        *,
+        max_level: int,
+        allowed: Collection[int] | None = None,
+    ) -> list[tuple[int, float]]:
+        """Best ``top_k`` (key, score) pairs for ``query``: score descending, then key ascending.
+
+        Only documents with level <= ``max_level`` and, when ``allowed`` is given, a key in it
+        are considered, before the top-k cut; documents matching no query term are never returned.
+        """
+        if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 0:
+            raise QueryError(f"top_k must be an integer >= 0, got {top_k!r}")
+        if isinstance(max_level, bool) or not isinstance(max_level, int):
+            raise QueryError(f"max_level must be an integer sensitivity level, got {max_level!r}")
+        self._flush()
+        view = self._state()
+        qterms = Counter(self.analyzer.tokens(query))
+        if top_k == 0 or not qterms or view.n_live == 0:
+            return []
+        scores = np.zeros(len(view.keys), dtype=np.float64)
+        touched: list[npt.NDArray[np.int32]] = []
+        for term in sorted(qterms):
+            rows_parts, tf_parts = [], []
+            for seg, offset in zip(self._segments, view.offsets, strict=False):
+                docs, tf = seg.postings(term)
+                if len(docs):
+                    rows_parts.append(docs + offset if offset else docs)
+                    tf_parts.append(tf)
+            if not rows_parts:
+                continue
+            rows = rows_parts[0] if len(rows_parts) == 1 else np.concatenate(rows_parts)
+            tf = tf_parts[0] if len(tf_parts) == 1 else np.concatenate(tf_parts)
+            weight = qterms[term] * float(bm25.idf(len(rows), view.n_live))
+            scores[rows] += bm25.term_scores(tf, view.norms[rows], weight)
+            touched.append(rows)
+        if not touched:
+            return []
+        # Few matches: sorting them beats scanning every row for non-zero scores.
+        if sum(len(rows) for rows in touched) * 8 < len(scores):
+            candidates = np.unique(np.concatenate(touched)).astype(np.int64)
+        else:
+            candidates = np.flatnonzero(scores)
+        candidates = candidates[view.levels[candidates] <= max_level]
+        if allowed is not None:
+            wanted = np.fromiter(allowed, dtype=np.int64, count=len(allowed))
+            mask = np.zeros(len(view.keys), dtype=bool)
+            mask[view.rows_of(wanted)] = True
+            candidates = candidates[mask[candidates]]
+        cand_scores = scores[candidates]
+        cand_keys = view.keys[candidates]
+        best = bm25.top_k(cand_scores, cand_keys, top_k)
+        return list(zip(cand_keys[best].tolist(), cand_scores[best].tolist(), strict=True))
+
+    def _flush(self) -> None:
+        """Turn pending documents into an in-memory segment."""
+        if not len(self._pending):
+            return
+        self._segments.append(self._pending.build())
+        self._pending = SegmentBuilder()
+        self._pending_keys = set()
+        self._view = None
+
+    def _state(self) -> _View:
+        if self._view is None:
+            self._view = _make_view(self._segments, self.k1, self.b)
+        return self._view
+
+    def _remove_unreferenced(self, referenced: set[str]) -> None:
+        for path in self.folder.iterdir():
+            name = path.name
+            ours = name.startswith("seg-") or name.endswith(".tmp")
+            if ours and name not in referenced:
+                with contextlib.suppress(OSError):
+                    path.unlink()
+
+
+def _make_view(segments: Sequence[Segment], k1: float, b: float) -> _View:
+    offsets, total = [], 0
+    for seg in segments:
+        offsets.append(total)
+        total += seg.n_docs
+    if segments:
+        keys = np.concatenate([s.keys for s in segments])
+        levels = np.concatenate([s.levels for s in segments])
+        lengths = np.concatenate([s.lengths for s in segments])
+        live = np.concatenate([s.live for s in segments])
+    else:
+        keys, levels = np.empty(0, np.int64), np.empty(0, np.int8)
+        lengths, live = np.empty(0, np.int32), np.empty(0, bool)
+    live_rows = np.flatnonzero(live)
+    n_live = len(live_rows)
+    total_length = int(lengths[live].sum(dtype=np.int64))
+    avgdl = total_length / n_live if n_live else 0.0
+    order = np.argsort(keys[live_rows], kind="stable")
+    return _View(
+        offsets=tuple(offsets),
+        keys=keys,
+        levels=levels,
+        norms=bm25.length_norms(lengths, avgdl, k1, b),
+        n_live=n_live,
+        sorted_live_keys=keys[live_rows][order],
+        sorted_live_rows=live_rows[order],
+    )
+
+
+def _tier(n: int) -> int:
+    tier = 0
+    while n >= MERGE_FACTOR:
+        n //= MERGE_FACTOR
+        tier += 1
+    return tier
+
+
+def _apply_merge_policy(segments: list[Segment]) -> list[Segment]:
+    """Merge same-tier segments once MERGE_FACTOR accumulate; compact tombstone-heavy ones."""
+    segments = [
+        merge_segments([s]) if s.n_dead > MAX_DEAD_FRACTION * s.n_docs else s for s in segments
+    ]
+    while True:
+        tiers: dict[int, list[Segment]] = {}
+        for seg in segments:
+            tiers.setdefault(_tier(seg.n_live), []).append(seg)
+        group = next((g for _, g in sorted(tiers.items()) if len(g) >= MERGE_FACTOR), None)
+        if group is None:
+            return segments
+        merged = merge_segments(group)
+        segments = [s for s in segments if all(s is not g for g in group)] + [merged]
+
+
+def _read_manifest(path: Path) -> dict[str, Any]:
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise StoreError(
+            f"lexical index manifest {path} cannot be read ({exc}): delete {path.parent} and "
+            "rebuild the index from the chunk store"
+        ) from exc
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise StoreError(
+            f"{path} is not a RAGSpine lexical index manifest: delete {path.parent} and rebuild"
+        )
+    return manifest
+
+
+def _incompatibility(
+    manifest: dict[str, Any], k1: float, b: float, analyzer: Analyzer | None
+) -> str | None:
+    """Why an index with this manifest cannot be opened with these options, or None."""
+    version = manifest.get("version")
+    if version != FORMAT_VERSION:
+        return (
+            f"has on-disk format version {version!r} but this RAGSpine reads version "
+            f"{FORMAT_VERSION}"
+        )
+    if manifest.get("k1") != k1 or manifest.get("b") != b:
+        return (
+            f"was built with k1={manifest.get('k1')!r}, b={manifest.get('b')!r} but k1={k1!r}, "
+            f"b={b!r} were asked for"
+        )
+    stored = manifest.get("analyzer")
+    if not isinstance(stored, dict) or stored.get("version") != Analyzer().to_config()["version"]:
+        return f"was built with analyzer {stored!r}, which this RAGSpine cannot reproduce"
+    if analyzer is not None and analyzer.to_config() != stored:
+        return f"was built with analyzer {stored!r} but {analyzer.to_config()!r} was asked for"
+    if not isinstance(manifest.get("segments"), list):
+        return "has a manifest without a segment list"
+    return None
+
+
+def _int_field(manifest: dict[str, Any], field: str, path: Path) -> int:
+    value = manifest.get(field)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise StoreError(
+            f"{path} has an invalid {field} {value!r}: delete {path.parent} and rebuild"
+        )
+    return value
+
+
+def _check_key(key: object) -> int:
+    if isinstance(key, bool) or not isinstance(key, int | np.integer):
+        raise IngestError(f"lexical index keys must be integers, got {key!r}")
+    value = int(key)
+    if not _KEY_MIN <= value <= _KEY_MAX:
+        raise IngestError(f"lexical index key {value} does not fit in 64 bits")
+    return value
+
+
+def _check_level(level: object, key: object) -> int:
+    if isinstance(level, bool) or not isinstance(level, int | np.integer) or level not in _LEVELS:
+        raise IngestError(
+            f"sensitivity level of key {key!r} must be one of {sorted(_LEVELS)}, got {level!r}"
+        )
+    return int(level)
+
+
+def _next_free_file(folder: Path) -> int:
+    """A file number above every ``seg-NNNNNN`` name in ``folder``."""
+    numbers = [int(n) for p in folder.iterdir() for n in _FILE_NUMBER.findall(p.name)]
+    return max(numbers, default=0) + 1
+
+
+def _fsync_dir(folder: Path) -> None:
+    if os.name != "posix":
+        return
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -1,0 +1,270 @@
+"""Immutable index segments: per-term postings of a batch of documents, plus a live mask.
+
+A segment holds documents (key, length, sensitivity level) and, for each of its terms, the rows
+and term frequencies of the documents containing it (CSR layout). Segments never change after
+they are built except for their live mask (tombstones); merging rewrites live documents into a
+new segment. Files are numpy ``.npz`` / ``.npy`` read with ``allow_pickle=False``.
+"""
+
+from __future__ import annotations
+
+import os
+from array import array
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import BinaryIO
+
+import numpy as np
+import numpy.typing as npt
+
+from ragspine.errors import StoreError
+
+KEY_DTYPE = np.int64
+_ARRAYS = ("keys", "lengths", "levels", "terms", "term_ptr", "post_docs", "post_tf")
+
+
+class Segment:
+    """One batch of documents with its postings; only ``live`` changes after construction."""
+
+    __slots__ = (
+        "deletions_dirty",
+        "deletions_file",
+        "keys",
+        "lengths",
+        "levels",
+        "live",
+        "n_dead",
+        "name",
+        "post_docs",
+        "post_tf",
+        "term_ptr",
+        "terms",
+        "vocab",
+    )
+
+    def __init__(
+        self,
+        keys: npt.NDArray[np.int64],
+        lengths: npt.NDArray[np.int32],
+        levels: npt.NDArray[np.int8],
+        terms: list[str],
+        term_ptr: npt.NDArray[np.int64],
+        post_docs: npt.NDArray[np.int32],
+        post_tf: npt.NDArray[np.int32],
+    ) -> None:
+        self.keys = keys
+        self.lengths = lengths
+        self.levels = levels
+        self.terms = terms
+        self.vocab = {term: i for i, term in enumerate(terms)}
+        self.term_ptr = term_ptr
+        self.post_docs = post_docs
+        self.post_tf = post_tf
+        self.live = np.ones(len(keys), dtype=bool)
+        self.n_dead = 0
+        self.name: str | None = None
+        self.deletions_file: str | None = None
+        self.deletions_dirty = False
+
+    @property
+    def n_docs(self) -> int:
+        return len(self.keys)
+
+    @property
+    def n_live(self) -> int:
+        return len(self.keys) - self.n_dead
+
+    def kill(self, row: int) -> None:
+        """Mark the document at ``row`` deleted."""
+        if self.live[row]:
+            self.live[row] = False
+            self.n_dead += 1
+            self.deletions_dirty = True
+
+    def postings(self, term: str) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]:
+        """Live rows containing ``term`` and their term frequencies."""
+        i = self.vocab.get(term)
+        if i is None:
+            return _EMPTY_I32, _EMPTY_I32
+        start, end = self.term_ptr[i], self.term_ptr[i + 1]
+        docs, tf = self.post_docs[start:end], self.post_tf[start:end]
+        if self.n_dead:
+            keep = self.live[docs]
+            return docs[keep], tf[keep]
+        return docs, tf
+
+
+_EMPTY_I32: npt.NDArray[np.int32] = np.empty(0, dtype=np.int32)
+
+
+class SegmentBuilder:
+    """Collects analyzed documents compactly until they become a :class:`Segment`."""
+
+    __slots__ = ("keys", "lengths", "levels", "rows", "term_ids", "tfs", "vocab")
+
+    def __init__(self) -> None:
+        self.keys: list[int] = []
+        self.lengths = array("i")
+        self.levels = array("b")
+        self.vocab: dict[str, int] = {}
+        self.term_ids = array("q")
+        self.rows = array("i")
+        self.tfs = array("i")
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def add(self, key: int, tokens: Sequence[str], level: int) -> None:
+        """Append one document given its tokens."""
+        counts = Counter(tokens)
+        intern = self.vocab.setdefault
+        vocab = self.vocab
+        self.term_ids.extend([intern(term, len(vocab)) for term in counts])
+        self.tfs.extend(counts.values())
+        self.rows.extend([len(self.keys)] * len(counts))
+        self.keys.append(key)
+        self.lengths.append(len(tokens))
+        self.levels.append(level)
+
+    def build(self) -> Segment:
+        """The segment holding every document added so far."""
+        return _csr(
+            np.asarray(self.keys, dtype=KEY_DTYPE),
+            np.frombuffer(self.lengths, dtype=np.int32).copy(),
+            np.frombuffer(self.levels, dtype=np.int8).copy(),
+            list(self.vocab),
+            np.frombuffer(self.term_ids, dtype=np.int64),
+            np.frombuffer(self.rows, dtype=np.int32),
+            np.frombuffer(self.tfs, dtype=np.int32),
+        )
+
+
+def merge_segments(segments: Sequence[Segment]) -> Segment:
+    """One new segment with the live documents of ``segments`` (tombstoned ones dropped)."""
+    vocab: dict[str, int] = {}
+    parts_terms, parts_rows, parts_tf = [], [], []
+    keys, lengths, levels = [], [], []
+    offset = 0
+    for seg in segments:
+        term_map = np.fromiter(
+            (vocab.setdefault(t, len(vocab)) for t in seg.terms),
+            dtype=np.int64,
+            count=len(seg.terms),
+        )
+        new_row = np.cumsum(seg.live, dtype=np.int64) - 1 + offset
+        posting_term = np.repeat(np.arange(len(seg.terms)), np.diff(seg.term_ptr))
+        keep = seg.live[seg.post_docs]
+        parts_terms.append(term_map[posting_term[keep]])
+        parts_rows.append(new_row[seg.post_docs[keep]].astype(np.int32))
+        parts_tf.append(seg.post_tf[keep])
+        keys.append(seg.keys[seg.live])
+        lengths.append(seg.lengths[seg.live])
+        levels.append(seg.levels[seg.live])
+        offset += seg.n_live
+    return _csr(
+        np.concatenate(keys) if keys else np.empty(0, dtype=KEY_DTYPE),
+        np.concatenate(lengths) if lengths else np.empty(0, dtype=np.int32),
+        np.concatenate(levels) if levels else np.empty(0, dtype=np.int8),
+        list(vocab),
+        np.concatenate(parts_terms) if parts_terms else np.empty(0, dtype=np.int64),
+        np.concatenate(parts_rows) if parts_rows else _EMPTY_I32,
+        np.concatenate(parts_tf) if parts_tf else _EMPTY_I32,
+    )
+
+
+def _csr(
+    keys: npt.NDArray[np.int64],
+    lengths: npt.NDArray[np.int32],
+    levels: npt.NDArray[np.int8],
+    terms: list[str],
+    term_ids: npt.NDArray[np.int64],
+    rows: npt.NDArray[np.int32],
+    tfs: npt.NDArray[np.int32],
+) -> Segment:
+    """Group postings by term (rows ascending within a term), dropping terms with none."""
+    counts = np.bincount(term_ids, minlength=len(terms))
+    used = counts > 0
+    if not used.all():
+        remap = np.cumsum(used) - 1
+        term_ids = remap[term_ids]
+        terms = [t for t, u in zip(terms, used.tolist(), strict=True) if u]
+        counts = counts[used]
+    order = np.lexsort((rows, term_ids))
+    term_ptr = np.zeros(len(terms) + 1, dtype=np.int64)
+    np.cumsum(counts, out=term_ptr[1:])
+    return Segment(keys, lengths, levels, terms, term_ptr, rows[order], tfs[order])
+
+
+def write_segment(segment: Segment, out: BinaryIO) -> None:
+    """Write the immutable part of ``segment`` as an uncompressed ``.npz``."""
+    blob = "\n".join(segment.terms).encode("utf-8")
+    np.savez(
+        out,
+        keys=segment.keys,
+        lengths=segment.lengths,
+        levels=segment.levels,
+        terms=np.frombuffer(blob, dtype=np.uint8),
+        term_ptr=segment.term_ptr,
+        post_docs=segment.post_docs,
+        post_tf=segment.post_tf,
+    )
+
+
+def read_segment(path: Path, deletions: Path | None) -> Segment:
+    """Load a segment file and its tombstones; a damaged file raises :class:`StoreError`."""
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            arrays = {name: data[name] for name in _ARRAYS}
+        dead = np.load(deletions, allow_pickle=False) if deletions is not None else None
+    except (OSError, ValueError, KeyError) as exc:
+        raise StoreError(
+            f"lexical index file {path.name} in {path.parent} is missing or damaged ({exc}): "
+            "delete that folder and rebuild the index from the chunk store"
+        ) from exc
+    blob = arrays["terms"].tobytes().decode("utf-8")
+    terms = blob.split("\n") if len(arrays["term_ptr"]) > 1 else []
+    segment = Segment(
+        arrays["keys"].astype(KEY_DTYPE, copy=False),
+        arrays["lengths"].astype(np.int32, copy=False),
+        arrays["levels"].astype(np.int8, copy=False),
+        terms,
+        arrays["term_ptr"].astype(np.int64, copy=False),
+        arrays["post_docs"].astype(np.int32, copy=False),
+        arrays["post_tf"].astype(np.int32, copy=False),
+    )
+    n = segment.n_docs
+    consistent = (
+        len(segment.lengths) == n == len(segment.levels)
+        and len(terms) == len(segment.term_ptr) - 1
+        and int(segment.term_ptr[-1]) == len(segment.post_docs) == len(segment.post_tf)
+        and (len(segment.post_docs) == 0 or int(segment.post_docs.max()) < n)
+    )
+    if dead is not None:
+        consistent = consistent and (len(dead) == 0 or int(dead.max()) < n)
+    if not consistent:
+        raise StoreError(
+            f"lexical index file {path.name} in {path.parent} is inconsistent: "
+            "delete that folder and rebuild the index from the chunk store"
+        )
+    if dead is not None and len(dead):
+        segment.live[dead] = False
+        segment.n_dead = int(np.count_nonzero(~segment.live))
+    segment.name = path.stem
+    segment.deletions_file = deletions.name if deletions is not None else None
+    return segment
+
+
+def write_deletions(segment: Segment, out: BinaryIO) -> None:
+    """Write the deleted rows of ``segment`` as an ``.npy`` of int32."""
+    np.save(out, np.flatnonzero(~segment.live).astype(np.int32), allow_pickle=False)
+
+
+def write_file_atomically(path: Path, write: Callable[[BinaryIO], None]) -> None:
+    """Write through ``write(fileobj)`` to a temporary file, fsync it, then rename over ``path``."""
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as out:
+        write(out)
+        out.flush()
+        os.fsync(out.fileno())
+    os.replace(tmp, path)

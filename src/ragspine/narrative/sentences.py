@@ -1,0 +1,96 @@
+"""Sentence splitting that keeps decimals, abbreviations, initials and list numbers intact."""
+
+from __future__ import annotations
+
+import re
+
+ABBREVIATIONS = frozenset(
+    {
+        # titles and company forms
+        "mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "mt", "gen", "col", "capt", "rev",
+        "inc", "ltd", "co", "corp", "plc", "llc", "bros", "dept", "univ", "assn", "intl",
+        # latin and editorial
+        "e.g", "i.e", "etc", "vs", "cf", "al", "viz", "approx", "ca", "est", "no", "nos", "fig",
+        "figs", "vol", "vols", "p", "pp", "ed", "eds", "ch", "sec", "art", "ref", "refs", "eq",
+        # places and units that end in a dot
+        "u.s", "u.k", "u.n", "e.u", "u.s.a", "a.m", "p.m", "ph.d", "mln", "bn", "yr", "yrs",
+        # months and days
+        "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec",
+        "mon", "tue", "wed", "thu", "fri", "sat", "sun",
+    }
+)  # fmt: skip
+
+_LIST_MARKER = re.compile(r"^(?:\(?\d{1,3}[.)]|\(?[ivxlcdm]{1,6}[.)]|\(?[a-z][.)]|[-*•·])$", re.I)
+_LINE_LIST_START = re.compile(r"\n[ \t]*(?:\(?\d{1,3}[.)]|[-*•·])[ \t]+")
+_CJK_STOPS = "\u3002\uff01\uff1f"  # ideographic full stop, fullwidth ! and ?
+_CLOSERS = "\"')\\]\u201d\u2019\u300d\u300f\uff09"  # closing quotes and brackets
+_OPENERS = "\"'([\u201c\u2018"
+_CANDIDATE = re.compile(f"[.!?\u2026]+[{_CLOSERS}]*(?=\\s)|[{_CJK_STOPS}]+[{_CLOSERS}]*")
+_WHITESPACE = re.compile(r"\s+")
+
+
+def _previous_token(text: str, end: int) -> str:
+    """The whitespace-delimited token that ends at ``end`` (exclusive)."""
+    start = max(text.rfind(" ", 0, end), text.rfind("\n", 0, end), text.rfind("\t", 0, end))
+    return text[start + 1 : end]
+
+
+_VISIBLE = re.compile(r"\S")
+
+
+def _next_visible_char(text: str, start: int) -> str:
+    match = _VISIBLE.search(text, start)
+    return match.group(0) if match else ""
+
+
+def _is_boundary(text: str, match: re.Match[str], sentence_start: int) -> bool:
+    """Whether the punctuation in ``match`` ends a sentence."""
+    punct = match.group(0)
+    if punct[0] in _CJK_STOPS:
+        return True
+    following = _next_visible_char(text, match.end())
+    if punct[0] == ".":
+        token = _previous_token(text, match.start() + 1).rstrip(".").lstrip(_OPENERS)
+        if token.lower() in ABBREVIATIONS:
+            return False
+        if len(token) == 1 and token.isalpha():
+            return False  # an initial such as "J. Smith"
+        if re.fullmatch(r"(?:[A-Za-z]\.)+[A-Za-z]", token):
+            return False  # dotted acronyms not in the list, e.g. "N.A." or "S.p.A."
+        if _LIST_MARKER.match(text[sentence_start : match.start() + 1].strip()):
+            return False  # a list number such as "1. First"
+    # a lower-case continuation ("e.g. the") is never a new sentence
+    return not following or following.isupper() or not following.isalpha()
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split ``text`` into sentences with whitespace normalised inside each sentence.
+
+    A boundary is sentence punctuation followed by whitespace and a capital, digit or opening
+    quote, or CJK full stops; a newline that starts a list item also separates sentences. Dots
+    inside numbers (3.5%, 1,234.5), known abbreviations (U.S., e.g., Inc., etc.), initials and
+    list numbers ("1. First") never end a sentence.
+    """
+    pieces: list[str] = []
+    for block in _LINE_LIST_START.sub(lambda m: "\n\n" + m.group(0).lstrip("\n"), text).split(
+        "\n\n"
+    ):
+        pieces.extend(_split_block(block))
+    return pieces
+
+
+def _split_block(text: str) -> list[str]:
+    sentences: list[str] = []
+    start = 0
+    for match in _CANDIDATE.finditer(text):
+        if match.end() <= start:
+            continue
+        if _is_boundary(text, match, start):
+            sentence = _WHITESPACE.sub(" ", text[start : match.end()]).strip()
+            if sentence:
+                sentences.append(sentence)
+            start = match.end()
+    tail = _WHITESPACE.sub(" ", text[start:]).strip()
+    if tail:
+        sentences.append(tail)
+    return sentences

@@ -1,0 +1,38 @@
+"""The narrative CLI: libraries, ingest with progress and summary, search output."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ragspine.cli import main
+
+
+def test_cli_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ws = ["--workspace", str(tmp_path / "ws")]
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "q3.md").write_text("# Q3\n\n## Revenue\n\nRevenue grew 3.5% in the U.S. market.\n")
+    (docs / "bad.pdf").write_bytes(b"not a pdf")
+    create = ["library", "create", "reports", "--description", "Quarterly reports"]
+    assert main([*ws, *create, "--sensitivity", "internal"]) == 0
+    assert main([*ws, "library", "create", "reports"]) == 2
+    ingest = ["ingest", "docs", str(docs), "--library", "reports", "--meta", "year=2024"]
+    assert main([*ws, *ingest, "--sensitivity", "public"]) == 1  # one file failed
+    out, err = capsys.readouterr()
+    assert "added" in err and "q3.md" in err
+    assert "1 added, 0 unchanged, 0 replaced, 1 failed" in out and "bad.pdf" in out
+    assert main([*ws, "libraries"]) == 0
+    assert capsys.readouterr().out.startswith("reports\t1 documents\t1 chunks\tinternal")
+    assert main([*ws, "library", "describe", "reports"]) == 0
+    assert json.loads(capsys.readouterr().out)["description"] == "Quarterly reports"
+    assert main([*ws, "search", "revenue growth", "--library", "reports", "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    (snippet,) = payload["snippets"]
+    assert snippet["chunk_id"] == "reports:q3.md#0"
+    assert snippet["source_locator"]["heading_path"] == ["Q3", "Revenue"]
+    assert payload["trace"]["mode"] == "bm25"
+    assert main([*ws, "search", "revenue", "--mode", "semantic"]) == 2
+    assert "use one of economy, bm25, lexical, hybrid, auto" in capsys.readouterr().err
