@@ -118,6 +118,9 @@ def test_rebuild_replaces_everything_and_cleans_old_files(tmp_path: Path) -> Non
     index = make_index(tmp_path, DOCS)
     index.commit(1)
     old_files = {p.name for p in tmp_path.glob("seg-*")}
+    with pytest.raises(IngestError):
+        index.rebuild([10, 10], ["fresh revenue", "fresh costs"], [0, 0])
+    assert len(index) == len(DOCS)
     index.rebuild([10, 11], ["fresh revenue", "fresh costs"], [0, 0])
     index.commit(2)
     reopened = LexicalIndex.open(tmp_path)

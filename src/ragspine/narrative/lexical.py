@@ -223,12 +223,19 @@ class LexicalIndex:
         return len(rows)
 
     def rebuild(self, keys: Sequence[int], texts: Sequence[str], levels: Sequence[int]) -> None:
-        """Replace the whole content with these documents (durable after :meth:`commit`)."""
-        self._segments = []
-        self._pending = SegmentBuilder()
-        self._pending_keys = set()
+        """Replace the whole content with these documents (durable after :meth:`commit`).
+
+        Invalid input raises before anything changes.
+        """
+        saved = (self._segments, self._pending, self._pending_keys)
+        self._segments, self._pending, self._pending_keys = [], SegmentBuilder(), set()
         self._view = None
-        self.add(keys, texts, levels)
+        try:
+            self.add(keys, texts, levels)
+        except Exception:
+            self._segments, self._pending, self._pending_keys = saved
+            self._view = None
+            raise
 
     def commit(self, generation: int) -> None:
         """Persist every change atomically and record ``generation`` (an int >= 0)."""
