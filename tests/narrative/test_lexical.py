@@ -294,5 +294,7 @@ def test_bad_input_is_rejected_with_the_offending_key(tmp_path: Path) -> None:
         index.add([10], ["x", "y"], [0])
     with pytest.raises(QueryError, match="top_k"):
         index.search("revenue", -1, max_level=0)
+    with pytest.raises(QueryError, match="allowed must hold integer"):
+        index.search("revenue", 5, max_level=0, allowed=["a"])  # type: ignore[list-item]
     with pytest.raises(StoreError, match="generation"):
         index.commit(-1)

@@ -343,7 +343,10 @@ class LexicalIndex:
             candidates = np.flatnonzero(scores)
         candidates = candidates[view.levels[candidates] <= max_level]
         if allowed is not None:
-            wanted = np.fromiter(allowed, dtype=np.int64, count=len(allowed))
+            try:
+                wanted = np.fromiter(allowed, dtype=np.int64, count=len(allowed))
+            except (TypeError, ValueError, OverflowError) as exc:
+                raise QueryError(f"allowed must hold integer chunk keys ({exc})") from exc
             mask = np.zeros(len(view.keys), dtype=bool)
             mask[view.rows_of(wanted)] = True
             candidates = candidates[mask[candidates]]
