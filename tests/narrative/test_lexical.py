@@ -118,6 +118,9 @@ def test_rebuild_replaces_everything_and_cleans_old_files(tmp_path: Path) -> Non
     index = make_index(tmp_path, DOCS)
     index.commit(1)
     old_files = {p.name for p in tmp_path.glob("seg-*")}
+    with pytest.raises(IngestError):
+        index.rebuild([10, 10], ["fresh revenue", "fresh costs"], [0, 0])
+    assert len(index) == len(DOCS)
     index.rebuild([10, 11], ["fresh revenue", "fresh costs"], [0, 0])
     index.commit(2)
     reopened = LexicalIndex.open(tmp_path)
@@ -291,5 +294,7 @@ def test_bad_input_is_rejected_with_the_offending_key(tmp_path: Path) -> None:
         index.add([10], ["x", "y"], [0])
     with pytest.raises(QueryError, match="top_k"):
         index.search("revenue", -1, max_level=0)
+    with pytest.raises(QueryError, match="allowed must hold integer"):
+        index.search("revenue", 5, max_level=0, allowed=["a"])  # type: ignore[list-item]
     with pytest.raises(StoreError, match="generation"):
         index.commit(-1)

@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import re
 from collections import Counter
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 import numpy as np
 import numpy.typing as npt
@@ -26,9 +24,20 @@ import numpy.typing as npt
 from ragspine.errors import IngestError, QueryError, StoreError
 from ragspine.narrative import bm25
 from ragspine.narrative.analysis import Analyzer
+from ragspine.narrative.manifest import (
+    FORMAT,
+    FORMAT_VERSION,
+    MANIFEST,
+    fsync_dir,
+    incompatibility,
+    int_field,
+    next_free_file,
+    read_manifest,
+)
 from ragspine.narrative.segments import (
     Segment,
     SegmentBuilder,
+    apply_merge_policy,
     merge_segments,
     read_segment,
     write_deletions,
@@ -37,15 +46,6 @@ from ragspine.narrative.segments import (
 )
 from ragspine.security import Sensitivity
 
-MANIFEST = "lexical.json"
-FORMAT = "ragspine-lexical"
-FORMAT_VERSION = 1
-MERGE_FACTOR = 4
-"""Segments whose live sizes fall in the same power-of-4 tier are merged once there are 4."""
-MAX_DEAD_FRACTION = 0.3
-"""A segment with more tombstones than this fraction is rewritten without them at commit."""
-
-_FILE_NUMBER = re.compile(r"(?:seg|del)-(\d+)")
 _KEY_MIN, _KEY_MAX = -(2**63), 2**63 - 1
 _LEVELS = frozenset(int(level) for level in Sensitivity)
 
@@ -127,14 +127,14 @@ class LexicalIndex:
             if not recreate_if_incompatible:
                 raise
         return cls(
-            folder, k1=k1, b=b, analyzer=analyzer or Analyzer(), next_file=_next_free_file(folder)
+            folder, k1=k1, b=b, analyzer=analyzer or Analyzer(), next_file=next_free_file(folder)
         )
 
     @classmethod
     def _load(cls, folder: Path, k1: float, b: float, analyzer: Analyzer | None) -> LexicalIndex:
         manifest_path = folder / MANIFEST
-        manifest = _read_manifest(manifest_path)
-        problem = _incompatibility(manifest, k1, b, analyzer)
+        manifest = read_manifest(manifest_path)
+        problem = incompatibility(manifest, k1, b, analyzer)
         if problem is not None:
             raise StoreError(
                 f"lexical index at {folder} {problem}: rebuild it (open it with "
@@ -152,9 +152,9 @@ class LexicalIndex:
             k1=k1,
             b=b,
             analyzer=Analyzer.from_config(manifest["analyzer"]),
-            generation=_int_field(manifest, "generation", manifest_path),
+            generation=int_field(manifest, "generation", manifest_path),
             segments=segments,
-            next_file=_int_field(manifest, "next_file", manifest_path),
+            next_file=int_field(manifest, "next_file", manifest_path),
         )
 
     @property
@@ -223,12 +223,19 @@ class LexicalIndex:
         return len(rows)
 
     def rebuild(self, keys: Sequence[int], texts: Sequence[str], levels: Sequence[int]) -> None:
-        """Replace the whole content with these documents (durable after :meth:`commit`)."""
-        self._segments = []
-        self._pending = SegmentBuilder()
-        self._pending_keys = set()
+        """Replace the whole content with these documents (durable after :meth:`commit`).
+
+        Invalid input raises before anything changes.
+        """
+        saved = (self._segments, self._pending, self._pending_keys)
+        self._segments, self._pending, self._pending_keys = [], SegmentBuilder(), set()
         self._view = None
-        self.add(keys, texts, levels)
+        try:
+            self.add(keys, texts, levels)
+        except Exception:
+            self._segments, self._pending, self._pending_keys = saved
+            self._view = None
+            raise
 
     def commit(self, generation: int) -> None:
         """Persist every change atomically and record ``generation`` (an int >= 0)."""
@@ -240,7 +247,7 @@ class LexicalIndex:
         if len(fresh) > 1:
             fresh = [merge_segments(fresh)]
         segments = [s for s in segments + fresh if s.n_live > 0]
-        segments = _apply_merge_policy(segments)
+        segments = apply_merge_policy(segments)
         next_file = self._next_file
         plan: list[tuple[Segment, str, str | None]] = []
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -270,14 +277,14 @@ class LexicalIndex:
                 for seg, name, deletions in plan
             ],
         }
-        _fsync_dir(self.folder)
+        fsync_dir(self.folder)
         payload = json.dumps(manifest, indent=1).encode("utf-8")
 
         def write_manifest(out: BinaryIO) -> None:
             out.write(payload)
 
         write_file_atomically(self.folder / MANIFEST, write_manifest)
-        _fsync_dir(self.folder)
+        fsync_dir(self.folder)
         for seg, name, deletions in plan:
             seg.name, seg.deletions_file, seg.deletions_dirty = name, deletions, False
         self._segments = segments
@@ -336,7 +343,10 @@ class LexicalIndex:
             candidates = np.flatnonzero(scores)
         candidates = candidates[view.levels[candidates] <= max_level]
         if allowed is not None:
-            wanted = np.fromiter(allowed, dtype=np.int64, count=len(allowed))
+            try:
+                wanted = np.fromiter(allowed, dtype=np.int64, count=len(allowed))
+            except (TypeError, ValueError, OverflowError) as exc:
+                raise QueryError(f"allowed must hold integer chunk keys ({exc})") from exc
             mask = np.zeros(len(view.keys), dtype=bool)
             mask[view.rows_of(wanted)] = True
             candidates = candidates[mask[candidates]]
@@ -397,79 +407,6 @@ def _make_view(segments: Sequence[Segment], k1: float, b: float) -> _View:
     )
 
 
-def _tier(n: int) -> int:
-    tier = 0
-    while n >= MERGE_FACTOR:
-        n //= MERGE_FACTOR
-        tier += 1
-    return tier
-
-
-def _apply_merge_policy(segments: list[Segment]) -> list[Segment]:
-    """Merge same-tier segments once MERGE_FACTOR accumulate; compact tombstone-heavy ones."""
-    segments = [
-        merge_segments([s]) if s.n_dead > MAX_DEAD_FRACTION * s.n_docs else s for s in segments
-    ]
-    while True:
-        tiers: dict[int, list[Segment]] = {}
-        for seg in segments:
-            tiers.setdefault(_tier(seg.n_live), []).append(seg)
-        group = next((g for _, g in sorted(tiers.items()) if len(g) >= MERGE_FACTOR), None)
-        if group is None:
-            return segments
-        merged = merge_segments(group)
-        segments = [s for s in segments if all(s is not g for g in group)] + [merged]
-
-
-def _read_manifest(path: Path) -> dict[str, Any]:
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise StoreError(
-            f"lexical index manifest {path} cannot be read ({exc}): delete {path.parent} and "
-            "rebuild the index from the chunk store"
-        ) from exc
-    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-        raise StoreError(
-            f"{path} is not a RAGSpine lexical index manifest: delete {path.parent} and rebuild"
-        )
-    return manifest
-
-
-def _incompatibility(
-    manifest: dict[str, Any], k1: float, b: float, analyzer: Analyzer | None
-) -> str | None:
-    """Why an index with this manifest cannot be opened with these options, or None."""
-    version = manifest.get("version")
-    if version != FORMAT_VERSION:
-        return (
-            f"has on-disk format version {version!r} but this RAGSpine reads version "
-            f"{FORMAT_VERSION}"
-        )
-    if manifest.get("k1") != k1 or manifest.get("b") != b:
-        return (
-            f"was built with k1={manifest.get('k1')!r}, b={manifest.get('b')!r} but k1={k1!r}, "
-            f"b={b!r} were asked for"
-        )
-    stored = manifest.get("analyzer")
-    if not isinstance(stored, dict) or stored.get("version") != Analyzer().to_config()["version"]:
-        return f"was built with analyzer {stored!r}, which this RAGSpine cannot reproduce"
-    if analyzer is not None and analyzer.to_config() != stored:
-        return f"was built with analyzer {stored!r} but {analyzer.to_config()!r} was asked for"
-    if not isinstance(manifest.get("segments"), list):
-        return "has a manifest without a segment list"
-    return None
-
-
-def _int_field(manifest: dict[str, Any], field: str, path: Path) -> int:
-    value = manifest.get(field)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise StoreError(
-            f"{path} has an invalid {field} {value!r}: delete {path.parent} and rebuild"
-        )
-    return value
-
-
 def _check_key(key: object) -> int:
     if isinstance(key, bool) or not isinstance(key, int | np.integer):
         raise IngestError(f"lexical index keys must be integers, got {key!r}")
@@ -487,17 +424,4 @@ def _check_level(level: object, key: object) -> int:
     return int(level)
 
 
-def _next_free_file(folder: Path) -> int:
-    """A file number above every ``seg-NNNNNN`` name in ``folder``."""
-    numbers = [int(n) for p in folder.iterdir() for n in _FILE_NUMBER.findall(p.name)]
-    return max(numbers, default=0) + 1
-
-
-def _fsync_dir(folder: Path) -> None:
-    if os.name != "posix":
-        return
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+__all__ = ["FORMAT_VERSION", "MANIFEST", "LexicalIndex"]

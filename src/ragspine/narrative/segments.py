@@ -21,6 +21,10 @@ import numpy.typing as npt
 from ragspine.errors import StoreError
 
 KEY_DTYPE = np.int64
+MERGE_FACTOR = 4
+"""Segments whose live sizes fall in the same power-of-4 tier are merged once there are 4."""
+MAX_DEAD_FRACTION = 0.3
+"""A segment with more tombstones than this fraction is rewritten without them at commit."""
 _ARRAYS = ("keys", "lengths", "levels", "terms", "term_ptr", "post_docs", "post_tf")
 
 
@@ -268,3 +272,27 @@ def write_file_atomically(path: Path, write: Callable[[BinaryIO], None]) -> None
         out.flush()
         os.fsync(out.fileno())
     os.replace(tmp, path)
+
+
+def _tier(n: int) -> int:
+    tier = 0
+    while n >= MERGE_FACTOR:
+        n //= MERGE_FACTOR
+        tier += 1
+    return tier
+
+
+def apply_merge_policy(segments: list[Segment]) -> list[Segment]:
+    """Merge same-tier segments once MERGE_FACTOR accumulate; compact tombstone-heavy ones."""
+    segments = [
+        merge_segments([s]) if s.n_dead > MAX_DEAD_FRACTION * s.n_docs else s for s in segments
+    ]
+    while True:
+        tiers: dict[int, list[Segment]] = {}
+        for seg in segments:
+            tiers.setdefault(_tier(seg.n_live), []).append(seg)
+        group = next((g for _, g in sorted(tiers.items()) if len(g) >= MERGE_FACTOR), None)
+        if group is None:
+            return segments
+        merged = merge_segments(group)
+        segments = [s for s in segments if all(s is not g for g in group)] + [merged]
