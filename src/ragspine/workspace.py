@@ -25,9 +25,9 @@ from ragspine.structured.query import MetricResult, query_metric
 from ragspine.structured.store import WriteSummary
 
 if TYPE_CHECKING:
+    from ragspine.answer.extractive import NarrativeAnswer
     from ragspine.narrative.chunk_store import Library
     from ragspine.narrative.ingest import IngestReport, Progress
-    from ragspine.answer.extractive import NarrativeAnswer
     from ragspine.narrative.retriever import SearchResult
     from ragspine.narrative.service import Narrative
 

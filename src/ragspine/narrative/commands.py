@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+
 from ragspine.cli import command_group
 from ragspine.narrative.ingest import DocumentOutcome, IngestReport, parse_meta_pairs
 from ragspine.narrative.modes import RetrievalMode
