@@ -25,12 +25,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_routing import topic_thirds  # noqa: E402
-
-from ragspine.eval.retrieval import load_qrels, load_queries, ndcg_at_k, rank_documents  # noqa: E402
-from ragspine.narrative.library_profile import distinctive_terms  # noqa: E402
-from ragspine.narrative.terms import terms  # noqa: E402
-from ragspine.workspace import Workspace  # noqa: E402
+from bench_routing import topic_thirds
+from ragspine.eval.retrieval import load_qrels, load_queries, ndcg_at_k, rank_documents
+from ragspine.narrative.library_profile import distinctive_terms
+from ragspine.narrative.terms import terms
+from ragspine.workspace import Workspace
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"
 TOP_K = 30  # chunks per query; documents are ranked by their best chunk, nDCG over the top 10

@@ -12,9 +12,9 @@ from collections.abc import Mapping, Sequence
 from ragspine.narrative.chunk_store import ChunkStore, StoredChunk
 from ragspine.narrative.expansion import (
     ParentSection,
-    Passage,
     SentenceWindow,
     parent_from_children,
+    window_from_neighbours,
 )
 from ragspine.narrative.snippets import ChunkRecord
 
@@ -84,6 +84,6 @@ class StoreChunkSource:
             high = position + 1
             while high < len(row) and row[high].text in span:
                 high += 1
-            parts = tuple(Passage(c.text, int(c.sensitivity)) for c in row[low:high])
-            windows[centre.chunk_id] = SentenceWindow(centre.chunk_id, parts)
+            size = max(position - low, high - 1 - position)
+            windows[centre.chunk_id] = window_from_neighbours(row, position, size=size)
         return windows

@@ -430,10 +430,6 @@ class ChunkStore:
         )
         return [row[0] for row in rows]
 
-    def chunk_count(self, library_id: str) -> int:
-        """How many chunks the library holds."""
-        return self._scalar("narrative_chunks", library_id)
-
     def profile(self, library_id: str, max_level: int) -> LibraryProfile:
         """The library's term profile over chunks at or below ``max_level`` (for routing)."""
         return profiles.load_profile(self._db, library_id, max_level)
