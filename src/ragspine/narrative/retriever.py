@@ -107,6 +107,8 @@ class Retriever:
     ) -> SearchResult:
         """Search ``libraries`` (default: the routed ones) for ``question`` as ``principal``."""
         plan = plan_for(mode)
+        if plan.mode is RetrievalMode.ECONOMY:
+            expansion = ExpansionMode.NONE  # economy: the child text alone, nothing read around it
         if isinstance(top_k, bool) or not 1 <= top_k <= MAX_TOP_K:
             raise QueryError(f"top_k must be between 1 and {MAX_TOP_K}, got {top_k!r}")
         explicit = check_libraries(self._store, libraries) if libraries else None
