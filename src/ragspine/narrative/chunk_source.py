@@ -22,23 +22,26 @@ from ragspine.narrative.snippets import ChunkRecord
 class StoreChunkSource:
     """Reads chunk records, parent sections and windows from a :class:`ChunkStore`.
 
-    ``known`` holds records already read during search (by ``(library_id, chunk_id)``) so they
-    are not read twice.
+    ``row_keys`` maps ``(library_id, chunk_id)`` to the store's integer chunk keys where search
+    already knows them, so records are read by key.
     """
 
     def __init__(
-        self, store: ChunkStore, known: Mapping[tuple[str, str], StoredChunk] | None = None
+        self, store: ChunkStore, row_keys: Mapping[tuple[str, str], int] | None = None
     ) -> None:
         self._store = store
-        self._known = dict(known or {})
+        self._row_keys = row_keys if row_keys is not None else {}
+        self._known: dict[tuple[str, str], StoredChunk] = {}
 
     def get_chunks(self, keys: Sequence[tuple[str, str]]) -> Mapping[tuple[str, str], ChunkRecord]:
         """Chunk records by ``(library_id, chunk_id)``; unknown keys are left out."""
-        missing = [chunk_id for key in keys if key not in self._known for chunk_id in (key[1],)]
-        if missing:
-            by_id = self._store.keys_of(missing)
-            for chunk in self._store.chunks_by_key(list(by_id.values())).values():
-                self._known[(chunk.library_id, chunk.chunk_id)] = chunk
+        wanted = [key for key in keys if key not in self._known]
+        row_keys = [self._row_keys[key] for key in wanted if key in self._row_keys]
+        unknown = [key[1] for key in wanted if key not in self._row_keys]
+        if unknown:
+            row_keys.extend(self._store.keys_of(unknown).values())
+        for chunk in self._store.chunks_by_key(row_keys).values():
+            self._known[(chunk.library_id, chunk.chunk_id)] = chunk
         return {key: self._known[key] for key in keys if key in self._known}
 
     def get_parents(self, parent_ids: Sequence[str]) -> Mapping[str, ParentSection]:

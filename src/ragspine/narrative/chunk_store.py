@@ -72,6 +72,7 @@ CREATE TABLE IF NOT EXISTS narrative_chunks (
     content_hash TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS narrative_chunks_doc ON narrative_chunks (library_id, doc_id);
+CREATE INDEX IF NOT EXISTS narrative_chunks_parent ON narrative_chunks (parent_id);
 """
 
 _LEVELS = {int(level): level for level in Sensitivity}
@@ -447,6 +448,25 @@ class ChunkStore:
         keys = [row[0] for row in rows]
         found = self.chunks_by_key(keys)
         return [found[key] for key in keys if key in found]
+
+    def chunk_ids(self, keys: Sequence[int]) -> dict[int, tuple[str, str, str]]:
+        """``key -> (library_id, chunk_id, doc_id)`` for the given keys (missing ones absent)."""
+        if not keys:
+            return {}
+        marks = ",".join("?" * len(keys))
+        rows = self._db.execute(
+            "SELECT chunk_key, library_id, chunk_id, doc_id FROM narrative_chunks "
+            f"WHERE chunk_key IN ({marks})",
+            list(keys),
+        )
+        return {row[0]: (row[1], row[2], row[3]) for row in rows}
+
+    def library_states(self) -> dict[str, tuple[int, str]]:
+        """``library_id -> (generation, description)`` of every library (cheap: no counts)."""
+        rows = self._db.execute(
+            "SELECT library_id, generation, description FROM narrative_libraries"
+        )
+        return {row[0]: (int(row[1]), str(row[2])) for row in rows}
 
     def keys_of(self, chunk_ids: Sequence[str]) -> dict[str, int]:
         """Integer keys of the given chunk ids (unknown ids are absent)."""

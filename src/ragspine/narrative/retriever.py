@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 
 from ragspine.errors import QueryError
 from ragspine.narrative.chunk_source import StoreChunkSource
-from ragspine.narrative.chunk_store import ChunkStore, StoredChunk
+from ragspine.narrative.chunk_store import ChunkStore
 from ragspine.narrative.expansion import ExpansionMode, Postprocessor
 from ragspine.narrative.filters import Filter, all_of
 from ragspine.narrative.fusion import DEFAULT_RRF_K
@@ -78,13 +78,13 @@ class Retriever:
     def router(self, names: Sequence[str], max_level: int) -> ProfileRouter:
         """A profile router over ``names`` built from text at or below ``max_level`` (cached
         until a library changes)."""
-        libraries = [self._store.library(name) for name in names]
-        key = (max_level, *((lib.library_id, lib.generation, lib.description) for lib in libraries))
+        states = self._store.library_states()
+        key = (max_level, *((name, *states[name]) for name in names))
         router = self._routers.get(key)
         if router is None:
             router = ProfileRouter(
                 [self._store.profile(name, max_level) for name in names],
-                descriptions={lib.library_id: lib.description for lib in libraries},
+                descriptions={name: states[name][1] for name in names},
             )
             self._routers = {key: router}
         return router
@@ -118,12 +118,12 @@ class Retriever:
             all_of([f for f in (flt, extracted) if f is not None]) if (flt or extracted) else None
         )
         rebuilt_before = len(self._indexes.rebuilt)
-        known: dict[tuple[str, str], StoredChunk] = {}
+        row_keys: dict[tuple[str, str], int] = {}
         pushdown: dict[str, _Pushdown] = {}
 
         def search_one(library_id: str, question: str, top_k: int) -> list[Hit]:
             return self._search_library(
-                library_id, question, plan, top_k, max_level, combined, known, pushdown
+                library_id, question, plan, top_k, max_level, combined, row_keys, pushdown
             )
 
         router = self.router(registered, max_level) if route and not explicit else None
@@ -138,7 +138,7 @@ class Retriever:
         result = retrieve_snippets(
             question,
             retriever=retriever,
-            source=StoreChunkSource(self._store, known),
+            source=StoreChunkSource(self._store, row_keys),
             principal=principal,
             flt=combined,
             top_k=top_k,
@@ -176,7 +176,7 @@ class Retriever:
         depth: int,
         max_level: int,
         flt: Filter | None,
-        known: dict[tuple[str, str], StoredChunk],
+        row_keys: dict[tuple[str, str], int],
         pushdown: dict[str, _Pushdown],
     ) -> list[Hit]:
         """One library's BM25 hits: filter (as SQL-chosen keys) and visibility before top-k."""
@@ -185,12 +185,13 @@ class Retriever:
         stats: dict[str, int] = {}
         pairs = index.search(question, depth, max_level=max_level, allowed=allowed, stats=stats)
         pushdown[library_id] = _Pushdown(stats.get("filtered", 0), stats.get("hidden", 0))
-        chunks = self._store.chunks_by_key([key for key, _ in pairs])
+        ids = self._store.chunk_ids([key for key, _ in pairs])
         hits = []
         for key, score in pairs:
-            chunk = chunks.get(key)
-            if chunk is None:
+            found = ids.get(key)
+            if found is None:
                 continue
-            known[(chunk.library_id, chunk.chunk_id)] = chunk
-            hits.append(Hit(chunk.chunk_id, score, chunk.library_id, chunk.doc_id))
+            owner, chunk_id, doc_id = found
+            row_keys[(owner, chunk_id)] = key
+            hits.append(Hit(chunk_id, score, owner, doc_id))
         return hits
