@@ -158,3 +158,11 @@ def test_every_hit_is_tagged_and_fused_by_rrf(workspace_dir: Path, tmp_path: Pat
     result = ws.search("shared topics", route=False, top_k=3)
     assert [s.library_id for s in result.snippets] == ["finance", "pets", "travel"]
     assert all(s.score == pytest.approx(1 / 61) for s in result.snippets)
+
+
+def test_command_line_metadata_numbers_filter_as_numbers() -> None:
+    from ragspine.narrative.ingest import parse_meta_pairs
+
+    meta = parse_meta_pairs(["year=2024", "ratio=3.5", "code=007", "region=EMEA", "big=1e3"])
+    assert meta == {"year": 2024, "ratio": 3.5, "code": "007", "region": "EMEA", "big": "1e3"}
+    assert parse_filter("year>=2020").matches(meta)

@@ -146,14 +146,27 @@ def read_sidecar(path: Path) -> dict[str, Any]:
     return data
 
 
-def parse_meta_pairs(pairs: Iterable[str]) -> dict[str, str]:
-    """Parse ``key=value`` strings (from ``--meta``)."""
-    result = {}
+def meta_value(raw: str) -> str | int | float:
+    """A ``--meta`` value: a number when it reads back exactly (``2024``, ``3.5``), else text
+    (``007`` and ``1e3`` stay text), so numeric filters work on command-line metadata."""
+    for kind in (int, float):
+        try:
+            number = kind(raw)
+        except ValueError:
+            continue
+        if str(number) == raw:
+            return number
+    return raw
+
+
+def parse_meta_pairs(pairs: Iterable[str]) -> dict[str, str | int | float]:
+    """Parse ``key=value`` strings (from ``--meta``); exact numbers become numbers."""
+    result: dict[str, str | int | float] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
             raise IngestError(f"--meta {pair!r}: expected key=value")
-        result[key.strip()] = value.strip()
+        result[key.strip()] = meta_value(value.strip())
     return result
 
 
