@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from ragspine.narrative.expansion import screen_snippets
+from ragspine.narrative.sentences import split_sentences as split_into_sentences
 from ragspine.narrative.snippets import Locator, Snippet, format_locator
 from ragspine.narrative.terms import terms
 from ragspine.narrative.trace import Trace, TraceBuilder
@@ -27,7 +28,7 @@ NUMBERS_LEFT_OUT_NOTE = (
 )
 DEFAULT_MAX_SENTENCES = 3
 
-_SENTENCE_END_RE = re.compile(r"(?<=[.!?])[\"')\]]*\s+|\n\s*\n")
+_PARAGRAPH_RE = re.compile(r"\n\s*\n")
 _NUMBER_RE = re.compile(r"[0-9]+(?:[.,][0-9]+)*")
 _REFERENCE_RE = re.compile(r"\s*\[[0-9][0-9,\s\u2013-]*\]")
 _MARKED_RE = re.compile(r"(.+?) \[([0-9]+)\](?: |$)", re.DOTALL)
@@ -107,9 +108,14 @@ def _plain(locator: Locator | None) -> object:
 
 
 def split_sentences(text: str) -> list[str]:
-    """Sentences of ``text`` (whitespace collapsed, empty ones dropped)."""
-    pieces = _SENTENCE_END_RE.split(text)
-    return [" ".join(piece.split()) for piece in pieces if piece and piece.strip()]
+    """Sentences of ``text`` (whitespace collapsed, empty ones dropped), per paragraph, with the
+    chunker's splitter (decimals and abbreviations such as ``U.S.`` stay whole)."""
+    return [
+        sentence
+        for paragraph in _PARAGRAPH_RE.split(text)
+        for sentence in split_into_sentences(paragraph)
+        if sentence.strip()
+    ]
 
 
 def numbers_in(text: str) -> list[str]:
