@@ -166,3 +166,25 @@ def test_command_line_metadata_numbers_filter_as_numbers() -> None:
     meta = parse_meta_pairs(["year=2024", "ratio=3.5", "code=007", "region=EMEA", "big=1e3"])
     assert meta == {"year": 2024, "ratio": 3.5, "code": "007", "region": "EMEA", "big": "1e3"}
     assert parse_filter("year>=2020").matches(meta)
+
+
+def test_filter_extraction_from_the_question_is_opt_in(workspace_dir: Path, tmp_path: Path) -> None:
+    ws = Workspace.open(workspace_dir)
+    ws.glossary_path.write_text(
+        '[entities.acme]\nlabel = "ACME Corp"\naliases = ["ACME"]\n\n'
+        '[entities.acme_cn]\nlabel = "ACME China"\naliases = ["ACME CN"]\n',
+        encoding="utf-8",
+    )
+    records = [
+        {"_id": "global", "text": "Revenue grew in every market.", "metadata": {"entity": "acme"}},
+        {"_id": "china", "text": "Revenue grew in China.", "metadata": {"entity": "acme_cn"}},
+    ]
+    ws.ingest_beir(_beir(tmp_path / "corpus", records), library="notes")
+    question = "How did ACME China revenue grow?"
+    assert {s.doc_id for s in ws.search(question).snippets} == {"global", "china"}
+    result = ws.search(question, extract_filters=True)
+    assert [s.doc_id for s in result.snippets] == ["china"]
+    assert result.trace.filter == 'entity eq "acme_cn"'
+    assert 'filter taken from the question: entity eq "acme_cn"' in result.trace.notes
+    answer = ws.answer_narrative(question, extract_filters=True)
+    assert [s.doc_id for s in answer.sources] == ["china"]
