@@ -109,3 +109,20 @@ def test_a_leaky_chunk_source_is_caught(
 
     monkeypatch.setattr(StoreChunkSource, "get_parents", leaky_parents)
     assert _leaks(_everything(ws, Principal.of("public"))) == [SECRET_SECTION]
+
+
+def test_routing_only_uses_text_the_asker_may_see(workspace_dir: Path, tmp_path: Path) -> None:
+    ws = Workspace.open(workspace_dir)
+    for name, text, level in (
+        ("vault", "The okapi acquisition closes in May.", "confidential"),
+        ("news", "The weather was mild and sunny.", "public"),
+    ):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / f"{name}.txt").write_text(text + "\n")
+        ws.ingest_documents([folder], library=name, sensitivity=level)
+    public = ws.search("okapi acquisition").trace.routing
+    assert public is not None and public.cause == "router_empty" and public.fallback
+    cleared = ws.search("okapi acquisition", principal=Principal.of("confidential"))
+    assert cleared.trace.routing is not None and cleared.trace.routing.libraries == ("vault",)
+    assert [s.library_id for s in cleared.snippets] == ["vault"]

@@ -188,3 +188,23 @@ def test_filter_extraction_from_the_question_is_opt_in(workspace_dir: Path, tmp_
     assert 'filter taken from the question: entity eq "acme_cn"' in result.trace.notes
     answer = ws.answer_narrative(question, extract_filters=True)
     assert [s.doc_id for s in answer.sources] == ["china"]
+
+
+def test_library_profiles_follow_ingest_incrementally(workspace_dir: Path, tmp_path: Path) -> None:
+    from ragspine.narrative import profiles
+
+    ws = Workspace.open(workspace_dir)
+    doc = tmp_path / "d.txt"
+    doc.write_text("Alpha particles and alpha decay.\n")
+    (tmp_path / "e.txt").write_text("Gamma rays.\n")
+    ws.ingest_documents([doc, tmp_path / "e.txt"], library="physics")
+    store = ws.narrative.store
+    assert store.profile("physics", 3).term_counts["alpha"] == 2
+    doc.write_text("Beta decay only.\n")
+    ws.ingest_documents([doc], library="physics")  # replaced in one transaction
+    incremental = dict(store.profile("physics", 3).term_counts)
+    assert "alpha" not in incremental and incremental["beta"] == 1 and incremental["gamma"] == 1
+    db = store._db  # rebuilding from the chunks gives the same counts
+    db.execute("DELETE FROM narrative_meta WHERE key = ?", (profiles.PROFILE_META_KEY,))
+    profiles.backfill(db)
+    assert dict(store.profile("physics", 3).term_counts) == incremental
