@@ -114,9 +114,8 @@ class Retriever:
         explicit = check_libraries(self._store, libraries) if libraries else None
         registered = self._store.library_names()
         max_level = int(max_visible_level(principal))
-        combined = (
-            all_of([f for f in (flt, extracted) if f is not None]) if (flt or extracted) else None
-        )
+        given = [f for f in (flt, extracted) if f is not None]
+        combined = all_of(given) if given else None
         rebuilt_before = len(self._indexes.rebuilt)
         row_keys: dict[tuple[str, str], int] = {}
         pushdown: dict[str, _Pushdown] = {}
