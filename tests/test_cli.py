@@ -106,12 +106,16 @@ def test_public_api_is_pinned() -> None:
 
     assert sorted(ragspine.__all__) == sorted(
         [
+            "Filter",
             "MetricResult",
             "MetricStatus",
+            "NarrativeAnswer",
             "Principal",
             "RagSpineError",
             "Sensitivity",
+            "Snippet",
             "Workspace",
+            "parse_filter",
             "visible",
         ]
     )

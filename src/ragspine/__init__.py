@@ -1,17 +1,24 @@
 """RAGSpine: question answering over business reports that never invents a number."""
 
+from ragspine.answer.extractive import NarrativeAnswer
 from ragspine.errors import RagSpineError
+from ragspine.narrative.filters import Filter, parse_filter
+from ragspine.narrative.snippets import Snippet
 from ragspine.security import Principal, Sensitivity, visible
 from ragspine.structured.query import MetricResult, MetricStatus
 from ragspine.workspace import Workspace
 
 __all__ = [
+    "Filter",
     "MetricResult",
     "MetricStatus",
+    "NarrativeAnswer",
     "Principal",
     "RagSpineError",
     "Sensitivity",
+    "Snippet",
     "Workspace",
+    "parse_filter",
     "visible",
 ]
 __version__ = "0.1.0"

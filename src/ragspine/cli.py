@@ -19,6 +19,7 @@ COMMAND_MODULES = (
     "ragspine.workflows.commands",
     "ragspine.narrative.commands",
     "ragspine.eval.commands",
+    "ragspine.answer.commands",
 )
 
 DEFAULT_WORKSPACE = "./ragspine-data"

@@ -25,6 +25,7 @@ from ragspine.structured.query import MetricResult, query_metric
 from ragspine.structured.store import WriteSummary
 
 if TYPE_CHECKING:
+    from ragspine.answer.extractive import NarrativeAnswer
     from ragspine.narrative.chunk_store import Library
     from ragspine.narrative.ingest import IngestReport, Progress
     from ragspine.narrative.retriever import SearchResult
@@ -261,11 +262,64 @@ class Workspace:
         libraries: Sequence[str] | None = None,
         mode: str = "bm25",
         top_k: int = 10,
+        filters: object = None,
         principal: Principal = PUBLIC,
+        route: bool = True,
+        extract_filters: bool = False,
     ) -> SearchResult:
-        """Search document libraries; returns snippets best first with a trace."""
+        """Search document libraries; returns snippets best first with a trace.
+
+        ``filters`` narrows by document metadata: a dict/JSON form, a text form
+        (``"year>=2020"``), or a list of those (ANDed). Without ``libraries`` the router picks
+        libraries by their content and descriptions (``route=False`` searches all of them).
+        ``extract_filters`` also turns glossary entities named in the question into an
+        ``entity`` filter (reported in the trace).
+        """
         return self.narrative.search(
-            question, libraries=libraries, mode=mode, top_k=top_k, principal=principal
+            question,
+            libraries=libraries,
+            mode=mode,
+            top_k=top_k,
+            filters=filters,
+            principal=principal,
+            route=route,
+            vocabularies=self._entity_vocabulary() if extract_filters else None,
         )
+
+    def answer_narrative(
+        self,
+        question: str,
+        *,
+        libraries: Sequence[str] | None = None,
+        mode: str = "bm25",
+        top_k: int = 5,
+        filters: object = None,
+        principal: Principal = PUBLIC,
+        route: bool = True,
+        extract_filters: bool = False,
+    ) -> NarrativeAnswer:
+        """An offline extractive answer from the documents, each sentence cited ``[n]``."""
+        from ragspine.answer.extractive import answer_from_snippets
+
+        result = self.search(
+            question,
+            libraries=libraries,
+            mode=mode,
+            top_k=top_k,
+            filters=filters,
+            principal=principal,
+            route=route,
+            extract_filters=extract_filters,
+        )
+        return answer_from_snippets(
+            question, result.snippets, principal=principal, trace=result.trace
+        )
+
+    def _entity_vocabulary(self) -> dict[str, dict[str, object]]:
+        """Glossary entity spellings -> entity codes, for filter extraction."""
+        entities = self.glossary.entities.terms.values()
+        return {
+            "entity": {spelling: term.code for term in entities for spelling in term.spellings()}
+        }
 
     # --- end of narrative channel -------------------------------------------------------------

@@ -81,7 +81,7 @@ def test_post_filtering_instead_of_pushdown_would_fail(
     monkeypatch.setattr(retriever, "max_visible_level", lambda principal: Sensitivity.RESTRICTED)
     result = ws.search("merger", top_k=3)
     assert len(result.snippets) < 3  # the screen still hides secrets, but slots are lost
-    assert result.trace.screened_out == 3
+    assert result.trace.stage("recheck").dropped_by_visibility == 3
 
 
 def test_modes_parse_and_vector_modes_are_not_available(workspace_dir: Path) -> None:

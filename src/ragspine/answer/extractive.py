@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from ragspine.narrative.expansion import screen_snippets
-from ragspine.narrative.snippets import Snippet
+from ragspine.narrative.sentences import split_sentences as split_into_sentences
+from ragspine.narrative.snippets import Locator, Snippet, format_locator
 from ragspine.narrative.terms import terms
 from ragspine.narrative.trace import Trace, TraceBuilder
 from ragspine.security import Principal
@@ -27,7 +28,7 @@ NUMBERS_LEFT_OUT_NOTE = (
 )
 DEFAULT_MAX_SENTENCES = 3
 
-_SENTENCE_END_RE = re.compile(r"(?<=[.!?])[\"')\]]*\s+|\n\s*\n")
+_PARAGRAPH_RE = re.compile(r"\n\s*\n")
 _NUMBER_RE = re.compile(r"[0-9]+(?:[.,][0-9]+)*")
 _REFERENCE_RE = re.compile(r"\s*\[[0-9][0-9,\s\u2013-]*\]")
 _MARKED_RE = re.compile(r"(.+?) \[([0-9]+)\](?: |$)", re.DOTALL)
@@ -48,8 +49,8 @@ class NarrativeSource:
     chunk_id: str
     doc_id: str
     library_id: str
-    source_locator: str
-    parent_locator: str | None
+    source_locator: Locator
+    parent_locator: Locator | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,8 +77,8 @@ class NarrativeAnswer:
                     "chunk_id": s.chunk_id,
                     "doc_id": s.doc_id,
                     "library_id": s.library_id,
-                    "source_locator": s.source_locator,
-                    "parent_locator": s.parent_locator,
+                    "source_locator": _plain(s.source_locator),
+                    "parent_locator": _plain(s.parent_locator),
                 }
                 for s in self.sources
             ],
@@ -92,18 +93,29 @@ class NarrativeAnswer:
             lines.append("")
             lines.append("Sources:")
             for s in self.sources:
-                parent = f" (section {s.parent_locator})" if s.parent_locator else ""
+                parent = (
+                    f" (section {format_locator(s.parent_locator)})" if s.parent_locator else ""
+                )
                 lines.append(
                     f"[{s.marker}] {s.library_id} / {s.doc_id} / {s.chunk_id}: "
-                    f"{s.source_locator}{parent}"
+                    f"{format_locator(s.source_locator)}{parent}"
                 )
         return "\n".join(lines)
 
 
+def _plain(locator: Locator | None) -> object:
+    return locator if locator is None or isinstance(locator, str) else dict(locator)
+
+
 def split_sentences(text: str) -> list[str]:
-    """Sentences of ``text`` (whitespace collapsed, empty ones dropped)."""
-    pieces = _SENTENCE_END_RE.split(text)
-    return [" ".join(piece.split()) for piece in pieces if piece and piece.strip()]
+    """Sentences of ``text`` (whitespace collapsed, empty ones dropped), per paragraph, with the
+    chunker's splitter (decimals and abbreviations such as ``U.S.`` stay whole)."""
+    return [
+        sentence
+        for paragraph in _PARAGRAPH_RE.split(text)
+        for sentence in split_into_sentences(paragraph)
+        if sentence.strip()
+    ]
 
 
 def numbers_in(text: str) -> list[str]:

@@ -19,6 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from ragspine.errors import ConfigError, QueryError, StoreError
+from ragspine.narrative import profiles
+from ragspine.narrative.filters import Filter
+from ragspine.narrative.library_profile import LibraryProfile
 from ragspine.security import Sensitivity
 
 SCHEMA_VERSION = 1
@@ -69,6 +72,7 @@ CREATE TABLE IF NOT EXISTS narrative_chunks (
     content_hash TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS narrative_chunks_doc ON narrative_chunks (library_id, doc_id);
+CREATE INDEX IF NOT EXISTS narrative_chunks_parent ON narrative_chunks (parent_id);
 """
 
 _LEVELS = {int(level): level for level in Sensitivity}
@@ -145,6 +149,7 @@ class ChunkStore:
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA foreign_keys=ON")
             self._db.executescript(_SCHEMA)
+            self._db.executescript(profiles.PROFILE_SCHEMA)
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open the chunk store in {db_path}: {exc}") from None
         row = self._db.execute(
@@ -160,6 +165,7 @@ class ChunkStore:
                 f"{db_path} holds chunk store schema v{row[0]}, this version reads "
                 f"v{SCHEMA_VERSION}: re-ingest into a new workspace"
             )
+        profiles.backfill(self._db)
 
     def close(self) -> None:
         """Close the database connection."""
@@ -266,6 +272,8 @@ class ChunkStore:
     def delete_document(self, library_id: str, doc_id: str) -> list[int]:
         """Remove a document with its parents and chunks; return the removed chunk keys."""
         keys = self.chunk_keys(library_id, doc_id)
+        old = profiles.count_terms(profiles.chunk_rows(self._db, library_id, doc_id))
+        profiles.apply_counts(self._db, library_id, old, -1)
         self._db.execute(
             "DELETE FROM narrative_chunks WHERE library_id = ? AND doc_id = ?", (library_id, doc_id)
         )
@@ -287,11 +295,13 @@ class ChunkStore:
         metadata: dict[str, Any],
         parents: Sequence[tuple[str, str, dict[str, Any], str]],
         chunks: Sequence[tuple[str, int, str, str, dict[str, Any], str, str | None, str]],
+        levels: Sequence[int] | None = None,
     ) -> list[int]:
         """Insert a document, its parents ``(parent_id, heading, locator, text)`` and chunks.
 
         Chunks are ``(chunk_id, ordinal, text, heading, locator, parent_id, window_text,
-        content_hash)``. Returns the new chunk keys in chunk order.
+        content_hash)``; ``levels`` gives each chunk's sensitivity (default: the document's).
+        Returns the new chunk keys in chunk order; the library's term profile follows.
         """
         library_id, doc_id, level = document.library_id, document.doc_id, int(document.sensitivity)
         self._db.execute(
@@ -318,7 +328,17 @@ class ChunkStore:
             ],
         )
         keys = []
-        for chunk_id, ordinal, text, heading, locator, parent_id, window, digest in chunks:
+        chunk_levels = list(levels) if levels is not None else [level] * len(chunks)
+        for (
+            chunk_id,
+            ordinal,
+            text,
+            heading,
+            locator,
+            parent_id,
+            window,
+            digest,
+        ), chunk_level in zip(chunks, chunk_levels, strict=True):
             cursor = self._db.execute(
                 "INSERT INTO narrative_chunks (chunk_id, library_id, doc_id, ordinal, text, "
                 "heading, source_locator, parent_id, window_text, sensitivity, content_hash) "
@@ -333,11 +353,16 @@ class ChunkStore:
                     json.dumps(locator, ensure_ascii=False),
                     parent_id,
                     window,
-                    level,
+                    max(level, int(chunk_level)),
                     digest,
                 ),
             )
             keys.append(int(cursor.lastrowid or 0))
+        new = profiles.count_terms(
+            (max(level, int(lv)), profiles.profile_text(document.title, c[2]))
+            for c, lv in zip(chunks, chunk_levels, strict=True)
+        )
+        profiles.apply_counts(self._db, library_id, new, 1)
         return keys
 
     # reading chunks ----------------------------------------------------------------------------
@@ -395,12 +420,64 @@ class ChunkStore:
             for row in rows
         }
 
-    def parent_text(self, parent_id: str) -> str | None:
-        """A parent's full text (for expansion), or ``None`` when unknown."""
-        row = self._db.execute(
-            "SELECT text FROM narrative_parents WHERE parent_id = ?", (parent_id,)
-        ).fetchone()
-        return None if row is None else str(row[0])
+    def filtered_keys(self, library_id: str, flt: Filter) -> list[int]:
+        """Keys of the library's chunks whose document metadata matches ``flt`` (in SQL)."""
+        where, params = flt.to_sql("d.metadata")
+        rows = self._db.execute(
+            "SELECT c.chunk_key FROM narrative_chunks c JOIN narrative_documents d "
+            "ON d.library_id = c.library_id AND d.doc_id = c.doc_id "
+            f"WHERE c.library_id = ? AND ({where})",
+            [library_id, *params],
+        )
+        return [row[0] for row in rows]
+
+    def profile(self, library_id: str, max_level: int) -> LibraryProfile:
+        """The library's term profile over chunks at or below ``max_level`` (for routing)."""
+        return profiles.load_profile(self._db, library_id, max_level)
+
+    def chunks_where(self, column: str, values: Sequence[str]) -> list[StoredChunk]:
+        """Chunks whose ``parent_id`` or ``doc_id`` is one of ``values``, in document order."""
+        if column not in ("parent_id", "doc_id") or not values:
+            return []
+        marks = ",".join("?" * len(values))
+        rows = self._db.execute(
+            f"SELECT chunk_key FROM narrative_chunks WHERE {column} IN ({marks}) "
+            "ORDER BY library_id, doc_id, ordinal",
+            list(values),
+        )
+        keys = [row[0] for row in rows]
+        found = self.chunks_by_key(keys)
+        return [found[key] for key in keys if key in found]
+
+    def chunk_ids(self, keys: Sequence[int]) -> dict[int, tuple[str, str, str]]:
+        """``key -> (library_id, chunk_id, doc_id)`` for the given keys (missing ones absent)."""
+        if not keys:
+            return {}
+        marks = ",".join("?" * len(keys))
+        rows = self._db.execute(
+            "SELECT chunk_key, library_id, chunk_id, doc_id FROM narrative_chunks "
+            f"WHERE chunk_key IN ({marks})",
+            list(keys),
+        )
+        return {row[0]: (row[1], row[2], row[3]) for row in rows}
+
+    def library_states(self) -> dict[str, tuple[int, str]]:
+        """``library_id -> (generation, description)`` of every library (cheap: no counts)."""
+        rows = self._db.execute(
+            "SELECT library_id, generation, description FROM narrative_libraries"
+        )
+        return {row[0]: (int(row[1]), str(row[2])) for row in rows}
+
+    def keys_of(self, chunk_ids: Sequence[str]) -> dict[str, int]:
+        """Integer keys of the given chunk ids (unknown ids are absent)."""
+        if not chunk_ids:
+            return {}
+        marks = ",".join("?" * len(chunk_ids))
+        rows = self._db.execute(
+            f"SELECT chunk_id, chunk_key FROM narrative_chunks WHERE chunk_id IN ({marks})",
+            list(chunk_ids),
+        )
+        return {row[0]: int(row[1]) for row in rows}
 
     def counts(self, library_id: str) -> dict[str, int]:
         """Documents, parents and chunks of a library, and chunks per sensitivity level."""

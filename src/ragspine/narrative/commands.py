@@ -5,12 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import asdict
-from typing import Any
 
 from ragspine.cli import command_group
 from ragspine.narrative.ingest import DocumentOutcome, IngestReport, parse_meta_pairs
 from ragspine.narrative.modes import RetrievalMode
+from ragspine.narrative.snippets import format_locator
 from ragspine.security import Principal
 from ragspine.workspace import Workspace
 
@@ -88,19 +87,17 @@ def _search(args: argparse.Namespace) -> int:
         libraries=args.library or None,
         mode=args.mode,
         top_k=args.top_k,
+        filters=args.filter or None,
         principal=Principal.of(args.clearance),
     )
     if args.json:
-        payload: dict[str, Any] = {
-            "question": result.question,
-            "snippets": [asdict(snippet) for snippet in result.snippets],
-            "trace": asdict(result.trace),
-        }
-        print(json.dumps(payload, indent=2, ensure_ascii=False))
+        print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
         return 0
     for rank, snippet in enumerate(result.snippets, start=1):
-        where = ", ".join(f"{k}={v}" for k, v in snippet.source_locator.items() if k != "file")
-        print(f"{rank}. [{snippet.score:.3f}] {snippet.library_id}/{snippet.doc_id} ({where})")
+        print(
+            f"{rank}. [{snippet.score:.4f}] {snippet.library_id}/{snippet.doc_id} "
+            f"({format_locator(snippet.source_locator)})"
+        )
         print(f"   {snippet.text}")
     if not result.snippets:
         print("no matching chunks", file=sys.stderr)
@@ -150,6 +147,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help=f"retrieval mode: {', '.join(m.value for m in RetrievalMode)} (default bm25)",
     )
     search.add_argument("--top-k", type=int, default=10)
+    search.add_argument(
+        "--filter",
+        action="append",
+        metavar="EXPR",
+        help='metadata filter, e.g. "year>=2020" or "region in [EMEA,APAC]" (repeatable, ANDed)',
+    )
     search.add_argument("--clearance", default="public", help="the asker's clearance level")
     search.add_argument("--json", action="store_true", help="print one JSON object")
     search.set_defaults(func=_search)

@@ -13,16 +13,20 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from ragspine.errors import ConfigError
-from ragspine.narrative.snippets import ChunkRecord, Snippet
+from ragspine.narrative.snippets import ChunkRecord, Locator, Snippet
 from ragspine.security import Principal, Sensitivity, visible
 
 
 class ExpansionMode(StrEnum):
-    """What ``prompt_text`` holds: the child only, its parent section or its sentence window."""
+    """What ``prompt_text`` holds: the child only, its parent section or its sentence window.
+
+    ``auto`` uses a child's sentence window when it has one, else its parent section.
+    """
 
     NONE = "none"
     PARENT = "parent"
     WINDOW = "window"
+    AUTO = "auto"
 
     @classmethod
     def parse(cls, raw: str | ExpansionMode) -> ExpansionMode:
@@ -48,7 +52,7 @@ class ParentSection:
     """A section: its own sensitivity and its parts in reading order."""
 
     parent_id: str
-    locator: str
+    locator: Locator
     parts: tuple[Passage, ...]
     sensitivity: int = 0
     allowed_groups: frozenset[str] = frozenset()
@@ -64,7 +68,7 @@ class SentenceWindow:
 
 def parent_from_children(
     parent_id: str,
-    locator: str,
+    locator: Locator,
     children: Sequence[ChunkRecord],
     *,
     sensitivity: int = 0,
@@ -185,6 +189,8 @@ def expand_one(
         score=score,
         prompt_text=prompt_text,
         parent_locator=parent_locator,
+        heading=str(getattr(chunk, "heading", "") or ""),
+        title=str(getattr(chunk, "title", "") or ""),
         metadata=chunk.metadata,
         sensitivity=max(levels),
     )
@@ -207,13 +213,17 @@ def build_snippets(
     for candidate in candidates:
         chunk = candidate.chunk
         parent = parents.get(chunk.parent_id) if chunk.parent_id else None
+        window = windows.get(chunk.chunk_id)
+        one_mode = mode
+        if mode is ExpansionMode.AUTO:
+            one_mode = ExpansionMode.WINDOW if window is not None else ExpansionMode.PARENT
         snippet, parts_withheld, expanded = expand_one(
             chunk,
             candidate.score,
             principal,
-            mode=mode,
+            mode=one_mode,
             parent=parent,
-            window=windows.get(chunk.chunk_id),
+            window=window,
         )
         if snippet is None:
             dropped += 1

@@ -17,7 +17,13 @@ from typing import Any
 
 from ragspine.errors import IngestError, RagSpineError
 from ragspine.narrative.chunk_store import ChunkStore, IndexRow, Library, StoredDocument
-from ragspine.narrative.chunking import ChunkDraft, ChunkingOptions, ParentDraft, chunk_sections
+from ragspine.narrative.chunking import (
+    HEADING_SEPARATOR,
+    ChunkDraft,
+    ChunkingOptions,
+    ParentDraft,
+    chunk_sections,
+)
 from ragspine.narrative.indexes import DEFAULT_FIELDS, LibraryIndexes
 from ragspine.narrative.loaders import (
     Paragraph,
@@ -27,7 +33,7 @@ from ragspine.narrative.loaders import (
 )
 from ragspine.security import Sensitivity
 
-RESERVED_META_KEYS = ("doc_id", "title", "sensitivity")
+RESERVED_META_KEYS = ("doc_id", "title", "sensitivity", "section_sensitivity")
 SIDECAR_SUFFIX = ".meta.json"
 BEIR_BATCH = 1000
 DEFAULT_CHUNKING = ChunkingOptions()
@@ -89,6 +95,30 @@ class DocumentSource:
     content_hash: str
     metadata: dict[str, Any] = field(default_factory=dict)
     sensitivity: Sensitivity | None = None
+    section_levels: tuple[tuple[str, Sensitivity], ...] = ()
+    """``(heading, level)``: chunks under a section with that heading (at any depth) get at
+    least that level."""
+
+
+def parse_section_levels(raw: object, where: str) -> tuple[tuple[str, Sensitivity], ...]:
+    """Read a sidecar's ``section_sensitivity`` mapping (heading -> level)."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, dict):
+        raise IngestError(
+            f"{where}: section_sensitivity must map section headings to levels, "
+            'e.g. {"Compensation": "confidential"}'
+        )
+    return tuple(sorted((str(h).strip(), Sensitivity.parse(v)) for h, v in raw.items()))
+
+
+def chunk_level(heading: str, level: Sensitivity, section_levels: Any) -> Sensitivity:
+    """A chunk's level: its document's, raised by any ``section_levels`` heading on its path."""
+    path = {part.strip().casefold() for part in heading.split(HEADING_SEPARATOR)}
+    for name, section_level in section_levels:
+        if name.casefold() in path and section_level > level:
+            level = section_level
+    return level
 
 
 Progress = Callable[[int, int | None, DocumentOutcome], None]
@@ -116,14 +146,27 @@ def read_sidecar(path: Path) -> dict[str, Any]:
     return data
 
 
-def parse_meta_pairs(pairs: Iterable[str]) -> dict[str, str]:
-    """Parse ``key=value`` strings (from ``--meta``)."""
-    result = {}
+def meta_value(raw: str) -> str | int | float:
+    """A ``--meta`` value: a number when it reads back exactly (``2024``, ``3.5``), else text
+    (``007`` and ``1e3`` stay text), so numeric filters work on command-line metadata."""
+    for kind in (int, float):
+        try:
+            number = kind(raw)
+        except ValueError:
+            continue
+        if str(number) == raw:
+            return number
+    return raw
+
+
+def parse_meta_pairs(pairs: Iterable[str]) -> dict[str, str | int | float]:
+    """Parse ``key=value`` strings (from ``--meta``); exact numbers become numbers."""
+    result: dict[str, str | int | float] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
             raise IngestError(f"--meta {pair!r}: expected key=value")
-        result[key.strip()] = value.strip()
+        result[key.strip()] = meta_value(value.strip())
     return result
 
 
@@ -206,6 +249,7 @@ class Ingestor:
             str(int(level)),
             source.title,
             options.signature,
+            json.dumps([(h, int(v)) for h, v in source.section_levels]),
         )
         previous = self._store.document(library.library_id, source.doc_id)
         if previous is not None and previous.fingerprint == fingerprint:
@@ -238,6 +282,7 @@ class Ingestor:
                 if added.pop(key, None) is None:
                     removed.append(key)
         chunks = prepared.chunks
+        levels = [chunk_level(c.heading, level, source.section_levels) for c in chunks]
         keys = self._store.insert_document(
             StoredDocument(
                 library.library_id, source.doc_id, source.title, source.content_hash,
@@ -255,9 +300,10 @@ class Ingestor:
                 )
                 for c in chunks
             ],
+            levels=[int(lv) for lv in levels],
         )  # fmt: skip
-        for key, chunk in zip(keys, chunks, strict=True):
-            added[key] = IndexRow(key, source.title, chunk.heading, chunk.text, int(level))
+        for key, chunk, chunk_lv in zip(keys, chunks, levels, strict=True):
+            added[key] = IndexRow(key, source.title, chunk.heading, chunk.text, int(chunk_lv))
         self._store.bump_generation(library.library_id)
         status = IngestStatus.REPLACED if previous is not None else IngestStatus.ADDED
         return DocumentOutcome(source.source, source.doc_id, status, len(chunks))
@@ -308,6 +354,9 @@ def file_sources(
                 doc_id = str(meta.pop("doc_id", doc_id))
                 title = meta.pop("title", None)
                 raw_level = meta.pop("sensitivity", None)
+                section_levels = parse_section_levels(
+                    meta.pop("section_sensitivity", None), str(path)
+                )
                 level = explicit
                 if level is None and raw_level is not None:
                     level = Sensitivity.parse(raw_level)
@@ -327,6 +376,7 @@ def file_sources(
                 content_hash=_digest(loaded.content),
                 metadata=meta,
                 sensitivity=level,
+                section_levels=section_levels,
             )
 
 

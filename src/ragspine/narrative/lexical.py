@@ -303,11 +303,14 @@ class LexicalIndex:
         *,
         max_level: int,
         allowed: Collection[int] | None = None,
+        stats: dict[str, int] | None = None,
     ) -> list[tuple[int, float]]:
         """Best ``top_k`` (key, score) pairs for ``query``: score descending, then key ascending.
 
         Only documents with level <= ``max_level`` and, when ``allowed`` is given, a key in it
         are considered, before the top-k cut; documents matching no query term are never returned.
+        ``stats``, when given, receives how many matching documents the level limit (``hidden``)
+        and ``allowed`` (``filtered``) excluded.
         """
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 0:
             raise QueryError(f"top_k must be an integer >= 0, got {top_k!r}")
@@ -341,7 +344,9 @@ class LexicalIndex:
             candidates = np.unique(np.concatenate(touched)).astype(np.int64)
         else:
             candidates = np.flatnonzero(scores)
+        matched = len(candidates)
         candidates = candidates[view.levels[candidates] <= max_level]
+        visible_count = len(candidates)
         if allowed is not None:
             try:
                 wanted = np.fromiter(allowed, dtype=np.int64, count=len(allowed))
@@ -350,6 +355,9 @@ class LexicalIndex:
             mask = np.zeros(len(view.keys), dtype=bool)
             mask[view.rows_of(wanted)] = True
             candidates = candidates[mask[candidates]]
+        if stats is not None:
+            stats["hidden"] = matched - visible_count
+            stats["filtered"] = visible_count - len(candidates)
         cand_scores = scores[candidates]
         cand_keys = view.keys[candidates]
         best = bm25.top_k(cand_scores, cand_keys, top_k)

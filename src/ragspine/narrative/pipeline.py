@@ -99,10 +99,14 @@ def retrieve_snippets(
 
     with builder.timed() as timer:
         parent_ids = sorted({c.chunk.parent_id for c in candidates if c.chunk.parent_id})
-        parents = source.get_parents(parent_ids) if mode is ExpansionMode.PARENT else {}
+        parents = (
+            source.get_parents(parent_ids)
+            if mode in (ExpansionMode.PARENT, ExpansionMode.AUTO)
+            else {}
+        )
         windows = (
             source.get_windows([c.chunk.chunk_id for c in candidates])
-            if mode is ExpansionMode.WINDOW
+            if mode in (ExpansionMode.WINDOW, ExpansionMode.AUTO)
             else {}
         )
         expansion = build_snippets(

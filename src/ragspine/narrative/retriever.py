@@ -1,79 +1,64 @@
-"""The narrative search pipeline, one stage per function.
+"""The narrative search pipeline of a workspace, wired onto the chunk store and lexical indexes.
 
-``resolve_libraries`` -> ``search_library`` (per library, visibility pushed into the index) ->
-``fuse_candidates`` (score merge; RRF comes with vector search) -> ``build_snippets`` (security
-screen, then snippet construction). Part 2 adds filters, routing, fusion and expansion between
-these stages.
+question -> filter (parsed, optionally extended from the question) -> routing (a
+:class:`~ragspine.narrative.library_profile.ProfileRouter` over each library's visible term
+statistics; named libraries bypass it) -> per-library BM25 with the filter (as chunk keys chosen
+in SQL) and the visibility limit applied before top-k -> RRF fusion over libraries -> re-check,
+expansion and post-process (:func:`ragspine.narrative.pipeline.retrieve_snippets`) -> snippets.
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Collection, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 
 from ragspine.errors import QueryError
+from ragspine.narrative.chunk_source import StoreChunkSource
 from ragspine.narrative.chunk_store import ChunkStore
+from ragspine.narrative.expansion import ExpansionMode, Postprocessor
+from ragspine.narrative.filters import Filter, all_of
+from ragspine.narrative.fusion import DEFAULT_RRF_K
 from ragspine.narrative.indexes import LibraryIndexes
+from ragspine.narrative.library_profile import ProfileRouter
 from ragspine.narrative.modes import ModePlan, RetrievalMode, plan_for
-from ragspine.security import PUBLIC, Principal, max_visible_level, visible
+from ragspine.narrative.multi_index import MultiIndexRetriever
+from ragspine.narrative.pipeline import retrieve_snippets
+from ragspine.narrative.snippets import Hit, Snippet
+from ragspine.narrative.trace import Trace
+from ragspine.security import PUBLIC, Principal, max_visible_level
 
 MAX_TOP_K = 10_000
 
 
 @dataclass(frozen=True, slots=True)
-class Snippet:
-    """One retrieved child chunk; citations point at ``chunk_id`` and ``source_locator``."""
-
-    text: str
-    chunk_id: str
-    doc_id: str
-    source_locator: dict[str, Any]
-    library_id: str
-    score: float
-    prompt_text: str
-    parent_locator: dict[str, Any]
-    heading: str = ""
-    title: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class SearchTrace:
-    """Counts and timings (milliseconds) of one search, stage by stage."""
-
-    mode: RetrievalMode
-    libraries: tuple[str, ...]
-    max_level: int
-    candidates: int
-    screened_out: int
-    rebuilt_indexes: tuple[str, ...]
-    timings_ms: tuple[tuple[str, float], ...]
-
-
-@dataclass(frozen=True, slots=True)
 class SearchResult:
-    """Snippets best first, and a trace of how they were found."""
+    """Snippets best first, and a trace of how they were found (counts and names only)."""
 
     question: str
     snippets: tuple[Snippet, ...]
-    trace: SearchTrace
+    trace: Trace
+
+    def to_dict(self, *, timings: bool = True) -> dict[str, object]:
+        """A JSON-ready form (``timings=False`` zeroes the trace timings)."""
+        trace = self.trace if timings else self.trace.without_timings()
+        return {
+            "question": self.question,
+            "snippets": [snippet.to_dict() for snippet in self.snippets],
+            "trace": trace.to_dict(),
+        }
 
 
-@dataclass(frozen=True, slots=True)
-class Candidate:
-    """A chunk key that matched in one library, with its BM25 score."""
+@dataclass(slots=True)
+class _Pushdown:
+    """What one library's search excluded before top-k (counts of matching chunks)."""
 
-    library_id: str
-    key: int
-    score: float
+    by_filter: int = 0
+    by_visibility: int = 0
 
 
-def resolve_libraries(store: ChunkStore, libraries: Sequence[str] | None) -> tuple[str, ...]:
-    """The libraries to search: the named ones (all must exist), else every library."""
+def check_libraries(store: ChunkStore, libraries: Sequence[str]) -> tuple[str, ...]:
+    """The named libraries, deduplicated; an unknown one is an error listing the known ones."""
     known = store.library_names()
-    if libraries is None or len(libraries) == 0:
-        return tuple(known)
     unknown = [name for name in libraries if name not in known]
     if unknown:
         raise QueryError(
@@ -82,68 +67,27 @@ def resolve_libraries(store: ChunkStore, libraries: Sequence[str] | None) -> tup
     return tuple(dict.fromkeys(libraries))
 
 
-def search_library(
-    indexes: LibraryIndexes,
-    library_id: str,
-    question: str,
-    plan: ModePlan,
-    pool: int,
-    *,
-    max_level: int,
-    allowed: Collection[int] | None = None,
-) -> list[Candidate]:
-    """BM25 candidates of one library; only chunks at or below ``max_level`` can be returned."""
-    index = indexes.get(library_id, plan.fields)
-    hits = index.search(question, pool, max_level=max_level, allowed=allowed)
-    return [Candidate(library_id, key, score) for key, score in hits]
-
-
-def fuse_candidates(per_library: Sequence[Sequence[Candidate]], top_k: int) -> list[Candidate]:
-    """Merge per-library lists by score (ties by library then key) and keep ``top_k``."""
-    merged = [candidate for candidates in per_library for candidate in candidates]
-    merged.sort(key=lambda c: (-c.score, c.library_id, c.key))
-    return merged[:top_k]
-
-
-def build_snippets(
-    store: ChunkStore, candidates: Sequence[Candidate], principal: Principal
-) -> tuple[tuple[Snippet, ...], int]:
-    """Screen candidates through the security boundary and build snippets, keeping order.
-
-    Returns the snippets and how many candidates the screen dropped (zero when the index
-    already applied visibility, as it should).
-    """
-    chunks = store.chunks_by_key([c.key for c in candidates])
-    snippets = []
-    dropped = 0
-    for candidate in candidates:
-        chunk = chunks.get(candidate.key)
-        if chunk is None or not visible(principal, chunk.sensitivity):
-            dropped += 1
-            continue
-        snippets.append(
-            Snippet(
-                text=chunk.text,
-                chunk_id=chunk.chunk_id,
-                doc_id=chunk.doc_id,
-                source_locator=chunk.source_locator,
-                library_id=chunk.library_id,
-                score=candidate.score,
-                prompt_text=chunk.text,
-                parent_locator=chunk.parent_locator,
-                heading=chunk.heading,
-                title=chunk.title,
-            )
-        )
-    return tuple(snippets), dropped
-
-
 class Retriever:
-    """Runs the stage pipeline for one workspace's chunk store and indexes."""
+    """Runs the narrative pipeline for one workspace's chunk store and indexes."""
 
     def __init__(self, store: ChunkStore, indexes: LibraryIndexes) -> None:
         self._store = store
         self._indexes = indexes
+        self._routers: dict[tuple[object, ...], ProfileRouter] = {}
+
+    def router(self, names: Sequence[str], max_level: int) -> ProfileRouter:
+        """A profile router over ``names`` built from text at or below ``max_level`` (cached
+        until a library changes)."""
+        states = self._store.library_states()
+        key = (max_level, *((name, *states[name]) for name in names))
+        router = self._routers.get(key)
+        if router is None:
+            router = ProfileRouter(
+                [self._store.profile(name, max_level) for name in names],
+                descriptions={name: states[name][1] for name in names},
+            )
+            self._routers = {key: router}
+        return router
 
     def search(
         self,
@@ -152,42 +96,101 @@ class Retriever:
         libraries: Sequence[str] | None = None,
         mode: str | RetrievalMode = RetrievalMode.BM25,
         top_k: int = 10,
+        flt: Filter | None = None,
+        extracted: Filter | None = None,
         principal: Principal = PUBLIC,
+        route: bool = True,
+        expansion: ExpansionMode = ExpansionMode.AUTO,
+        postprocess: Postprocessor | None = None,
+        weights: Mapping[str, float] | None = None,
+        rrf_k: float = DEFAULT_RRF_K,
     ) -> SearchResult:
-        """Search the given libraries (default: all) for ``question``."""
+        """Search ``libraries`` (default: the routed ones) for ``question`` as ``principal``."""
         plan = plan_for(mode)
-        if not 1 <= top_k <= MAX_TOP_K:
-            raise QueryError(f"top_k must be between 1 and {MAX_TOP_K}, got {top_k}")
-        timings: list[tuple[str, float]] = []
-        clock = time.perf_counter()
-
-        def lap(stage: str) -> None:
-            nonlocal clock
-            now = time.perf_counter()
-            timings.append((stage, round((now - clock) * 1000, 3)))
-            clock = now
-
-        rebuilt_before = len(self._indexes.rebuilt)
-        names = resolve_libraries(self._store, libraries)
+        if plan.mode is RetrievalMode.ECONOMY:
+            expansion = ExpansionMode.NONE  # economy: the child text alone, nothing read around it
+        if isinstance(top_k, bool) or not 1 <= top_k <= MAX_TOP_K:
+            raise QueryError(f"top_k must be between 1 and {MAX_TOP_K}, got {top_k!r}")
+        explicit = check_libraries(self._store, libraries) if libraries else None
+        registered = self._store.library_names()
         max_level = int(max_visible_level(principal))
-        lap("resolve")
-        pool = plan.pool(top_k)
-        per_library = [
-            search_library(self._indexes, name, question, plan, pool, max_level=max_level)
-            for name in names
-        ]
-        lap("lexical")
-        fused = fuse_candidates(per_library, top_k)
-        lap("fuse")
-        snippets, dropped = build_snippets(self._store, fused, principal)
-        lap("snippets")
-        trace = SearchTrace(
-            mode=plan.mode,
-            libraries=names,
-            max_level=max_level,
-            candidates=sum(len(c) for c in per_library),
-            screened_out=dropped,
-            rebuilt_indexes=tuple(self._indexes.rebuilt[rebuilt_before:]),
-            timings_ms=tuple(timings),
+        given = [f for f in (flt, extracted) if f is not None]
+        combined = all_of(given) if given else None
+        rebuilt_before = len(self._indexes.rebuilt)
+        row_keys: dict[tuple[str, str], int] = {}
+        pushdown: dict[str, _Pushdown] = {}
+
+        def search_one(library_id: str, question: str, top_k: int) -> list[Hit]:
+            return self._search_library(
+                library_id, question, plan, top_k, max_level, combined, row_keys, pushdown
+            )
+
+        router = self.router(registered, max_level) if route and not explicit else None
+        retriever = MultiIndexRetriever(
+            search_one,
+            registered,
+            router=router,
+            k=rrf_k,
+            weights=weights,
+            candidates_per_library=plan.pool(top_k),
         )
-        return SearchResult(question, snippets, trace)
+        result = retrieve_snippets(
+            question,
+            retriever=retriever,
+            source=StoreChunkSource(self._store, row_keys),
+            principal=principal,
+            flt=combined,
+            top_k=top_k,
+            mode=expansion,
+            libraries=explicit,
+            postprocess=postprocess,
+        )
+        stages = tuple(
+            replace(
+                stage,
+                dropped_by_filter=pushdown[stage.name[7:]].by_filter,
+                dropped_by_visibility=pushdown[stage.name[7:]].by_visibility,
+            )
+            if stage.name.startswith("search:") and stage.name[7:] in pushdown
+            else stage
+            for stage in result.trace.stages
+        )
+        notes = result.trace.notes
+        if extracted is not None:
+            notes = (f"filter taken from the question: {extracted.describe()}", *notes)
+        trace = replace(
+            result.trace,
+            stages=stages,
+            notes=notes,
+            mode=plan.mode.value,
+            rebuilt_indexes=tuple(self._indexes.rebuilt[rebuilt_before:]),
+        )
+        return SearchResult(question, result.snippets, trace)
+
+    def _search_library(
+        self,
+        library_id: str,
+        question: str,
+        plan: ModePlan,
+        depth: int,
+        max_level: int,
+        flt: Filter | None,
+        row_keys: dict[tuple[str, str], int],
+        pushdown: dict[str, _Pushdown],
+    ) -> list[Hit]:
+        """One library's BM25 hits: filter (as SQL-chosen keys) and visibility before top-k."""
+        index = self._indexes.get(library_id, plan.fields)
+        allowed = self._store.filtered_keys(library_id, flt) if flt is not None else None
+        stats: dict[str, int] = {}
+        pairs = index.search(question, depth, max_level=max_level, allowed=allowed, stats=stats)
+        pushdown[library_id] = _Pushdown(stats.get("filtered", 0), stats.get("hidden", 0))
+        ids = self._store.chunk_ids([key for key, _ in pairs])
+        hits = []
+        for key, score in pairs:
+            found = ids.get(key)
+            if found is None:
+                continue
+            owner, chunk_id, doc_id = found
+            row_keys[(owner, chunk_id)] = key
+            hits.append(Hit(chunk_id, score, owner, doc_id))
+        return hits

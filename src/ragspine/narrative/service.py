@@ -8,6 +8,8 @@ from typing import Any
 
 from ragspine.narrative.chunk_store import ChunkStore, Library
 from ragspine.narrative.chunking import ChunkingOptions
+from ragspine.narrative.filter_extraction import extract_filter
+from ragspine.narrative.filters import parse_filter
 from ragspine.narrative.indexes import LibraryIndexes
 from ragspine.narrative.ingest import (
     BEIR_BATCH,
@@ -113,9 +115,27 @@ class Narrative:
         libraries: Sequence[str] | None = None,
         mode: str | RetrievalMode = RetrievalMode.BM25,
         top_k: int = 10,
+        filters: object = None,
         principal: Principal = PUBLIC,
+        route: bool = True,
+        vocabularies: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> SearchResult:
-        """Search the narrative channel; invisible chunks never take a top-k slot."""
+        """Search the narrative channel; filtered-out and invisible chunks never take a slot.
+
+        ``vocabularies`` (field -> alias -> value) turns aliases named in the question into
+        filter conditions (see :func:`~ragspine.narrative.filter_extraction.extract_filter`).
+        """
+        flt = parse_filter(filters) if filters is not None else None
+        extracted = None
+        if vocabularies is not None:
+            extracted = extract_filter(question, vocabularies).filter
         return self._retriever.search(
-            question, libraries=libraries, mode=mode, top_k=top_k, principal=principal
+            question,
+            libraries=libraries,
+            mode=mode,
+            top_k=top_k,
+            flt=flt,
+            extracted=extracted,
+            principal=principal,
+            route=route,
         )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 _WORD_RE = re.compile("[^\\W_]+(?:['\u2019][^\\W_]+)?")
 
@@ -44,6 +45,7 @@ _SUFFIXES = (
 )
 
 
+@lru_cache(maxsize=1 << 18)
 def stem(word: str) -> str:
     """Strip one common English suffix and a final "e", keeping a stem of at least three letters."""
     if len(word) <= 3 or not word.isalpha():

@@ -42,6 +42,8 @@ class Trace:
     routing: RoutingRecord | None = None
     filter: str | None = None
     notes: tuple[str, ...] = ()
+    mode: str | None = None
+    rebuilt_indexes: tuple[str, ...] = ()
 
     @property
     def stage_names(self) -> tuple[str, ...]:
@@ -65,6 +67,8 @@ class Trace:
             routing=self.routing or other.routing,
             filter=self.filter or other.filter,
             notes=self.notes + other.notes,
+            mode=self.mode or other.mode,
+            rebuilt_indexes=self.rebuilt_indexes + other.rebuilt_indexes,
         )
 
     def to_dict(self) -> dict[str, object]:
@@ -91,6 +95,8 @@ class Trace:
             },
             "filter": self.filter,
             "notes": list(self.notes),
+            "mode": self.mode,
+            "rebuilt_indexes": list(self.rebuilt_indexes),
         }
 
 
