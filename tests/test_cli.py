@@ -24,6 +24,13 @@ def test_demo_prints_three_statuses_with_sources(
     assert "[found] IP's Revenue in FY2006 was 2,455.0. Source: Double_IP/2006/page_32.pdf" in out
     assert "[not_found]" in out and "[unrecognized_param]" in out
     assert "source: Double_IP/2006/page_32.pdf" in out
+    # Narrative channel: a cited extractive answer over the filings' text.
+    narrative = out.split("== Narrative channel")[1]
+    assert "library filings: 12 added" in narrative
+    assert "[1]" in narrative and "Sources:" in narrative
+    assert "filings:Double_IP_2006_page_32.txt#" in narrative
+    again = main(["--workspace", str(tmp_path / "ws"), "demo"])
+    assert again == 0 and "12 unchanged" in capsys.readouterr().out
 
 
 def test_metric_json_fields(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from ragspine.errors import RagSpineError
 
 COMMAND_MODULES = (
+    "ragspine.demo",
     "ragspine.structured.commands",
     "ragspine.workflows.commands",
     "ragspine.narrative.commands",

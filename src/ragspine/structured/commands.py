@@ -6,7 +6,6 @@ import argparse
 import json
 import sys
 from datetime import date
-from importlib import resources
 from pathlib import Path
 
 from ragspine.cli import command_group
@@ -43,13 +42,13 @@ def _reference_date(raw: str | None) -> date | None:
         ) from None
 
 
-def _print_summary(summary: WriteSummary) -> None:
+def print_summary(summary: WriteSummary) -> None:
     print(
         f"facts: {summary.added} added, {summary.replaced} replaced, {summary.unchanged} unchanged"
     )
 
 
-def _print_import(result: ConvFinQAImport) -> None:
+def print_import(result: ConvFinQAImport) -> None:
     print(
         f"filings: {result.filings}, facts: {len(result.facts)}, "
         f"new glossary terms: {len(result.new_terms)}"
@@ -70,7 +69,7 @@ def cmd_init(args: argparse.Namespace) -> int:
 def cmd_ingest_facts(args: argparse.Namespace) -> int:
     with Workspace.open(args.workspace) as ws:
         summary = ws.ingest_facts(args.file, mapping=args.mapping)
-    _print_summary(summary)
+    print_summary(summary)
     return 0
 
 
@@ -79,8 +78,8 @@ def cmd_ingest_convfinqa(args: argparse.Namespace) -> int:
         result, summary = ws.ingest_convfinqa(
             args.file, progress=lambda msg: print(msg, file=sys.stderr)
         )
-    _print_import(result)
-    _print_summary(summary)
+    print_import(result)
+    print_summary(summary)
     return 0
 
 
@@ -105,41 +104,10 @@ def cmd_metric(args: argparse.Namespace) -> int:
     return 0
 
 
-DEMO_QUESTIONS = (
-    ("revenue", "IP", "FY2006", None),
-    ("operating profit", "IP", "2005", None),
-    ("revenue", "IP", "FY2010", None),
-    ("revenue", "IP", "FY2006", "wholesale"),
-)
-
-
-def cmd_demo(args: argparse.Namespace) -> int:
-    sample = resources.files("ragspine").joinpath("data/convfinqa_sample.json")
-    with resources.as_file(sample) as path, Workspace.init(args.workspace) as ws:
-        print(f"Workspace: {ws.path.resolve()}")
-        print("Ingesting the bundled ConvFinQA sample (MIT, see ragspine/data/NOTICE.convfinqa)")
-        result, summary = ws.ingest_convfinqa(Path(path))
-        _print_import(result)
-        _print_summary(summary)
-        principal = Principal.of("internal")
-        for metric, entity, period, channel in DEMO_QUESTIONS:
-            asked = f"metric={metric!r} entity={entity!r} period={period!r}"
-            asked += f" channel={channel!r}" if channel else ""
-            print(f"\n? {asked}")
-            res = ws.query_metric(metric, entity, period, channel, principal=principal)
-            print(f"[{res.status.value}] {res.text}")
-            if res.source_doc_id:
-                print(f"  source: {res.source_doc_id} | locator: {res.locator}")
-    return 0
-
-
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the structured-channel commands."""
     p = subparsers.add_parser("init", help="create a workspace with an example glossary")
     p.set_defaults(func=cmd_init)
-
-    p = subparsers.add_parser("demo", help="ingest the bundled ConvFinQA sample and ask questions")
-    p.set_defaults(func=cmd_demo)
 
     ingest = command_group(subparsers, "ingest", "ingest facts or documents into the workspace")
     p = ingest.add_parser("facts", help="ingest a CSV, XLSX, JSON or JSONL fact table")
