@@ -28,7 +28,10 @@ def detokenize(text: str) -> str:
     text = re.sub(r"([($])\s+", r"\1", text)
     text = re.sub(r"(\w)- (\w)", r"\1\2", text)  # words hyphenated across PDF lines
     text = re.sub(r"\d+% \(\d+%\)", lambda m: m.group(0).split(" ")[0], text)
-    return re.sub(r"(^|[.!?]\s+)([a-z])", lambda m: m.group(1) + m.group(2).upper(), text)
+    # Capitalize sentence starts, but not after abbreviations such as "u.s." ("u.s. products").
+    return re.sub(
+        r"(^|(?<!\.[a-z])[.!?]\s+)([a-z])", lambda m: m.group(1) + m.group(2).upper(), text
+    )
 
 
 def write_filing_texts(sample: Path, folder: Path) -> list[Path]:
