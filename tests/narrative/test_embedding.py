@@ -141,3 +141,23 @@ def test_tokenizer_path_from_configuration(
     np.testing.assert_allclose(configured.embed(["hello"]), embedder.embed(["hello"]), atol=1e-6)
     with pytest.raises(ConfigError, match="tokenizer file not found"):
         embedding.load_embedder(tokenizer_path=tmp_path / "missing.json")
+
+
+# Cosines under the original float32 all-MiniLM-L6-v2, computed with a plain-numpy forward pass
+# over its safetensors weights (bench/check_minilm_reference.py); the first and last equal the
+# figures the sentence-transformers documentation prints for this model.
+FLOAT32_REFERENCE = [
+    ("A man is eating food.", "A man is eating a piece of bread.", 0.7553),
+    ("A man is eating food.", "The girl is carrying a baby.", -0.1050),
+    ("Revenue grew 12% in the third quarter.", "Sales increased by twelve percent in Q3.", 0.7197),
+    ("The new movie is awesome", "The new movie is so great", 0.8939),
+]
+
+
+@pytest.mark.onnx
+@pytest.mark.parametrize(("first", "second", "reference"), FLOAT32_REFERENCE)
+def test_int8_cosines_match_the_float32_model(
+    embedder: Embedder, first: str, second: str, reference: float
+) -> None:
+    a, b = embedder.embed([first, second])
+    assert float(a @ b) == pytest.approx(reference, abs=0.005)
