@@ -87,6 +87,17 @@ def run(n: int, queries: np.ndarray, rng: np.random.Generator, hnsw: bool) -> No
             f"ratio {ann_ms / base_ms:.3f}x  speed-up {base_ms / ann_ms:.0f}x  "
             f"recall@10 {recall:.3f}  (build {build_s:.0f} s)"
         )
+        for ef in (256, 1024):
+            ann.ef_search = ef
+            ef_ms = p50_ms(lambda q: ann.search(q, TOP_K, max_level=0), queries)
+            hits = 0
+            for q in queries:
+                truth = {k for k, _ in exact.search(q, TOP_K, max_level=0)}
+                hits += len(truth & {k for k, _ in ann.search(q, TOP_K, max_level=0)})
+            print(
+                f"{'':13}HNSW p50 (efSearch={ef:<4})    {ef_ms:5.2f} ms  "
+                f"ratio {ef_ms / base_ms:.3f}x  recall@10 {hits / (TOP_K * len(queries)):.3f}"
+            )
 
 
 def main() -> None:
