@@ -349,3 +349,22 @@ def test_hnsw_recall_at_10_on_real_embeddings(tmp_path: Path, faiss_module: obje
     recall = overlap / (10 * len(query_vectors))
     print(f"HNSW recall@10 on 2,000 SciFact abstracts: {recall:.3f}")
     assert recall >= 0.95
+
+
+@pytest.mark.onnx
+def test_hnsw_applies_visibility_inside_the_graph_search(
+    tmp_path: Path, faiss_module: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vectors, keys, levels = random_data(8, 3000, dim=32)
+    index = HnswVectorIndex(tmp_path, model_id="m", dim=32, exact_below=0)
+    index.add(keys, vectors, levels)
+
+    def no_fallback(*args: object) -> list[tuple[int, float]]:
+        raise AssertionError("the graph search should have answered on its own")
+
+    monkeypatch.setattr(index, "_exact", no_fallback)
+    by_key = dict(zip(keys.tolist(), levels.tolist(), strict=True))
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        hits = index.search(rng.standard_normal(32).astype(np.float32), 10, max_level=1)
+        assert len(hits) == 10 and all(by_key[k] <= 1 for k, _ in hits)
