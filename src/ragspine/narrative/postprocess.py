@@ -15,6 +15,8 @@ from typing import TypeVar
 import numpy as np
 
 from ragspine.errors import ConfigError
+from ragspine.narrative.expansion import Postprocessor, PostprocessStep, deduplicate
+from ragspine.narrative.snippets import Snippet
 
 T = TypeVar("T")
 
@@ -135,3 +137,34 @@ def mmr_order(
         remaining[pick] = False
         max_sim = np.maximum(max_sim, sims[pick])
     return [items[i] for i in chosen]
+
+
+def snippet_postprocessor(
+    *, near_duplicates: float | None = None, diversity: float | None = None
+) -> Postprocessor:
+    """The post-fusion stage over snippets: de-duplication, then (if given) near-duplicate
+    removal at Jaccard ``near_duplicates`` and MMR reordering with ``diversity``, both over the
+    snippets' word sets. The stage only drops or reorders (the :class:`Postprocessor` checks)."""
+    if near_duplicates is not None and not 0.0 < near_duplicates <= 1.0:
+        raise ConfigError(f"near_duplicates must be in (0, 1], got {near_duplicates}")
+    if diversity is not None and not 0.0 <= diversity <= 1.0:
+        raise ConfigError(f"diversity must be between 0 and 1, got {diversity}")
+    steps: list[PostprocessStep] = [deduplicate]
+    if near_duplicates is not None:
+        threshold = near_duplicates
+
+        def drop_near_duplicates(snippets: Sequence[Snippet]) -> list[Snippet]:
+            sets = [word_set(s.text) for s in snippets]
+            return remove_near_duplicates(snippets, token_sets=sets, threshold=threshold)
+
+        steps.append(drop_near_duplicates)
+    if diversity is not None:
+        weight = diversity
+
+        def diversify(snippets: Sequence[Snippet]) -> list[Snippet]:
+            sets = [word_set(s.text) for s in snippets]
+            relevance = [s.score for s in snippets]
+            return mmr_order(snippets, token_sets=sets, relevance=relevance, diversity=weight)
+
+        steps.append(diversify)
+    return Postprocessor(tuple(steps))
