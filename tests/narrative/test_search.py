@@ -84,14 +84,11 @@ def test_post_filtering_instead_of_pushdown_would_fail(
     assert result.trace.stage("recheck").dropped_by_visibility == 3
 
 
-def test_modes_parse_and_vector_modes_are_not_available(workspace_dir: Path) -> None:
+def test_modes_parse_and_unknown_names_fail(workspace_dir: Path) -> None:
     assert parse_mode("BM25") is RetrievalMode.BM25
-    with pytest.raises(ConfigError, match="economy, bm25, lexical, hybrid, auto"):
+    with pytest.raises(ConfigError, match="economy, bm25, lexical, hybrid, vector, auto"):
         parse_mode("fuzzy")
     ws = Workspace.open(workspace_dir)
-    for mode in ("hybrid", "auto"):
-        with pytest.raises(ConfigError, match="vector search, which is not available yet"):
-            ws.search("x", mode=mode)
     with pytest.raises(QueryError, match="unknown library 'nope'"):
         ws.search("x", libraries=["nope"])
 
