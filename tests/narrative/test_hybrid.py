@@ -268,3 +268,15 @@ def test_eval_retrieval_in_vector_and_hybrid_modes(
     for mode in ("vector", "hybrid"):
         report = run_retrieval_eval(ws, library="memos", queries=queries, qrels=qrels, mode=mode)
         assert report.mode == mode and report.metrics["recall@100"] == 1.0
+
+
+def test_turning_vectors_off_deletes_them(workspace_dir: Path, tmp_path: Path) -> None:
+    ws = _open(workspace_dir, HashingEmbedder())
+    ws.ingest_documents([_reports(tmp_path)], library="r", vectors=True)
+    folder = ws.narrative.vectors.folder("r")
+    assert (folder / "meta.json").exists()
+    assert ws.set_library_vectors("r", False).vectors is False
+    assert not folder.exists()
+    result = ws.search("revenue", mode="hybrid", libraries=["r"])
+    assert result.trace.notes == ("hybrid: library r keeps no vectors: lexical",)
+    assert ws.describe_library("r")["vectors"] is False
