@@ -27,6 +27,7 @@ from ragspine.structured.store import WriteSummary
 if TYPE_CHECKING:
     from ragspine.answer.extractive import NarrativeAnswer
     from ragspine.narrative.chunk_store import Library
+    from ragspine.narrative.dense import EmbedProgress
     from ragspine.narrative.ingest import IngestReport, Progress
     from ragspine.narrative.retriever import SearchResult
     from ragspine.narrative.service import Narrative
@@ -214,12 +215,29 @@ class Workspace:
         return service
 
     def create_library(
-        self, name: str, *, description: str = "", default_sensitivity: str = "public"
+        self,
+        name: str,
+        *,
+        description: str = "",
+        default_sensitivity: str = "public",
+        vectors: bool = False,
     ) -> Library:
-        """Register a document library with a routing description and default sensitivity."""
+        """Register a document library with a routing description and default sensitivity;
+        ``vectors=True`` embeds its chunks at ingest for ``hybrid``/``vector`` search."""
         return self.narrative.create_library(
-            name, description=description, default_sensitivity=default_sensitivity
+            name, description=description, default_sensitivity=default_sensitivity, vectors=vectors
         )
+
+    def set_library_vectors(
+        self, name: str, vectors: bool, *, progress: EmbedProgress | None = None
+    ) -> Library:
+        """Turn a library's vectors on (embedding its chunks now) or off (deleting them)."""
+        return self.narrative.set_vectors(name, vectors, progress=progress)
+
+    def reembed(self, library: str, *, progress: EmbedProgress | None = None) -> int:
+        """Rebuild a library's vectors with the installed embedding model (after a model
+        change); returns the number of vectors stored."""
+        return self.narrative.reembed(library, progress=progress)
 
     def libraries(self) -> list[Library]:
         """Every document library, sorted by name."""
@@ -238,8 +256,13 @@ class Workspace:
         sensitivity: str | None = None,
         window: int = 0,
         progress: Progress | None = None,
+        vectors: bool | None = None,
+        embed_progress: EmbedProgress | None = None,
     ) -> IngestReport:
-        """Ingest .txt/.md/.html/.pdf/.docx files or folders into ``library``, atomic per file."""
+        """Ingest .txt/.md/.html/.pdf/.docx files or folders into ``library``, atomic per file.
+
+        ``vectors`` turns the library's vectors on or off (``None`` keeps the setting).
+        """
         return self.narrative.ingest_documents(
             [Path(p) for p in paths],
             library=library,
@@ -247,13 +270,27 @@ class Workspace:
             sensitivity=sensitivity,
             window=window,
             progress=progress,
+            vectors=vectors,
+            embed_progress=embed_progress,
         )
 
     def ingest_beir(
-        self, folder: str | os.PathLike[str], *, library: str, progress: Progress | None = None
+        self,
+        folder: str | os.PathLike[str],
+        *,
+        library: str,
+        progress: Progress | None = None,
+        vectors: bool | None = None,
+        embed_progress: EmbedProgress | None = None,
     ) -> IngestReport:
         """Ingest a BEIR-layout corpus (corpus.jsonl); each ``_id`` becomes a document id."""
-        return self.narrative.ingest_beir(Path(folder), library=library, progress=progress)
+        return self.narrative.ingest_beir(
+            Path(folder),
+            library=library,
+            progress=progress,
+            vectors=vectors,
+            embed_progress=embed_progress,
+        )
 
     def search(
         self,
@@ -266,8 +303,17 @@ class Workspace:
         principal: Principal = PUBLIC,
         route: bool = True,
         extract_filters: bool = False,
+        lexical_weight: float = 1.0,
+        vector_weight: float = 1.0,
+        near_duplicates: float | None = None,
+        diversity: float | None = None,
     ) -> SearchResult:
         """Search document libraries; returns snippets best first with a trace.
+
+        ``mode``: ``economy``, ``bm25``, ``lexical`` (no embedding code is loaded), ``vector``,
+        ``hybrid`` (lexical + vector fused by RRF, weighted by ``lexical_weight`` /
+        ``vector_weight``; both need ``ragspine[onnx]``) or ``auto``. ``near_duplicates``
+        (Jaccard threshold) and ``diversity`` (MMR, 0..1) turn on the post-fusion stage.
 
         ``filters`` narrows by document metadata: a dict/JSON form, a text form
         (``"year>=2020"``), or a list of those (ANDed). Without ``libraries`` the router picks
@@ -284,6 +330,10 @@ class Workspace:
             principal=principal,
             route=route,
             vocabularies=self._entity_vocabulary() if extract_filters else None,
+            lexical_weight=lexical_weight,
+            vector_weight=vector_weight,
+            near_duplicates=near_duplicates,
+            diversity=diversity,
         )
 
     def answer_narrative(

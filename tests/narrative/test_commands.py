@@ -35,4 +35,4 @@ def test_cli_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert snippet["source_locator"]["heading_path"] == ["Q3", "Revenue"]
     assert payload["trace"]["mode"] == "bm25"
     assert main([*ws, "search", "revenue", "--mode", "semantic"]) == 2
-    assert "use one of economy, bm25, lexical, hybrid, auto" in capsys.readouterr().err
+    assert "use one of economy, bm25, lexical, hybrid, vector, auto" in capsys.readouterr().err

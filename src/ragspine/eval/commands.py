@@ -16,6 +16,8 @@ def _eval_retrieval(args: argparse.Namespace) -> int:
         queries=load_queries(args.queries),
         qrels=load_qrels(args.qrels),
         mode=args.mode,
+        lexical_weight=args.lexical_weight,
+        vector_weight=args.vector_weight,
     )
     if args.json:
         payload = {
@@ -43,6 +45,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     retrieval.add_argument(
         "--qrels", required=True, help="BEIR qrels TSV (query-id corpus-id score)"
     )
-    retrieval.add_argument("--mode", default="bm25", help="retrieval mode (default bm25)")
+    retrieval.add_argument(
+        "--mode",
+        default="bm25",
+        help="retrieval mode: economy, bm25, lexical, vector, hybrid or auto (default bm25)",
+    )
+    retrieval.add_argument("--lexical-weight", type=float, default=1.0, help="hybrid RRF weight")
+    retrieval.add_argument("--vector-weight", type=float, default=1.0, help="hybrid RRF weight")
     retrieval.add_argument("--json", action="store_true", help="print one JSON object")
     retrieval.set_defaults(func=_eval_retrieval)

@@ -139,8 +139,11 @@ def run_retrieval_eval(
     qrels: Qrels,
     mode: str = "bm25",
     depth: int = 100,
+    lexical_weight: float = 1.0,
+    vector_weight: float = 1.0,
 ) -> RetrievalReport:
-    """Search every judged query and score documents by their best chunk."""
+    """Search every judged query and score documents by their best chunk (``hybrid`` channel
+    weights as in :meth:`Workspace.search`)."""
     judged = [qid for qid in qrels if qid in queries]
     if not judged:
         raise ConfigError("no query in the qrels file has a text in the queries file: check ids")
@@ -148,7 +151,12 @@ def run_retrieval_eval(
     started = time.perf_counter()
     for qid in judged:
         result = workspace.search(
-            queries[qid], libraries=[library], mode=mode, top_k=depth * CHUNKS_PER_DOC_DEPTH
+            queries[qid],
+            libraries=[library],
+            mode=mode,
+            top_k=depth * CHUNKS_PER_DOC_DEPTH,
+            lexical_weight=lexical_weight,
+            vector_weight=vector_weight,
         )
         hits = [(snippet.doc_id, snippet.score) for snippet in result.snippets]
         rankings[qid] = rank_documents(hits)[:depth]

@@ -33,7 +33,8 @@ CREATE TABLE IF NOT EXISTS narrative_libraries (
     description TEXT NOT NULL DEFAULT '',
     default_sensitivity INTEGER NOT NULL DEFAULT 0,
     created_at TEXT NOT NULL,
-    generation INTEGER NOT NULL DEFAULT 0
+    generation INTEGER NOT NULL DEFAULT 0,
+    vectors INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS narrative_documents (
     library_id TEXT NOT NULL REFERENCES narrative_libraries(library_id),
@@ -90,6 +91,8 @@ class Library:
     generation: int
     documents: int = 0
     chunks: int = 0
+    vectors: bool = False
+    """Whether the library keeps chunk embeddings (computed at ingest) for vector search."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +155,11 @@ class ChunkStore:
             self._db.executescript(profiles.PROFILE_SCHEMA)
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open the chunk store in {db_path}: {exc}") from None
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(narrative_libraries)")}
+        if "vectors" not in columns:  # workspaces made before vector search
+            self._db.execute(
+                "ALTER TABLE narrative_libraries ADD COLUMN vectors INTEGER NOT NULL DEFAULT 0"
+            )
         row = self._db.execute(
             "SELECT value FROM narrative_meta WHERE key = 'schema_version'"
         ).fetchone()
@@ -185,7 +193,12 @@ class ChunkStore:
     # libraries ---------------------------------------------------------------------------------
 
     def create_library(
-        self, name: str, *, description: str = "", default_sensitivity: str | Sensitivity = "public"
+        self,
+        name: str,
+        *,
+        description: str = "",
+        default_sensitivity: str | Sensitivity = "public",
+        vectors: bool = False,
     ) -> Library:
         """Register a new library; the name must be unused."""
         if not _LIBRARY_NAME.fullmatch(name):
@@ -197,14 +210,23 @@ class ChunkStore:
             raise ConfigError(f"library {name!r} already exists: pick another name")
         self._db.execute(
             "INSERT INTO narrative_libraries (library_id, description, default_sensitivity, "
-            "created_at) VALUES (?, ?, ?, ?)",
-            (name, description, int(level), _now()),
+            "created_at, vectors) VALUES (?, ?, ?, ?, ?)",
+            (name, description, int(level), _now(), int(bool(vectors))),
+        )
+        return self.library(name)
+
+    def set_vectors(self, name: str, vectors: bool) -> Library:
+        """Turn a library's vector search on or off (the index follows at the next use)."""
+        self.library(name)  # an unknown name is an error listing the known ones
+        self._db.execute(
+            "UPDATE narrative_libraries SET vectors = ? WHERE library_id = ?",
+            (int(bool(vectors)), name),
         )
         return self.library(name)
 
     def _library_row(self, name: str) -> tuple[Any, ...] | None:
         row: tuple[Any, ...] | None = self._db.execute(
-            "SELECT library_id, description, default_sensitivity, created_at, generation, "
+            "SELECT library_id, description, default_sensitivity, created_at, generation, vectors, "
             "(SELECT COUNT(*) FROM narrative_documents d WHERE d.library_id = l.library_id), "
             "(SELECT COUNT(*) FROM narrative_chunks c WHERE c.library_id = l.library_id) "
             "FROM narrative_libraries l WHERE library_id = ?",
@@ -221,7 +243,9 @@ class ChunkStore:
                 f"unknown library {name!r} (known: {known}); create it with "
                 f"'ragspine library create {name}'"
             )
-        return Library(row[0], row[1], Sensitivity(row[2]), row[3], row[4], row[5], row[6])
+        return Library(
+            row[0], row[1], Sensitivity(row[2]), row[3], row[4], row[6], row[7], bool(row[5])
+        )
 
     def library_names(self) -> list[str]:
         """Names of every library, sorted."""

@@ -1,4 +1,4 @@
-"""CLI commands of the narrative channel: ingest, libraries, library, search."""
+"""CLI commands of the narrative channel: ingest, libraries, library, search, reembed."""
 
 from __future__ import annotations
 
@@ -24,6 +24,15 @@ def _progress(done: int, total: int | None, outcome: DocumentOutcome) -> None:
     )
 
 
+def _embed_progress(done: int, total: int) -> None:
+    """A one-line progress bar on stderr for the embedding of a batch of chunks."""
+    width = 30
+    filled = width * done // max(total, 1)
+    end = "\n" if done >= total else ""
+    bar = "#" * filled + "." * (width - filled)
+    print(f"\rembedding [{bar}] {done}/{total} chunks", end=end, file=sys.stderr, flush=True)
+
+
 def _beir_progress(done: int, total: int | None, outcome: DocumentOutcome) -> None:
     if done % 1000 == 0 or outcome.reason:
         _progress(done, total, outcome)
@@ -45,14 +54,36 @@ def _ingest_docs(args: argparse.Namespace) -> int:
         sensitivity=args.sensitivity,
         window=args.window,
         progress=_progress,
+        vectors=args.vectors,
+        embed_progress=_embed_progress,
     )
     return _finish(report)
 
 
 def _ingest_beir(args: argparse.Namespace) -> int:
     workspace = Workspace.open(args.workspace)
-    report = workspace.ingest_beir(args.folder, library=args.library, progress=_beir_progress)
+    report = workspace.ingest_beir(
+        args.folder,
+        library=args.library,
+        progress=_beir_progress,
+        vectors=args.vectors,
+        embed_progress=_embed_progress,
+    )
     return _finish(report)
+
+
+def _reembed(args: argparse.Namespace) -> int:
+    workspace = Workspace.open(args.workspace, create=False)
+    count = workspace.reembed(args.library, progress=_embed_progress)
+    print(f"library {args.library}: {count} vectors re-embedded")
+    return 0
+
+
+def _library_vectors(args: argparse.Namespace) -> int:
+    workspace = Workspace.open(args.workspace, create=False)
+    library = workspace.set_library_vectors(args.name, args.state == "on", progress=_embed_progress)
+    print(f"library {library.library_id}: vectors {'on' if library.vectors else 'off'}")
+    return 0
 
 
 def _libraries(args: argparse.Namespace) -> int:
@@ -68,9 +99,13 @@ def _libraries(args: argparse.Namespace) -> int:
 def _library_create(args: argparse.Namespace) -> int:
     workspace = Workspace.open(args.workspace)
     library = workspace.create_library(
-        args.name, description=args.description, default_sensitivity=args.sensitivity
+        args.name,
+        description=args.description,
+        default_sensitivity=args.sensitivity,
+        vectors=args.vectors,
     )
-    print(f"created library {library.library_id}")
+    vectors = " with vectors" if library.vectors else ""
+    print(f"created library {library.library_id}{vectors}")
     return 0
 
 
@@ -89,6 +124,10 @@ def _search(args: argparse.Namespace) -> int:
         top_k=args.top_k,
         filters=args.filter or None,
         principal=Principal.of(args.clearance),
+        lexical_weight=args.lexical_weight,
+        vector_weight=args.vector_weight,
+        near_duplicates=args.near_duplicates,
+        diversity=args.diversity,
     )
     if args.json:
         print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
@@ -118,11 +157,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     docs.add_argument(
         "--window", type=int, default=0, metavar="N", help="sentence-window chunks: ±N sentences"
     )
+    _vectors_option(docs)
     docs.set_defaults(func=_ingest_docs)
 
     beir = kinds.add_parser("beir", help="ingest a BEIR corpus folder (corpus.jsonl)")
     beir.add_argument("folder", metavar="DIR")
     beir.add_argument("--library", required=True)
+    _vectors_option(beir)
     beir.set_defaults(func=_ingest_beir)
 
     subparsers.add_parser("libraries", help="list document libraries").set_defaults(func=_libraries)
@@ -133,7 +174,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     create.add_argument("name")
     create.add_argument("--description", default="", help="what the library holds (for routing)")
     create.add_argument("--sensitivity", default="public", help="default document sensitivity")
+    create.add_argument(
+        "--vectors",
+        action="store_true",
+        help="embed chunks at ingest for hybrid/vector search (needs ragspine[onnx])",
+    )
     create.set_defaults(func=_library_create)
+    vectors = actions.add_parser("vectors", help="turn a library's vectors on or off")
+    vectors.add_argument("name")
+    vectors.add_argument("state", choices=["on", "off"])
+    vectors.set_defaults(func=_library_vectors)
     describe = actions.add_parser("describe", help="show a library's settings and counts")
     describe.add_argument("name")
     describe.set_defaults(func=_library_describe)
@@ -144,7 +194,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     search.add_argument(
         "--mode",
         default=RetrievalMode.BM25.value,
-        help=f"retrieval mode: {', '.join(m.value for m in RetrievalMode)} (default bm25)",
+        help=f"retrieval mode: {', '.join(m.value for m in RetrievalMode)} (default bm25; "
+        "hybrid and vector need ragspine[onnx] and a library with vectors)",
     )
     search.add_argument("--top-k", type=int, default=10)
     search.add_argument(
@@ -154,5 +205,31 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help='metadata filter, e.g. "year>=2020" or "region in [EMEA,APAC]" (repeatable, ANDed)',
     )
     search.add_argument("--clearance", default="public", help="the asker's clearance level")
+    search.add_argument("--lexical-weight", type=float, default=1.0, help="hybrid RRF weight")
+    search.add_argument("--vector-weight", type=float, default=1.0, help="hybrid RRF weight")
+    search.add_argument(
+        "--near-duplicates",
+        type=float,
+        metavar="JACCARD",
+        help="drop snippets at least this similar to a better one (e.g. 0.9)",
+    )
+    search.add_argument(
+        "--diversity", type=float, metavar="W", help="reorder by MMR with this weight (0..1)"
+    )
     search.add_argument("--json", action="store_true", help="print one JSON object")
     search.set_defaults(func=_search)
+
+    reembed = subparsers.add_parser(
+        "reembed", help="rebuild a library's vectors with the installed embedding model"
+    )
+    reembed.add_argument("--library", required=True)
+    reembed.set_defaults(func=_reembed)
+
+
+def _vectors_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--vectors",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="turn the library's vectors on/off (default: keep its setting; new: off)",
+    )

@@ -87,3 +87,16 @@ def reciprocal_rank_fusion(
         )
         for library, chunk_id in ordered
     ]
+
+
+def fuse_keyed(
+    ranked_lists: Sequence[Sequence[tuple[int, float]]],
+    *,
+    k: float = DEFAULT_RRF_K,
+    weights: Sequence[float] | None = None,
+) -> list[tuple[int, float]]:
+    """RRF over ranked ``(key, score)`` lists of one library (e.g. lexical and vector channels):
+    ``(key, fused score)`` best first, ties by key."""
+    hits = [[Hit(str(key), score, "", "") for key, score in pairs] for pairs in ranked_lists]
+    fused = reciprocal_rank_fusion(hits, k=k, weights=weights, list_order=[""] * len(hits))
+    return sorted(((int(f.chunk_id), f.score) for f in fused), key=lambda pair: (-pair[1], pair[0]))

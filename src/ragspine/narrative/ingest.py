@@ -3,19 +3,22 @@
 Each document is loaded and chunked entirely in memory first; only then is it written, in one
 transaction that replaces any older version. An unchanged document (same content, metadata,
 sensitivity and chunking options) is a no-op. The lexical indexes follow after the writes commit.
+In a library that keeps vectors, each batch's chunks are embedded (into the embedding cache)
+before the batch is written, so an embedding failure writes nothing; the vector index then
+follows from the cache like the lexical ones.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from ragspine.errors import IngestError, RagSpineError
+from ragspine.errors import ConfigError, IngestError, RagSpineError
 from ragspine.narrative.chunk_store import ChunkStore, IndexRow, Library, StoredDocument
 from ragspine.narrative.chunking import (
     HEADING_SEPARATOR,
@@ -24,6 +27,7 @@ from ragspine.narrative.chunking import (
     ParentDraft,
     chunk_sections,
 )
+from ragspine.narrative.dense import EmbedProgress, LibraryVectors, embedded_text
 from ragspine.narrative.indexes import DEFAULT_FIELDS, LibraryIndexes
 from ragspine.narrative.loaders import (
     Paragraph,
@@ -173,14 +177,38 @@ def parse_meta_pairs(pairs: Iterable[str]) -> dict[str, str | int | float]:
 class Ingestor:
     """Writes documents into libraries and keeps the lexical indexes in step."""
 
-    def __init__(self, store: ChunkStore, indexes: LibraryIndexes) -> None:
+    def __init__(
+        self, store: ChunkStore, indexes: LibraryIndexes, vectors: LibraryVectors | None = None
+    ) -> None:
         self._store = store
         self._indexes = indexes
+        self._vectors = vectors
 
-    def _library(self, library_id: str) -> tuple[Library, bool]:
+    def _library(self, library_id: str, vectors: bool | None) -> tuple[Library, bool]:
         if library_id in self._store.library_names():
-            return self._store.library(library_id), False
-        return self._store.create_library(library_id), True
+            library = self._store.library(library_id)
+            if vectors is not None and vectors != library.vectors:
+                library = self._store.set_vectors(library_id, vectors)
+            return library, False
+        return self._store.create_library(library_id, vectors=bool(vectors)), True
+
+    def _embed_batch(self, batch: Sequence[_Prepared], progress: EmbedProgress | None) -> None:
+        """Embed a batch's chunks into the cache before anything of it is written."""
+        assert self._vectors is not None
+        texts: list[str] = []
+        levels: list[int] = []
+        for prepared in batch:
+            source = prepared.source
+            for chunk in prepared.chunks:
+                texts.append(embedded_text(source.title, chunk.heading, chunk.text))
+                levels.append(
+                    max(
+                        int(prepared.level),
+                        int(chunk_level(chunk.heading, prepared.level, source.section_levels)),
+                    )
+                )
+        if texts:
+            self._vectors.embed(texts, levels, progress=progress)
 
     def ingest_sources(
         self,
@@ -191,14 +219,23 @@ class Ingestor:
         total: int | None = None,
         progress: Progress | None = None,
         batch_size: int = 1,
+        vectors: bool | None = None,
+        embed_progress: EmbedProgress | None = None,
     ) -> IngestReport:
         """Ingest prepared sources (an outcome in the stream is a failure found while loading).
 
         Each document is chunked in memory before anything is written; a document that fails
         becomes a failed outcome and the others go on. Writes are grouped ``batch_size``
         documents to a transaction; each document's old version is replaced in the same one.
+        ``vectors`` turns the library's vector setting on or off (``None``: keep it; a new
+        library starts without vectors); ``embed_progress`` follows each batch's embedding.
         """
-        library, created = self._library(library_id)
+        library, created = self._library(library_id, vectors)
+        dense = self._vectors if library.vectors else None
+        if library.vectors and dense is None:
+            raise ConfigError(f"library {library_id!r} keeps vectors but no embedder is set up")
+        if dense is not None:
+            dense.check(library_id)  # a model change fails here, before anything is written
         since = self._store.generation(library_id)
         outcomes: list[DocumentOutcome] = []
         removed: list[int] = []
@@ -207,6 +244,8 @@ class Ingestor:
         reported = 0
 
         def flush() -> None:
+            if dense is not None:
+                self._embed_batch(batch, embed_progress)
             with self._store.transaction():
                 for prepared in batch:
                     outcomes.append(self._write(library, prepared, removed, added))
@@ -233,6 +272,15 @@ class Ingestor:
         if generation != since or not self._indexes.folder(library_id, DEFAULT_FIELDS).exists():
             self._indexes.apply(
                 library_id, removed, added.values(), since=since, generation=generation
+            )
+        if dense is not None:
+            dense.apply(
+                library_id,
+                removed,
+                added.values(),
+                since=since,
+                generation=generation,
+                progress=embed_progress,
             )
         return IngestReport(library_id, tuple(outcomes), generation, created)
 

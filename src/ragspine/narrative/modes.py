@@ -1,7 +1,9 @@
 """Retrieval modes and what each one builds.
 
 ``economy``, ``bm25`` and ``lexical`` are purely lexical: they never construct (or import) an
-embedder or a vector index. ``hybrid`` and ``auto`` are reserved for vector search.
+embedder or a vector index. ``vector`` searches the vector index alone, ``hybrid`` fuses lexical
+and vector search per library by RRF, and ``auto`` runs ``hybrid`` for a library that keeps
+vectors when the embedder is installed, else ``lexical``.
 """
 
 from __future__ import annotations
@@ -23,9 +25,11 @@ class RetrievalMode(StrEnum):
     LEXICAL = "lexical"
     """BM25 over title + heading path + child text, pool ``max(top_k, 100)``."""
     HYBRID = "hybrid"
-    """Lexical + vector search fused by RRF (needs the vector issue; not available yet)."""
+    """``lexical`` + ``vector`` per library, fused by RRF (needs ``ragspine[onnx]``)."""
+    VECTOR = "vector"
+    """Dense search alone over title + heading path + child embeddings (needs the extra)."""
     AUTO = "auto"
-    """``hybrid`` when an embedder is installed, else ``bm25`` (not available yet)."""
+    """``hybrid`` for libraries with vectors when the embedder is installed, else ``lexical``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +40,8 @@ class ModePlan:
     fields: IndexFields
     min_pool: int
     exact_pool: bool = False
+    lexical: bool = True
+    dense: bool = False
 
     def pool(self, top_k: int) -> int:
         """Candidates fetched from each library for a request of ``top_k``."""
@@ -46,6 +52,15 @@ PLANS: dict[RetrievalMode, ModePlan] = {
     RetrievalMode.ECONOMY: ModePlan(RetrievalMode.ECONOMY, IndexFields.TEXT, 0, exact_pool=True),
     RetrievalMode.BM25: ModePlan(RetrievalMode.BM25, IndexFields.TITLE_TEXT, 50),
     RetrievalMode.LEXICAL: ModePlan(RetrievalMode.LEXICAL, IndexFields.TITLE_HEADING_TEXT, 100),
+    RetrievalMode.HYBRID: ModePlan(
+        RetrievalMode.HYBRID, IndexFields.TITLE_HEADING_TEXT, 100, dense=True
+    ),
+    RetrievalMode.VECTOR: ModePlan(
+        RetrievalMode.VECTOR, IndexFields.TITLE_HEADING_TEXT, 100, lexical=False, dense=True
+    ),
+    RetrievalMode.AUTO: ModePlan(
+        RetrievalMode.AUTO, IndexFields.TITLE_HEADING_TEXT, 100, dense=True
+    ),
 }
 
 
@@ -59,13 +74,5 @@ def parse_mode(raw: str | RetrievalMode) -> RetrievalMode:
 
 
 def plan_for(raw: str | RetrievalMode) -> ModePlan:
-    """The plan of a lexical mode; vector modes raise a :class:`ConfigError` for now."""
-    mode = parse_mode(raw)
-    plan = PLANS.get(mode)
-    if plan is None:
-        available = ", ".join(m.value for m in PLANS)
-        raise ConfigError(
-            f"retrieval mode {mode.value!r} needs vector search, which is not available yet: "
-            f"use one of {available}"
-        )
-    return plan
+    """The plan of a mode (an unknown name is a :class:`ConfigError` listing the modes)."""
+    return PLANS[parse_mode(raw)]

@@ -2,8 +2,10 @@
 
 question -> filter (parsed, optionally extended from the question) -> routing (a
 :class:`~ragspine.narrative.library_profile.ProfileRouter` over each library's visible term
-statistics; named libraries bypass it) -> per-library BM25 with the filter (as chunk keys chosen
-in SQL) and the visibility limit applied before top-k -> RRF fusion over libraries -> re-check,
+statistics; named libraries bypass it) -> per-library BM25 and/or vector search (by mode) with the
+filter (as chunk keys chosen in SQL) and the visibility limit applied inside each search, before
+top-k; in ``hybrid`` the two channels are fused per library by weighted RRF -> RRF fusion over
+libraries -> re-check,
 expansion and post-process (:func:`ragspine.narrative.pipeline.retrieve_snippets`) -> snippets.
 """
 
@@ -11,13 +13,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
-from ragspine.errors import QueryError
+from ragspine.errors import ConfigError, QueryError
 from ragspine.narrative.chunk_source import StoreChunkSource
 from ragspine.narrative.chunk_store import ChunkStore
+from ragspine.narrative.dense import LibraryVectors
 from ragspine.narrative.expansion import ExpansionMode, Postprocessor
 from ragspine.narrative.filters import Filter, all_of
-from ragspine.narrative.fusion import DEFAULT_RRF_K
+from ragspine.narrative.fusion import DEFAULT_RRF_K, fuse_keyed
 from ragspine.narrative.indexes import LibraryIndexes
 from ragspine.narrative.library_profile import ProfileRouter
 from ragspine.narrative.modes import ModePlan, RetrievalMode, plan_for
@@ -70,9 +74,12 @@ def check_libraries(store: ChunkStore, libraries: Sequence[str]) -> tuple[str, .
 class Retriever:
     """Runs the narrative pipeline for one workspace's chunk store and indexes."""
 
-    def __init__(self, store: ChunkStore, indexes: LibraryIndexes) -> None:
+    def __init__(
+        self, store: ChunkStore, indexes: LibraryIndexes, vectors: LibraryVectors | None = None
+    ) -> None:
         self._store = store
         self._indexes = indexes
+        self._vectors = vectors
         self._routers: dict[tuple[object, ...], ProfileRouter] = {}
 
     def router(self, names: Sequence[str], max_level: int) -> ProfileRouter:
@@ -104,9 +111,18 @@ class Retriever:
         postprocess: Postprocessor | None = None,
         weights: Mapping[str, float] | None = None,
         rrf_k: float = DEFAULT_RRF_K,
+        lexical_weight: float = 1.0,
+        vector_weight: float = 1.0,
     ) -> SearchResult:
-        """Search ``libraries`` (default: the routed ones) for ``question`` as ``principal``."""
+        """Search ``libraries`` (default: the routed ones) for ``question`` as ``principal``.
+
+        ``lexical_weight`` / ``vector_weight`` weigh the two channels in ``hybrid`` (and
+        ``auto``) fusion within each library.
+        """
         plan = plan_for(mode)
+        for name, value in (("lexical_weight", lexical_weight), ("vector_weight", vector_weight)):
+            if isinstance(value, bool) or not 0 <= value < float("inf"):
+                raise QueryError(f"{name} must be a finite number >= 0, got {value!r}")
         if plan.mode is RetrievalMode.ECONOMY:
             expansion = ExpansionMode.NONE  # economy: the child text alone, nothing read around it
         if isinstance(top_k, bool) or not 1 <= top_k <= MAX_TOP_K:
@@ -117,12 +133,25 @@ class Retriever:
         given = [f for f in (flt, extracted) if f is not None]
         combined = all_of(given) if given else None
         rebuilt_before = len(self._indexes.rebuilt)
+        vectors_rebuilt_before = len(self._vectors.rebuilt) if self._vectors else 0
         row_keys: dict[tuple[str, str], int] = {}
         pushdown: dict[str, _Pushdown] = {}
+        dense = _DenseChannel(self._store, self._vectors, plan, question)
+        channel_weights = (lexical_weight, vector_weight)
 
         def search_one(library_id: str, question: str, top_k: int) -> list[Hit]:
             return self._search_library(
-                library_id, question, plan, top_k, max_level, combined, row_keys, pushdown
+                library_id,
+                question,
+                plan,
+                top_k,
+                max_level,
+                combined,
+                row_keys,
+                pushdown,
+                dense,
+                channel_weights,
+                rrf_k,
             )
 
         router = self.router(registered, max_level) if route and not explicit else None
@@ -155,15 +184,18 @@ class Retriever:
             else stage
             for stage in result.trace.stages
         )
-        notes = result.trace.notes
+        notes = (*dense.notes, *result.trace.notes)
         if extracted is not None:
             notes = (f"filter taken from the question: {extracted.describe()}", *notes)
+        rebuilt = self._indexes.rebuilt[rebuilt_before:]
+        if self._vectors is not None:
+            rebuilt = rebuilt + self._vectors.rebuilt[vectors_rebuilt_before:]
         trace = replace(
             result.trace,
             stages=stages,
             notes=notes,
             mode=plan.mode.value,
-            rebuilt_indexes=tuple(self._indexes.rebuilt[rebuilt_before:]),
+            rebuilt_indexes=tuple(rebuilt),
         )
         return SearchResult(question, result.snippets, trace)
 
@@ -177,13 +209,31 @@ class Retriever:
         flt: Filter | None,
         row_keys: dict[tuple[str, str], int],
         pushdown: dict[str, _Pushdown],
+        dense: _DenseChannel,
+        channel_weights: tuple[float, float],
+        rrf_k: float,
     ) -> list[Hit]:
-        """One library's BM25 hits: filter (as SQL-chosen keys) and visibility before top-k."""
-        index = self._indexes.get(library_id, plan.fields)
+        """One library's hits by mode (BM25, vector, or both fused by RRF): the filter (as
+        SQL-chosen keys) and visibility are applied inside each search, before top-k."""
         allowed = self._store.filtered_keys(library_id, flt) if flt is not None else None
+        use_dense = dense.use(library_id)
+        lists: list[list[tuple[int, float]]] = []
+        weights: list[float] = []
         stats: dict[str, int] = {}
-        pairs = index.search(question, depth, max_level=max_level, allowed=allowed, stats=stats)
+        if plan.lexical:
+            index = self._indexes.get(library_id, plan.fields)
+            lists.append(
+                index.search(question, depth, max_level=max_level, allowed=allowed, stats=stats)
+            )
+            weights.append(channel_weights[0])
+        if use_dense:
+            lists.append(dense.search(library_id, depth, max_level, allowed))
+            weights.append(channel_weights[1])
         pushdown[library_id] = _Pushdown(stats.get("filtered", 0), stats.get("hidden", 0))
+        if not lists:
+            return []
+        pairs = lists[0] if len(lists) == 1 else fuse_keyed(lists, k=rrf_k, weights=weights)
+        pairs = pairs[:depth]
         ids = self._store.chunk_ids([key for key, _ in pairs])
         hits = []
         for key, score in pairs:
@@ -194,3 +244,61 @@ class Retriever:
             row_keys[(owner, chunk_id)] = key
             hits.append(Hit(chunk_id, score, owner, doc_id))
         return hits
+
+
+class _DenseChannel:
+    """The vector side of one search: which libraries use it, the query vector (embedded once)
+    and the notes saying what ``auto`` / ``hybrid`` decided."""
+
+    def __init__(
+        self, store: ChunkStore, vectors: LibraryVectors | None, plan: ModePlan, question: str
+    ) -> None:
+        self._store = store
+        self._vectors = vectors
+        self._plan = plan
+        self._question = question
+        self._query: Any = None
+        self._installed: bool | None = None
+        self._why = ""
+        self.notes: list[str] = []
+        if plan.dense and plan.mode is not RetrievalMode.AUTO:
+            if vectors is None:
+                raise ConfigError("vector search is not set up for this workspace")
+            vectors.embedder()  # MissingExtraError naming pip install 'ragspine[onnx]'
+
+    def use(self, library_id: str) -> bool:
+        """Whether ``library_id`` is searched by vector in this request."""
+        if not self._plan.dense:
+            return False
+        has_vectors = self._store.library(library_id).vectors
+        mode = self._plan.mode
+        if mode is RetrievalMode.VECTOR:
+            if not has_vectors:
+                raise ConfigError(
+                    f"library {library_id!r} keeps no vectors, so mode 'vector' cannot search "
+                    f"it: turn them on with `ragspine library vectors {library_id} on`"
+                )
+            return True
+        if not has_vectors:
+            self.notes.append(f"{mode.value}: library {library_id} keeps no vectors: lexical")
+            return False
+        if mode is RetrievalMode.AUTO:
+            if self._installed is None:
+                self._installed, self._why = (
+                    self._vectors.available() if self._vectors else (False, "no embedder set up")
+                )
+            if not self._installed:
+                self.notes.append(f"auto: {library_id} searched lexical ({self._why})")
+                return False
+            self.notes.append(f"auto: {library_id} searched hybrid (lexical + vector)")
+        return True
+
+    def search(
+        self, library_id: str, depth: int, max_level: int, allowed: Sequence[int] | None
+    ) -> list[tuple[int, float]]:
+        """The library's vector hits, restricted to ``allowed`` and ``max_level`` before top-k."""
+        assert self._vectors is not None
+        index = self._vectors.get(library_id)
+        if self._query is None:
+            self._query = self._vectors.embed_query(self._question)
+        return index.search(self._query, depth, max_level=max_level, allowed=allowed)

@@ -8,6 +8,8 @@ from typing import Any
 
 from ragspine.narrative.chunk_store import ChunkStore, Library
 from ragspine.narrative.chunking import ChunkingOptions
+from ragspine.narrative.dense import EmbedProgress, LibraryVectors
+from ragspine.narrative.expansion import Postprocessor
 from ragspine.narrative.filter_extraction import extract_filter
 from ragspine.narrative.filters import parse_filter
 from ragspine.narrative.indexes import LibraryIndexes
@@ -22,30 +24,55 @@ from ragspine.narrative.ingest import (
 )
 from ragspine.narrative.loaders import iter_document_files
 from ragspine.narrative.modes import RetrievalMode
+from ragspine.narrative.postprocess import snippet_postprocessor
 from ragspine.narrative.retriever import Retriever, SearchResult
 from ragspine.security import PUBLIC, Principal, Sensitivity
 
 
 class Narrative:
-    """Libraries, documents and lexical search stored in one workspace."""
+    """Libraries, documents, lexical and vector search stored in one workspace."""
 
     def __init__(self, db_path: Path, index_dir: Path) -> None:
         self.store = ChunkStore(db_path)
         self.indexes = LibraryIndexes(self.store, index_dir)
-        self._ingestor = Ingestor(self.store, self.indexes)
-        self._retriever = Retriever(self.store, self.indexes)
+        self.vectors = LibraryVectors(self.store, index_dir)
+        self._ingestor = Ingestor(self.store, self.indexes, self.vectors)
+        self._retriever = Retriever(self.store, self.indexes, self.vectors)
 
     def close(self) -> None:
-        """Release the database connection."""
+        """Release the database connection and the embedding cache."""
+        self.vectors.close()
         self.store.close()
 
     def create_library(
-        self, name: str, *, description: str = "", default_sensitivity: str | Sensitivity = "public"
+        self,
+        name: str,
+        *,
+        description: str = "",
+        default_sensitivity: str | Sensitivity = "public",
+        vectors: bool = False,
     ) -> Library:
-        """Register a library with a routing description and a default sensitivity."""
+        """Register a library with a routing description and a default sensitivity;
+        ``vectors`` keeps chunk embeddings (computed at ingest) for vector and hybrid search."""
         return self.store.create_library(
-            name, description=description, default_sensitivity=default_sensitivity
+            name, description=description, default_sensitivity=default_sensitivity, vectors=vectors
         )
+
+    def set_vectors(
+        self, name: str, vectors: bool, *, progress: EmbedProgress | None = None
+    ) -> Library:
+        """Turn a library's vectors on (embedding its chunks now) or off (deleting its index)."""
+        library = self.store.set_vectors(name, vectors)
+        if vectors:
+            self.vectors.get(name, progress=progress)
+        else:
+            self.vectors.drop(name)
+        return library
+
+    def reembed(self, name: str, *, progress: EmbedProgress | None = None) -> int:
+        """Rebuild a library's vector index with the current embedding model (after a model
+        change); returns the number of vectors stored."""
+        return self.vectors.reembed(name, progress=progress)
 
     def libraries(self) -> list[Library]:
         """Every library, sorted by name."""
@@ -60,6 +87,7 @@ class Narrative:
             "default_sensitivity": library.default_sensitivity.label,
             "created_at": library.created_at,
             "generation": library.generation,
+            "vectors": library.vectors,
             **self.store.counts(name),
         }
 
@@ -73,8 +101,14 @@ class Narrative:
         window: int = 0,
         max_words: int = ChunkingOptions().max_words,
         progress: Progress | None = None,
+        vectors: bool | None = None,
+        embed_progress: EmbedProgress | None = None,
     ) -> IngestReport:
-        """Ingest files and folders of documents; each document lands fully or not at all."""
+        """Ingest files and folders of documents; each document lands fully or not at all.
+
+        ``vectors`` sets the library's vector setting (``None`` keeps it; new libraries start
+        without); in a library with vectors, chunks are embedded at ingest.
+        """
         options = ChunkingOptions(max_words=max_words, window=window)
         total = sum(
             sum(1 for _ in iter_document_files(Path(root))) if Path(root).exists() else 1
@@ -82,7 +116,13 @@ class Narrative:
         )
         sources = file_sources(paths, metadata=metadata, sensitivity=sensitivity)
         return self._ingestor.ingest_sources(
-            library, sources, options=options, total=total, progress=progress
+            library,
+            sources,
+            options=options,
+            total=total,
+            progress=progress,
+            vectors=vectors,
+            embed_progress=embed_progress,
         )
 
     def ingest_beir(
@@ -92,6 +132,8 @@ class Narrative:
         library: str,
         max_words: int = ChunkingOptions().max_words,
         progress: Progress | None = None,
+        vectors: bool | None = None,
+        embed_progress: EmbedProgress | None = None,
     ) -> IngestReport:
         """Ingest a BEIR corpus folder (``corpus.jsonl``); ``_id`` becomes the document id."""
         options = ChunkingOptions(max_words=max_words)
@@ -106,6 +148,8 @@ class Narrative:
             total=total,
             progress=progress,
             batch_size=BEIR_BATCH,
+            vectors=vectors,
+            embed_progress=embed_progress,
         )
 
     def search(
@@ -119,11 +163,18 @@ class Narrative:
         principal: Principal = PUBLIC,
         route: bool = True,
         vocabularies: Mapping[str, Mapping[str, Any]] | None = None,
+        lexical_weight: float = 1.0,
+        vector_weight: float = 1.0,
+        near_duplicates: float | None = None,
+        diversity: float | None = None,
     ) -> SearchResult:
         """Search the narrative channel; filtered-out and invisible chunks never take a slot.
 
         ``vocabularies`` (field -> alias -> value) turns aliases named in the question into
         filter conditions (see :func:`~ragspine.narrative.filter_extraction.extract_filter`).
+        ``lexical_weight`` / ``vector_weight`` weigh the channels of ``hybrid`` fusion.
+        ``near_duplicates`` (a Jaccard threshold in (0, 1]) drops snippets nearly identical to
+        a better one; ``diversity`` (0..1) reorders by MMR. Both are off by default.
         """
         flt = parse_filter(filters) if filters is not None else None
         extracted = None
@@ -138,4 +189,14 @@ class Narrative:
             extracted=extracted,
             principal=principal,
             route=route,
+            lexical_weight=lexical_weight,
+            vector_weight=vector_weight,
+            postprocess=_postprocessor(near_duplicates, diversity),
         )
+
+
+def _postprocessor(near_duplicates: float | None, diversity: float | None) -> Postprocessor | None:
+    """The post-fusion stage for the given options (None: the default, de-duplication only)."""
+    if near_duplicates is None and diversity is None:
+        return None
+    return snippet_postprocessor(near_duplicates=near_duplicates, diversity=diversity)
