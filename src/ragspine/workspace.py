@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import date
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from ragspine.errors import ConfigError
 from ragspine.glossary import Glossary, load_glossary, render_glossary
@@ -55,6 +55,20 @@ def _atomic_write(path: Path, text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+class SearchOptions(TypedDict, total=False):
+    """The options :meth:`Workspace.search` and :meth:`Workspace.answer_narrative` share."""
+
+    libraries: Sequence[str] | None
+    mode: str
+    filters: object
+    route: bool
+    extract_filters: bool
+    lexical_weight: float
+    vector_weight: float
+    near_duplicates: float | None
+    diversity: float | None
 
 
 class Workspace:
@@ -340,27 +354,15 @@ class Workspace:
         self,
         question: str,
         *,
-        libraries: Sequence[str] | None = None,
-        mode: str = "bm25",
         top_k: int = 5,
-        filters: object = None,
         principal: Principal = PUBLIC,
-        route: bool = True,
-        extract_filters: bool = False,
+        **options: Unpack[SearchOptions],
     ) -> NarrativeAnswer:
-        """An offline extractive answer from the documents, each sentence cited ``[n]``."""
+        """An offline extractive answer from the documents, each sentence cited ``[n]``;
+        ``options`` are those of :meth:`search`."""
         from ragspine.answer.extractive import answer_from_snippets
 
-        result = self.search(
-            question,
-            libraries=libraries,
-            mode=mode,
-            top_k=top_k,
-            filters=filters,
-            principal=principal,
-            route=route,
-            extract_filters=extract_filters,
-        )
+        result = self.search(question, top_k=top_k, principal=principal, **options)
         return answer_from_snippets(
             question, result.snippets, principal=principal, trace=result.trace
         )

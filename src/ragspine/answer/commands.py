@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 
+from ragspine.narrative.commands import add_search_arguments, search_options
 from ragspine.security import Principal
 from ragspine.workspace import Workspace
 
@@ -23,12 +24,9 @@ def _ask(args: argparse.Namespace) -> int:
     workspace = Workspace.open(args.workspace)
     answer = workspace.answer_narrative(
         args.question,
-        libraries=args.library or None,
-        mode=args.mode,
         top_k=args.top_k,
-        filters=args.filter or None,
         principal=Principal.of(args.clearance),
-        extract_filters=args.extract_filters,
+        **search_options(args),
     )
     if args.json:
         print(json.dumps(answer.to_dict(), indent=2, ensure_ascii=False))
@@ -47,17 +45,5 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default="narrative",
         help="which route answers (only narrative is built so far)",
     )
-    ask.add_argument("--library", action="append", help="library to search (repeatable)")
-    ask.add_argument("--mode", default="bm25", help="retrieval mode (default bm25)")
-    ask.add_argument("--top-k", type=int, default=5, help="snippets to answer from (default 5)")
-    ask.add_argument(
-        "--filter", action="append", metavar="EXPR", help="metadata filter (repeatable, ANDed)"
-    )
-    ask.add_argument(
-        "--extract-filters",
-        action="store_true",
-        help="also filter by glossary entities named in the question",
-    )
-    ask.add_argument("--clearance", default="public", help="the asker's clearance level")
-    ask.add_argument("--json", action="store_true", help="print one JSON object")
+    add_search_arguments(ask, default_top_k=5)
     ask.set_defaults(func=_ask)

@@ -11,7 +11,7 @@ from ragspine.narrative.ingest import DocumentOutcome, IngestReport, parse_meta_
 from ragspine.narrative.modes import RetrievalMode
 from ragspine.narrative.snippets import format_locator
 from ragspine.security import Principal
-from ragspine.workspace import Workspace
+from ragspine.workspace import SearchOptions, Workspace
 
 
 def _progress(done: int, total: int | None, outcome: DocumentOutcome) -> None:
@@ -115,19 +115,65 @@ def _library_describe(args: argparse.Namespace) -> int:
     return 0
 
 
-def _search(args: argparse.Namespace) -> int:
-    workspace = Workspace.open(args.workspace)
-    result = workspace.search(
-        args.question,
+def add_search_arguments(parser: argparse.ArgumentParser, *, default_top_k: int) -> None:
+    """Options shared by ``search`` and ``ask`` (see :func:`search_options`)."""
+    parser.add_argument("--library", action="append", help="library to search (repeatable)")
+    parser.add_argument(
+        "--mode",
+        default=RetrievalMode.BM25.value,
+        help=f"retrieval mode: {', '.join(m.value for m in RetrievalMode)} (default bm25; "
+        "hybrid and vector need ragspine[onnx] and a library with vectors)",
+    )
+    parser.add_argument(
+        "--top-k", type=int, default=default_top_k, help=f"snippets (default {default_top_k})"
+    )
+    parser.add_argument(
+        "--filter",
+        action="append",
+        metavar="EXPR",
+        help='metadata filter, e.g. "year>=2020" or "region in [EMEA,APAC]" (repeatable, ANDed)',
+    )
+    parser.add_argument(
+        "--extract-filters",
+        action="store_true",
+        help="also filter by glossary entities named in the question",
+    )
+    parser.add_argument("--clearance", default="public", help="the asker's clearance level")
+    parser.add_argument("--lexical-weight", type=float, default=1.0, help="hybrid RRF weight")
+    parser.add_argument("--vector-weight", type=float, default=1.0, help="hybrid RRF weight")
+    parser.add_argument(
+        "--near-duplicates",
+        type=float,
+        metavar="JACCARD",
+        help="drop snippets at least this similar to a better one (e.g. 0.9)",
+    )
+    parser.add_argument(
+        "--diversity", type=float, metavar="W", help="reorder by MMR with this weight (0..1)"
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def search_options(args: argparse.Namespace) -> SearchOptions:
+    """The Workspace search options named by :func:`add_search_arguments`."""
+    return SearchOptions(
         libraries=args.library or None,
         mode=args.mode,
-        top_k=args.top_k,
         filters=args.filter or None,
-        principal=Principal.of(args.clearance),
+        extract_filters=args.extract_filters,
         lexical_weight=args.lexical_weight,
         vector_weight=args.vector_weight,
         near_duplicates=args.near_duplicates,
         diversity=args.diversity,
+    )
+
+
+def _search(args: argparse.Namespace) -> int:
+    workspace = Workspace.open(args.workspace)
+    result = workspace.search(
+        args.question,
+        top_k=args.top_k,
+        principal=Principal.of(args.clearance),
+        **search_options(args),
     )
     if args.json:
         print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
@@ -190,33 +236,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     search = subparsers.add_parser("search", help="search document libraries")
     search.add_argument("question")
-    search.add_argument("--library", action="append", help="library to search (repeatable)")
-    search.add_argument(
-        "--mode",
-        default=RetrievalMode.BM25.value,
-        help=f"retrieval mode: {', '.join(m.value for m in RetrievalMode)} (default bm25; "
-        "hybrid and vector need ragspine[onnx] and a library with vectors)",
-    )
-    search.add_argument("--top-k", type=int, default=10)
-    search.add_argument(
-        "--filter",
-        action="append",
-        metavar="EXPR",
-        help='metadata filter, e.g. "year>=2020" or "region in [EMEA,APAC]" (repeatable, ANDed)',
-    )
-    search.add_argument("--clearance", default="public", help="the asker's clearance level")
-    search.add_argument("--lexical-weight", type=float, default=1.0, help="hybrid RRF weight")
-    search.add_argument("--vector-weight", type=float, default=1.0, help="hybrid RRF weight")
-    search.add_argument(
-        "--near-duplicates",
-        type=float,
-        metavar="JACCARD",
-        help="drop snippets at least this similar to a better one (e.g. 0.9)",
-    )
-    search.add_argument(
-        "--diversity", type=float, metavar="W", help="reorder by MMR with this weight (0..1)"
-    )
-    search.add_argument("--json", action="store_true", help="print one JSON object")
+    add_search_arguments(search, default_top_k=10)
     search.set_defaults(func=_search)
 
     reembed = subparsers.add_parser(
