@@ -36,37 +36,12 @@ def test_demo_prints_three_statuses_with_sources(
 def test_metric_json_fields(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     ws = str(tmp_path / "ws")
     run(capsys, "--workspace", ws, "demo")
-    code, out, _ = run(
-        capsys,
-        "--workspace",
-        ws,
-        "metric",
-        "--metric",
-        "sales",
-        "--entity",
-        "ip",
-        "--period",
-        "FY06",
-        "--json",
-    )
+    ask = ["--workspace", ws, "metric", "--metric", "sales", "--entity", "ip", "--period", "FY06"]
+    code, out, _ = run(capsys, *ask, "--json")
     data = json.loads(out)
     assert code == 0 and data["status"] == "found" and data["value"] == "2455.0"
     assert data["source_doc_id"] == "Double_IP/2006/page_32.pdf"
-    _, out, _ = run(
-        capsys,
-        "--workspace",
-        ws,
-        "metric",
-        "--metric",
-        "sales",
-        "--entity",
-        "ip",
-        "--period",
-        "FY06",
-        "--channel",
-        "wholesale",
-        "--json",
-    )
+    _, out, _ = run(capsys, *ask, "--channel", "wholesale", "--json")
     data = json.loads(out)
     assert data["status"] == "unrecognized_param"
     assert (data["param"], data["raw"]) == ("channel", "wholesale")
