@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from ragspine.errors import RagSpineError
+from ragspine.security import Principal, Sensitivity
 
 COMMAND_MODULES = (
     "ragspine.demo",
@@ -42,6 +43,33 @@ def command_group(
     return group_action
 
 
+def add_principal_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--clearance`` and ``--group``: who asks. Every reading command takes the same pair."""
+    levels = ", ".join(level.label for level in Sensitivity if level < Sensitivity.RESTRICTED)
+    parser.add_argument(
+        "--clearance",
+        default="public",
+        help=f"clearance of the asker: {levels} (default public)",
+    )
+    parser.add_argument(
+        "--group",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a group the asker belongs to (repeatable; default none)",
+    )
+
+
+def principal_from(args: argparse.Namespace) -> Principal:
+    """The principal named by :func:`add_principal_arguments`."""
+    return Principal.of(args.clearance, args.group or ())
+
+
+def add_quiet_argument(parser: argparse.ArgumentParser) -> None:
+    """``--quiet``: no progress on stderr (it is also off when stderr is not a terminal)."""
+    parser.add_argument("--quiet", action="store_true", help="show no progress on stderr")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Build the full argument parser with every domain's sub-commands."""
     parser = argparse.ArgumentParser(
@@ -66,13 +94,34 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         code: int = args.func(args)
+        sys.stdout.flush()
     except RagSpineError as exc:
-        print(f"ragspine: error: {exc}", file=sys.stderr)
+        print(f"ragspine: error: {_bounded(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("ragspine: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader went away (``ragspine search ... | head``): stop quietly. Point stdout at
+        # devnull so the interpreter's final flush does not fail again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+    except Exception as exc:  # a bug: say so in one line, never a traceback
+        if os.environ.get("RAGSPINE_DEBUG"):
+            raise
+        print(
+            f"ragspine: internal error: {type(exc).__name__}: {_bounded(str(exc))} "
+            "(set RAGSPINE_DEBUG=1 for the traceback and report it)",
+            file=sys.stderr,
+        )
+        return 1
     return code
+
+
+def _bounded(text: str, limit: int = 2000) -> str:
+    """An error message of bounded length (inputs echoed in it may be huge)."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 if __name__ == "__main__":  # pragma: no cover
