@@ -153,9 +153,10 @@ def test_unchanged_reingest_does_not_embed_again(workspace_dir: Path, tmp_path: 
     assert embedder.calls[2:] == ["budget\nThe budget for Asia shrank."]
     # A fresh workspace object, and an index rebuilt from scratch, reuse the cache.
     again = _open(workspace_dir, embedder)
-    again.narrative.vectors.drop("r")
+    assert again.reembed("r") == len(again.narrative.vectors.get("r"))
+    assert "r/vectors" in again.narrative.vectors.rebuilt
+    assert len(embedder.calls) == 3  # every chunk came from the cache
     result = again.search("budget Asia", mode="hybrid", libraries=["r"])
-    assert "r/vectors" in result.trace.rebuilt_indexes
     assert result.snippets[0].doc_id == "budget.txt"
     assert len(embedder.calls) == 3 + 1  # only the query was embedded
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 
@@ -141,18 +142,42 @@ def test_store_failure_midway_rolls_back(
     assert [s.doc_id for s in ws.search("cash flow").snippets] == ["b.txt"]
 
 
-def test_stale_index_is_rebuilt_from_the_store(workspace_dir: Path, docs: Path) -> None:
+def _index_files(ws: Workspace) -> dict[str, bytes]:
+    return {
+        str(path.relative_to(ws.index_dir)): path.read_bytes()
+        for path in sorted(ws.index_dir.rglob("*"))
+        if path.is_file()
+    }
+
+
+def test_stale_index_is_read_as_committed_and_rebuilt_by_the_next_writer(
+    workspace_dir: Path, docs: Path
+) -> None:
     ws = Workspace.open(workspace_dir)
     ws.ingest_documents([docs], library="reports")
     db = sqlite3.connect(ws.db_path)
     with db:  # simulate a crash after the store committed but before the index did
         db.execute("UPDATE narrative_libraries SET generation = generation + 5")
     db.close()
+    files = _index_files(ws)
     reopened = Workspace.open(workspace_dir)
-    result = reopened.search("revenue")
-    assert result.trace.rebuilt_indexes == ("reports/title_text",)
-    assert [s.doc_id for s in result.snippets] == ["a.md"]
-    assert Workspace.open(workspace_dir).search("revenue").trace.rebuilt_indexes == ()
+    for mode in ("bm25", "lexical"):  # a reader uses the last committed index ...
+        result = reopened.search("revenue", mode=mode)
+        assert [s.doc_id for s in result.snippets] == ["a.md"]
+        assert result.trace.rebuilt_indexes == ()
+    assert _index_files(ws) == files  # ... and writes nothing
+    report = reopened.ingest_documents([docs], library="reports")  # the next writer repairs
+    assert report.count(IngestStatus.UNCHANGED) == 2
+    assert sorted(reopened.narrative.indexes.rebuilt) == [
+        "reports/title_heading_text",
+        "reports/title_text",
+    ]
+    generation = reopened.describe_library("reports")["generation"]
+    for fields in ("title_text", "title_heading_text"):
+        manifest = json.loads(
+            (ws.index_dir / "reports" / f"lexical-{fields}" / "lexical.json").read_text()
+        )
+        assert manifest["generation"] == generation
 
 
 def test_adding_a_document_does_not_rebuild(workspace_dir: Path, docs: Path) -> None:

@@ -25,6 +25,8 @@ from ragspine.narrative.library_profile import LibraryProfile
 from ragspine.security import Sensitivity
 
 SCHEMA_VERSION = 1
+BUSY_TIMEOUT = 60.0
+"""Seconds a write waits for another process's transaction before failing."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS narrative_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -138,6 +140,17 @@ class IndexRow:
     sensitivity: int
 
 
+def check_library_name(name: str) -> str:
+    """``name`` when it is a valid library name, else a :class:`ConfigError` saying what is."""
+    if not isinstance(name, str) or not _LIBRARY_NAME.fullmatch(name):
+        shown = name if not isinstance(name, str) or len(name) <= 80 else name[:79] + "…"
+        raise ConfigError(
+            f"invalid library name {shown!r}: use 1-64 letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit"
+        )
+    return name
+
+
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
@@ -147,7 +160,9 @@ class ChunkStore:
 
     def __init__(self, db_path: Path) -> None:
         try:
-            self._db = sqlite3.connect(db_path, isolation_level=None, check_same_thread=False)
+            self._db = sqlite3.connect(
+                db_path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT
+            )
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA foreign_keys=ON")
@@ -201,10 +216,7 @@ class ChunkStore:
         vectors: bool = False,
     ) -> Library:
         """Register a new library; the name must be unused."""
-        if not _LIBRARY_NAME.fullmatch(name):
-            raise ConfigError(
-                f"invalid library name {name!r}: use 1-64 letters, digits, '.', '_' or '-'"
-            )
+        check_library_name(name)
         level = Sensitivity.parse(default_sensitivity)
         if self._library_row(name) is not None:
             raise ConfigError(f"library {name!r} already exists: pick another name")
@@ -264,12 +276,44 @@ class ChunkStore:
         return int(row[0]) if row else 0
 
     def bump_generation(self, library_id: str) -> int:
-        """Advance the library's generation (call inside the writing transaction)."""
+        """Advance the library's generation (call inside the writing transaction).
+
+        Generations come from one workspace-wide counter, so a number is never given twice,
+        not even to a library deleted and created again under the same name: an index (or a
+        reader's cached copy) of the old library can never pass for the new one.
+        """
+        row = self._db.execute(
+            "SELECT MAX(CAST(value AS INTEGER)) FROM ("
+            "SELECT value FROM narrative_meta WHERE key = 'generation_counter' "
+            "UNION ALL SELECT MAX(generation) FROM narrative_libraries)"
+        ).fetchone()
+        generation = int(row[0] or 0) + 1
         self._db.execute(
-            "UPDATE narrative_libraries SET generation = generation + 1 WHERE library_id = ?",
-            (library_id,),
+            "INSERT OR REPLACE INTO narrative_meta (key, value) VALUES ('generation_counter', ?)",
+            (str(generation),),
         )
-        return self.generation(library_id)
+        self._db.execute(
+            "UPDATE narrative_libraries SET generation = ? WHERE library_id = ?",
+            (generation, library_id),
+        )
+        return generation
+
+    def delete_library(self, library_id: str) -> int:
+        """Remove a library with all its documents, parents, chunks and routing profile in one
+        transaction; returns how many documents it held."""
+        self.library(library_id)  # an unknown name is an error listing the known ones
+        with self.transaction():
+            documents = self._scalar("narrative_documents", library_id)
+            self.bump_generation(library_id)  # advances the counter past this library for good
+            for table in (
+                "narrative_chunks",
+                "narrative_parents",
+                "narrative_documents",
+                "narrative_profiles",
+                "narrative_libraries",
+            ):
+                self._db.execute(f"DELETE FROM {table} WHERE library_id = ?", (library_id,))
+        return documents
 
     # documents ---------------------------------------------------------------------------------
 

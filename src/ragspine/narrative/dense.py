@@ -134,16 +134,16 @@ class LibraryVectors:
         """Where the vector index of ``library_id`` lives."""
         return self._index_dir / library_id / "vectors"
 
-    def _open_index(self, library_id: str) -> ExactVectorIndex:
+    def _open_index(self, library_id: str, *, fresh: bool = False) -> ExactVectorIndex:
+        """The library's index as last committed (``fresh``: read from disk again, as a writer
+        must). Opening writes nothing."""
         from ragspine.narrative.vector import DEFAULT_ANN_THRESHOLD, open_vector_index
 
         embedder = self.embedder()
-        index = self._open.get(library_id)
+        index = None if fresh else self._open.get(library_id)
         if index is None or index.model_id != embedder.model_id:
-            folder = self.folder(library_id)
-            folder.mkdir(parents=True, exist_ok=True)
             index = open_vector_index(
-                folder,
+                self.folder(library_id),
                 model_id=embedder.model_id,
                 dim=embedder.dim,
                 library=library_id,
@@ -154,16 +154,30 @@ class LibraryVectors:
 
     def check(self, library_id: str) -> None:
         """Fail before any write when the library's index was built with another model."""
-        self._open_index(library_id)
+        self._open_index(library_id, fresh=True)
 
-    def get(self, library_id: str, *, progress: EmbedProgress | None = None) -> ExactVectorIndex:
-        """The up-to-date index; rebuilt from the chunk store (and the cache) when stale."""
+    def get(self, library_id: str) -> ExactVectorIndex:
+        """The index to search: the last committed one, reloaded when a writer committed a
+        newer one (never written by this call)."""
+        from ragspine.narrative.vector import read_meta
+
         self._require_vectors(library_id)
         index = self._open_index(library_id)
+        if index.generation != self._store.generation(library_id):
+            meta = read_meta(self.folder(library_id))
+            if meta is not None and meta.get("generation") != index.generation:
+                index = self._open_index(library_id, fresh=True)
+        return index
+
+    def refresh(self, library_id: str, *, progress: EmbedProgress | None = None) -> int:
+        """Bring the library's index up to the chunk store (the caller holds the library's
+        write lock); returns the number of vectors stored."""
+        self._require_vectors(library_id)
+        index = self._open_index(library_id, fresh=True)
         generation = self._store.generation(library_id)
         if index.generation != generation:
             self._rebuild(index, library_id, generation, progress)
-        return index
+        return len(index)
 
     def _require_vectors(self, library_id: str) -> None:
         if not self._store.library(library_id).vectors:
@@ -216,7 +230,7 @@ class LibraryVectors:
     ) -> None:
         """Apply committed chunk-store changes (``since`` -> ``generation``) to the index; an
         index that was not at ``since`` is rebuilt instead."""
-        index = self._open_index(library_id)
+        index = self._open_index(library_id, fresh=True)
         if index.generation == generation:
             return
         if index.generation != since:
@@ -232,7 +246,7 @@ class LibraryVectors:
         returns the number of vectors stored."""
         self._require_vectors(library_id)
         self.drop(library_id)
-        return len(self.get(library_id, progress=progress))
+        return self.refresh(library_id, progress=progress)
 
     def drop(self, library_id: str) -> None:
         """Forget and delete the library's vector index (rebuilt on demand)."""

@@ -1,9 +1,12 @@
 """Per-library lexical indexes kept in step with the chunk store by a generation number.
 
-Each library has one index per *field set* (which chunk fields are indexed), built only when a
-retrieval mode first needs it. Changes are applied incrementally after the chunk store commits;
-an index whose committed generation differs from the store's (a crash between the two commits, or
-an index that missed an ingest) is rebuilt from the chunk store when it is opened.
+Each library has one index per *field set* (which chunk fields are indexed). Writers (who hold the
+library's write lock, see :mod:`ragspine.locks`) apply their changes after the chunk store
+commits and keep the field sets of the default modes (``bm25`` and ``lexical``) on disk; an
+index that missed a change (a writer killed between the two commits) is rebuilt by the next
+writer. Readers never write index files: they use the last committed index, reloading it when a
+writer has committed a newer one, and build an index that is not on disk (the ``economy`` field
+set, or a damaged folder) in memory only.
 """
 
 from __future__ import annotations
@@ -14,8 +17,11 @@ from collections.abc import Iterable, Sequence
 from enum import StrEnum
 from pathlib import Path
 
+from ragspine.errors import StoreError
+from ragspine.narrative.analysis import Analyzer
 from ragspine.narrative.chunk_store import ChunkStore, IndexRow
 from ragspine.narrative.lexical import LexicalIndex
+from ragspine.narrative.manifest import committed_generation
 
 log = logging.getLogger("ragspine.narrative")
 
@@ -41,6 +47,9 @@ def indexed_text(fields: IndexFields, row: IndexRow) -> str:
 
 
 DEFAULT_FIELDS = IndexFields.TITLE_TEXT
+MAINTAINED_FIELDS = (IndexFields.TITLE_TEXT, IndexFields.TITLE_HEADING_TEXT)
+"""Field sets every writer keeps on disk (those of ``bm25`` and of ``lexical`` / ``hybrid``)."""
+_LOAD_ATTEMPTS = 5
 
 
 class LibraryIndexes:
@@ -61,40 +70,60 @@ class LibraryIndexes:
         return self._index_dir / library_id / f"lexical-{fields.value}"
 
     def get(self, library_id: str, fields: IndexFields) -> LexicalIndex:
-        """The up-to-date index; rebuilt from the chunk store if its generation is stale."""
+        """The index to search: the last committed one (never written by this call).
+
+        While a writer is between its chunk-store commit and its index commit, or after a
+        writer died there, this is the previous commit; an index with nothing usable on disk is
+        built in memory from the chunk store for this process.
+        """
         generation = self._store.generation(library_id)
-        index = self._open.get((library_id, fields))
-        if index is not None and index.generation == generation:
-            return index
+        key = (library_id, fields)
+        cached = self._open.get(key)
+        if cached is not None and cached.generation == generation:
+            return cached
         folder = self.folder(library_id, fields)
-        folder.mkdir(parents=True, exist_ok=True)
-        index = LexicalIndex.open(folder, k1=self._k1, b=self._b, recreate_if_incompatible=True)
-        if index.generation != generation:
-            self._rebuild(index, library_id, fields, generation)
-        self._open[(library_id, fields)] = index
+        committed = committed_generation(folder)
+        if cached is not None and committed is not None and committed == cached.generation:
+            return cached
+        index = self._load_committed(folder) if committed is not None else None
+        if index is None:
+            index = self._build(library_id, fields, generation, folder)
+            self.rebuilt.append(f"{library_id}/{fields.value} (in memory)")
+        self._open[key] = index
         return index
 
-    def _rebuild(
-        self, index: LexicalIndex, library_id: str, fields: IndexFields, generation: int
-    ) -> None:
-        fresh = index.generation == 0 and len(index) == 0
-        (log.info if fresh else log.warning)(
-            "lexical index %s/%s is at generation %s but the chunk store is at %s: "
-            "%s it from the chunk store",
-            library_id,
-            fields.value,
-            index.generation,
-            generation,
-            "building" if fresh else "rebuilding",
-        )
+    def _load_committed(self, folder: Path) -> LexicalIndex | None:
+        """The committed index in ``folder``; None when it is damaged or incompatible.
+
+        A writer may commit (and delete the files of the previous commit) while this reads: a
+        failed read is retried while the manifest keeps changing.
+        """
+        for _attempt in range(_LOAD_ATTEMPTS):
+            before = committed_generation(folder)
+            try:
+                return LexicalIndex.open(folder, k1=self._k1, b=self._b)
+            except StoreError as exc:
+                if committed_generation(folder) != before:
+                    continue
+                log.warning(
+                    "lexical index at %s cannot be used (%s): searching in memory", folder, exc
+                )
+                return None
+        return None
+
+    def _build(
+        self, library_id: str, fields: IndexFields, generation: int, folder: Path
+    ) -> LexicalIndex:
+        """A new index over the chunk store's rows of ``library_id`` (not yet committed)."""
+        index = LexicalIndex(folder, k1=self._k1, b=self._b, analyzer=Analyzer())
         rows = list(self._store.index_rows(library_id))
         index.rebuild(
             [row.key for row in rows],
             [indexed_text(fields, row) for row in rows],
             [row.sensitivity for row in rows],
         )
-        index.commit(generation)
-        self.rebuilt.append(f"{library_id}/{fields.value}")
+        index.mark_generation(generation)
+        return index
 
     def apply(
         self,
@@ -105,36 +134,50 @@ class LibraryIndexes:
         since: int,
         generation: int,
     ) -> None:
-        """Apply committed chunk-store changes that moved the library from ``since`` to
-        ``generation`` to every index of the library.
+        """Bring every stored index of the library to ``generation`` (the caller holds the
+        library's write lock and has committed the chunk-store changes ``removed`` / ``added``
+        that moved it from ``since``).
 
-        The default index is always kept current; other field sets only when they exist. An
-        index that was not at ``since`` is rebuilt instead.
+        The maintained field sets are always written; others only when they exist on disk. An
+        index that was not at ``since`` is rebuilt from the chunk store instead.
         """
         added_rows = list(added)
         for fields in IndexFields:
             folder = self.folder(library_id, fields)
-            if fields is not DEFAULT_FIELDS and not folder.exists():
+            committed = committed_generation(folder)
+            if committed is None and fields not in MAINTAINED_FIELDS:
                 continue
-            index = self._open.get((library_id, fields))
-            if index is None:
-                folder.mkdir(parents=True, exist_ok=True)
-                index = LexicalIndex.open(
-                    folder, k1=self._k1, b=self._b, recreate_if_incompatible=True
-                )
-                self._open[(library_id, fields)] = index
+            if committed == generation == since:
+                continue
+            folder.mkdir(parents=True, exist_ok=True)
+            # Always from disk: another process may have committed since this one last looked.
+            index = LexicalIndex.open(folder, k1=self._k1, b=self._b, recreate_if_incompatible=True)
             if index.generation != since:
-                self._rebuild(index, library_id, fields, generation)
-                continue
-            if removed:
-                index.remove(list(removed))
-            if added_rows:
-                index.add(
-                    [row.key for row in added_rows],
-                    [indexed_text(fields, row) for row in added_rows],
-                    [row.sensitivity for row in added_rows],
+                fresh = index.generation == 0 and len(index) == 0
+                (log.info if fresh else log.warning)(
+                    "lexical index %s/%s is at generation %s but the chunk store is at %s: "
+                    "%s it from the chunk store",
+                    library_id,
+                    fields.value,
+                    index.generation,
+                    generation,
+                    "building" if fresh else "rebuilding",
                 )
-            index.commit(generation)
+                index = self._build(library_id, fields, generation, folder)
+                index.commit(generation)
+                self.rebuilt.append(f"{library_id}/{fields.value}")
+            else:
+                if removed:
+                    index.remove(list(removed))
+                if added_rows:
+                    index.add(
+                        [row.key for row in added_rows],
+                        [indexed_text(fields, row) for row in added_rows],
+                        [row.sensitivity for row in added_rows],
+                    )
+                if index.generation != generation:
+                    index.commit(generation)
+            self._open[(library_id, fields)] = index
 
     def drop(self, library_id: str) -> None:
         """Forget and delete every index of a library (they are rebuilt on demand)."""

@@ -28,7 +28,7 @@ from ragspine.narrative.chunking import (
     chunk_sections,
 )
 from ragspine.narrative.dense import EmbedProgress, LibraryVectors, embedded_text
-from ragspine.narrative.indexes import DEFAULT_FIELDS, LibraryIndexes
+from ragspine.narrative.indexes import LibraryIndexes
 from ragspine.narrative.loaders import (
     Paragraph,
     Section,
@@ -269,10 +269,7 @@ class Ingestor:
             flush()
         _report(progress, outcomes, reported, total)
         generation = self._store.generation(library_id)
-        if generation != since or not self._indexes.folder(library_id, DEFAULT_FIELDS).exists():
-            self._indexes.apply(
-                library_id, removed, added.values(), since=since, generation=generation
-            )
+        self._indexes.apply(library_id, removed, added.values(), since=since, generation=generation)
         if dense is not None:
             dense.apply(
                 library_id,

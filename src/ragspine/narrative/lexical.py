@@ -162,6 +162,11 @@ class LexicalIndex:
         """The generation passed to the last successful :meth:`commit` (0 for a new index)."""
         return self._generation
 
+    def mark_generation(self, generation: int) -> None:
+        """Record the chunk-store generation an index built in memory reflects (nothing is
+        written; :meth:`commit` persists it)."""
+        self._generation = generation
+
     @property
     def segment_count(self) -> int:
         """Number of segments searched (after pending documents are flushed)."""

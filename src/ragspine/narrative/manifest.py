@@ -37,6 +37,17 @@ def read_manifest(path: Path) -> dict[str, Any]:
     return manifest
 
 
+def committed_generation(folder: Path) -> int | None:
+    """The generation of the index committed in ``folder`` (None when there is none or its
+    manifest cannot be read); cheap enough to call before every search."""
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    generation = manifest.get("generation") if isinstance(manifest, dict) else None
+    return generation if isinstance(generation, int) and not isinstance(generation, bool) else None
+
+
 def incompatibility(
     manifest: dict[str, Any], k1: float, b: float, analyzer: Analyzer | None
 ) -> str | None:

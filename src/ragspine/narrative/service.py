@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ragspine.narrative.chunk_store import ChunkStore, Library
+from ragspine.errors import QueryError
+from ragspine.locks import write_lock
+from ragspine.narrative.chunk_store import ChunkStore, Library, check_library_name
 from ragspine.narrative.chunking import ChunkingOptions
 from ragspine.narrative.dense import EmbedProgress, LibraryVectors
 from ragspine.narrative.expansion import Postprocessor
@@ -30,14 +33,28 @@ from ragspine.security import PUBLIC, Principal, Sensitivity
 
 
 class Narrative:
-    """Libraries, documents, lexical and vector search stored in one workspace."""
+    """Libraries, documents, lexical and vector search stored in one workspace.
 
-    def __init__(self, db_path: Path, index_dir: Path) -> None:
+    Every change to a library runs under that library's write lock (one writer at a time,
+    across threads and processes); searches take no lock and read the last committed state.
+    """
+
+    def __init__(self, db_path: Path, index_dir: Path, lock_dir: Path | None = None) -> None:
         self.store = ChunkStore(db_path)
         self.indexes = LibraryIndexes(self.store, index_dir)
         self.vectors = LibraryVectors(self.store, index_dir)
+        self._lock_dir = lock_dir if lock_dir is not None else index_dir.parent / "locks"
         self._ingestor = Ingestor(self.store, self.indexes, self.vectors)
         self._retriever = Retriever(self.store, self.indexes, self.vectors)
+
+    @contextmanager
+    def writing(self, library_id: str) -> Iterator[None]:
+        """Hold the write lock of ``library_id`` (waits while another writer holds it)."""
+        check_library_name(library_id)
+        with write_lock(
+            self._lock_dir / f"library-{library_id}.lock", resource=f"library {library_id!r}"
+        ):
+            yield
 
     def close(self) -> None:
         """Release the database connection and the embedding cache."""
@@ -54,25 +71,65 @@ class Narrative:
     ) -> Library:
         """Register a library with a routing description and a default sensitivity;
         ``vectors`` keeps chunk embeddings (computed at ingest) for vector and hybrid search."""
-        return self.store.create_library(
-            name, description=description, default_sensitivity=default_sensitivity, vectors=vectors
-        )
+        with self.writing(name):
+            return self.store.create_library(
+                name,
+                description=description,
+                default_sensitivity=default_sensitivity,
+                vectors=vectors,
+            )
 
     def set_vectors(
         self, name: str, vectors: bool, *, progress: EmbedProgress | None = None
     ) -> Library:
         """Turn a library's vectors on (embedding its chunks now) or off (deleting its index)."""
-        library = self.store.set_vectors(name, vectors)
-        if vectors:
-            self.vectors.get(name, progress=progress)
-        else:
-            self.vectors.drop(name)
-        return library
+        with self.writing(name):
+            library = self.store.set_vectors(name, vectors)
+            if vectors:
+                self.vectors.refresh(name, progress=progress)
+            else:
+                self.vectors.drop(name)
+            return library
 
     def reembed(self, name: str, *, progress: EmbedProgress | None = None) -> int:
         """Rebuild a library's vector index with the current embedding model (after a model
         change); returns the number of vectors stored."""
-        return self.vectors.reembed(name, progress=progress)
+        with self.writing(name):
+            return self.vectors.reembed(name, progress=progress)
+
+    def delete_library(self, name: str) -> int:
+        """Delete a library with its documents, chunks and indexes; returns how many documents
+        it held."""
+        with self.writing(name):
+            documents = self.store.delete_library(name)
+            self.indexes.drop(name)
+            self.vectors.drop(name)
+            return documents
+
+    def delete_documents(self, library: str, doc_ids: Sequence[str]) -> list[str]:
+        """Delete documents (with their parents and chunks) from ``library`` in one transaction
+        and update its indexes; returns the ids deleted. An unknown id is an error and
+        nothing is deleted."""
+        with self.writing(library):
+            stored = self.store.library(library)
+            missing = [d for d in doc_ids if self.store.document(library, d) is None]
+            if missing:
+                shown = ", ".join(repr(d[:80]) for d in missing[:5])
+                raise QueryError(
+                    f"library {library!r} has no document {shown}; list its documents with "
+                    f"'ragspine library describe {library}'"
+                )
+            since = self.store.generation(library)
+            removed: list[int] = []
+            with self.store.transaction():
+                for doc_id in dict.fromkeys(doc_ids):
+                    removed += self.store.delete_document(library, doc_id)
+                    self.store.bump_generation(library)
+            generation = self.store.generation(library)
+            self.indexes.apply(library, removed, (), since=since, generation=generation)
+            if stored.vectors:
+                self.vectors.apply(library, removed, (), since=since, generation=generation)
+            return list(dict.fromkeys(doc_ids))
 
     def libraries(self) -> list[Library]:
         """Every library, sorted by name."""
@@ -115,15 +172,16 @@ class Narrative:
             for root in paths
         )
         sources = file_sources(paths, metadata=metadata, sensitivity=sensitivity)
-        return self._ingestor.ingest_sources(
-            library,
-            sources,
-            options=options,
-            total=total,
-            progress=progress,
-            vectors=vectors,
-            embed_progress=embed_progress,
-        )
+        with self.writing(library):
+            return self._ingestor.ingest_sources(
+                library,
+                sources,
+                options=options,
+                total=total,
+                progress=progress,
+                vectors=vectors,
+                embed_progress=embed_progress,
+            )
 
     def ingest_beir(
         self,
@@ -141,16 +199,17 @@ class Narrative:
         with corpus.open("rb") as lines:
             total = sum(1 for line in lines if line.strip())
         sources = beir_sources(corpus)
-        return self._ingestor.ingest_sources(
-            library,
-            sources,
-            options=options,
-            total=total,
-            progress=progress,
-            batch_size=BEIR_BATCH,
-            vectors=vectors,
-            embed_progress=embed_progress,
-        )
+        with self.writing(library):
+            return self._ingestor.ingest_sources(
+                library,
+                sources,
+                options=options,
+                total=total,
+                progress=progress,
+                batch_size=BEIR_BATCH,
+                vectors=vectors,
+                embed_progress=embed_progress,
+            )
 
     def search(
         self,
