@@ -17,7 +17,9 @@ from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from ragspine.errors import ConfigError
 from ragspine.glossary import Glossary, load_glossary, render_glossary
+from ragspine.locks import write_lock
 from ragspine.security import PUBLIC, Principal
+from ragspine.stores.errors import translate_store_errors
 from ragspine.stores.sqlite_facts import SQLiteFactStore
 from ragspine.structured.convfinqa import ConvFinQAImport, import_convfinqa, load_filings
 from ragspine.structured.ingest import ColumnMapping, rows_to_facts
@@ -33,6 +35,7 @@ if TYPE_CHECKING:
     from ragspine.narrative.service import Narrative
 
 DB_FILENAME = "workspace.sqlite"
+LOCK_DIRNAME = "locks"
 GLOSSARY_FILENAME = "glossary.toml"
 GENERATED_GLOSSARY_DIR = "glossary.d"
 CONVFINQA_GLOSSARY = "convfinqa.toml"
@@ -81,16 +84,22 @@ class Workspace:
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, create: bool = True) -> Workspace:
-        """Open (and by default create) the workspace folder at ``path``."""
+        """Open the workspace folder at ``path``; ``create=True`` makes it when missing, while
+        ``create=False`` (for commands that only read) requires an existing workspace."""
         folder = Path(path).expanduser()
         if folder.exists() and not folder.is_dir():
             raise ConfigError(f"workspace path {folder} is a file: pass a folder with --workspace")
+        if not create and not (folder / DB_FILENAME).is_file():
+            raise ConfigError(
+                f"no RAGSpine workspace at {folder} (it has no {DB_FILENAME}): run "
+                f"'ragspine --workspace {folder} init' first, or point --workspace (or "
+                "RAGSPINE_WORKSPACE) at an existing workspace"
+            )
         if not folder.exists():
-            if not create:
-                raise ConfigError(
-                    f"no workspace at {folder}: run 'ragspine --workspace {folder} init' first"
-                )
-            folder.mkdir(parents=True)
+            try:
+                folder.mkdir(parents=True)
+            except OSError as exc:
+                raise ConfigError(f"cannot create the workspace {folder}: {exc.strerror}") from None
         return cls(folder)
 
     @classmethod
@@ -154,6 +163,7 @@ class Workspace:
             self._glossary = load_glossary(*self._glossary_files())
         return self._glossary
 
+    @translate_store_errors
     def query_metric(
         self,
         metric: str,
@@ -177,6 +187,7 @@ class Workspace:
             reference_date=reference_date,
         )
 
+    @translate_store_errors
     def ingest_facts(
         self, path: str | os.PathLike[str], *, mapping: ColumnMapping | Path | None = None
     ) -> WriteSummary:
@@ -186,6 +197,7 @@ class Workspace:
         facts = rows_to_facts(Path(path), self.glossary, mapping)
         return self.facts.write(facts)
 
+    @translate_store_errors
     def ingest_convfinqa(
         self,
         path: str | os.PathLike[str],
@@ -197,6 +209,11 @@ class Workspace:
         filings = load_filings(source)
         if progress:
             progress(f"read {len(filings)} filings from {source.name}")
+        with write_lock(self.path / LOCK_DIRNAME / "glossary.lock", resource="the glossary"):
+            self._glossary = None  # another process may have extended it meanwhile
+            return self._import_convfinqa(filings, source)
+
+    def _import_convfinqa(self, filings: Any, source: Path) -> tuple[ConvFinQAImport, WriteSummary]:
         generated = self.path / GENERATED_GLOSSARY_DIR / CONVFINQA_GLOSSARY
         result = import_convfinqa(filings, self.glossary, source_name=source.name)
         previous = load_glossary(generated) if generated.exists() else None
@@ -224,10 +241,11 @@ class Workspace:
         if service is None:
             from ragspine.narrative.service import Narrative
 
-            service = Narrative(self.db_path, self.index_dir)
+            service = Narrative(self.db_path, self.index_dir, self.path / LOCK_DIRNAME)
             self.__dict__["_narrative"] = service
         return service
 
+    @translate_store_errors
     def create_library(
         self,
         name: str,
@@ -242,25 +260,42 @@ class Workspace:
             name, description=description, default_sensitivity=default_sensitivity, vectors=vectors
         )
 
+    @translate_store_errors
     def set_library_vectors(
         self, name: str, vectors: bool, *, progress: EmbedProgress | None = None
     ) -> Library:
         """Turn a library's vectors on (embedding its chunks now) or off (deleting them)."""
         return self.narrative.set_vectors(name, vectors, progress=progress)
 
+    @translate_store_errors
     def reembed(self, library: str, *, progress: EmbedProgress | None = None) -> int:
         """Rebuild a library's vectors with the installed embedding model (after a model
         change); returns the number of vectors stored."""
         return self.narrative.reembed(library, progress=progress)
 
+    @translate_store_errors
     def libraries(self) -> list[Library]:
         """Every document library, sorted by name."""
         return self.narrative.libraries()
 
+    @translate_store_errors
     def describe_library(self, name: str) -> dict[str, Any]:
         """A library's settings and its document, parent and chunk counts."""
         return self.narrative.describe_library(name)
 
+    @translate_store_errors
+    def delete_library(self, name: str) -> int:
+        """Delete a library with its documents, chunks and indexes (waits for a running
+        writer of it); returns how many documents it held."""
+        return self.narrative.delete_library(name)
+
+    @translate_store_errors
+    def delete_documents(self, library: str, doc_ids: Sequence[str]) -> list[str]:
+        """Delete documents by id from ``library`` in one transaction (an unknown id deletes
+        nothing and is an error); returns the ids deleted."""
+        return self.narrative.delete_documents(library, list(doc_ids))
+
+    @translate_store_errors
     def ingest_documents(
         self,
         paths: Sequence[str | os.PathLike[str]],
@@ -288,6 +323,7 @@ class Workspace:
             embed_progress=embed_progress,
         )
 
+    @translate_store_errors
     def ingest_beir(
         self,
         folder: str | os.PathLike[str],
@@ -306,6 +342,7 @@ class Workspace:
             embed_progress=embed_progress,
         )
 
+    @translate_store_errors
     def search(
         self,
         question: str,
@@ -350,6 +387,7 @@ class Workspace:
             diversity=diversity,
         )
 
+    @translate_store_errors
     def answer_narrative(
         self,
         question: str,

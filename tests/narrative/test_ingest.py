@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ragspine.errors import IngestError
+from ragspine.errors import IngestError, StoreError
 from ragspine.narrative import chunk_store, ingest
 from ragspine.narrative.ingest import IngestStatus
 from ragspine.workspace import Workspace
@@ -135,7 +135,7 @@ def test_store_failure_midway_rolls_back(
         raise sqlite3.OperationalError("disk I/O error")  # ... then the write fails
 
     monkeypatch.setattr(chunk_store.ChunkStore, "insert_document", insert_then_fail)
-    with pytest.raises(sqlite3.OperationalError):
+    with pytest.raises(StoreError, match="could not be written .disk I/O error"):
         ws.ingest_documents([docs / "b.txt"], library="reports")
     assert _snapshot(ws) == before
     assert ws.describe_library("reports")["generation"] == generation
