@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import os
 import sys
 from collections.abc import Sequence
@@ -92,6 +93,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the process exit code (2 for a RAGSpine error)."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    _log_to_stderr()
     try:
         code: int = args.func(args)
         sys.stdout.flush()
@@ -117,6 +119,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 1
     return code
+
+
+def _log_to_stderr() -> None:
+    """Show the library's warnings (a writer waiting for a lock, an index being rebuilt) on
+    stderr as ``ragspine: ...`` lines."""
+    logger = logging.getLogger("ragspine")
+    if not any(getattr(h, "_ragspine_cli", False) for h in logger.handlers):
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("ragspine: %(message)s"))
+        handler._ragspine_cli = True  # type: ignore[attr-defined]
+        logger.addHandler(handler)
+        logger.setLevel(logging.WARNING)
 
 
 def _bounded(text: str, limit: int = 2000) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import logging
 import os
 import sys
 import threading
@@ -26,6 +27,7 @@ from typing import TextIO
 from ragspine.errors import StoreError
 
 LOCK_DIR = "locks"
+log = logging.getLogger("ragspine.locks")
 _POLL_SECONDS = 0.05
 
 _held = threading.local()
@@ -155,8 +157,9 @@ def _acquire(
                     f"{resource} is being written by {holder}; wait for it to finish and run "
                     "this again"
                 ) from None
-            if not told and on_wait is not None:
-                on_wait(f"waiting for {resource}: it is being written by {holder}")
+            if not told:
+                message = f"waiting for {resource}: it is being written by {holder}"
+                (on_wait or log.warning)(message)
                 told = True
             time.sleep(_POLL_SECONDS)
         except OSError as exc:

@@ -47,10 +47,11 @@ def test_cli_hybrid_with_the_real_model(tmp_path: Path, capsys: pytest.CaptureFi
     for name, text in DOCS.items():
         (folder / name).write_text(text, encoding="utf-8")
     ws = ["--workspace", str(tmp_path / "ws")]
+    assert _run(capsys, *ws, "init")[0] == 0
     code, out, _ = _run(capsys, *ws, "library", "create", "news", "--vectors")
     assert code == 0 and "with vectors" in out
     code, out, err = _run(capsys, *ws, "ingest", "docs", str(folder), "--library", "news")
-    assert code == 0 and "4 added" in out and "embedding [" in err and "1/1 chunks" in err
+    assert code == 0 and "4 added" in out and err == ""  # no progress off a terminal
     # No word of the question occurs in autos.txt: only the vector channel can find it.
     question = "car factory production"
     code, out, _ = _run(capsys, *ws, "search", question, "--mode", "bm25", "--json")

@@ -135,7 +135,7 @@ def test_store_failure_midway_rolls_back(
         raise sqlite3.OperationalError("disk I/O error")  # ... then the write fails
 
     monkeypatch.setattr(chunk_store.ChunkStore, "insert_document", insert_then_fail)
-    with pytest.raises(StoreError, match="could not be written .disk I/O error"):
+    with pytest.raises(StoreError, match=r"could not be written \(disk I/O error"):
         ws.ingest_documents([docs / "b.txt"], library="reports")
     assert _snapshot(ws) == before
     assert ws.describe_library("reports")["generation"] == generation

@@ -21,7 +21,7 @@ def _ask(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    workspace = Workspace.open(args.workspace)
+    workspace = Workspace.open(args.workspace, create=False)
     answer = workspace.answer_narrative(
         args.question,
         top_k=args.top_k,

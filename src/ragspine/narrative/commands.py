@@ -5,37 +5,46 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Any
 
-from ragspine.cli import command_group
+from ragspine.cli import add_quiet_argument, command_group
+from ragspine.errors import ConfigError
 from ragspine.narrative.ingest import DocumentOutcome, IngestReport, parse_meta_pairs
 from ragspine.narrative.modes import RetrievalMode
 from ragspine.narrative.snippets import format_locator
+from ragspine.progress import progress_bar
 from ragspine.security import Principal
 from ragspine.workspace import SearchOptions, Workspace
 
 
-def _progress(done: int, total: int | None, outcome: DocumentOutcome) -> None:
-    detail = f" ({outcome.chunks} chunks)" if outcome.chunks else ""
-    reason = f": {outcome.reason}" if outcome.reason else ""
-    of_total = f"/{total}" if total else ""
-    print(
-        f"[{done}{of_total}] {outcome.status.value} {outcome.source}{detail}{reason}",
-        file=sys.stderr,
-    )
+class _Progress:
+    """Progress bars on stderr for a document ingest and its embedding (off with ``--quiet``
+    or when stderr is not a terminal); failures are listed in the summary on stdout."""
 
+    def __init__(self, quiet: bool) -> None:
+        self._quiet = quiet
+        self._documents: Any = None
+        self._embedding: Any = None
 
-def _embed_progress(done: int, total: int) -> None:
-    """A one-line progress bar on stderr for the embedding of a batch of chunks."""
-    width = 30
-    filled = width * done // max(total, 1)
-    end = "\n" if done >= total else ""
-    bar = "#" * filled + "." * (width - filled)
-    print(f"\rembedding [{bar}] {done}/{total} chunks", end=end, file=sys.stderr, flush=True)
+    def documents(self, done: int, total: int | None, outcome: DocumentOutcome) -> None:
+        if self._documents is None:
+            self._documents = progress_bar(total, desc="documents", unit="doc", quiet=self._quiet)
+        self._documents.update(done - self._documents.n)
 
+    def embedding(self, done: int, total: int) -> None:
+        bar = self._embedding
+        if bar is None or bar.total != total or done < bar.n:
+            if bar is not None:
+                bar.close()
+            bar = self._embedding = progress_bar(
+                total, desc="embedding", unit="chunk", quiet=self._quiet, leave=False
+            )
+        bar.update(done - bar.n)
 
-def _beir_progress(done: int, total: int | None, outcome: DocumentOutcome) -> None:
-    if done % 1000 == 0 or outcome.reason:
-        _progress(done, total, outcome)
+    def close(self) -> None:
+        for bar in (self._embedding, self._documents):
+            if bar is not None:
+                bar.close()
 
 
 def _finish(report: IngestReport) -> int:
@@ -46,48 +55,90 @@ def _finish(report: IngestReport) -> int:
 
 
 def _ingest_docs(args: argparse.Namespace) -> int:
-    workspace = Workspace.open(args.workspace)
-    report = workspace.ingest_documents(
-        args.paths,
-        library=args.library,
-        metadata=parse_meta_pairs(args.meta),
-        sensitivity=args.sensitivity,
-        window=args.window,
-        progress=_progress,
-        vectors=args.vectors,
-        embed_progress=_embed_progress,
-    )
+    progress = _Progress(args.quiet)
+    with Workspace.open(args.workspace) as workspace:
+        try:
+            report = workspace.ingest_documents(
+                args.paths,
+                library=args.library,
+                metadata=parse_meta_pairs(args.meta),
+                sensitivity=args.sensitivity,
+                window=args.window,
+                progress=progress.documents,
+                vectors=args.vectors,
+                embed_progress=progress.embedding,
+            )
+        finally:
+            progress.close()
     return _finish(report)
 
 
 def _ingest_beir(args: argparse.Namespace) -> int:
-    workspace = Workspace.open(args.workspace)
-    report = workspace.ingest_beir(
-        args.folder,
-        library=args.library,
-        progress=_beir_progress,
-        vectors=args.vectors,
-        embed_progress=_embed_progress,
-    )
+    progress = _Progress(args.quiet)
+    with Workspace.open(args.workspace) as workspace:
+        try:
+            report = workspace.ingest_beir(
+                args.folder,
+                library=args.library,
+                progress=progress.documents,
+                vectors=args.vectors,
+                embed_progress=progress.embedding,
+            )
+        finally:
+            progress.close()
     return _finish(report)
 
 
 def _reembed(args: argparse.Namespace) -> int:
-    workspace = Workspace.open(args.workspace, create=False)
-    count = workspace.reembed(args.library, progress=_embed_progress)
+    progress = _Progress(args.quiet)
+    with Workspace.open(args.workspace, create=False) as workspace:
+        try:
+            count = workspace.reembed(args.library, progress=progress.embedding)
+        finally:
+            progress.close()
     print(f"library {args.library}: {count} vectors re-embedded")
     return 0
 
 
 def _library_vectors(args: argparse.Namespace) -> int:
-    workspace = Workspace.open(args.workspace, create=False)
-    library = workspace.set_library_vectors(args.name, args.state == "on", progress=_embed_progress)
+    progress = _Progress(args.quiet)
+    with Workspace.open(args.workspace, create=False) as workspace:
+        try:
+            library = workspace.set_library_vectors(
+                args.name, args.state == "on", progress=progress.embedding
+            )
+        finally:
+            progress.close()
     print(f"library {library.library_id}: vectors {'on' if library.vectors else 'off'}")
     return 0
 
 
+def _library_delete(args: argparse.Namespace) -> int:
+    if not args.yes:
+        if not sys.stdin.isatty():
+            raise ConfigError(
+                f"deleting library {args.name!r} cannot be undone: pass --yes to confirm"
+            )
+        answer = input(f"delete library {args.name!r} and all its documents? [y/N] ")
+        if answer.strip().lower() not in ("y", "yes"):
+            print("nothing deleted", file=sys.stderr)
+            return 1
+    with Workspace.open(args.workspace, create=False) as workspace:
+        documents = workspace.delete_library(args.name)
+    print(f"deleted library {args.name} ({documents} documents)")
+    return 0
+
+
+def _document_delete(args: argparse.Namespace) -> int:
+    with Workspace.open(args.workspace, create=False) as workspace:
+        deleted = workspace.delete_documents(args.library, args.doc_ids)
+    for doc_id in deleted:
+        print(f"deleted {args.library}/{doc_id}")
+    return 0
+
+
 def _libraries(args: argparse.Namespace) -> int:
-    workspace = Workspace.open(args.workspace)
+    workspace = Workspace.open(args.workspace, create=False)
     for library in workspace.libraries():
         print(
             f"{library.library_id}\t{library.documents} documents\t{library.chunks} chunks\t"
@@ -97,7 +148,7 @@ def _libraries(args: argparse.Namespace) -> int:
 
 
 def _library_create(args: argparse.Namespace) -> int:
-    workspace = Workspace.open(args.workspace)
+    workspace = Workspace.open(args.workspace, create=False)
     library = workspace.create_library(
         args.name,
         description=args.description,
@@ -110,7 +161,7 @@ def _library_create(args: argparse.Namespace) -> int:
 
 
 def _library_describe(args: argparse.Namespace) -> int:
-    workspace = Workspace.open(args.workspace)
+    workspace = Workspace.open(args.workspace, create=False)
     print(json.dumps(workspace.describe_library(args.name), indent=2, ensure_ascii=False))
     return 0
 
@@ -168,7 +219,7 @@ def search_options(args: argparse.Namespace) -> SearchOptions:
 
 
 def _search(args: argparse.Namespace) -> int:
-    workspace = Workspace.open(args.workspace)
+    workspace = Workspace.open(args.workspace, create=False)
     result = workspace.search(
         args.question,
         top_k=args.top_k,
@@ -204,12 +255,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--window", type=int, default=0, metavar="N", help="sentence-window chunks: ±N sentences"
     )
     _vectors_option(docs)
+    add_quiet_argument(docs)
     docs.set_defaults(func=_ingest_docs)
 
     beir = kinds.add_parser("beir", help="ingest a BEIR corpus folder (corpus.jsonl)")
     beir.add_argument("folder", metavar="DIR")
     beir.add_argument("--library", required=True)
     _vectors_option(beir)
+    add_quiet_argument(beir)
     beir.set_defaults(func=_ingest_beir)
 
     subparsers.add_parser("libraries", help="list document libraries").set_defaults(func=_libraries)
@@ -229,7 +282,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     vectors = actions.add_parser("vectors", help="turn a library's vectors on or off")
     vectors.add_argument("name")
     vectors.add_argument("state", choices=["on", "off"])
+    add_quiet_argument(vectors)
     vectors.set_defaults(func=_library_vectors)
+    delete = actions.add_parser(
+        "delete", help="delete a library with all its documents, chunks and indexes"
+    )
+    delete.add_argument("name")
+    delete.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    delete.set_defaults(func=_library_delete)
     describe = actions.add_parser("describe", help="show a library's settings and counts")
     describe.add_argument("name")
     describe.set_defaults(func=_library_describe)
@@ -243,7 +303,18 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "reembed", help="rebuild a library's vectors with the installed embedding model"
     )
     reembed.add_argument("--library", required=True)
+    add_quiet_argument(reembed)
     reembed.set_defaults(func=_reembed)
+
+    document = subparsers.add_parser("document", help="manage single documents of a library")
+    document_actions = document.add_subparsers(dest="action", metavar="ACTION")
+    document_actions.required = True
+    doc_delete = document_actions.add_parser(
+        "delete", help="delete documents (with their chunks) from a library"
+    )
+    doc_delete.add_argument("doc_ids", nargs="+", metavar="DOC_ID")
+    doc_delete.add_argument("--library", required=True)
+    doc_delete.set_defaults(func=_document_delete)
 
 
 def _vectors_option(parser: argparse.ArgumentParser) -> None:
