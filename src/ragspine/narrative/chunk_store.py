@@ -107,6 +107,8 @@ class StoredDocument:
     content_hash: str
     fingerprint: str
     sensitivity: Sensitivity
+    source: str = ""
+    """Where the stored version was read from (a file path, or the BEIR corpus name)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -320,13 +322,15 @@ class ChunkStore:
     def document(self, library_id: str, doc_id: str) -> StoredDocument | None:
         """The stored document, or ``None`` when it was never ingested."""
         row = self._db.execute(
-            "SELECT title, content_hash, fingerprint, sensitivity FROM narrative_documents "
+            "SELECT title, content_hash, fingerprint, sensitivity, source FROM narrative_documents "
             "WHERE library_id = ? AND doc_id = ?",
             (library_id, doc_id),
         ).fetchone()
         if row is None:
             return None
-        return StoredDocument(library_id, doc_id, row[0], row[1], row[2], Sensitivity(row[3]))
+        return StoredDocument(
+            library_id, doc_id, row[0], row[1], row[2], Sensitivity(row[3]), row[4]
+        )
 
     def chunk_keys(self, library_id: str, doc_id: str) -> list[int]:
         """Integer keys of a document's chunks."""

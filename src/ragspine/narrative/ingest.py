@@ -30,6 +30,7 @@ from ragspine.narrative.chunking import (
 from ragspine.narrative.dense import EmbedProgress, LibraryVectors, embedded_text
 from ragspine.narrative.indexes import LibraryIndexes
 from ragspine.narrative.loaders import (
+    SIDECAR_SUFFIX,
     Paragraph,
     Section,
     iter_document_files,
@@ -38,7 +39,6 @@ from ragspine.narrative.loaders import (
 from ragspine.security import Sensitivity
 
 RESERVED_META_KEYS = ("doc_id", "title", "sensitivity", "section_sensitivity")
-SIDECAR_SUFFIX = ".meta.json"
 BEIR_BATCH = 1000
 DEFAULT_CHUNKING = ChunkingOptions()
 
@@ -50,6 +50,7 @@ class IngestStatus(StrEnum):
     UNCHANGED = "unchanged"
     REPLACED = "replaced"
     FAILED = "failed"
+    SKIPPED = "skipped"
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +85,11 @@ class IngestReport:
         """A human-readable summary ending with one line per failure and its reason."""
         counts = ", ".join(f"{self.count(status)} {status.value}" for status in IngestStatus)
         lines = [f"library {self.library_id}: {counts}"]
-        lines += [f"  failed {o.source}: {o.reason}" for o in self.failures]
+        lines += [
+            f"  {o.status.value} {o.source}: {o.reason}"
+            for o in self.outcomes
+            if o.reason and o.status is not IngestStatus.ADDED
+        ]
         return "\n".join(lines)
 
 
@@ -350,8 +355,16 @@ class Ingestor:
         for key, chunk, chunk_lv in zip(keys, chunks, levels, strict=True):
             added[key] = IndexRow(key, source.title, chunk.heading, chunk.text, int(chunk_lv))
         self._store.bump_generation(library.library_id)
-        status = IngestStatus.REPLACED if previous is not None else IngestStatus.ADDED
-        return DocumentOutcome(source.source, source.doc_id, status, len(chunks))
+        if previous is None:
+            return DocumentOutcome(source.source, source.doc_id, IngestStatus.ADDED, len(chunks))
+        moved = (
+            f"replaces the version read from {previous.source}"
+            if previous.source and previous.source != source.source
+            else ""
+        )
+        return DocumentOutcome(
+            source.source, source.doc_id, IngestStatus.REPLACED, len(chunks), moved
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -381,48 +394,109 @@ def file_sources(
     metadata: Mapping[str, Any] | None = None,
     sensitivity: str | Sensitivity | None = None,
 ) -> Iterator[DocumentSource | DocumentOutcome]:
-    """Load every supported file under ``paths``; a file that fails becomes a failed outcome.
+    """Load every supported file under ``paths``; a file that fails becomes a failed outcome
+    and a file not ingested (see :func:`iter_document_files`) a skipped one.
 
     The document id is the path relative to the folder given (or the file name for a file
-    given directly) unless the sidecar sets ``doc_id``. Explicit ``sensitivity`` beats the
-    sidecar's, which beats the library default; ``metadata`` overrides sidecar keys.
+    given directly) unless the sidecar sets ``doc_id``. Files of one run that would share an id
+    are all refused, so that none silently replaces another. Explicit ``sensitivity`` beats
+    the sidecar's, which beats the library default; ``metadata`` overrides sidecar keys.
     """
     explicit = Sensitivity.parse(sensitivity) if sensitivity is not None else None
+    planned: list[DocumentOutcome | tuple[Path, str, dict[str, Any]]] = []
     for root in map(Path, paths):
-        if not root.exists():
-            yield DocumentOutcome(str(root), "", IngestStatus.FAILED, 0, "no such file or folder")
+        if not root.exists() and not root.is_symlink():
+            planned.append(
+                DocumentOutcome(str(root), "", IngestStatus.FAILED, 0, "no such file or folder")
+            )
             continue
-        for path in iter_document_files(root):
-            doc_id = path.name if root.is_file() else path.relative_to(root).as_posix()
+        for found in iter_document_files(root):
+            path = found.path
+            if found.skipped is not None:
+                planned.append(
+                    DocumentOutcome(str(path), "", IngestStatus.SKIPPED, 0, found.skipped)
+                )
+                continue
+            doc_id = path.name if not root.is_dir() else path.relative_to(root).as_posix()
             try:
                 meta = {**read_sidecar(path), **(metadata or {})}
-                doc_id = str(meta.pop("doc_id", doc_id))
-                title = meta.pop("title", None)
-                raw_level = meta.pop("sensitivity", None)
-                section_levels = parse_section_levels(
-                    meta.pop("section_sensitivity", None), str(path)
-                )
-                level = explicit
-                if level is None and raw_level is not None:
-                    level = Sensitivity.parse(raw_level)
-                loaded = load_document(path)
             except RagSpineError as exc:
-                yield DocumentOutcome(str(path), doc_id, IngestStatus.FAILED, 0, str(exc))
+                planned.append(DocumentOutcome(str(path), doc_id, IngestStatus.FAILED, 0, str(exc)))
                 continue
-            except Exception as exc:  # a third-party loader failed: report it, go on
-                reason = f"{path}: loader failed ({type(exc).__name__}: {exc})"
-                yield DocumentOutcome(str(path), doc_id, IngestStatus.FAILED, 0, reason)
-                continue
-            yield DocumentSource(
-                doc_id=doc_id,
-                title=str(title or loaded.title),
-                source=str(path),
-                sections=loaded.sections,
-                content_hash=_digest(loaded.content),
-                metadata=meta,
-                sensitivity=level,
-                section_levels=section_levels,
+            planned.append((path, str(meta.pop("doc_id", doc_id)), meta))
+    sources: dict[str, list[str]] = {}
+    for item in planned:
+        if isinstance(item, tuple):
+            sources.setdefault(item[1], []).append(str(item[0]))
+    for item in planned:
+        if isinstance(item, DocumentOutcome):
+            yield item
+            continue
+        path, doc_id, meta = item
+        if len(sources[doc_id]) > 1:
+            others = ", ".join(p for p in sources[doc_id] if p != str(path))
+            reason = (
+                f"document id {doc_id!r} is also the id of {others} in this run: ingest the "
+                "folder that holds both (ids are paths relative to it) or give each a "
+                "distinct doc_id in its .meta.json sidecar"
             )
+            yield DocumentOutcome(str(path), doc_id, IngestStatus.FAILED, 0, reason)
+            continue
+        try:
+            title = meta.pop("title", None)
+            raw_level = meta.pop("sensitivity", None)
+            section_levels = parse_section_levels(meta.pop("section_sensitivity", None), str(path))
+            level = explicit
+            if level is None and raw_level is not None:
+                level = Sensitivity.parse(raw_level)
+            loaded = load_document(path)
+        except RagSpineError as exc:
+            yield DocumentOutcome(str(path), doc_id, IngestStatus.FAILED, 0, str(exc))
+            continue
+        except Exception as exc:  # a third-party loader failed: report it, go on
+            reason = f"{path}: loader failed ({type(exc).__name__}: {exc})"
+            yield DocumentOutcome(str(path), doc_id, IngestStatus.FAILED, 0, reason)
+            continue
+        yield DocumentSource(
+            doc_id=doc_id,
+            title=str(title or loaded.title),
+            source=str(path),
+            sections=loaded.sections,
+            content_hash=_digest(loaded.content),
+            metadata=meta,
+            sensitivity=level,
+            section_levels=section_levels,
+        )
+
+
+def scan_beir_corpus(corpus: Path) -> int:
+    """Check that every ``_id`` of a BEIR ``corpus.jsonl`` is unique (before anything is
+    written); returns the number of non-blank lines (each becomes one outcome)."""
+    first_line: dict[str, int] = {}
+    records = 0
+    try:
+        with corpus.open(encoding="utf-8") as lines:
+            for number, line in enumerate(lines, start=1):
+                if not line.strip():
+                    continue
+                records += 1
+                try:
+                    record = json.loads(line)
+                    doc_id = str(record["_id"])
+                except (ValueError, KeyError, TypeError):
+                    continue  # reported per line as a failed document
+                if doc_id in first_line:
+                    raise IngestError(
+                        f"{corpus}: line {number} repeats the _id {doc_id[:80]!r} of line "
+                        f"{first_line[doc_id]}; each document needs its own _id, nothing was "
+                        "ingested"
+                    )
+                first_line[doc_id] = number
+    except UnicodeDecodeError as exc:
+        raise IngestError(
+            f"{corpus}: not UTF-8 text ({exc.reason}); nothing was ingested"
+        ) from None
+    return records
 
 
 def beir_corpus(folder: Path) -> Path:

@@ -6,6 +6,8 @@ paragraphs carry their page (PDF) and index, from which chunk locators are built
 
 from __future__ import annotations
 
+import os
+
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -286,11 +288,54 @@ def load_document(path: Path) -> LoadedDocument:
     return document
 
 
-def iter_document_files(root: Path) -> Iterator[Path]:
-    """Supported files under ``root`` (or ``root`` itself), sorted, skipping sidecar files."""
-    if root.is_file():
-        yield root
+SIDECAR_SUFFIX = ".meta.json"
+
+
+@dataclass(frozen=True, slots=True)
+class FoundFile:
+    """A file met while walking an ingest folder: to load, or skipped with the reason."""
+
+    path: Path
+    skipped: str | None = None
+
+
+def iter_document_files(root: Path) -> Iterator[FoundFile]:
+    """Every file under ``root`` (or ``root`` itself) in sorted order, each to load or skipped
+    with a reason: unsupported types, hidden files and folders, and symbolic links that lead
+    outside ``root`` (never followed). Metadata sidecars are read with their document."""
+    if not root.is_dir():
+        yield FoundFile(root)
         return
-    for path in sorted(root.rglob("*")):
-        if path.is_file() and path.suffix.lower() in LOADERS and not path.name.startswith("."):
-            yield path
+    top = root.resolve()
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        folder = Path(dirpath)
+        entries = sorted(
+            [(name, True) for name in dirnames] + [(name, False) for name in filenames]
+        )
+        dirnames.clear()
+        for name, is_dir in entries:
+            path = folder / name
+            if name.startswith("."):
+                kind = "folder" if is_dir else "file"
+                yield FoundFile(path, f"hidden {kind}, not ingested")
+                continue
+            if path.is_symlink():
+                try:
+                    target = path.resolve(strict=True)
+                    target.relative_to(top)
+                except (OSError, ValueError):
+                    yield FoundFile(path, "symbolic link leading outside the folder, not followed")
+                    continue
+                if target.is_dir():
+                    yield FoundFile(path, "symbolic link to a folder, not followed")
+                    continue
+            elif is_dir:
+                dirnames.append(name)
+                continue
+            if name.endswith(SIDECAR_SUFFIX):
+                continue
+            if path.suffix.lower() not in LOADERS:
+                known = ", ".join(sorted(LOADERS))
+                yield FoundFile(path, f"unsupported file type (supported: {known})")
+                continue
+            yield FoundFile(path)

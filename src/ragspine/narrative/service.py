@@ -24,6 +24,7 @@ from ragspine.narrative.ingest import (
     beir_corpus,
     beir_sources,
     file_sources,
+    scan_beir_corpus,
 )
 from ragspine.narrative.loaders import iter_document_files
 from ragspine.narrative.modes import RetrievalMode
@@ -170,7 +171,7 @@ class Narrative:
         total = sum(
             sum(1 for _ in iter_document_files(Path(root))) if Path(root).exists() else 1
             for root in paths
-        )
+        )  # every file met, skipped ones included: each becomes one outcome
         sources = file_sources(paths, metadata=metadata, sensitivity=sensitivity)
         with self.writing(library):
             return self._ingestor.ingest_sources(
@@ -196,8 +197,7 @@ class Narrative:
         """Ingest a BEIR corpus folder (``corpus.jsonl``); ``_id`` becomes the document id."""
         options = ChunkingOptions(max_words=max_words)
         corpus = beir_corpus(Path(folder))
-        with corpus.open("rb") as lines:
-            total = sum(1 for line in lines if line.strip())
+        total = scan_beir_corpus(corpus)
         sources = beir_sources(corpus)
         with self.writing(library):
             return self._ingestor.ingest_sources(
