@@ -18,20 +18,50 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import shared_data
 
+from conftest import shared_data
 from ragspine.errors import StoreError
 from ragspine.eval.retrieval import load_qrels, load_queries, ndcg_at_k
 from ragspine.locks import write_lock
 from ragspine.narrative.indexes import MAINTAINED_FIELDS
-from ragspine.security import max_visible_level, Principal
+from ragspine.security import Principal, max_visible_level
 from ragspine.workspace import Workspace
 
-WORDS = (
-    "revenue margin growth cash flow asset liability equity dividend segment region "
-    "europe asia america product service customer supplier contract lease debt bond "
-    "interest rate currency hedge tax audit risk outlook guidance quarter annual"
-).split()
+WORDS = [
+    "revenue",
+    "margin",
+    "growth",
+    "cash",
+    "flow",
+    "asset",
+    "liability",
+    "equity",
+    "dividend",
+    "segment",
+    "region",
+    "europe",
+    "asia",
+    "america",
+    "product",
+    "service",
+    "customer",
+    "supplier",
+    "contract",
+    "lease",
+    "debt",
+    "bond",
+    "interest",
+    "rate",
+    "currency",
+    "hedge",
+    "tax",
+    "audit",
+    "risk",
+    "outlook",
+    "guidance",
+    "quarter",
+    "annual",
+]
 
 
 def _cli(*args: str) -> subprocess.Popen[str]:
@@ -104,7 +134,7 @@ def _ingest_concurrently(ws_path: Path, library: str, corpora: list[Path]) -> No
         for c in corpora
     ]
     for proc in procs:
-        out, err = proc.communicate(timeout=300)
+        _out, err = proc.communicate(timeout=300)
         assert proc.returncode == 0, err
         assert "Traceback" not in err
 
@@ -269,11 +299,13 @@ def test_a_lock_times_out_with_a_store_error_naming_the_holder(tmp_path: Path) -
     )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
-        with pytest.raises(
-            StoreError, match=rf"library 'x' is being written by process {holder.pid}"
+        with (
+            pytest.raises(
+                StoreError, match=rf"library 'x' is being written by process {holder.pid}"
+            ),
+            write_lock(lock, resource="library 'x'", timeout=0.2),
         ):
-            with write_lock(lock, resource="library 'x'", timeout=0.2):
-                pass
+            pass
     finally:
         holder.kill()
         holder.wait()

@@ -7,7 +7,6 @@ paragraphs carry their page (PDF) and index, from which chunk locators are built
 from __future__ import annotations
 
 import os
-
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
