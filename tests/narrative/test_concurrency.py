@@ -27,7 +27,7 @@ from ragspine.narrative.indexes import MAINTAINED_FIELDS
 from ragspine.security import Principal, max_visible_level
 from ragspine.workspace import Workspace
 
-WORDS = [
+WORDS = (
     "revenue",
     "margin",
     "growth",
@@ -61,7 +61,7 @@ WORDS = [
     "guidance",
     "quarter",
     "annual",
-]
+)
 
 
 def _cli(*args: str) -> subprocess.Popen[str]:
