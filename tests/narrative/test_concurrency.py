@@ -128,10 +128,12 @@ def _rankings(ws: Workspace, library: str, queries: dict[str, str]) -> dict[str,
     return result
 
 
-def _ingest_concurrently(ws_path: Path, library: str, corpora: list[Path]) -> None:
+def _ingest_concurrently(
+    ws_path: Path, library: str, sources: list[Path], kind: str = "beir"
+) -> None:
     procs = [
-        _cli("--workspace", str(ws_path), "ingest", "beir", str(c), "--library", library)
-        for c in corpora
+        _cli("--workspace", str(ws_path), "ingest", kind, str(c), "--library", library)
+        for c in sources
     ]
     for proc in procs:
         _out, err = proc.communicate(timeout=300)
@@ -139,13 +141,23 @@ def _ingest_concurrently(ws_path: Path, library: str, corpora: list[Path]) -> No
         assert "Traceback" not in err
 
 
+def _write_files(folder: Path, records: list[dict[str, str]]) -> Path:
+    folder.mkdir(parents=True)
+    for record in records:
+        (folder / f"{record['_id']}.txt").write_text(record["text"], encoding="utf-8")
+    return folder
+
+
 def test_two_processes_ingesting_one_library_equal_one_sequential_ingest(tmp_path: Path) -> None:
-    halves = [_synthetic(600, seed, f"s{seed}-") for seed in (1, 2)]
-    corpora = [_write_corpus(tmp_path / f"half{n}", half) for n, half in enumerate(halves)]
+    # Files are written one transaction each, so the two writers' commits would interleave.
+    folders = [
+        _write_files(tmp_path / f"half{n}", _synthetic(300, seed, f"s{seed}-"))
+        for n, seed in enumerate((1, 2))
+    ]
     sequential = Workspace.open(tmp_path / "sequential")
-    for corpus in corpora:
-        sequential.ingest_beir(corpus, library="lib")
-    _ingest_concurrently(tmp_path / "concurrent", "lib", corpora)
+    for folder in folders:
+        sequential.ingest_documents([folder], library="lib")
+    _ingest_concurrently(tmp_path / "concurrent", "lib", folders, kind="docs")
     concurrent = Workspace.open(tmp_path / "concurrent", create=False)
     assert _state(concurrent, "lib") == _state(sequential, "lib")
     queries = {str(n): " ".join(random.Random(n).choices(WORDS, k=4)) for n in range(50)}
