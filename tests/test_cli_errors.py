@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import shared_data
 
+from conftest import shared_data
 from ragspine import cli
 
 

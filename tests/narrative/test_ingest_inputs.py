@@ -109,7 +109,7 @@ def test_delete_documents_and_libraries(tmp_path: Path, workspace_dir: Path) -> 
     ws = Workspace.open(workspace_dir)
     ws.ingest_documents([docs], library="r")
     ws.ingest_documents([docs], library="keep")
-    with pytest.raises(QueryError, match="has no document 'nope.txt'"):
+    with pytest.raises(QueryError, match=r"has no document 'nope\.txt'"):
         ws.delete_documents("r", ["a.txt", "nope.txt"])
     assert ws.describe_library("r")["documents"] == 2  # nothing deleted
     assert ws.delete_documents("r", ["a.txt"]) == ["a.txt"]
@@ -183,12 +183,14 @@ def test_store_errors_at_any_point_are_translated(
     monkeypatch.setattr(chunk_store, "BUSY_TIMEOUT", 0.1)
     other = Workspace.open(workspace_dir, create=False)
     (tmp_path / "a.txt").write_text("text", encoding="utf-8")
-    with write_lock(workspace_dir / "locks" / "library-busy.lock", resource="library 'busy'"):
-        with pytest.raises(
-            StoreError,
-            match=r"stayed locked by another writer \(writing now: "
-            rf"library-busy: process {os.getpid()}",
-        ):
-            other.ingest_documents([tmp_path / "a.txt"], library="fresh")
+    lock = workspace_dir / "locks" / "library-busy.lock"
+    expected = (
+        rf"stayed locked by another writer \(writing now: library-busy: process {os.getpid()}"
+    )
+    with (
+        write_lock(lock, resource="library 'busy'"),
+        pytest.raises(StoreError, match=expected),
+    ):
+        other.ingest_documents([tmp_path / "a.txt"], library="fresh")
     blocker.rollback()
     blocker.close()
