@@ -7,7 +7,7 @@ import unicodedata
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ragspine.text import closest, display_text, normalize_input
+from ragspine.text import closest, display_text, has_hidden_characters, normalize_input
 
 COMPOSED = "caf\u00e9"
 DECOMPOSED = "cafe\u0301"
@@ -74,3 +74,10 @@ def test_closest_scores_a_value_by_its_best_spelling() -> None:
 
 def test_closest_is_fast_on_a_huge_input() -> None:
     assert closest("x" * 1_000_000, [("revenue", "revenue")]) == []
+
+
+def test_hidden_characters_are_detected() -> None:
+    assert not has_hidden_characters("node-1 café")
+    assert has_hidden_characters("node\u202e1")
+    assert has_hidden_characters("node\x001")
+    assert not has_hidden_characters(DECOMPOSED)  # visible, only not NFC

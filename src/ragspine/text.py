@@ -65,6 +65,13 @@ def display_text(text: str) -> str:
     return unicodedata.normalize("NFC", cleaned)
 
 
+def has_hidden_characters(text: str) -> bool:
+    """True when ``text`` holds a character :func:`display_text` would remove or replace."""
+    return not (text.isascii() and text.isprintable()) and any(
+        _display_char(ch) != ch for ch in text
+    )
+
+
 def closest(
     raw: str,
     candidates: Iterable[tuple[str, str]],
