@@ -13,9 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ragspine.errors import QueryError
+from ragspine.narrative.filter_limits import MAX_CONDITIONS, MAX_DEPTH
 from ragspine.narrative.filters import (
-    MAX_CONDITIONS,
-    MAX_DEPTH,
     Condition,
     Filter,
     Group,

@@ -17,7 +17,8 @@ import re
 import unicodedata
 
 from ragspine.errors import QueryError, quote_input
-from ragspine.narrative.filters import MAX_INTEGER, VALID_FORMS, Condition, Op, Scalar
+from ragspine.narrative.filter_limits import MAX_INTEGER
+from ragspine.narrative.filters import VALID_FORMS, Condition, Op, Scalar
 
 MAX_EXPRESSION_CHARS = 1_000_000
 """Longest text expression read (a 10,000-value ``in`` list of short words fits easily)."""

@@ -17,8 +17,8 @@ kept in NFC and match metadata stored in NFC or in NFD, so a composed and a deco
 the same letter on both sides.
 
 Size: every filter that builds also runs, in Python and pushed down into SQLite. The limits
-(:data:`MAX_DEPTH`, :data:`MAX_CONDITIONS`, :data:`MAX_VALUES`, :data:`MAX_INTEGER`) are checked
-while the filter is built and a :class:`~ragspine.errors.QueryError` names the one exceeded.
+(:mod:`ragspine.narrative.filter_limits`) are checked while the filter is built, and a
+:class:`~ragspine.errors.QueryError` names the one exceeded.
 """
 
 from __future__ import annotations
@@ -35,6 +35,15 @@ from enum import StrEnum
 from typing import TypeVar
 
 from ragspine.errors import QueryError, quote_input
+from ragspine.narrative.filter_limits import (
+    LEAF,
+    MAX_CONDITIONS,
+    MAX_INTEGER,
+    MAX_VALUES,
+    FilterShape,
+    check_limits,
+    shape_of,
+)
 from ragspine.narrative.filter_sql import check_column, sql_equal, sql_key
 
 T = TypeVar("T")
@@ -73,15 +82,6 @@ operators: eq ne in nin gt gte lt lte between (text also = == != > >= < <= 'not 
   in/nin take a non-empty list; between takes a list of two bounds [low, high] with low <= high;
   gt/gte/lt/lte/between take numbers or ISO dates (YYYY-MM-DD or a full ISO datetime);
   field names are letters, digits, '_' or '-', starting with a letter or '_'"""
-
-MAX_DEPTH = 32
-"""Deepest nesting of ``and`` / ``or`` groups (SQLite's parser bounds the pushed-down SQL)."""
-MAX_CONDITIONS = 256
-"""Most conditions in one filter."""
-MAX_VALUES = 10_000
-"""Most values in one filter, counting every item of ``in`` / ``nin`` / ``between`` lists."""
-MAX_INTEGER = 2**63 - 1
-"""Largest integer magnitude a filter value may have (SQLite's 64-bit integers)."""
 
 _FIELD_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*", re.ASCII)
 _DATE_SHAPE = re.compile(
@@ -219,15 +219,6 @@ class Filter(ABC):
 
 
 @dataclass(frozen=True, slots=True)
-class _Shape:
-    """How big a filter is, for the limits: group nesting, conditions and values."""
-
-    depth: int
-    conditions: int
-    values: int
-
-
-@dataclass(frozen=True, slots=True)
 class Condition(Filter):
     """One ``field op value`` test."""
 
@@ -238,7 +229,9 @@ class Condition(Filter):
         default=(), init=False, repr=False, compare=False
     )
     _sets: tuple[_KeySet, ...] = dataclass_field(default=(), init=False, repr=False, compare=False)
-    _shape: _Shape = dataclass_field(default=_Shape(0, 1, 1), init=False, repr=False, compare=False)
+    _shape: FilterShape = dataclass_field(
+        default=FilterShape(0, 1, 1), init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         field = unicodedata.normalize("NFKC", self.field) if isinstance(self.field, str) else None
@@ -282,7 +275,7 @@ class Condition(Filter):
                     "a number or an ISO date"
                 )
         object.__setattr__(self, "_parsed", operands)
-        object.__setattr__(self, "_shape", _Shape(0, 1, len(operands)))
+        object.__setattr__(self, "_shape", FilterShape(0, 1, len(operands)))
         if op in (Op.EQ, Op.NE, Op.IN, Op.NIN):
             object.__setattr__(self, "_sets", _key_sets(operands))
 
@@ -366,36 +359,13 @@ _ORDER_TESTS: dict[Op, Callable[[object, object], bool]] = {
 }
 
 
-_LEAF = _Shape(0, 1, 1)
-
-
-def _shape_of(member: Filter) -> _Shape:
-    shape = getattr(member, "_shape", _LEAF)
-    return shape if isinstance(shape, _Shape) else _LEAF
-
-
-def check_limits(depth: int, conditions: int, values: int) -> None:
-    """Raise the :class:`QueryError` naming the first limit a filter of this size exceeds."""
-    if depth > MAX_DEPTH:
-        raise _error(f"a filter may nest and/or groups at most {MAX_DEPTH} levels deep")
-    if conditions > MAX_CONDITIONS:
-        raise _error(
-            f"a filter may hold at most {MAX_CONDITIONS} conditions (this one has {conditions}): "
-            "use 'in' for many values of one field"
-        )
-    if values > MAX_VALUES:
-        raise _error(
-            f"a filter may hold at most {MAX_VALUES:,} values in all (this one has {values:,})"
-        )
-
-
 @dataclass(frozen=True, slots=True)
 class Group(Filter):
     """Members combined with ``and`` or ``or``."""
 
     mode: GroupMode
     members: tuple[Filter, ...]
-    _shape: _Shape = dataclass_field(default=_LEAF, init=False, repr=False, compare=False)
+    _shape: FilterShape = dataclass_field(default=LEAF, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         try:
@@ -410,8 +380,8 @@ class Group(Filter):
         if not all(isinstance(m, Filter) for m in members):
             raise _error(f"'{self.mode}' group members must be filters, got {quote_input(members)}")
         object.__setattr__(self, "members", members)
-        shapes = [_shape_of(m) for m in members]
-        shape = _Shape(
+        shapes = [shape_of(m) for m in members]
+        shape = FilterShape(
             1 + max(s.depth for s in shapes),
             sum(s.conditions for s in shapes),
             sum(s.values for s in shapes),
@@ -427,7 +397,7 @@ class Group(Filter):
         # Largest members first: SQLite's parser then holds little while reading the others, which
         # keeps every filter within the limits inside its parser stack and expression depth.
         # AND and OR are commutative in SQL, so the order changes nothing else.
-        ordered = sorted(self.members, key=lambda m: -_shape_of(m).conditions)
+        ordered = sorted(self.members, key=lambda m: -shape_of(m).conditions)
         parts: list[str] = []
         params: list[object] = []
         for member in ordered:
