@@ -67,3 +67,70 @@ def test_readme_glossary_example_loads() -> None:
     assert glossary_blocks, "README must show a full glossary example"
     glossary = parse_glossary(tomllib.loads(glossary_blocks[0]))
     assert glossary.metrics.terms and glossary.entities.terms and glossary.channels.terms
+
+
+def fullwidth(text: str) -> str:
+    """``text`` with ASCII letters and digits typed as their full-width forms."""
+    return "".join(chr(ord(ch) + 0xFEE0) if ch.isalnum() else ch for ch in text)
+
+
+def test_matching_normalizes_unicode_on_both_sides() -> None:
+    doc = tomllib.loads(
+        '[metrics.cafe_sales]\nlabel="Caf\\u00e9 sales"\naliases=["ventes cafe\\u0301"]\n'
+    )
+    glossary = parse_glossary(doc)
+    for spelling in (
+        "Cafe\u0301 sales",  # decomposed query, composed label
+        "VENTES CAF\u00c9",  # composed query, decomposed alias
+        fullwidth("CAFE") + "\u0301\u00a0sales",  # full-width letters and a no-break space
+        "caf\u00e9\u200b sales",  # a zero-width space
+    ):
+        assert glossary.metrics.resolve(spelling) == "cafe_sales", spelling
+
+
+def test_find_terms_normalizes_unicode(glossary) -> None:  # type: ignore[no-untyped-def]
+    text = f"{fullwidth('Net')}\u00a0sales of {fullwidth('ACME')} via E\u2011commerce"
+    found = {(h.type, h.code) for h in glossary.find_terms(text)}
+    assert (TermType.METRIC, "revenue") in found
+    assert (TermType.ENTITY, "acme") in found
+    assert glossary.find_terms(fullwidth("concern")) == []
+
+
+def test_labels_and_aliases_are_stored_in_display_form() -> None:
+    doc = tomllib.loads(
+        '[entities.cafe]\nlabel="Cafe\\u0301\\u202e Corp"\naliases=["A\\u200bCME"]\n'
+    )
+    (term,) = parse_glossary(doc).entities.terms.values()
+    assert term.label == "Caf\u00e9 Corp"
+    assert term.aliases == ("ACME",)
+
+
+def test_suggestions_rank_by_closeness_and_break_ties_by_code() -> None:
+    doc = tomllib.loads(
+        '[metrics.cost_b]\nlabel="Cost B"\n[metrics.cost_a]\nlabel="Cost A"\n'
+        '[metrics.costs]\nlabel="Total costs"\naliases=["costz"]\n'
+    )
+    metrics = parse_glossary(doc).metrics
+    # "costz" (0.89) beats "cost a" / "cost b" (0.8 each, a tie the smaller code wins)
+    assert metrics.suggest("cost") == ["costs", "cost_a", "cost_b"]
+    assert metrics.suggest("cost", limit=2) == ["costs", "cost_a"]
+
+
+def test_the_three_vocabularies_suggest_by_the_same_rule(glossary) -> None:  # type: ignore[no-untyped-def]
+    from ragspine.text import closest
+
+    for vocab, raw in (
+        (glossary.metrics, "net sale"),
+        (glossary.entities, "acme cm"),
+        (glossary.channels, "e-comerce"),
+    ):
+        assert vocab.suggest(raw) == closest(raw, vocab.index.items())
+        assert vocab.suggest(raw)
+
+
+def test_a_huge_alias_in_an_error_is_quoted_short() -> None:
+    alias = "s" * 5000
+    doc = {"metrics": {"a": {"label": "A", "aliases": [alias]}, "b": {"label": alias}}}
+    with pytest.raises(GlossaryError) as err:
+        parse_glossary(doc)
+    assert len(str(err.value)) < 300 and "(5000 characters)" in str(err.value)

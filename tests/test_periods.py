@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ragspine.errors import PeriodError
-from ragspine.periods import Period, PeriodKind, parse_period, period_of_date
+from ragspine.periods import Period, PeriodKind, parse_period, period_of_date, suggest_periods
 
 FORMS = {
     "FY2024": "FY2024",
@@ -86,3 +86,61 @@ def test_period_of_date_contains_the_date(day: date, start: int, kind: PeriodKin
     first, last = period.date_range(start)
     assert first <= day <= last
     assert parse_period(period.label, None, start) == period
+
+
+def fullwidth(text: str) -> str:
+    """``text`` with ASCII letters and digits typed as their full-width forms."""
+    return "".join(chr(ord(ch) + 0xFEE0) if ch.isalnum() else ch for ch in text)
+
+
+@pytest.mark.parametrize(
+    ("raw", "label"),
+    [
+        (fullwidth("FY2024"), "FY2024"),
+        (fullwidth("FY24"), "FY2024"),
+        ("Q\uff13 2024", "FY2024-Q3"),
+        ("Q3\u00a02024", "FY2024-Q3"),
+        ("H1\u30002024", "FY2024-H1"),
+        (fullwidth("2024-03"), "2024-03"),
+        ("FY\u201924", "FY2024"),
+        (fullwidth("March") + " 2024", "2024-03"),
+        ("fiscal\u00a0year\u00a02024", "FY2024"),
+    ],
+)
+def test_unicode_spellings_parse_like_their_plain_forms(raw: str, label: str) -> None:
+    assert parse_period(raw).label == label
+
+
+@pytest.mark.parametrize(
+    ("raw", "first"),
+    [
+        ("FY20244", "FY2024"),
+        ("lst quarter", "last quarter"),
+        ("next yaer", "next year"),
+        ("2024/03", "2024-03"),
+        ("Marhc 2024", "2024-03"),
+        ("Q3 2O24", "FY2024-Q3"),
+        (fullwidth("FY2O24"), "FY2024"),
+    ],
+)
+def test_suggestions_are_valid_periods_closest_first(raw: str, first: str) -> None:
+    suggestions = suggest_periods(raw, date(2025, 2, 1))
+    assert suggestions[0] == first
+    assert 1 <= len(suggestions) <= 3 and len(set(suggestions)) == len(suggestions)
+    for suggestion in suggestions:
+        parse_period(suggestion, date(2025, 2, 1))
+
+
+def test_suggestions_break_ties_by_label_and_need_some_likeness() -> None:
+    # Q1..Q4 2024 are equally close to "Q7 2024": the smallest labels win, in order
+    assert suggest_periods("Q7 2024") == ["FY2024-Q1", "FY2024-Q2", "FY2024-Q3"]
+    assert suggest_periods("banana") == []
+    assert suggest_periods("x" * 100_000) == []
+    assert suggest_periods("Q3", date(2025, 2, 1)) == ["FY2025-Q3"]
+
+
+def test_a_huge_period_fails_fast_with_a_short_message() -> None:
+    for raw in ("9" * 1_000_000, "FY" + " " * 1_000_000 + "2024"):
+        with pytest.raises(PeriodError) as err:
+            parse_period(raw)
+        assert len(str(err.value)) < 300 and "characters)" in str(err.value)

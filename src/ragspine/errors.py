@@ -14,6 +14,9 @@ translated at the boundary where they occur. Messages say what was wrong and wha
     ├── StoreError               the workspace storage failed or is from another version
     ├── QueryError               a query is malformed (bad filter, unknown library, ...)
     └── WorkflowError            a workflow export is unsafe, unsupported or inconsistent
+
+Messages that echo what a caller typed or a file held quote it with :func:`quote_input`, so a
+huge or control-character-laden value never floods or corrupts a terminal or a log.
 """
 
 from __future__ import annotations
@@ -61,3 +64,19 @@ class QueryError(RagSpineError):
 
 class WorkflowError(RagSpineError):
     """A workflow export is unsafe, unsupported or inconsistent."""
+
+
+QUOTE_LIMIT = 80
+"""How many characters of an echoed input a message shows."""
+
+
+def quote_input(text: object, limit: int = QUOTE_LIMIT) -> str:
+    """``text`` quoted for a message: its ``repr``, cut to ``limit`` characters with ``…``.
+
+    ``repr`` escapes control, bidirectional and other invisible characters. A cut value also
+    says how long it was, e.g. ``'aaaa…' (120000 characters)``.
+    """
+    value = str(text)
+    if len(value) <= limit:
+        return repr(value)
+    return f"{value[:limit] + '…'!r} ({len(value)} characters)"

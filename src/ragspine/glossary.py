@@ -1,7 +1,9 @@
 """Controlled vocabularies (metrics, entities, channels) and the fiscal calendar, from TOML.
 
-Matching is exact after normalization (case folding, collapsed white space) and never a guess;
-finding terms inside free text respects word boundaries, so ``cn`` never matches in ``concern``.
+Matching is exact after normalization (:func:`ragspine.text.normalize_input`: NFKC, case folding,
+invisible characters dropped, white space collapsed) and never a guess; finding terms inside free
+text respects word boundaries, so ``cn`` never matches in ``concern``. Labels and aliases are
+stored and shown in their display form (:func:`ragspine.text.display_text`, NFC).
 
 A glossary file looks like::
 
@@ -26,7 +28,6 @@ A glossary file looks like::
 
 from __future__ import annotations
 
-import difflib
 import re
 import tomllib
 from collections.abc import Iterable, Mapping
@@ -35,7 +36,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from ragspine.errors import GlossaryError
+from ragspine.errors import GlossaryError, quote_input
+from ragspine.text import closest, display_text, normalize_input
 
 DEFAULT_CHANNEL = "total"
 
@@ -66,13 +68,17 @@ class Term:
     kind: MetricKind = MetricKind.NUMBER
     parent: str | None = None
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "label", display_text(self.label))
+        object.__setattr__(self, "aliases", tuple(display_text(a) for a in self.aliases))
+
     def spellings(self) -> tuple[str, ...]:
         return (self.code, self.label, *self.aliases)
 
 
 def normalize_term(text: str) -> str:
-    """Case-fold and collapse white space (the only normalization matching applies)."""
-    return " ".join(text.casefold().split())
+    """The matching form of a term (see :func:`ragspine.text.normalize_input`)."""
+    return normalize_input(text)
 
 
 _CODE = re.compile(r"^[a-z0-9][a-z0-9_.\-]*$")
@@ -91,14 +97,9 @@ class Vocabulary:
         return self.index.get(normalize_term(raw))
 
     def suggest(self, raw: str, limit: int = 3) -> list[str]:
-        """Up to ``limit`` codes whose spellings are closest to ``raw`` (for the user only)."""
-        close = difflib.get_close_matches(normalize_term(raw), list(self.index), n=10, cutoff=0.5)
-        codes: list[str] = []
-        for spelling in close:
-            code = self.index[spelling]
-            if code not in codes:
-                codes.append(code)
-        return codes[:limit]
+        """Up to ``limit`` codes whose spellings are closest to ``raw``, closest first (for the
+        user only); see :func:`ragspine.text.closest` for the rule and its tie-break."""
+        return closest(raw, self.index.items(), limit=limit)
 
 
 def _build_vocabulary(term_type: TermType, terms: Iterable[Term]) -> Vocabulary:
@@ -106,24 +107,27 @@ def _build_vocabulary(term_type: TermType, terms: Iterable[Term]) -> Vocabulary:
     index: dict[str, str] = {}
     for term in terms:
         if term.code in by_code:
-            raise GlossaryError(f"{term_type} code {term.code!r} is defined twice")
+            raise GlossaryError(f"{term_type} code {quote_input(term.code)} is defined twice")
         by_code[term.code] = term
         for spelling in term.spellings():
             key = normalize_term(spelling)
             if not key:
-                raise GlossaryError(f"{term_type} {term.code!r} has an empty alias")
+                raise GlossaryError(f"{term_type} {quote_input(term.code)} has an empty alias")
             owner = index.setdefault(key, term.code)
             if owner != term.code:
                 raise GlossaryError(
-                    f"alias {spelling!r} is claimed by two {term_type}s, {owner!r} and "
-                    f"{term.code!r}: keep it on one of them"
+                    f"alias {quote_input(spelling)} is claimed by two {term_type}s, "
+                    f"{quote_input(owner)} and {quote_input(term.code)}: keep it on one of them"
                 )
     return Vocabulary(term_type, by_code, index)
 
 
 @dataclass(frozen=True, slots=True)
 class TermHit:
-    """A glossary term found inside free text."""
+    """A glossary term found inside free text.
+
+    ``start`` and ``end`` index the text's matching form, ``normalize_input(text)``.
+    """
 
     type: TermType
     code: str
@@ -139,6 +143,9 @@ class Glossary:
     entities: Vocabulary
     channels: Vocabulary
     fiscal_year_start_month: int = 1
+    _pattern: tuple[re.Pattern[str], dict[str, tuple[TermType, str]]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     @classmethod
     def from_terms(
@@ -168,8 +175,9 @@ class Glossary:
         for entity in glossary.entities.terms.values():
             if entity.parent is not None and entity.parent not in glossary.entities.terms:
                 raise GlossaryError(
-                    f"entity {entity.code!r} names unknown parent {entity.parent!r}: "
-                    "define the parent entity or remove the parent key"
+                    f"entity {quote_input(entity.code)} names unknown parent "
+                    f"{quote_input(entity.parent)}: define the parent entity or remove the "
+                    "parent key"
                 )
         return glossary
 
@@ -190,9 +198,8 @@ class Glossary:
     def find_terms(self, text: str) -> list[TermHit]:
         """Every glossary term in ``text``, longest match first, on word boundaries."""
         pattern, owners = _term_pattern(self)
-        folded = text.casefold()
         hits = []
-        for match in pattern.finditer(folded):
+        for match in pattern.finditer(normalize_input(text)):
             key = " ".join(match.group(0).split())
             term_type, code = owners[key]
             hits.append(TermHit(term_type, code, match.start(), match.end()))
@@ -203,11 +210,9 @@ def _is_default_channel(term: Term) -> bool:
     return term.type is TermType.CHANNEL and term.code == DEFAULT_CHANNEL
 
 
-_PATTERN_CACHE: dict[int, tuple[re.Pattern[str], dict[str, tuple[TermType, str]]]] = {}
-
-
 def _term_pattern(glossary: Glossary) -> tuple[re.Pattern[str], dict[str, tuple[TermType, str]]]:
-    cached = _PATTERN_CACHE.get(id(glossary))
+    """One regular expression over every spelling, built once per glossary."""
+    cached = glossary._pattern
     if cached is None:
         owners: dict[str, tuple[TermType, str]] = {}
         for vocab in (glossary.metrics, glossary.entities, glossary.channels):
@@ -217,7 +222,7 @@ def _term_pattern(glossary: Glossary) -> tuple[re.Pattern[str], dict[str, tuple[
         alternation = "|".join(r"\s+".join(map(re.escape, s.split())) for s in spellings)
         pattern = re.compile(rf"(?<!\w)(?:{alternation})(?!\w)") if spellings else re.compile("$^")
         cached = (pattern, owners)
-        _PATTERN_CACHE[id(glossary)] = cached
+        object.__setattr__(glossary, "_pattern", cached)
     return cached
 
 
@@ -236,7 +241,7 @@ def _parse_section(term_type: TermType, section: Any, source: str) -> list[Term]
         raise GlossaryError(f"{source}: [{term_type}s] must be a table of tables")
     terms = []
     for code, body in section.items():
-        where = f"{source}: {term_type}s.{code}"
+        where = f"{source}: {term_type}s.{quote_input(code)}"
         if not isinstance(body, dict):
             raise GlossaryError(f"{where} must be a table with at least a label")
         if not _CODE.match(code):
@@ -251,7 +256,9 @@ def _parse_section(term_type: TermType, section: Any, source: str) -> list[Term]
             kind = MetricKind(kind_raw)
         except ValueError:
             valid = ", ".join(k.value for k in MetricKind)
-            raise GlossaryError(f"{where}: kind {kind_raw!r} is not one of {valid}") from None
+            raise GlossaryError(
+                f"{where}: kind {quote_input(kind_raw)} is not one of {valid}"
+            ) from None
         terms.append(
             Term(
                 term_type,

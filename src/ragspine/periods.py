@@ -5,6 +5,9 @@ quarter) and ``2024-03`` (calendar month). A fiscal year is named by the calenda
 ends, so with a fiscal year starting in October, FY2024 runs from 2023-10-01 to 2024-09-30. With
 the default January start, fiscal and calendar years coincide. Two-digit years map to 2000-2069
 (``00``-``69``) and 1970-1999 (``70``-``99``).
+
+Input is read in its matching form (:func:`ragspine.text.normalize_input`), so full-width digits
+and letters, no-break spaces and case do not matter: a full-width ``FY2024`` is ``FY2024``.
 """
 
 from __future__ import annotations
@@ -16,7 +19,8 @@ from datetime import date
 from enum import StrEnum
 from functools import lru_cache
 
-from ragspine.errors import PeriodError
+from ragspine.errors import PeriodError, quote_input
+from ragspine.text import closest, normalize_input
 
 
 class PeriodKind(StrEnum):
@@ -119,8 +123,14 @@ def shift_period(period: Period, steps: int) -> Period:
     return Period(period.kind, index // count, index % count + 1)
 
 
+MAX_PERIOD_CHARS = 64
+"""Longest period text read; every spelling of the grammar is far shorter."""
+
+_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'"})
+
+
 def _normalize(raw: str) -> str:
-    return " ".join(raw.replace("\u2019", "'").casefold().split())
+    return normalize_input(raw.translate(_APOSTROPHES))
 
 
 @lru_cache(maxsize=65536)
@@ -130,7 +140,11 @@ def parse_period(
     """Parse ``raw`` into a :class:`Period`; relative forms need ``reference_date``."""
     if not 1 <= fiscal_start_month <= 12:
         raise PeriodError(f"fiscal-year start month must be 1..12, got {fiscal_start_month}")
+    if len(raw) > 4 * MAX_PERIOD_CHARS:
+        raise _unrecognized(raw)
     text = _normalize(raw)
+    if len(text) > MAX_PERIOD_CHARS:
+        raise _unrecognized(raw)
     for kind, pattern in _PATTERNS:
         match = pattern.match(text)
         if match is None:
@@ -147,14 +161,70 @@ def parse_period(
     if relative is not None:
         if reference_date is None:
             raise PeriodError(
-                f"relative period {raw!r} needs a reference date: pass reference_date"
+                f"relative period {quote_input(raw)} needs a reference date: pass reference_date"
             )
         current = period_of_date(reference_date, PeriodKind(relative["unit"]), fiscal_start_month)
         return shift_period(current, _SHIFT[relative["which"]])
-    raise PeriodError(
-        f"unrecognized period {raw!r}: use forms such as FY2024, FY24, 2024, 2024Q3, Q3 2024, "
-        "2024-Q3, Q3 FY24, H1 2024, 2024H1, 2024-03, March 2024, or last quarter"
+    raise _unrecognized(raw)
+
+
+def _unrecognized(raw: str) -> PeriodError:
+    return PeriodError(
+        f"unrecognized period {quote_input(raw)}: use forms such as FY2024, FY24, 2024, 2024Q3, "
+        "Q3 2024, 2024-Q3, Q3 FY24, H1 2024, 2024H1, 2024-03, March 2024, or last quarter"
     )
 
 
 PERIOD_EXAMPLES = ("FY2024", "2024Q3", "H1 2024", "2024-03", "last quarter")
+
+_DIGITS = re.compile(r"[0-9]+")
+_RELATIVE_SPELLINGS = tuple(
+    f"{which} {unit}"
+    for which in ("this", "last", "next")
+    for unit in ("year", "half", "quarter", "month")
+)
+
+
+def _years_named(text: str) -> list[int]:
+    """Four-digit years (1000-9999) a malformed period text seems to name, in order, at most 3."""
+    years: list[int] = []
+    for run in _DIGITS.findall(text):
+        if len(run) == 2:
+            candidates = [_full_year(run)]
+        elif len(run) >= 4:
+            candidates = [int(run[:4]), int(run[-4:])]
+        else:
+            continue
+        years.extend(y for y in candidates if 1000 <= y <= 9999 and y not in years)
+    return years[:3]
+
+
+def _spellings(year: int) -> list[tuple[str, str]]:
+    """``(spelling, normalized label)`` for every period of ``year`` in the common spellings."""
+    pairs = [(f"FY{year}", f"FY{year}"), (str(year), f"FY{year}")]
+    for half in (1, 2):
+        label = f"FY{year}-H{half}"
+        pairs += [(label, label), (f"H{half} {year}", label), (f"{year}H{half}", label)]
+    for quarter in range(1, 5):
+        label = f"FY{year}-Q{quarter}"
+        pairs += [(label, label), (f"Q{quarter} {year}", label), (f"{year}Q{quarter}", label)]
+    for month in range(1, 13):
+        label = f"{year}-{month:02d}"
+        pairs += [(label, label), (f"{calendar.month_name[month]} {year}", label)]
+    return pairs
+
+
+def suggest_periods(raw: str, reference_date: date | None = None, limit: int = 3) -> list[str]:
+    """Up to ``limit`` valid period spellings closest to a malformed ``raw`` (for the user only).
+
+    Candidates come from the grammar alone: the normalized labels of the years ``raw`` names
+    (else of ``reference_date``'s year, else this year's) and the relative forms, ranked by
+    :func:`ragspine.text.closest`. Nothing stored is consulted, so a suggestion reveals nothing.
+    """
+    text = _normalize(raw[: 4 * MAX_PERIOD_CHARS])
+    if not text or len(text) > MAX_PERIOD_CHARS:
+        return []
+    years = _years_named(text) or [(reference_date or date.today()).year]
+    candidates = [pair for year in years for pair in _spellings(year)]
+    candidates += [(phrase, phrase) for phrase in _RELATIVE_SPELLINGS]
+    return closest(text, candidates, limit=limit)

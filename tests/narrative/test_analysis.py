@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ragspine.errors import ConfigError
 from ragspine.narrative.analysis import Analyzer, cjk_bigrams, fold
+from ragspine.text import normalize_input
 
 PLAIN = Analyzer(language=None)
 
@@ -133,3 +136,9 @@ def test_ascii_fast_path_tokenizes_like_the_unicode_path() -> None:
         "com",
         "0.5.1",
     ]
+
+
+@given(st.text(st.characters(blacklist_categories=("Cf", "Cc", "Cs", "Co", "Cn"))))
+def test_analysis_folds_everything_the_matching_form_folds(text: str) -> None:
+    """Query analysis already applies NFKC and case folding: the matching form changes nothing."""
+    assert PLAIN.tokens(text) == PLAIN.tokens(normalize_input(text))

@@ -38,3 +38,14 @@ def test_extra_extractors_add_conditions() -> None:
     assert found.filter is not None
     assert found.filter.matches({"region": "EMEA", "year": 2024})
     assert not found.filter.matches({"region": "EMEA", "year": 2023})
+
+
+def test_questions_and_aliases_are_normalized_like_glossary_terms() -> None:
+    vocab = {"city": {"Zu\u0308rich": "ZRH"}, "region": {"Asia Pacific": "APAC"}}
+    full_width_asia = "\uff21\uff53\uff49\uff41"
+    question = f"Sales in Z\u00fcrich and {full_width_asia}\u00a0pacific, or Z\u00fc\u200brich"
+    found = extract_filter(question, vocab)
+    assert found.filter == Group(
+        GroupMode.AND, (Condition("city", Op.EQ, "ZRH"), Condition("region", Op.EQ, "APAC"))
+    )
+    assert [alias for _, alias, _ in found.matches] == ["zürich", "asia pacific", "zürich"]

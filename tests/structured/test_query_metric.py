@@ -190,7 +190,7 @@ def test_invisible_fact_is_reported_exactly_like_a_missing_one(ws: Workspace) ->
         (("revnue", "acme", "FY2024", None), "metric", "revnue", "revenue"),
         (("revenue", "acmee", "FY2024", None), "entity", "acmee", "acme"),
         (("revenue", "acme", "FY2024", "onlin"), "channel", "onlin", "online"),
-        (("revenue", "acme", "Q7 2024", None), "period", "Q7 2024", "FY2024"),
+        (("revenue", "acme", "FY20244", None), "period", "FY20244", "FY2024"),
     ],
 )
 def test_unrecognized_param_names_input_and_suggests(
@@ -220,3 +220,85 @@ def test_to_dict_has_decimal_string(ws: Workspace) -> None:
         "text",
     ):
         assert key in data
+
+
+def fullwidth(text: str) -> str:
+    """``text`` with ASCII letters and digits typed as their full-width forms."""
+    return "".join(chr(ord(ch) + 0xFEE0) if ch.isalnum() else ch for ch in text)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        (fullwidth("REVENUE"), fullwidth("ACME"), fullwidth("FY2024"), None),
+        ("net\u00a0sales", "acme\u00a0corp", "FY\u00a02024", "total"),
+        ("Revenue", "ACME", "Q\uff14 2024", "TOTAL"),
+        ("rev\u200benue", "acme", "fy 2024", None),
+    ],
+)
+def test_unicode_spellings_find_the_same_fact(
+    ws: Workspace, args: tuple[str, str, str, str | None]
+) -> None:
+    res = ws.query_metric(*args, principal=INTERNAL, reference_date=REF)
+    assert res.status is not MetricStatus.UNRECOGNIZED_PARAM, res.text
+    assert (res.metric, res.entity) == ("revenue", "acme")
+
+
+@pytest.mark.parametrize(
+    ("args", "closest"),
+    [
+        (("revenue", "acme", "lst quarter", None), "last quarter"),
+        (("revenue", "acme", "2024/03", None), "2024-03"),
+        (("revenue", "acme", "Q3 2O24", None), "FY2024-Q3"),
+        (("revenue", "acme", "H3 2024", None), "FY2024-H1"),
+        (("revenu", "acme", "FY2024", None), "revenue"),
+        (("revenue", "acme cm", "FY2024", None), "acme_cn"),
+        (("revenue", "acme", "FY2024", "onlne"), "online"),
+    ],
+)
+def test_suggestions_put_the_closest_value_first(
+    ws: Workspace, args: tuple[str, str, str, str | None], closest: str
+) -> None:
+    res = ws.query_metric(*args, principal=INTERNAL, reference_date=REF)
+    assert res.status is MetricStatus.UNRECOGNIZED_PARAM
+    assert res.suggestions[0] == closest
+    assert closest in res.text
+
+
+def test_a_period_nothing_like_a_period_gets_no_suggestion_but_the_forms(ws: Workspace) -> None:
+    res = ws.query_metric("revenue", "acme", "banana", principal=INTERNAL, reference_date=REF)
+    assert res.suggestions == ()
+    assert "Periods look like FY2024, 2024Q3" in res.text
+
+
+def test_suggestions_do_not_depend_on_stored_facts_or_the_asker(
+    ws: Workspace, tmp_path: Path
+) -> None:
+    """No oracle: the same malformed input gets the same suggestions from an empty workspace."""
+    empty = Workspace.init(tmp_path / "empty")
+    malformed = [
+        ("revenue", "acme", "FY2O24", None),
+        ("revenue", "acme", "Q5 2024", None),
+        ("revenue", "acme cm", "FY2024", None),
+        ("revnue", "acme", "FY2024", None),
+    ]
+    for args in malformed:
+        seen = {
+            workspace.query_metric(*args, principal=principal, reference_date=REF).suggestions
+            for workspace in (ws, empty)
+            for principal in (INTERNAL, Principal.of("public"), Principal.of("confidential"))
+        }
+        assert len(seen) == 1, (args, seen)
+
+
+@pytest.mark.parametrize("param", ["metric", "entity", "period", "channel"])
+def test_a_huge_input_is_echoed_in_at_most_80_characters(ws: Workspace, param: str) -> None:
+    huge = "z" * 100_000
+    args = {"metric": "revenue", "entity": "acme", "period": "FY2024", "channel": None}
+    args[param] = huge
+    res = ws.query_metric(**args, principal=INTERNAL, reference_date=REF)  # type: ignore[arg-type]
+    assert (res.status, res.param) == (MetricStatus.UNRECOGNIZED_PARAM, param)
+    assert "z" * 80 + "…' (100000 characters)" in res.text and "z" * 81 not in res.text
+    assert len(res.text) < 300
+    assert res.raw == "z" * query_module.MAX_RAW_CHARS + "…"
+    assert res.suggestions == ()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 from importlib import resources
 from pathlib import Path
 
@@ -172,3 +173,72 @@ def test_app_name_and_mode_are_reported() -> None:
 def test_shared_dir_files_are_all_listed() -> None:
     folder: Path = dify_file("artifact.yml").parent
     assert sorted(p.name for p in folder.glob("*.yml")) == sorted(SHARED_DIFY_FILES)
+
+
+# ---- titles and the app name are shown as plain, visible text ---------------------------------
+
+SPOOFING = {
+    "Safe\u202eexe.txt": "Safeexe.txt",
+    "\x1b[31mred": "[31mred",
+    "a\u2066b\u2069c\u200fd\u061ce": "abcde",
+    "zero\u200bwidth\ufeff": "zerowidth",
+    "Cafe\u0301": "Caf\u00e9",
+}
+HIDDEN = "\x1b\x07\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c\u200b"
+
+
+def _spoofed_preview() -> tuple[str, str]:
+    nodes = [node(f"n{i}", title=title) for i, title in enumerate(SPOOFING)]
+    doc = yaml.safe_load(export(nodes, [], name="Pay\u202eroll\x1b]0;x\x07"))
+    return json.dumps(doc), "Payroll]0;x"
+
+
+def test_titles_and_app_name_lose_control_and_bidi_characters_in_every_output() -> None:
+    source, app_name = _spoofed_preview()
+    result = preview(source)
+    assert [n.title for n in result.nodes] == list(SPOOFING.values())
+    assert result.app_name == app_name
+    outputs = [result.to_json(), result.to_svg(), result.summary()]
+    for output in outputs:
+        assert not set(output) & set(HIDDEN)
+    assert '"title": "Safeexe.txt"' in outputs[0] and "Safeexe.txt" in outputs[1]
+    assert f"app: {app_name}" in outputs[2]
+
+
+def test_a_lone_surrogate_title_becomes_valid_utf8() -> None:
+    doc = yaml.safe_load(export([node("a", title="x")], [], name="app"))
+    text = json.dumps(doc).replace('"title": "x"', '"title": "bad \\ud800 title"')
+    result = preview(text)
+    assert result.nodes[0].title == "bad  title"
+    for output in (result.to_json(), result.to_svg(), result.summary()):
+        output.encode("utf-8")  # strict: a lone surrogate would raise here
+
+
+def test_a_credential_split_by_invisible_characters_is_still_masked() -> None:
+    key = "sk-proj-" + "\u200b".join(["Ab3dEf6hIj9kLm2nOp5qRs8t", "Uv1wXy4z"])
+    result = preview(export([node("a", title=f"uses {key}")], [], name=f"app {key}"))
+    assert result.nodes[0].title == "uses [masked]"
+    assert result.app_name == "app [masked]"
+
+
+def test_ids_with_hidden_characters_get_stand_ins() -> None:
+    result = preview(
+        export([node("a\u202eb"), node("c")], [edge("a\u202eb", "c", edge_id="e\u2066")])
+    )
+    assert [n.id for n in result.nodes] == ["masked-id-1", "c"]
+    assert [(e.id, e.source) for e in result.edges] == [("masked-id-2", "masked-id-1")]
+
+
+def test_warn_false_leaves_the_version_warning_to_the_caller() -> None:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = preview(export([node("a")], [], version="0.9.0"), warn=False)
+    assert caught == [] and len(result.warnings) == 1
+
+
+def test_error_messages_quote_at_most_80_characters_of_an_id() -> None:
+    long_id = "n" * 256
+    with pytest.raises(WorkflowError) as err:
+        preview(export([node("a")], [edge("a", long_id)]))
+    message = str(err.value)
+    assert "n" * 80 + "…' (256 characters)" in message and "n" * 81 not in message

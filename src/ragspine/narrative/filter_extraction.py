@@ -2,19 +2,20 @@
 
 Given controlled vocabularies per metadata field (for example the glossary's entities:
 ``{"region": {"emea": "EMEA", "europe": "EMEA", "asia pacific": "APAC"}}``), every alias found in
-the question on word boundaries (case-insensitive, exact after normalisation, never a guess)
-becomes a condition on its field: one value gives ``eq``, several give ``in``. Extra extractors
-(such as a period parser) may add conditions of their own.
+the question on word boundaries (exact after :func:`ragspine.text.normalize_input`, the
+normalization glossary matching uses; never a guess) becomes a condition on its field: one value
+gives ``eq``, several give ``in``. Extra extractors (such as a period parser) may add conditions
+of their own.
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ragspine.narrative.filters import Condition, Filter, Op, Scalar, all_of
+from ragspine.text import normalize_input
 
 Extractor = Callable[[str], Iterable[Condition]]
 
@@ -34,10 +35,6 @@ class ExtractedFilter:
         return f"filter taken from the question: {self.filter.describe()}"
 
 
-def _normalise(text: str) -> str:
-    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
-
-
 def extract_filter(
     question: str,
     vocabularies: Mapping[str, Mapping[str, Scalar]],
@@ -45,13 +42,13 @@ def extract_filter(
     extractors: Sequence[Extractor] = (),
 ) -> ExtractedFilter:
     """Conditions for every vocabulary alias in ``question``, ANDed across fields."""
-    text = _normalise(question)
+    text = normalize_input(question)
     found: list[tuple[int, str, str, Scalar]] = []
     for field in sorted(vocabularies):
         aliases = sorted(vocabularies[field].items(), key=lambda item: (-len(item[0]), item[0]))
         taken: list[tuple[int, int]] = []
         for alias, value in aliases:
-            needle = _normalise(alias)
+            needle = normalize_input(alias)
             if not needle:
                 continue
             pattern = re.compile(rf"(?<!\w){re.escape(needle)}(?!\w)")

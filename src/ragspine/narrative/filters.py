@@ -11,6 +11,14 @@ nodes (``and`` / ``or``). Values are typed when the filter is built:
 A missing field (or JSON ``null``) never matches, not even ``ne`` or ``nin``. Parse with
 :func:`parse_filter` from the dict/JSON form, the short form or the compact text syntax; see
 :data:`VALID_FORMS`.
+
+Unicode: field names are read in NFKC (a full-width ``year`` is ``year``); string values are
+kept in NFC and match metadata stored in NFC or in NFD, so a composed and a decomposed ``é`` are
+the same letter on both sides.
+
+Size: every filter that builds also runs, in Python and pushed down into SQLite. The limits
+(:mod:`ragspine.narrative.filter_limits`) are checked while the filter is built, and a
+:class:`~ragspine.errors.QueryError` names the one exceeded.
 """
 
 from __future__ import annotations
@@ -18,14 +26,25 @@ from __future__ import annotations
 import json
 import math
 import re
+import unicodedata
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sized
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 from enum import StrEnum
 from typing import TypeVar
 
-from ragspine.errors import QueryError
+from ragspine.errors import QueryError, quote_input
+from ragspine.narrative.filter_limits import (
+    LEAF,
+    MAX_CONDITIONS,
+    MAX_INTEGER,
+    MAX_VALUES,
+    FilterShape,
+    check_limits,
+    shape_of,
+)
+from ragspine.narrative.filter_sql import check_column, sql_equal, sql_key
 
 T = TypeVar("T")
 
@@ -68,11 +87,6 @@ _FIELD_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*", re.ASCII)
 _DATE_SHAPE = re.compile(
     r"([0-9]{4})-([0-9]{2})-([0-9]{2})(?:[T ][0-9]{2}:[0-9]{2}.*)?", re.ASCII | re.DOTALL
 )
-_SQL_DATE_GLOBS = (
-    "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]",
-    "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9][T ][0-9][0-9]:[0-9][0-9]*",
-)
-_COLUMN_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)?", re.ASCII)
 
 
 def _error(message: str) -> QueryError:
@@ -110,6 +124,25 @@ class _Operand:
     raw: Scalar
 
 
+def _clean_value(value: object, op: Op) -> object:
+    """A filter value in its stored form (strings in NFC), or an error for one that cannot run."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise _error(
+                f"filter value {quote_input(value)} for '{op}' is not valid Unicode text "
+                "(it holds a lone surrogate)"
+            ) from None
+        return unicodedata.normalize("NFC", value)
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_INTEGER:
+        raise _error(
+            f"filter value {quote_input(value)} for '{op}' is beyond ±{MAX_INTEGER}, the range of "
+            "64-bit integers: write it as a float, e.g. 1e30"
+        )
+    return value
+
+
 def _operand(value: object, op: Op) -> _Operand:
     if isinstance(value, bool):
         return _Operand(_Kind.BOOL, value, value)
@@ -122,7 +155,32 @@ def _operand(value: object, op: Op) -> _Operand:
         if key is not None:
             return _Operand(_Kind.DATE, key, value)
         return _Operand(_Kind.TEXT, value, value)
-    raise _error(f"filter value {value!r} for '{op}' must be a string, number or boolean")
+    raise _error(
+        f"filter value {quote_input(value)} for '{op}' must be a string, number or boolean"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _KeySet:
+    """The keys one equality test accepts for operands of one kind (text: NFC and NFD forms)."""
+
+    kind: _Kind
+    keys: tuple[Scalar, ...]
+    lookup: frozenset[Scalar]
+
+
+def _key_sets(operands: Iterable[_Operand]) -> tuple[_KeySet, ...]:
+    """Operand keys grouped by kind, in order of first appearance, without repeats."""
+    grouped: dict[_Kind, dict[Scalar, None]] = {}
+    for operand in operands:
+        keys = grouped.setdefault(operand.kind, {})
+        if operand.kind is _Kind.TEXT:
+            text = str(operand.key)
+            keys[text] = None
+            keys[unicodedata.normalize("NFD", text)] = None
+        else:
+            keys[operand.key] = None
+    return tuple(_KeySet(kind, tuple(keys), frozenset(keys)) for kind, keys in grouped.items())
 
 
 def _field_key(value: object, kind: _Kind) -> Scalar | None:
@@ -170,104 +228,110 @@ class Condition(Filter):
     _parsed: tuple[_Operand, ...] = dataclass_field(
         default=(), init=False, repr=False, compare=False
     )
+    _sets: tuple[_KeySet, ...] = dataclass_field(default=(), init=False, repr=False, compare=False)
+    _shape: FilterShape = dataclass_field(
+        default=FilterShape(0, 1, 1), init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
-        if not isinstance(self.field, str) or not _FIELD_RE.fullmatch(self.field):
-            raise _error(f"invalid filter field name {self.field!r}")
+        field = unicodedata.normalize("NFKC", self.field) if isinstance(self.field, str) else None
+        if field is None or not _FIELD_RE.fullmatch(field):
+            raise _error(f"invalid filter field name {quote_input(self.field)}")
+        object.__setattr__(self, "field", field)
         try:
             op = Op(self.op)
         except ValueError:
             valid = " ".join(o.value for o in Op)
-            raise _error(f"unknown filter operator {self.op!r}: use one of {valid}") from None
+            raise _error(
+                f"unknown filter operator {quote_input(self.op)}: use one of {valid}"
+            ) from None
         object.__setattr__(self, "op", op)
         if op in (Op.IN, Op.NIN, Op.BETWEEN):
             if not isinstance(self.value, list | tuple):
-                raise _error(f"'{self.field} {op}' needs a list value, got {self.value!r}")
-            values = tuple(self.value)
+                raise _error(f"'{field} {op}' needs a list value, got {quote_input(self.value)}")
+            if len(self.value) > MAX_VALUES:
+                raise _error(
+                    f"'{field} {op}' lists {len(self.value):,} values: an '{op}' list may hold "
+                    f"at most {MAX_VALUES:,} values"
+                )
+            values: tuple[object, ...] = tuple(_clean_value(v, op) for v in self.value)
             object.__setattr__(self, "value", values)
-            operands = [_operand(v, op) for v in values]
+            operands = tuple(_operand(v, op) for v in values)
             if op is Op.BETWEEN:
                 self._check_between(operands)
             elif not operands:
-                raise _error(f"'{self.field} {op}' needs a non-empty list")
+                raise _error(f"'{field} {op}' needs a non-empty list")
         else:
             if isinstance(self.value, list | tuple):
-                raise _error(f"'{self.field} {op}' takes a single value, got {self.value!r}")
-            operand = _operand(self.value, op)
-            if op in (Op.GT, Op.GTE, Op.LT, Op.LTE) and operand.kind not in (
+                raise _error(f"'{field} {op}' takes a single value, got {quote_input(self.value)}")
+            object.__setattr__(self, "value", _clean_value(self.value, op))
+            operands = (_operand(self.value, op),)
+            if op in (Op.GT, Op.GTE, Op.LT, Op.LTE) and operands[0].kind not in (
                 _Kind.NUMBER,
                 _Kind.DATE,
             ):
                 raise _error(
-                    f"'{self.field} {op} {self.value!r}' compares order: the value must be a "
-                    "number or an ISO date"
+                    f"'{field} {op} {quote_input(self.value)}' compares order: the value must be "
+                    "a number or an ISO date"
                 )
-        values = self.value if isinstance(self.value, tuple) else (self.value,)
-        object.__setattr__(self, "_parsed", tuple(_operand(v, op) for v in values))
+        object.__setattr__(self, "_parsed", operands)
+        object.__setattr__(self, "_shape", FilterShape(0, 1, len(operands)))
+        if op in (Op.EQ, Op.NE, Op.IN, Op.NIN):
+            object.__setattr__(self, "_sets", _key_sets(operands))
 
-    def _check_between(self, operands: list[_Operand]) -> None:
-        shown = list(self.value) if isinstance(self.value, tuple) else self.value
+    def _check_between(self, operands: tuple[_Operand, ...]) -> None:
+        shown = quote_input(list(self.value) if isinstance(self.value, tuple) else self.value)
         if len(operands) != 2:
-            raise _error(f"'{self.field} between' needs exactly two bounds, got {self.value!r}")
+            raise _error(f"'{self.field} between' needs exactly two bounds, got {shown}")
         low, high = operands
         if low.kind != high.kind or low.kind not in (_Kind.NUMBER, _Kind.DATE):
-            raise _error(f"'{self.field} between {shown!r}' needs two numbers or two ISO dates")
+            raise _error(f"'{self.field} between {shown}' needs two numbers or two ISO dates")
         if low.key > high.key:  # type: ignore[operator]
-            raise _error(f"'{self.field} between' bounds are reversed: {shown!r}")
-
-    def _operands(self) -> tuple[_Operand, ...]:
-        return self._parsed
+            raise _error(f"'{self.field} between' bounds are reversed: {shown}")
 
     def matches(self, metadata: Mapping[str, object]) -> bool:
         value = metadata.get(self.field)
         if value is None:
             return False
-        operands = self._operands()
-        if self.op is Op.NE:
-            return not _equal(value, operands[0])
-        if self.op is Op.IN:
-            return any(_equal(value, o) for o in operands)
-        if self.op is Op.NIN:
-            return not any(_equal(value, o) for o in operands)
-        if self.op is Op.EQ:
-            return _equal(value, operands[0])
+        if self._sets:
+            equal = any(_field_key(value, s.kind) in s.lookup for s in self._sets)
+            return equal if self.op in (Op.EQ, Op.IN) else not equal
         if self.op is Op.BETWEEN:
-            low, high = operands
+            low, high = self._parsed
             key = _field_key(value, low.kind)
             return key is not None and low.key <= key <= high.key  # type: ignore[operator]
-        operand = operands[0]
+        operand = self._parsed[0]
         key = _field_key(value, operand.kind)
         if key is None:
             return False
         return _ORDER_TESTS[self.op](key, operand.key)
 
     def to_sql(self, json_column: str) -> tuple[str, list[object]]:
-        column = _check_column(json_column)
+        column = check_column(json_column)
         path = f'$."{self.field}"'
         typ = f"json_type({column}, ?)"
         val = f"json_extract({column}, ?)"
-        operands = self._operands()
-        if self.op in (Op.EQ, Op.IN, Op.NE, Op.NIN):
+        if self._sets:
             parts: list[str] = []
             params: list[object] = []
-            for operand in operands:
-                sql, p = _sql_equal(typ, val, path, operand)
+            for key_set in self._sets:
+                sql, p = sql_equal(typ, val, path, key_set.kind, key_set.keys)
                 parts.append(sql)
                 params.extend(p)
-            any_equal = "(" + " OR ".join(parts) + ")"
+            any_equal = parts[0] if len(parts) == 1 else "(" + " OR ".join(parts) + ")"
             if self.op in (Op.EQ, Op.IN):
                 return any_equal, params
             present = f"COALESCE({typ} NOT IN ('null'), 0)"
             return f"({present} AND NOT {any_equal})", [path, *params]
         if self.op is Op.BETWEEN:
-            low, high = operands
-            key_sql, key_params = _sql_key(typ, val, path, low.kind)
+            low, high = self._parsed
+            key_sql, key_params = sql_key(typ, val, path, low.kind)
             return (
                 f"COALESCE(({key_sql}) BETWEEN ? AND ?, 0)",
                 [*key_params, low.key, high.key],
             )
-        operand = operands[0]
-        key_sql, key_params = _sql_key(typ, val, path, operand.kind)
+        operand = self._parsed[0]
+        key_sql, key_params = sql_key(typ, val, path, operand.kind)
         symbol = {Op.GT: ">", Op.GTE: ">=", Op.LT: "<", Op.LTE: "<="}[self.op]
         return f"COALESCE(({key_sql}) {symbol} ?, 0)", [*key_params, operand.key]
 
@@ -287,11 +351,6 @@ def _show(value: Scalar) -> str:
     return json.dumps(value)
 
 
-def _equal(value: object, operand: _Operand) -> bool:
-    key = _field_key(value, operand.kind)
-    return key is not None and key == operand.key
-
-
 _ORDER_TESTS: dict[Op, Callable[[object, object], bool]] = {
     Op.GT: lambda a, b: a > b,  # type: ignore[operator]
     Op.GTE: lambda a, b: a >= b,  # type: ignore[operator]
@@ -300,64 +359,48 @@ _ORDER_TESTS: dict[Op, Callable[[object, object], bool]] = {
 }
 
 
-def _check_column(json_column: str) -> str:
-    if not _COLUMN_RE.fullmatch(json_column):
-        raise QueryError(
-            f"invalid JSON column name {json_column!r}: use an identifier such as 'metadata' "
-            "or 'c.metadata'"
-        )
-    return json_column
-
-
-def _sql_key(typ: str, val: str, path: str, kind: _Kind) -> tuple[str, list[object]]:
-    """SQL for the comparable key of a field for operands of ``kind`` (NULL when not comparable)."""
-    if kind is _Kind.NUMBER:
-        return f"CASE WHEN {typ} IN ('integer', 'real') THEN {val} END", [path, path]
-    if kind is _Kind.BOOL:
-        return f"CASE WHEN {typ} IN ('true', 'false') THEN {val} END", [path, path]
-    if kind is _Kind.TEXT:
-        return f"CASE WHEN {typ} = 'text' THEN {val} END", [path, path]
-    globs = " OR ".join(f"{val} GLOB '{g}'" for g in _SQL_DATE_GLOBS)
-    day = f"substr({val}, 1, 10)"
-    sql = (
-        f"CASE WHEN {typ} = 'text' AND ({globs}) AND date({day}, '+0 days') = {day} THEN {day} END"
-    )
-    return sql, [path, *([path] * len(_SQL_DATE_GLOBS)), path, path, path]
-
-
-def _sql_equal(typ: str, val: str, path: str, operand: _Operand) -> tuple[str, list[object]]:
-    key_sql, params = _sql_key(typ, val, path, operand.kind)
-    key = int(operand.key) if operand.kind is _Kind.BOOL else operand.key
-    return f"COALESCE(({key_sql}) = ?, 0)", [*params, key]
-
-
 @dataclass(frozen=True, slots=True)
 class Group(Filter):
     """Members combined with ``and`` or ``or``."""
 
     mode: GroupMode
     members: tuple[Filter, ...]
+    _shape: FilterShape = dataclass_field(default=LEAF, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         try:
             object.__setattr__(self, "mode", GroupMode(self.mode))
         except ValueError:
-            raise _error(f"unknown filter group {self.mode!r}: use 'and' or 'or'") from None
+            raise _error(
+                f"unknown filter group {quote_input(self.mode)}: use 'and' or 'or'"
+            ) from None
         members = tuple(self.members)
         if not members:
             raise _error(f"an '{self.mode}' group needs at least one member")
         if not all(isinstance(m, Filter) for m in members):
-            raise _error(f"'{self.mode}' group members must be filters, got {members!r}")
+            raise _error(f"'{self.mode}' group members must be filters, got {quote_input(members)}")
         object.__setattr__(self, "members", members)
+        shapes = [shape_of(m) for m in members]
+        shape = FilterShape(
+            1 + max(s.depth for s in shapes),
+            sum(s.conditions for s in shapes),
+            sum(s.values for s in shapes),
+        )
+        check_limits(shape.depth, shape.conditions, shape.values)
+        object.__setattr__(self, "_shape", shape)
 
     def matches(self, metadata: Mapping[str, object]) -> bool:
         combine = all if self.mode is GroupMode.AND else any
         return combine(m.matches(metadata) for m in self.members)
 
     def to_sql(self, json_column: str) -> tuple[str, list[object]]:
+        # Largest members first: SQLite's parser then holds little while reading the others, which
+        # keeps every filter within the limits inside its parser stack and expression depth.
+        # AND and OR are commutative in SQL, so the order changes nothing else.
+        ordered = sorted(self.members, key=lambda m: -shape_of(m).conditions)
         parts: list[str] = []
         params: list[object] = []
-        for member in self.members:
+        for member in ordered:
             sql, p = member.to_sql(json_column)
             parts.append(sql)
             params.extend(p)
@@ -380,6 +423,10 @@ def all_of(filters: Iterable[Filter]) -> Filter:
 
 def parse_filter(spec: object) -> Filter:
     """Build a :class:`Filter` from a dict, a short-form dict, text, or a list of those (ANDed)."""
+    return _parse(spec, 0)
+
+
+def _parse(spec: object, depth: int) -> Filter:
     from ragspine.narrative.filter_text import parse_filter_text
 
     if isinstance(spec, Filter):
@@ -389,35 +436,45 @@ def parse_filter(spec: object) -> Filter:
     if isinstance(spec, list | tuple):
         if not spec:
             raise _error("an empty filter list: pass at least one filter or none at all")
-        return all_of(parse_filter(s) for s in spec)
+        _check_members(spec, depth)
+        return all_of(_parse(s, depth + 1) for s in spec)
     if isinstance(spec, Mapping):
-        return _parse_mapping(spec)
-    raise _error(f"cannot read a filter from {spec!r}")
+        return _parse_mapping(spec, depth)
+    raise _error(f"cannot read a filter from {quote_input(spec)}")
 
 
-def _parse_mapping(spec: Mapping[object, object]) -> Filter:
+def _check_members(members: Sized, depth: int) -> None:
+    """Fail before reading the members of a group that would break a limit anyway."""
+    check_limits(depth + 1, len(members), len(members))
+
+
+def _parse_mapping(spec: Mapping[object, object], depth: int) -> Filter:
     keys = set(spec)
     if keys == {"and"} or keys == {"or"}:
         (mode,) = keys
         members = spec[mode]
         if not isinstance(members, list | tuple):
-            raise _error(f"'{mode}' needs a list of filters, got {members!r}")
-        return Group(GroupMode(str(mode)), tuple(parse_filter(m) for m in members))
+            raise _error(f"'{mode}' needs a list of filters, got {quote_input(members)}")
+        _check_members(members, depth)
+        return Group(GroupMode(str(mode)), tuple(_parse(m, depth + 1) for m in members))
     if "op" in keys or "field" in keys:
         if keys != {"field", "op", "value"}:
             raise _error(
-                f"a condition needs exactly 'field', 'op' and 'value', got {sorted(map(str, keys))}"
+                "a condition needs exactly 'field', 'op' and 'value', got "
+                f"{quote_input(sorted(map(str, keys)))}"
             )
         return Condition(str(spec["field"]), spec["op"], _from_json(spec["value"]))  # type: ignore[arg-type]
     if not keys:
         raise _error("an empty filter dict")
+    if len(keys) > MAX_CONDITIONS:
+        check_limits(0, len(keys), 0)
     conditions: list[Filter] = []
     for field, test in spec.items():
         if not isinstance(field, str):
-            raise _error(f"filter field names are strings, got {field!r}")
+            raise _error(f"filter field names are strings, got {quote_input(field)}")
         if isinstance(test, Mapping):
             if not test:
-                raise _error(f"no operator given for field {field!r}")
+                raise _error(f"no operator given for field {quote_input(field)}")
             for op, value in test.items():
                 conditions.append(Condition(field, op, _from_json(value)))  # type: ignore[arg-type]
         else:

@@ -8,12 +8,15 @@ from decimal import Decimal
 from enum import StrEnum
 from typing import Any, Protocol
 
-from ragspine.errors import PeriodError
-from ragspine.glossary import DEFAULT_CHANNEL, Glossary, MetricKind, normalize_term
-from ragspine.periods import PERIOD_EXAMPLES, parse_period
+from ragspine.errors import PeriodError, quote_input
+from ragspine.glossary import DEFAULT_CHANNEL, Glossary, MetricKind
+from ragspine.periods import PERIOD_EXAMPLES, parse_period, suggest_periods
 from ragspine.security import Principal, visible
 from ragspine.structured.facts import Scale
 from ragspine.structured.store import AnswerRow
+
+MAX_RAW_CHARS = 1000
+"""``MetricResult.raw`` keeps an unrecognized input up to this many characters (then ``…``)."""
 
 
 class MetricStatus(StrEnum):
@@ -128,24 +131,26 @@ def query_metric(
     principal: Principal,
     reference_date: date | None = None,
 ) -> MetricResult:
-    """Look up one fact; see :class:`MetricStatus` for the three outcomes."""
-    metric_code = glossary.metrics.index.get(normalize_term(metric))
+    """Look up one fact; see :class:`MetricStatus` for the three outcomes.
+
+    Metric, entity and channel match glossary spellings in their matching form
+    (:func:`ragspine.text.normalize_input`); suggestions for an unrecognized one come from the
+    glossary or the period grammar only, never from stored facts.
+    """
+    metric_code = glossary.metrics.resolve(metric)
     if metric_code is None:
         return _unrecognized("metric", metric, glossary.metrics.suggest(metric))
-    entity_code = glossary.entities.index.get(normalize_term(entity))
+    entity_code = glossary.entities.resolve(entity)
     if entity_code is None:
         return _unrecognized("entity", entity, glossary.entities.suggest(entity))
-    channel_code = (
-        DEFAULT_CHANNEL if channel is None else glossary.channels.index.get(normalize_term(channel))
-    )
+    channel_code = DEFAULT_CHANNEL if channel is None else glossary.channels.resolve(channel)
     if channel_code is None:
         return _unrecognized("channel", channel or "", glossary.channels.suggest(channel or ""))
+    reference = reference_date or date.today()
     try:
-        period_label = parse_period(
-            period, reference_date or date.today(), glossary.fiscal_year_start_month
-        ).label
+        period_label = parse_period(period, reference, glossary.fiscal_year_start_month).label
     except PeriodError:
-        return _unrecognized("period", period, PERIOD_EXAMPLES[:3])
+        return _unrecognized("period", period, suggest_periods(period, reference))
 
     row = store.get_row(metric_code, entity_code, period_label, channel_code)
     if row is None or not visible(principal, row[6]):
@@ -192,12 +197,23 @@ def _source_phrase(source_doc_id: str, locator: str) -> str:
     return locator if locator.startswith(source_doc_id) else f"{source_doc_id}, {locator}"
 
 
-def _unrecognized(param: str, raw: str, suggestions: list[str] | tuple[str, ...]) -> MetricResult:
-    hint = f" Known values close to it: {', '.join(suggestions)}." if suggestions else ""
+def _unrecognized(param: str, raw: str, suggestions: list[str]) -> MetricResult:
+    """The refusal for an input the glossary or the period grammar does not know.
+
+    ``text`` quotes at most 80 characters of the input; ``raw`` keeps it up to
+    :data:`MAX_RAW_CHARS`.
+    """
+    if suggestions:
+        hint = f" Known values close to it: {', '.join(suggestions[:3])}."
+    elif param == "period":
+        hint = f" Periods look like {', '.join(PERIOD_EXAMPLES)}."
+    else:
+        hint = ""
+    bounded = raw if len(raw) <= MAX_RAW_CHARS else raw[:MAX_RAW_CHARS] + "…"
     return MetricResult(
         MetricStatus.UNRECOGNIZED_PARAM,
-        f"RAGSpine does not recognize the {param} {raw!r}.{hint}",
+        f"RAGSpine does not recognize the {param} {quote_input(raw)}.{hint}",
         param=param,
-        raw=raw,
+        raw=bounded,
         suggestions=tuple(suggestions[:3]),
     )

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-import warnings
 from pathlib import Path
 
-from ragspine.errors import ConfigError
-from ragspine.workflows.preview import WorkflowVersionWarning, preview
+from ragspine.workflows.output import check_not_source, write_text_atomically
+from ragspine.workflows.preview import preview
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -27,24 +26,29 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     command.add_argument("file", type=Path, help="Dify DSL export (.yml, .yaml or .json)")
     output = command.add_mutually_exclusive_group()
     output.add_argument("--json", action="store_true", help="print the preview v1 JSON object")
-    output.add_argument("--svg", metavar="OUT", type=Path, help="write an SVG drawing to OUT")
+    output.add_argument(
+        "--svg",
+        metavar="OUT",
+        type=Path,
+        help="write an SVG drawing to OUT (never the input file; written whole or not at all)",
+    )
     command.set_defaults(func=run_preview)
 
 
 def run_preview(args: argparse.Namespace) -> int:
-    """Preview ``args.file`` as a summary, JSON (``--json``) or an SVG file (``--svg OUT``)."""
-    with warnings.catch_warnings(record=True):
-        warnings.simplefilter("ignore", WorkflowVersionWarning)
-        result = preview(args.file)
+    """Preview ``args.file`` as a summary, JSON (``--json``) or an SVG file (``--svg OUT``).
+
+    Warnings go to stderr, once each.
+    """
+    if args.svg is not None:
+        check_not_source(args.svg, args.file)
+    result = preview(args.file, warn=False)
     for message in result.warnings:
         print(f"ragspine: warning: {message}", file=sys.stderr)
     if args.json:
         print(result.to_json())
     elif args.svg is not None:
-        try:
-            args.svg.write_text(result.to_svg(), encoding="utf-8")
-        except OSError as exc:
-            raise ConfigError(f"cannot write SVG to {args.svg}: {exc.strerror}") from None
+        write_text_atomically(args.svg, result.to_svg())
         print(f"wrote {args.svg} ({len(result.nodes)} nodes, {len(result.edges)} edges)")
     else:
         print(result.summary())

@@ -21,7 +21,7 @@ from yaml.constructor import SafeConstructor
 from yaml.nodes import ScalarNode
 from yaml.resolver import Resolver
 
-from ragspine.errors import ConfigError, WorkflowError
+from ragspine.errors import ConfigError, WorkflowError, quote_input
 from ragspine.workflows.limits import DEFAULT_LIMITS, PreviewLimits
 
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -96,16 +96,19 @@ def _read_file(path: Path, limits: PreviewLimits) -> bytes:
         size = path.stat().st_size
         if size > limits.max_bytes:
             raise WorkflowError(
-                f"workflow export {path} is {size} bytes, over the limit of {limits.max_bytes}"
+                f"workflow export {quote_input(path)} is {size} bytes, "
+                f"over the limit of {limits.max_bytes}"
             )
         with path.open("rb") as handle:
             return handle.read(limits.max_bytes + 1)
     except FileNotFoundError:
-        raise ConfigError(f"workflow file not found: {path}") from None
+        raise ConfigError(f"workflow file not found: {quote_input(path)}") from None
     except IsADirectoryError:
-        raise ConfigError(f"workflow path is a folder, not a file: {path}") from None
+        raise ConfigError(f"workflow path is a folder, not a file: {quote_input(path)}") from None
     except OSError as exc:
-        raise ConfigError(f"cannot read workflow file {path}: {exc.strerror}") from None
+        raise ConfigError(
+            f"cannot read workflow file {quote_input(path)}: {exc.strerror}"
+        ) from None
 
 
 def load_plain(text: str, *, limits: PreviewLimits = DEFAULT_LIMITS) -> Any:

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import math
 import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ragspine.errors import WorkflowError
+from ragspine.errors import WorkflowError, quote_input
+from ragspine.text import display_text, has_hidden_characters
 from ragspine.workflows.layout import NodeSpec, Point, resolve_geometry
 from ragspine.workflows.limits import PreviewLimits
 from ragspine.workflows.model import PreviewEdge, PreviewNode
@@ -34,13 +34,18 @@ class _Branches:
 
 
 def screen_title(raw: Any, limits: PreviewLimits, where: str) -> str:
-    """Plain text for a title or app name: screened for credentials, then shortened."""
+    """Plain text for a title or app name: cleaned, screened for credentials, then shortened.
+
+    Cleaning (:func:`~ragspine.text.display_text`: NFC; control, bidirectional and other
+    invisible characters removed) runs first, so the screen sees the text a reader would see and
+    a credential split by invisible characters is still masked; screening only inserts
+    ``[masked]``, so the result stays clean.
+    """
     if raw is None:
         return ""
     if isinstance(raw, dict | list):
         raise WorkflowError(f"{where} must be text")
-    text = "".join(" " if unicodedata.category(ch) == "Cc" else ch for ch in str(raw))
-    text = screen_text(text)
+    text = screen_text(display_text(str(raw)))
     if len(text) > limits.max_title_chars:
         text = text[: limits.max_title_chars - 1] + "…"
     return text
@@ -72,7 +77,7 @@ class _IdScreen:
         shown = self.mapping.get(raw)
         if shown is None:
             shown = raw
-            if looks_sensitive(raw) or any(unicodedata.category(ch) == "Cc" for ch in raw):
+            if looks_sensitive(raw) or has_hidden_characters(raw):
                 self.counter += 1
                 shown = f"masked-id-{self.counter}"
                 while shown in self.taken:
@@ -113,14 +118,16 @@ def project_graph(
             raise WorkflowError(f"node #{position + 1} has no id")
         node_id = screen(raw_id)
         if raw_id in branches:
-            raise WorkflowError(f"duplicate node id {node_id!r}: node ids must be unique")
+            raise WorkflowError(
+                f"duplicate node id {quote_input(node_id)}: node ids must be unique"
+            )
         data = item.get("data")
         data = data if isinstance(data, dict) else {}
         node_type = _node_type(data.get("type"), item.get("type"))
-        title = screen_title(data.get("title"), limits, f"the title of node {node_id!r}")
+        title = screen_title(data.get("title"), limits, f"the title of node {quote_input(node_id)}")
         branches[raw_id] = _branches(node_type, data)
         kinds[raw_id] = (node_type, title)
-        parent_raw = screen.raw(item.get("parentId"), f"the parent of node {node_id!r}")
+        parent_raw = screen.raw(item.get("parentId"), f"the parent of node {quote_input(node_id)}")
         specs.append(
             NodeSpec(
                 id=node_id,
@@ -161,7 +168,7 @@ def _project_edges(
     edges: list[PreviewEdge] = []
     for position, item in enumerate(raw_edges):
         raw_id = explicit[position]
-        name = f"edge #{position + 1}" if raw_id is None else f"edge {screen(raw_id)!r}"
+        name = f"edge #{position + 1}" if raw_id is None else f"edge {quote_input(screen(raw_id))}"
         ends: list[str] = []
         for end in ("source", "target"):
             raw_end = screen.raw(item.get(end), f"the {end} of {name}")
@@ -169,7 +176,8 @@ def _project_edges(
                 raise WorkflowError(f"{name} has no {end}")
             if raw_end not in branches:
                 raise WorkflowError(
-                    f"{name} is dangling: its {end} node {screen(raw_end)!r} does not exist"
+                    f"{name} is dangling: its {end} node {quote_input(screen(raw_end))} "
+                    "does not exist"
                 )
             ends.append(raw_end)
         source, target = screen(ends[0]), screen(ends[1])
@@ -182,7 +190,9 @@ def _project_edges(
         else:
             edge_id = screen(raw_id)
             if edge_id in used:
-                raise WorkflowError(f"duplicate edge id {edge_id!r}: edge ids must be unique")
+                raise WorkflowError(
+                    f"duplicate edge id {quote_input(edge_id)}: edge ids must be unique"
+                )
         used.add(edge_id)
         label = edge_label(branches[ends[0]], item.get("sourceHandle"))
         edges.append(PreviewEdge(id=edge_id, source=source, target=target, label=label))
@@ -240,11 +250,12 @@ def _node_type(data_type: Any, node_kind: Any) -> str:
 
 def _coordinate(value: Any, node_id: str, what: str, limits: PreviewLimits) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise WorkflowError(f"node {node_id!r} has a {what} that is not a number")
+        raise WorkflowError(f"node {quote_input(node_id)} has a {what} that is not a number")
     number = float(value)
     if not math.isfinite(number) or abs(number) > limits.max_coordinate:
         raise WorkflowError(
-            f"node {node_id!r} has a {what} that is not finite or beyond ±{limits.max_coordinate:g}"
+            f"node {quote_input(node_id)} has a {what} that is not finite or beyond "
+            f"±{limits.max_coordinate:g}"
         )
     return number
 
@@ -253,7 +264,7 @@ def _point(value: Any, node_id: str, limits: PreviewLimits) -> Point | None:
     if value is None:
         return None
     if not isinstance(value, dict) or "x" not in value or "y" not in value:
-        raise WorkflowError(f"node {node_id!r} has a position without numeric x and y")
+        raise WorkflowError(f"node {quote_input(node_id)} has a position without numeric x and y")
     return (
         _coordinate(value["x"], node_id, "position x", limits),
         _coordinate(value["y"], node_id, "position y", limits),
@@ -265,5 +276,5 @@ def _size(value: Any, node_id: str, what: str, limits: PreviewLimits) -> float |
         return None
     number = _coordinate(value, node_id, what, limits)
     if number <= 0:
-        raise WorkflowError(f"node {node_id!r} has a {what} that is not positive")
+        raise WorkflowError(f"node {quote_input(node_id)} has a {what} that is not positive")
     return number

@@ -12,7 +12,7 @@ import heapq
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from ragspine.errors import WorkflowError
+from ragspine.errors import WorkflowError, quote_input
 
 DEFAULT_WIDTH = 244.0
 DEFAULT_HEIGHT = 90.0
@@ -143,7 +143,7 @@ def resolve_geometry(specs: Sequence[NodeSpec], edges: Sequence[tuple[str, str]]
     children: dict[str | None, list[str]] = {None: []}
     for spec in specs:
         if spec.parent_id is not None and spec.parent_id not in by_id:
-            raise WorkflowError(f"node {spec.id!r} names a parent that does not exist")
+            raise WorkflowError(f"node {quote_input(spec.id)} names a parent that does not exist")
         children.setdefault(spec.parent_id, []).append(spec.id)
     _check_parent_cycles(by_id)
     anchored = _anchored(specs, by_id)
@@ -179,7 +179,9 @@ def _check_parent_cycles(by_id: dict[str, NodeSpec]) -> None:
         current: str | None = start
         while current is not None and current not in done:
             if current in on_path:
-                raise WorkflowError(f"node {current!r} is its own ancestor (a parentId cycle)")
+                raise WorkflowError(
+                    f"node {quote_input(current)} is its own ancestor (a parentId cycle)"
+                )
             path.append(current)
             on_path.add(current)
             current = by_id[current].parent_id

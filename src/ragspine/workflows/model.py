@@ -94,7 +94,8 @@ class WorkflowPreview:
         return render_svg(self)
 
     def summary(self) -> str:
-        """A few lines for a terminal: app, mode, counts and warnings."""
+        """A few lines for a terminal: app, mode, DSL version and counts (warnings are reported
+        separately, see ``warnings``)."""
         lines = [
             f"app: {self.app_name}",
             f"mode: {self.mode.value}",
@@ -102,5 +103,4 @@ class WorkflowPreview:
             f"nodes: {len(self.nodes)}",
             f"edges: {len(self.edges)}",
         ]
-        lines.extend(f"warning: {warning}" for warning in self.warnings)
         return "\n".join(lines)

@@ -22,17 +22,20 @@ class WorkflowVersionWarning(UserWarning):
 
 
 def preview(
-    source: str | bytes | Path, *, limits: PreviewLimits = DEFAULT_LIMITS
+    source: str | bytes | Path, *, limits: PreviewLimits = DEFAULT_LIMITS, warn: bool = True
 ) -> WorkflowPreview:
     """Preview a Dify workflow export (a path, YAML/JSON ``bytes``, or text).
 
     A ``str`` is the document itself when it contains a line break or starts with ``{``;
     otherwise it is a file path. Raises :class:`~ragspine.errors.WorkflowError` for an unsafe,
-    unsupported or inconsistent export; a newer DSL version only warns.
+    unsupported or inconsistent export; a newer DSL version only warns: through the
+    :mod:`warnings` module as a :class:`WorkflowVersionWarning`, and always in the result's
+    ``warnings`` (``warn=False`` leaves reporting them to the caller).
     """
     document = load_dsl(source, limits=limits)
-    for message in document.warnings:
-        warnings.warn(message, WorkflowVersionWarning, stacklevel=2)
+    if warn:
+        for message in document.warnings:
+            warnings.warn(message, WorkflowVersionWarning, stacklevel=2)
     nodes, edges = project_graph(document.nodes, document.edges, limits)
     return WorkflowPreview(
         app_name=screen_title(document.app_name, limits, "app.name"),
