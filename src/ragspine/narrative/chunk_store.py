@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ragspine.errors import ConfigError, QueryError, StoreError
+from ragspine.errors import ConfigError, QueryError, StoreError, quote_input
 from ragspine.narrative import profiles
 from ragspine.narrative.filters import Filter
 from ragspine.narrative.library_profile import LibraryProfile
@@ -145,9 +145,8 @@ class IndexRow:
 def check_library_name(name: str) -> str:
     """``name`` when it is a valid library name, else a :class:`ConfigError` saying what is."""
     if not isinstance(name, str) or not _LIBRARY_NAME.fullmatch(name):
-        shown = name if not isinstance(name, str) or len(name) <= 80 else name[:79] + "…"
         raise ConfigError(
-            f"invalid library name {shown!r}: use 1-64 letters, digits, '.', '_' or '-', "
+            f"invalid library name {quote_input(name)}: use 1-64 letters, digits, '.', '_' or '-', "
             "starting with a letter or digit"
         )
     return name

@@ -18,7 +18,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from ragspine.errors import ConfigError, IngestError, RagSpineError
+from ragspine.errors import ConfigError, IngestError, RagSpineError, quote_input
 from ragspine.narrative.chunk_store import ChunkStore, IndexRow, Library, StoredDocument
 from ragspine.narrative.chunking import (
     HEADING_SEPARATOR,
@@ -174,7 +174,7 @@ def parse_meta_pairs(pairs: Iterable[str]) -> dict[str, str | int | float]:
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
-            raise IngestError(f"--meta {pair!r}: expected key=value")
+            raise IngestError(f"--meta {quote_input(pair)}: expected key=value")
         result[key.strip()] = meta_value(value.strip())
     return result
 
@@ -487,7 +487,7 @@ def scan_beir_corpus(corpus: Path) -> int:
                     continue  # reported per line as a failed document
                 if doc_id in first_line:
                     raise IngestError(
-                        f"{corpus}: line {number} repeats the _id {doc_id[:80]!r} of line "
+                        f"{corpus}: line {number} repeats the _id {quote_input(doc_id)} of line "
                         f"{first_line[doc_id]}; each document needs its own _id, nothing was "
                         "ingested"
                     )

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
 
-from ragspine.errors import IngestError, MissingExtraError
+from ragspine.errors import IngestError, MissingExtraError, quote_input
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,7 +276,9 @@ def load_document(path: Path) -> LoadedDocument:
     loader = LOADERS.get(path.suffix.lower())
     if loader is None:
         known = ", ".join(sorted(LOADERS))
-        raise IngestError(f"{path}: unsupported file type {path.suffix!r}; supported: {known}")
+        raise IngestError(
+            f"{path}: unsupported file type {quote_input(path.suffix)}; supported: {known}"
+        )
     try:
         raw = path.read_bytes()
     except OSError as exc:

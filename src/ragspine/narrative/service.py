@@ -7,7 +7,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ragspine.errors import QueryError
+from ragspine.errors import QueryError, quote_input
 from ragspine.locks import write_lock
 from ragspine.narrative.chunk_store import ChunkStore, Library, check_library_name
 from ragspine.narrative.chunking import ChunkingOptions
@@ -115,7 +115,7 @@ class Narrative:
             stored = self.store.library(library)
             missing = [d for d in doc_ids if self.store.document(library, d) is None]
             if missing:
-                shown = ", ".join(repr(d[:80]) for d in missing[:5])
+                shown = ", ".join(quote_input(d) for d in missing[:5])
                 raise QueryError(
                     f"library {library!r} has no document {shown}; list its documents with "
                     f"'ragspine library describe {library}'"
