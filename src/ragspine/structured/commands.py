@@ -8,27 +8,12 @@ import sys
 from datetime import date
 from pathlib import Path
 
-from ragspine.cli import command_group
+from ragspine.cli import add_principal_arguments, command_group, principal_from
 from ragspine.errors import ConfigError
-from ragspine.security import Principal
 from ragspine.structured.convfinqa import ConvFinQAImport
 from ragspine.structured.query import MetricResult
 from ragspine.structured.store import WriteSummary
 from ragspine.workspace import Workspace
-
-
-def _principal(args: argparse.Namespace) -> Principal:
-    return Principal.of(args.clearance, args.group or ())
-
-
-def _add_principal_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--clearance",
-        default="internal",
-        help="clearance of the asking principal: public, internal or confidential "
-        "(default internal)",
-    )
-    parser.add_argument("--group", action="append", help="a group of the asking principal")
 
 
 def _reference_date(raw: str | None) -> date | None:
@@ -97,7 +82,7 @@ def cmd_metric(args: argparse.Namespace) -> int:
             args.entity,
             args.period,
             args.channel,
-            principal=_principal(args),
+            principal=principal_from(args),
             reference_date=_reference_date(args.reference_date),
         )
     print_metric_result(result, args.json)
@@ -128,5 +113,5 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--channel")
     p.add_argument("--reference-date", help="ISO date for relative periods (default today)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    _add_principal_options(p)
+    add_principal_arguments(p)
     p.set_defaults(func=cmd_metric)
