@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from datetime import date
 from pathlib import Path
 
@@ -60,9 +59,7 @@ def cmd_ingest_facts(args: argparse.Namespace) -> int:
 
 def cmd_ingest_convfinqa(args: argparse.Namespace) -> int:
     with Workspace.open(args.workspace) as ws:
-        result, summary = ws.ingest_convfinqa(
-            args.file, progress=lambda msg: print(msg, file=sys.stderr)
-        )
+        result, summary = ws.ingest_convfinqa(args.file)
     print_import(result)
     print_summary(summary)
     return 0

@@ -123,26 +123,26 @@ def parse_value(
 
 def check_bounds(value: Decimal, raw: object = None) -> None:
     """Raise unless ``value`` is finite and within :data:`MAX_DIGITS` / ``MAX_WRITTEN_DIGITS``."""
-    what = shown(value if raw is None else raw)
     if not value.is_finite():
-        raise IngestError(f"value {what} is not a finite number")
+        raise IngestError(f"value {shown(value if raw is None else raw)} is not a finite number")
     _, digits, exponent = value.as_tuple()
     assert isinstance(exponent, int)  # finite values have an integer exponent
     # Integer digits (at least the 0 of 0.001) plus fraction digits.
     written = max(len(digits) + exponent, 1) + max(-exponent, 0)
     if written > MAX_WRITTEN_DIGITS:
         raise IngestError(
-            f"value {what} is too large or too small: written out it needs {written:,} digits, "
-            f"at most {MAX_WRITTEN_DIGITS} are allowed"
+            f"value {shown(value if raw is None else raw)} is too large or too small: written "
+            f"out it needs {written:,} digits, at most {MAX_WRITTEN_DIGITS} are allowed"
         )
-    significant = len(digits)
-    while significant > 1 and digits[significant - 1] == 0:
-        significant -= 1
-    if significant > MAX_DIGITS:
-        raise IngestError(
-            f"value {what} has {significant} significant digits; at most {MAX_DIGITS} are kept "
-            "exactly"
-        )
+    if len(digits) > MAX_DIGITS:
+        significant = len(digits)
+        while significant > 1 and digits[significant - 1] == 0:
+            significant -= 1
+        if significant > MAX_DIGITS:
+            raise IngestError(
+                f"value {shown(value if raw is None else raw)} has {significant} significant "
+                f"digits; at most {MAX_DIGITS} are kept exactly"
+            )
 
 
 def _parse_text(raw: str, kind: MetricKind, currency: str) -> Decimal:
@@ -165,7 +165,8 @@ def _parse_text(raw: str, kind: MetricKind, currency: str) -> Decimal:
     if negative is None or (match["inner_open"] and not match["currency"]):
         raise IngestError(f"value {shown(raw)} {_diagnose(text)}")
     number = match["number"]
-    problem = _number_problem(number)
+    # Without a comma or an exponent the token pattern already admits only well-formed numbers.
+    problem = _number_problem(number) if "," in number or "e" in number.lower() else None
     if problem:
         raise IngestError(f"value {shown(raw)} {problem}")
     if match["percent"] and kind is not MetricKind.PERCENT:
