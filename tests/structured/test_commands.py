@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
+import ragspine
 from ragspine.cli import main
+from ragspine.structured import commands
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -136,3 +139,61 @@ def test_malformed_convfinqa_files_fail_cleanly(
     src.write_bytes(content)
     err = fails_cleanly(capsys, "--workspace", ws, "ingest", "convfinqa", str(src))
     assert message in err
+
+
+class FakeBar:
+    """Records what the CLI does with a progress bar."""
+
+    made: ClassVar[list[FakeBar]] = []
+
+    def __init__(self, total: int | None, *, desc: str, unit: str, quiet: bool) -> None:
+        self.total, self.desc, self.unit, self.quiet = total, desc, unit, quiet
+        self.n = 0
+        self.closed = False
+        FakeBar.made.append(self)
+
+    def __enter__(self) -> FakeBar:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def update(self, step: int) -> None:
+        self.n += step
+
+    def close(self) -> None:
+        self.closed = True
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_ingest_commands_show_progress_unless_quiet(
+    ws: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    quiet: bool,
+) -> None:
+    monkeypatch.setattr(commands, "progress_bar", FakeBar)
+    FakeBar.made = []
+    src = tmp_path / "f.csv"
+    src.write_text("metric,entity,period,value\nrevenue,acme,FY2024,1\nrevenue,acme,FY2023,2\n")
+    flag = ["--quiet"] if quiet else []
+    assert run(capsys, "--workspace", ws, "ingest", "facts", str(src), *flag)[0] == 0
+    sample = str(Path(ragspine.__file__).parent / "data" / "convfinqa_sample.json")
+    assert run(capsys, "--workspace", ws, "ingest", "convfinqa", sample, *flag)[0] == 0
+    seen = [(b.desc, b.unit, b.n, b.total, b.quiet, b.closed) for b in FakeBar.made]
+    assert seen == [
+        ("checking f.csv", "rows", 2, 2, quiet, True),
+        ("writing facts", "facts", 2, 2, quiet, True),
+        ("reading convfinqa_sample.json", "filings", 12, 12, quiet, True),
+        ("writing facts", "facts", 138, 138, quiet, True),
+    ]
+
+
+def test_progress_is_silent_off_a_terminal(
+    ws: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = tmp_path / "f.csv"
+    src.write_text("metric,entity,period,value\nrevenue,acme,FY2024,1\n")
+    code, out, err = run(capsys, "--workspace", ws, "ingest", "facts", str(src))
+    assert (code, out, err) == (0, "facts: 1 added, 0 replaced, 0 unchanged\n", "")

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
+import ragspine
 from ragspine import Principal, Workspace
 from ragspine.errors import IngestError
 from ragspine.glossary import MetricKind
@@ -445,6 +446,40 @@ def test_cells_round_trip_through_the_store_or_fail_naming_their_row(
         assert got is not None and str(got.value) == str(value)
         answer = shared_ws.query_metric("revenue", "acme", f"FY{year}", principal=INTERNAL)
         assert answer.value is not None and answer.value.as_tuple() == value.as_tuple()
+
+
+# --- Progress ------------------------------------------------------------------------------------
+
+
+def test_progress_follows_reading_and_writing(ws: Workspace, tmp_path: Path) -> None:
+    src = tmp_path / "many.csv"
+    months = [f"{year}-{month:02d}" for year in range(2000, 2025) for month in range(1, 13)]
+    rows = [
+        f"{m},{e},{p},{n}"
+        for m in ("revenue", "net_income")
+        for e in ("acme", "acme_cn")
+        for n, p in enumerate(months)
+    ]
+    src.write_text(HEADER + "\n".join(rows) + "\n", encoding="utf-8")
+    read: list[tuple[int, int | None]] = []
+    written: list[tuple[int, int | None]] = []
+    summary = ws.ingest_facts(
+        src, progress=lambda *a: read.append(a), write_progress=lambda *a: written.append(a)
+    )
+    assert summary.added == len(rows) == 1200
+    assert read == [(1000, 1200), (1200, 1200)]
+    assert written == [(1000, 1200), (1200, 1200)]
+
+
+def test_convfinqa_progress_counts_filings(ws: Workspace) -> None:
+    sample = Path(ragspine.__file__).parent / "data" / "convfinqa_sample.json"
+    filings: list[tuple[int, int | None]] = []
+    written: list[tuple[int, int | None]] = []
+    result, _ = ws.ingest_convfinqa(
+        sample, progress=lambda *a: filings.append(a), write_progress=lambda *a: written.append(a)
+    )
+    assert filings == [(n, 12) for n in range(13)]
+    assert written == [(len(result.facts), len(result.facts))]
 
 
 def test_dates_from_xlsx_cells_and_toml_mappings(ws: Workspace, tmp_path: Path) -> None:

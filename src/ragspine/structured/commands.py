@@ -4,12 +4,21 @@ from __future__ import annotations
 
 import argparse
 import json
+from contextlib import ExitStack
 from datetime import date
 from pathlib import Path
+from typing import Any
 
-from ragspine.cli import add_principal_arguments, command_group, principal_from
+from ragspine.cli import (
+    add_principal_arguments,
+    add_quiet_argument,
+    command_group,
+    principal_from,
+)
 from ragspine.errors import ConfigError
+from ragspine.progress import progress_bar
 from ragspine.structured.convfinqa import ConvFinQAImport
+from ragspine.structured.ingest import RowProgress
 from ragspine.structured.query import MetricResult
 from ragspine.structured.store import WriteSummary
 from ragspine.workspace import Workspace
@@ -50,16 +59,57 @@ def cmd_init(args: argparse.Namespace) -> int:
     return 0
 
 
+class _Bars:
+    """Progress bars on stderr fed by the library's ``progress(done, total)`` callbacks."""
+
+    def __init__(self, quiet: bool) -> None:
+        self._quiet = quiet
+        self._stack = ExitStack()
+
+    def __enter__(self) -> _Bars:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stack.close()
+
+    def callback(self, desc: str, unit: str) -> RowProgress:
+        """A callback that shows a bar from its first call and closes it when done == total."""
+        bar: Any = None
+
+        def update(done: int, total: int | None) -> None:
+            nonlocal bar
+            if bar is None:
+                bar = self._stack.enter_context(
+                    progress_bar(total, desc=desc, unit=unit, quiet=self._quiet)
+                )
+            if total is not None and bar.total != total:
+                bar.total = total
+            bar.update(done - bar.n)
+            if done == total:
+                bar.close()
+
+        return update
+
+
 def cmd_ingest_facts(args: argparse.Namespace) -> int:
-    with Workspace.open(args.workspace) as ws:
-        summary = ws.ingest_facts(args.file, mapping=args.mapping)
+    with Workspace.open(args.workspace) as ws, _Bars(args.quiet) as bars:
+        summary = ws.ingest_facts(
+            args.file,
+            mapping=args.mapping,
+            progress=bars.callback(f"checking {args.file.name}", "rows"),
+            write_progress=bars.callback("writing facts", "facts"),
+        )
     print_summary(summary)
     return 0
 
 
 def cmd_ingest_convfinqa(args: argparse.Namespace) -> int:
-    with Workspace.open(args.workspace) as ws:
-        result, summary = ws.ingest_convfinqa(args.file)
+    with Workspace.open(args.workspace) as ws, _Bars(args.quiet) as bars:
+        result, summary = ws.ingest_convfinqa(
+            args.file,
+            progress=bars.callback(f"reading {args.file.name}", "filings"),
+            write_progress=bars.callback("writing facts", "facts"),
+        )
     print_import(result)
     print_summary(summary)
     return 0
@@ -95,10 +145,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = ingest.add_parser("facts", help="ingest a CSV, XLSX, JSON or JSONL fact table")
     p.add_argument("file", type=Path)
     p.add_argument("--mapping", type=Path, help="TOML column mapping (see README)")
+    add_quiet_argument(p)
     p.set_defaults(func=cmd_ingest_facts)
 
     p = ingest.add_parser("convfinqa", help="import ConvFinQA filings as facts")
     p.add_argument("file", type=Path)
+    add_quiet_argument(p)
     p.set_defaults(func=cmd_ingest_convfinqa)
 
     p = subparsers.add_parser(

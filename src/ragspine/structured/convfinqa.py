@@ -25,6 +25,7 @@ from ragspine.errors import IngestError
 from ragspine.glossary import DEFAULT_CHANNEL, Glossary, MetricKind, Term, TermType
 from ragspine.security import Sensitivity
 from ragspine.structured.facts import Fact, FactKey, Scale, utc_now
+from ragspine.structured.ingest import RowProgress
 from ragspine.structured.numbers import parse_value, shown
 
 DASH_PLACEHOLDER = Decimal("2014.0")
@@ -112,15 +113,21 @@ def import_convfinqa(
     glossary: Glossary,
     *,
     source_name: str,
+    progress: RowProgress | None = None,
 ) -> ConvFinQAImport:
-    """Turn filings into facts; row labels the glossary does not know become new metric terms."""
+    """Turn filings into facts; row labels the glossary does not know become new metric terms.
+
+    ``progress(done, total)`` is called after each filing.
+    """
     now = utc_now()
     new_metrics: dict[str, Term] = {}
     new_entities: dict[str, Term] = {}
     chosen: dict[FactKey, tuple[int, Fact]] = {}
     skipped: list[Skip] = []
     ordered = sorted(filings, key=lambda f: str(f["id"]))
-    for filing in ordered:
+    for done, filing in enumerate(ordered, start=1):
+        if progress is not None:
+            progress(done - 1, len(ordered))
         filing_id = str(filing["id"])
         match = _FILING_ID.match(filing_id)
         if match is None:
@@ -208,6 +215,8 @@ def import_convfinqa(
                             "filing year (ambiguous)",
                         )
                     )
+    if progress is not None:
+        progress(len(ordered), len(ordered))
     return ConvFinQAImport(
         tuple(f for _, f in chosen.values()),
         (*new_metrics.values(), *new_entities.values()),

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
@@ -62,6 +62,13 @@ FIELDS = (
     "valid_as_of",
 )
 REQUIRED = ("metric", "entity", "period", "value")
+PROGRESS_EVERY = 1000
+"""Rows between two progress reports."""
+
+RowProgress = Callable[[int, int | None], None]
+"""``progress(done, total)``: rows handled so far and the expected total (None when unknown).
+The last call always has ``done == total``."""
+
 _ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 
@@ -359,6 +366,8 @@ def rows_to_facts(
     path: Path,
     glossary: Glossary,
     mapping: ColumnMapping | None = None,
+    *,
+    progress: RowProgress | None = None,
 ) -> list[Fact]:
     """Read and validate every row of ``path``; raise on the first bad row, writing nothing."""
     mapping = mapping or ColumnMapping()
@@ -374,4 +383,20 @@ def rows_to_facts(
             )
         seen[fact.key] = row.locator
         facts.append(fact)
+        if progress is not None and len(facts) % PROGRESS_EVERY == 0:
+            expected = table.expected
+            progress(len(facts), None if expected is None else max(expected, len(facts)))
+    if progress is not None:
+        progress(len(facts), len(facts))
     return facts
+
+
+def with_progress(facts: Sequence[Fact], progress: RowProgress | None) -> Iterator[Fact]:
+    """``facts`` one by one, reporting ``progress(done, total)`` as a consumer takes them."""
+    total = len(facts)
+    for done, fact in enumerate(facts, start=1):
+        yield fact
+        if progress is not None and done % PROGRESS_EVERY == 0:
+            progress(done, total)
+    if progress is not None:
+        progress(total, total)
