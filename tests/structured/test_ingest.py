@@ -467,8 +467,8 @@ def test_progress_follows_reading_and_writing(ws: Workspace, tmp_path: Path) -> 
         src, progress=lambda *a: read.append(a), write_progress=lambda *a: written.append(a)
     )
     assert summary.added == len(rows) == 1200
-    assert read == [(1000, 1200), (1200, 1200)]
-    assert written == [(1000, 1200), (1200, 1200)]
+    assert read == [(0, 1200), (1000, 1200), (1200, 1200)]
+    assert written == [(0, 1200), (1000, 1200), (1200, 1200)]
 
 
 def test_convfinqa_progress_counts_filings(ws: Workspace) -> None:
@@ -479,7 +479,7 @@ def test_convfinqa_progress_counts_filings(ws: Workspace) -> None:
         sample, progress=lambda *a: filings.append(a), write_progress=lambda *a: written.append(a)
     )
     assert filings == [(n, 12) for n in range(13)]
-    assert written == [(len(result.facts), len(result.facts))]
+    assert written == [(0, len(result.facts)), (len(result.facts), len(result.facts))]
 
 
 def test_dates_from_xlsx_cells_and_toml_mappings(ws: Workspace, tmp_path: Path) -> None:

@@ -67,7 +67,7 @@ PROGRESS_EVERY = 1000
 
 RowProgress = Callable[[int, int | None], None]
 """``progress(done, total)``: rows handled so far and the expected total (None when unknown).
-The last call always has ``done == total``."""
+The first call has ``done == 0``, the last ``done == total``."""
 
 _ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
@@ -372,6 +372,8 @@ def rows_to_facts(
     """Read and validate every row of ``path``; raise on the first bad row, writing nothing."""
     mapping = mapping or ColumnMapping()
     table = open_table(path, mapping.sheet)
+    if progress is not None:
+        progress(0, table.expected)
     reader = _FactReader(path, glossary, mapping)
     facts: list[Fact] = []
     seen: dict[FactKey, str] = {}
@@ -394,6 +396,8 @@ def rows_to_facts(
 def with_progress(facts: Sequence[Fact], progress: RowProgress | None) -> Iterator[Fact]:
     """``facts`` one by one, reporting ``progress(done, total)`` as a consumer takes them."""
     total = len(facts)
+    if progress is not None:
+        progress(0, total)
     for done, fact in enumerate(facts, start=1):
         yield fact
         if progress is not None and done % PROGRESS_EVERY == 0:
