@@ -33,8 +33,8 @@ from ragspine.errors import IngestError
 from ragspine.glossary import MetricKind
 
 MAX_DIGITS = 30
-"""Most significant digits a value may have, from its first to its last non-zero digit (trailing
-zeros after a decimal point count: ``1.50`` has three, ``1500`` two)."""
+"""Most significant digits a value may have, from its first to its last non-zero digit (``1.50``
+and ``1500`` have two), so writing a value with or without an exponent never changes the count."""
 MAX_WRITTEN_DIGITS = 40
 """Most digits a value may need when written out without an exponent."""
 MAX_TEXT_LENGTH = 100
@@ -73,6 +73,8 @@ _SHAPES = {
 }
 _NOT_FINITE = re.compile(r"[-+]?\(?\s*[-+]?\s*(?:s?nan|inf|infinity)\s*\)?%?", re.IGNORECASE)
 _EXPONENT = re.compile(r"[eE]([+-]?)([0-9]*)$")
+_EXPONENT_SIGN = re.compile(r"(?<=[0-9])[eE][+-]")
+_DIGIT_RUN = re.compile(r"[0-9.,]*[0-9][0-9.,]*(?:[eE][+-]?[0-9]*)?")
 _HINT = "write it like 1234.5, 1,234.5, -27.1, (27.1), $ 12 or 7.5%"
 
 
@@ -162,7 +164,7 @@ def _parse_text(raw: str, kind: MetricKind, currency: str) -> Decimal:
         match["close"] is not None,
     )
     negative = _SHAPES.get(shape)
-    if negative is None or (match["inner_open"] and not match["currency"]):
+    if negative is None:
         raise IngestError(f"value {shown(raw)} {_diagnose(text)}")
     number = match["number"]
     # Without a comma or an exponent the token pattern already admits only well-formed numbers.
@@ -270,7 +272,3 @@ def _diagnose(text: str) -> str:
         if problem:
             return problem
     return f"is not a number; {_HINT}"
-
-
-_EXPONENT_SIGN = re.compile(r"(?<=[0-9])[eE][+-]")
-_DIGIT_RUN = re.compile(r"[0-9.,]*[0-9][0-9.,]*(?:[eE][+-]?[0-9]*)?")

@@ -129,7 +129,11 @@ def _iter_csv(path: Path) -> Iterator[SourceRow]:
         check_header(header, f"{path.name}: row 1")
         width = len(header)
         number = 1
-        while (fields := _next_record(reader, path, number := number + 1)) is not None:
+        while True:
+            number += 1
+            fields = _next_record(reader, path, number)
+            if fields is None:
+                return
             if not fields:  # a blank line
                 continue
             if len(fields) != width:
