@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from ragspine.errors import IngestError
 from ragspine.security import Sensitivity
 from ragspine.stores.sqlite_facts import SQLiteFactStore
 from ragspine.structured.facts import Fact, FactKey, Scale
 from ragspine.structured.store import FactStore
+from structured.number_strategies import bounded_decimals
 
 STORES: dict[str, Callable[[Path], FactStore]] = {"sqlite": lambda p: SQLiteFactStore(p / "f.db")}
 
@@ -57,8 +57,8 @@ def test_values_round_trip_exactly(store: FactStore, value: str) -> None:
 
 
 @settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.decimals(allow_nan=False, allow_infinity=False, places=None))
-def test_any_finite_decimal_round_trips(store: FactStore, value: Decimal) -> None:
+@given(bounded_decimals())
+def test_any_bounded_decimal_round_trips(store: FactStore, value: Decimal) -> None:
     store.write([fact(str(value))])
     got = store.get(FactKey("revenue", "acme", "FY2024", "total"))
     assert got is not None and str(got.value) == str(value)
@@ -100,3 +100,12 @@ def test_source_and_locator_are_mandatory() -> None:
         fact(locator="")
     with pytest.raises(IngestError, match="finite"):
         fact("NaN")
+
+
+def test_fact_values_are_bounded() -> None:
+    """A value that would take gigabytes to write out never becomes a fact (or a stored row)."""
+    with pytest.raises(IngestError, match="too large or too small"):
+        fact("1E+999999999")
+    with pytest.raises(IngestError, match="31 significant digits"):
+        fact("1" * 31)
+    assert fact("9" * 30).value == Decimal("9" * 30)

@@ -4,31 +4,24 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
+from contextlib import ExitStack
 from datetime import date
 from pathlib import Path
+from typing import Any
 
-from ragspine.cli import command_group
+from ragspine.cli import (
+    add_principal_arguments,
+    add_quiet_argument,
+    command_group,
+    principal_from,
+)
 from ragspine.errors import ConfigError
-from ragspine.security import Principal
+from ragspine.progress import progress_bar
 from ragspine.structured.convfinqa import ConvFinQAImport
+from ragspine.structured.ingest import RowProgress
 from ragspine.structured.query import MetricResult
 from ragspine.structured.store import WriteSummary
 from ragspine.workspace import Workspace
-
-
-def _principal(args: argparse.Namespace) -> Principal:
-    return Principal.of(args.clearance, args.group or ())
-
-
-def _add_principal_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--clearance",
-        default="internal",
-        help="clearance of the asking principal: public, internal or confidential "
-        "(default internal)",
-    )
-    parser.add_argument("--group", action="append", help="a group of the asking principal")
 
 
 def _reference_date(raw: str | None) -> date | None:
@@ -66,17 +59,56 @@ def cmd_init(args: argparse.Namespace) -> int:
     return 0
 
 
+class _Bars:
+    """Progress bars on stderr fed by the library's ``progress(done, total)`` callbacks."""
+
+    def __init__(self, quiet: bool) -> None:
+        self._quiet = quiet
+        self._stack = ExitStack()
+
+    def __enter__(self) -> _Bars:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stack.close()
+
+    def callback(self, desc: str, unit: str) -> RowProgress:
+        """A callback that shows a bar from its first call and closes it when done == total."""
+        bar: Any = None
+
+        def update(done: int, total: int | None) -> None:
+            nonlocal bar
+            if bar is None:
+                bar = self._stack.enter_context(
+                    progress_bar(total, desc=desc, unit=unit, quiet=self._quiet)
+                )
+            if total is not None and bar.total != total:
+                bar.total = total
+            bar.update(done - bar.n)
+            if done == total:
+                bar.close()
+
+        return update
+
+
 def cmd_ingest_facts(args: argparse.Namespace) -> int:
-    with Workspace.open(args.workspace) as ws:
-        summary = ws.ingest_facts(args.file, mapping=args.mapping)
+    with Workspace.open(args.workspace) as ws, _Bars(args.quiet) as bars:
+        summary = ws.ingest_facts(
+            args.file,
+            mapping=args.mapping,
+            progress=bars.callback(f"checking {args.file.name}", "rows"),
+            write_progress=bars.callback("writing facts", "facts"),
+        )
     print_summary(summary)
     return 0
 
 
 def cmd_ingest_convfinqa(args: argparse.Namespace) -> int:
-    with Workspace.open(args.workspace) as ws:
+    with Workspace.open(args.workspace) as ws, _Bars(args.quiet) as bars:
         result, summary = ws.ingest_convfinqa(
-            args.file, progress=lambda msg: print(msg, file=sys.stderr)
+            args.file,
+            progress=bars.callback(f"reading {args.file.name}", "filings"),
+            write_progress=bars.callback("writing facts", "facts"),
         )
     print_import(result)
     print_summary(summary)
@@ -97,7 +129,7 @@ def cmd_metric(args: argparse.Namespace) -> int:
             args.entity,
             args.period,
             args.channel,
-            principal=_principal(args),
+            principal=principal_from(args),
             reference_date=_reference_date(args.reference_date),
         )
     print_metric_result(result, args.json)
@@ -113,10 +145,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = ingest.add_parser("facts", help="ingest a CSV, XLSX, JSON or JSONL fact table")
     p.add_argument("file", type=Path)
     p.add_argument("--mapping", type=Path, help="TOML column mapping (see README)")
+    add_quiet_argument(p)
     p.set_defaults(func=cmd_ingest_facts)
 
     p = ingest.add_parser("convfinqa", help="import ConvFinQA filings as facts")
     p.add_argument("file", type=Path)
+    add_quiet_argument(p)
     p.set_defaults(func=cmd_ingest_convfinqa)
 
     p = subparsers.add_parser(
@@ -128,5 +162,5 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--channel")
     p.add_argument("--reference-date", help="ISO date for relative periods (default today)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    _add_principal_options(p)
+    add_principal_arguments(p)
     p.set_defaults(func=cmd_metric)

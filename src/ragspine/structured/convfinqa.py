@@ -24,7 +24,9 @@ from typing import Any
 from ragspine.errors import IngestError
 from ragspine.glossary import DEFAULT_CHANNEL, Glossary, MetricKind, Term, TermType
 from ragspine.security import Sensitivity
-from ragspine.structured.facts import Fact, FactKey, Scale, parse_decimal, utc_now
+from ragspine.structured.facts import Fact, FactKey, Scale, utc_now
+from ragspine.structured.ingest import RowProgress
+from ragspine.structured.numbers import parse_value, shown
 
 DASH_PLACEHOLDER = Decimal("2014.0")
 _YEAR = re.compile(r"^(19|20)\d{2}$")
@@ -68,8 +70,16 @@ def load_filings(path: Path) -> list[Mapping[str, Any]]:
         document = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise IngestError(f"ConvFinQA file {path} does not exist") from None
+    except UnicodeDecodeError:
+        raise IngestError(
+            f"{path.name}: is not UTF-8 text; pass a ConvFinQA JSON file such as dev.json"
+        ) from None
+    except OSError as exc:
+        raise IngestError(f"cannot read ConvFinQA file {path}: {exc.strerror}") from None
     except json.JSONDecodeError as exc:
         raise IngestError(f"{path.name}: invalid JSON at line {exc.lineno} ({exc.msg})") from None
+    except (ValueError, RecursionError):  # an integer beyond the digit limit, deep nesting
+        raise IngestError(f"{path.name}: JSON too large or too deeply nested to read") from None
     if isinstance(document, dict):
         lists = [v for v in document.values() if isinstance(v, list)]
         filings = [f for part in lists for f in part]
@@ -84,17 +94,40 @@ def load_filings(path: Path) -> list[Mapping[str, Any]]:
     return filings
 
 
+def _table(filing: Mapping[str, Any], source_name: str) -> Mapping[str, Mapping[str, Any]]:
+    """The filing's ``doc.table`` (column -> row label -> cell), checked for shape."""
+    doc = filing["doc"]
+    table = doc.get("table") if isinstance(doc, Mapping) else None
+    if table is None and isinstance(doc, Mapping):
+        return {}
+    if not isinstance(table, Mapping) or not all(isinstance(r, Mapping) for r in table.values()):
+        raise IngestError(
+            f"{source_name}: filing {shown(str(filing['id']))}: doc.table must map column "
+            "headers to {row label: cell}; is this a ConvFinQA file?"
+        )
+    return table
+
+
 def import_convfinqa(
-    filings: Iterable[Mapping[str, Any]], glossary: Glossary, *, source_name: str
+    filings: Iterable[Mapping[str, Any]],
+    glossary: Glossary,
+    *,
+    source_name: str,
+    progress: RowProgress | None = None,
 ) -> ConvFinQAImport:
-    """Turn filings into facts; row labels the glossary does not know become new metric terms."""
+    """Turn filings into facts; row labels the glossary does not know become new metric terms.
+
+    ``progress(done, total)`` is called after each filing.
+    """
     now = utc_now()
     new_metrics: dict[str, Term] = {}
     new_entities: dict[str, Term] = {}
     chosen: dict[FactKey, tuple[int, Fact]] = {}
     skipped: list[Skip] = []
     ordered = sorted(filings, key=lambda f: str(f["id"]))
-    for filing in ordered:
+    for done, filing in enumerate(ordered, start=1):
+        if progress is not None:
+            progress(done - 1, len(ordered))
         filing_id = str(filing["id"])
         match = _FILING_ID.match(filing_id)
         if match is None:
@@ -105,7 +138,7 @@ def import_convfinqa(
         if entity is None:
             entity = ticker.lower()
             new_entities.setdefault(entity, Term(TermType.ENTITY, entity, ticker.upper()))
-        table = filing["doc"].get("table") or {}
+        table = _table(filing, source_name)
         for column, rows in table.items():
             if not _YEAR.match(column.strip()):
                 skipped.append(Skip(filing_id, column, "", "column header is not a plain year"))
@@ -115,9 +148,8 @@ def import_convfinqa(
                 if not label:
                     skipped.append(Skip(filing_id, column, "", "empty row label"))
                     continue
-                where = f"{source_name}: {filing_id} column {column!r} row {label!r}"
                 try:
-                    value = parse_decimal(cell, where)
+                    value = parse_value(cell)
                 except IngestError:
                     skipped.append(Skip(filing_id, column, label, "cell is not a number"))
                     continue
@@ -183,6 +215,8 @@ def import_convfinqa(
                             "filing year (ambiguous)",
                         )
                     )
+    if progress is not None:
+        progress(len(ordered), len(ordered))
     return ConvFinQAImport(
         tuple(f for _, f in chosen.values()),
         (*new_metrics.values(), *new_entities.values()),

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from enum import StrEnum
 
 from ragspine.errors import IngestError
 from ragspine.security import Sensitivity
+from ragspine.structured.numbers import check_bounds
 
 
 class Scale(StrEnum):
@@ -45,6 +46,19 @@ class Scale(StrEnum):
             valid = ", ".join(s.value for s in cls)
             raise IngestError(f"unknown scale {raw!r}: use one of {valid}") from None
 
+    @property
+    def multiplier(self) -> int:
+        """What one unit at this scale is worth (``1000`` for ``thousand``)."""
+        return _MULTIPLIERS[self]
+
+
+_MULTIPLIERS = {
+    Scale.ONE: 1,
+    Scale.THOUSAND: 1_000,
+    Scale.MILLION: 1_000_000,
+    Scale.BILLION: 1_000_000_000,
+}
+
 
 @dataclass(frozen=True, slots=True)
 class FactKey:
@@ -77,6 +91,7 @@ class Fact:
     def __post_init__(self) -> None:
         if not isinstance(self.value, Decimal) or not self.value.is_finite():
             raise IngestError(f"fact value must be a finite Decimal, got {self.value!r}")
+        check_bounds(self.value)
         if not self.source_doc_id or not self.locator:
             raise IngestError(
                 f"fact {self.key} needs both source_doc_id and locator (where the number came from)"
@@ -85,34 +100,6 @@ class Fact:
     @property
     def key(self) -> FactKey:
         return FactKey(self.metric, self.entity, self.period, self.channel)
-
-
-def parse_decimal(raw: object, where: str) -> Decimal:
-    """Read an exact decimal from a cell: ``1,234.5``, ``(27.1)``, ``$ 12``, ``7%``, ints, floats.
-
-    Floats are read through their shortest repr, so ``0.30000000000000004`` stays exact.
-    """
-    if isinstance(raw, bool):
-        raise IngestError(f"{where}: value {raw!r} is a boolean, not a number")
-    if isinstance(raw, Decimal):
-        value = raw
-    elif isinstance(raw, int | float):
-        value = Decimal(repr(raw)) if isinstance(raw, float) else Decimal(raw)
-    elif isinstance(raw, str):
-        text = raw.strip().replace(",", "").replace("$", "").replace("%", "").replace(" ", "")
-        negative = text.startswith("(") and text.endswith(")")
-        text = text.strip("()")
-        try:
-            value = Decimal(text)
-        except InvalidOperation:
-            raise IngestError(f"{where}: value {raw!r} is not a number") from None
-        if negative:
-            value = -value
-    else:
-        raise IngestError(f"{where}: value {raw!r} is not a number")
-    if not value.is_finite():
-        raise IngestError(f"{where}: value {raw!r} is not a finite number")
-    return value
 
 
 def utc_now() -> str:
