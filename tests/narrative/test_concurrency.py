@@ -115,16 +115,20 @@ def _state(ws: Workspace, library: str) -> dict[str, object]:
 
 
 def _rankings(ws: Workspace, library: str, queries: dict[str, str]) -> dict[str, list[tuple]]:
-    """Top-10 (score, doc id) per query straight from the index, ties ordered by doc id."""
+    """Top-10 (score, doc id) per query straight from the index, ties ordered by doc id.
+
+    Chunk keys (the index's own tie-break) depend on which writer ran first, so 50 hits are
+    fetched and re-sorted by doc id before the cut.
+    """
     store = ws.narrative.store
     index = ws.narrative.indexes.get(library, MAINTAINED_FIELDS[0])
     level = max_visible_level(Principal.of("confidential"))
     result = {}
     for qid, text in queries.items():
-        hits = index.search(text, 10, max_level=level)
+        hits = index.search(text, 50, max_level=level)
         ids = store.chunk_ids([key for key, _ in hits])
         ranked = [(round(score, 9), ids[key][2]) for key, score in hits]
-        result[qid] = sorted(ranked, key=lambda pair: (-pair[0], pair[1]))
+        result[qid] = sorted(ranked, key=lambda pair: (-pair[0], pair[1]))[:10]
     return result
 
 
