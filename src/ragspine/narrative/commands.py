@@ -41,7 +41,10 @@ class _Progress:
             )
         bar.update(done - bar.n)
 
-    def close(self) -> None:
+    def __enter__(self) -> _Progress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
         for bar in (self._embedding, self._documents):
             if bar is not None:
                 bar.close()
@@ -55,60 +58,44 @@ def _finish(report: IngestReport) -> int:
 
 
 def _ingest_docs(args: argparse.Namespace) -> int:
-    progress = _Progress(args.quiet)
-    with Workspace.open(args.workspace) as workspace:
-        try:
-            report = workspace.ingest_documents(
-                args.paths,
-                library=args.library,
-                metadata=parse_meta_pairs(args.meta),
-                sensitivity=args.sensitivity,
-                window=args.window,
-                progress=progress.documents,
-                vectors=args.vectors,
-                embed_progress=progress.embedding,
-            )
-        finally:
-            progress.close()
+    with Workspace.open(args.workspace) as workspace, _Progress(args.quiet) as progress:
+        report = workspace.ingest_documents(
+            args.paths,
+            library=args.library,
+            metadata=parse_meta_pairs(args.meta),
+            sensitivity=args.sensitivity,
+            window=args.window,
+            progress=progress.documents,
+            vectors=args.vectors,
+            embed_progress=progress.embedding,
+        )
     return _finish(report)
 
 
 def _ingest_beir(args: argparse.Namespace) -> int:
-    progress = _Progress(args.quiet)
-    with Workspace.open(args.workspace) as workspace:
-        try:
-            report = workspace.ingest_beir(
-                args.folder,
-                library=args.library,
-                progress=progress.documents,
-                vectors=args.vectors,
-                embed_progress=progress.embedding,
-            )
-        finally:
-            progress.close()
+    with Workspace.open(args.workspace) as workspace, _Progress(args.quiet) as progress:
+        report = workspace.ingest_beir(
+            args.folder,
+            library=args.library,
+            progress=progress.documents,
+            vectors=args.vectors,
+            embed_progress=progress.embedding,
+        )
     return _finish(report)
 
 
 def _reembed(args: argparse.Namespace) -> int:
-    progress = _Progress(args.quiet)
-    with Workspace.open(args.workspace, create=False) as workspace:
-        try:
-            count = workspace.reembed(args.library, progress=progress.embedding)
-        finally:
-            progress.close()
+    with Workspace.open(args.workspace, create=False) as workspace, _Progress(args.quiet) as bars:
+        count = workspace.reembed(args.library, progress=bars.embedding)
     print(f"library {args.library}: {count} vectors re-embedded")
     return 0
 
 
 def _library_vectors(args: argparse.Namespace) -> int:
-    progress = _Progress(args.quiet)
-    with Workspace.open(args.workspace, create=False) as workspace:
-        try:
-            library = workspace.set_library_vectors(
-                args.name, args.state == "on", progress=progress.embedding
-            )
-        finally:
-            progress.close()
+    with Workspace.open(args.workspace, create=False) as workspace, _Progress(args.quiet) as bars:
+        library = workspace.set_library_vectors(
+            args.name, args.state == "on", progress=bars.embedding
+        )
     print(f"library {library.library_id}: vectors {'on' if library.vectors else 'off'}")
     return 0
 
