@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from ragspine.cli import add_principal_arguments, principal_from
 from ragspine.eval.retrieval import load_qrels, load_queries, run_retrieval_eval
 from ragspine.workspace import Workspace
 
@@ -18,6 +19,7 @@ def _eval_retrieval(args: argparse.Namespace) -> int:
         mode=args.mode,
         lexical_weight=args.lexical_weight,
         vector_weight=args.vector_weight,
+        principal=principal_from(args),
     )
     if args.json:
         payload = {
@@ -53,4 +55,5 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     retrieval.add_argument("--lexical-weight", type=float, default=1.0, help="hybrid RRF weight")
     retrieval.add_argument("--vector-weight", type=float, default=1.0, help="hybrid RRF weight")
     retrieval.add_argument("--json", action="store_true", help="print one JSON object")
+    add_principal_arguments(retrieval)
     retrieval.set_defaults(func=_eval_retrieval)

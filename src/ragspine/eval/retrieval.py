@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ragspine.errors import ConfigError
+from ragspine.security import PUBLIC, Principal
 
 if TYPE_CHECKING:
     from ragspine.workspace import Workspace
@@ -141,9 +142,10 @@ def run_retrieval_eval(
     depth: int = 100,
     lexical_weight: float = 1.0,
     vector_weight: float = 1.0,
+    principal: Principal = PUBLIC,
 ) -> RetrievalReport:
-    """Search every judged query and score documents by their best chunk (``hybrid`` channel
-    weights as in :meth:`Workspace.search`)."""
+    """Search every judged query as ``principal`` and score documents by their best chunk
+    (``hybrid`` channel weights as in :meth:`Workspace.search`)."""
     judged = [qid for qid in qrels if qid in queries]
     if not judged:
         raise ConfigError("no query in the qrels file has a text in the queries file: check ids")
@@ -157,6 +159,7 @@ def run_retrieval_eval(
             top_k=depth * CHUNKS_PER_DOC_DEPTH,
             lexical_weight=lexical_weight,
             vector_weight=vector_weight,
+            principal=principal,
         )
         hits = [(snippet.doc_id, snippet.score) for snippet in result.snippets]
         rankings[qid] = rank_documents(hits)[:depth]
