@@ -1,9 +1,12 @@
 """The chunk store: libraries, documents, parents and chunks in the workspace's SQLite file.
 
-Tables are prefixed ``narrative_`` and versioned by ``narrative_meta.schema_version``. Parent text
-is stored once per section; document metadata once per document (chunks read it by join). Chunk
-rows have integer keys that are never reused; they are the lexical index's keys. Each library
-keeps a ``generation`` counter that every change bumps, so an index can tell it is stale.
+Tables are prefixed ``narrative_`` and versioned by ``narrative_meta.schema_version`` (older
+versions are upgraded in place by :mod:`ragspine.narrative.store_upgrade`). Parent text is
+stored once per section; document metadata and section levels once per document (chunks read
+them by join). Each chunk row carries its own heading and title as a reader of the chunk's level
+may see them (see :mod:`ragspine.narrative.labels`). Chunk rows have integer keys that are never
+reused; they are the lexical index's keys. Each library keeps a ``generation`` counter that
+every change bumps, so an index can tell it is stale.
 """
 
 from __future__ import annotations
@@ -19,12 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from ragspine.errors import ConfigError, QueryError, StoreError
-from ragspine.narrative import profiles
+from ragspine.narrative import profiles, store_upgrade
 from ragspine.narrative.filters import Filter
 from ragspine.narrative.library_profile import LibraryProfile
 from ragspine.security import Sensitivity
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS narrative_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -46,6 +49,7 @@ CREATE TABLE IF NOT EXISTS narrative_documents (
     metadata TEXT NOT NULL DEFAULT '{}',
     sensitivity INTEGER NOT NULL,
     ingested_at TEXT NOT NULL,
+    section_levels TEXT NOT NULL DEFAULT '[]',
     PRIMARY KEY (library_id, doc_id)
 );
 CREATE TABLE IF NOT EXISTS narrative_parents (
@@ -70,10 +74,12 @@ CREATE TABLE IF NOT EXISTS narrative_chunks (
     parent_id TEXT NOT NULL REFERENCES narrative_parents(parent_id),
     window_text TEXT,
     sensitivity INTEGER NOT NULL,
-    content_hash TEXT NOT NULL
+    content_hash TEXT NOT NULL,
+    title TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS narrative_chunks_doc ON narrative_chunks (library_id, doc_id);
 CREATE INDEX IF NOT EXISTS narrative_chunks_parent ON narrative_chunks (parent_id);
+CREATE INDEX IF NOT EXISTS narrative_chunks_level ON narrative_chunks (library_id, sensitivity);
 """
 
 _LEVELS = {int(level): level for level in Sensitivity}
@@ -108,6 +114,32 @@ class StoredDocument:
 
 
 @dataclass(frozen=True, slots=True)
+class ParentRow:
+    """A section to insert: its id, heading, locator and full text."""
+
+    parent_id: str
+    heading: str
+    locator: dict[str, Any]
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkRow:
+    """A child chunk to insert, with the title and level it is stored under."""
+
+    chunk_id: str
+    ordinal: int
+    text: str
+    heading: str
+    title: str
+    locator: dict[str, Any]
+    parent_id: str
+    window_text: str | None
+    content_hash: str
+    level: Sensitivity
+
+
+@dataclass(frozen=True, slots=True)
 class StoredChunk:
     """A child chunk as stored, with its document's metadata and its parent's locator."""
 
@@ -125,6 +157,8 @@ class StoredChunk:
     metadata: dict[str, Any]
     sensitivity: Sensitivity
     content_hash: str
+    section_levels: tuple[tuple[str, int], ...] = ()
+    """The document's section levels (heading name, level), for screening names."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,10 +203,7 @@ class ChunkStore:
                 (str(SCHEMA_VERSION),),
             )
         elif int(row[0]) != SCHEMA_VERSION:
-            raise StoreError(
-                f"{db_path} holds chunk store schema v{row[0]}, this version reads "
-                f"v{SCHEMA_VERSION}: re-ingest into a new workspace"
-            )
+            store_upgrade.upgrade(self._db, int(row[0]), SCHEMA_VERSION, str(db_path))
         profiles.backfill(self._db)
 
     def close(self) -> None:
@@ -317,20 +348,18 @@ class ChunkStore:
         *,
         source: str,
         metadata: dict[str, Any],
-        parents: Sequence[tuple[str, str, dict[str, Any], str]],
-        chunks: Sequence[tuple[str, int, str, str, dict[str, Any], str, str | None, str]],
-        levels: Sequence[int] | None = None,
+        parents: Sequence[ParentRow],
+        chunks: Sequence[ChunkRow],
+        section_levels: Sequence[tuple[str, int]] = (),
     ) -> list[int]:
-        """Insert a document, its parents ``(parent_id, heading, locator, text)`` and chunks.
-
-        Chunks are ``(chunk_id, ordinal, text, heading, locator, parent_id, window_text,
-        content_hash)``; ``levels`` gives each chunk's sensitivity (default: the document's).
-        Returns the new chunk keys in chunk order; the library's term profile follows.
-        """
+        """Insert a document with its parents and chunks (each chunk at least at the
+        document's level); returns the new chunk keys in chunk order. The library's term
+        profile follows."""
         library_id, doc_id, level = document.library_id, document.doc_id, int(document.sensitivity)
         self._db.execute(
             "INSERT INTO narrative_documents (library_id, doc_id, title, source, content_hash, "
-            "fingerprint, metadata, sensitivity, ingested_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "fingerprint, metadata, sensitivity, ingested_at, section_levels) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 library_id,
                 doc_id,
@@ -341,50 +370,48 @@ class ChunkStore:
                 json.dumps(metadata, sort_keys=True, ensure_ascii=False),
                 level,
                 _now(),
+                json.dumps([[str(n), int(lv)] for n, lv in section_levels], ensure_ascii=False),
             ),
         )
         self._db.executemany(
             "INSERT INTO narrative_parents (parent_id, library_id, doc_id, heading, "
             "parent_locator, text) VALUES (?, ?, ?, ?, ?, ?)",
             [
-                (pid, library_id, doc_id, heading, json.dumps(loc, ensure_ascii=False), text)
-                for pid, heading, loc, text in parents
+                (
+                    p.parent_id,
+                    library_id,
+                    doc_id,
+                    p.heading,
+                    json.dumps(p.locator, ensure_ascii=False),
+                    p.text,
+                )
+                for p in parents
             ],
         )
         keys = []
-        chunk_levels = list(levels) if levels is not None else [level] * len(chunks)
-        for (
-            chunk_id,
-            ordinal,
-            text,
-            heading,
-            locator,
-            parent_id,
-            window,
-            digest,
-        ), chunk_level in zip(chunks, chunk_levels, strict=True):
+        for chunk in chunks:
             cursor = self._db.execute(
                 "INSERT INTO narrative_chunks (chunk_id, library_id, doc_id, ordinal, text, "
-                "heading, source_locator, parent_id, window_text, sensitivity, content_hash) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "heading, source_locator, parent_id, window_text, sensitivity, content_hash, "
+                "title) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
-                    chunk_id,
+                    chunk.chunk_id,
                     library_id,
                     doc_id,
-                    ordinal,
-                    text,
-                    heading,
-                    json.dumps(locator, ensure_ascii=False),
-                    parent_id,
-                    window,
-                    max(level, int(chunk_level)),
-                    digest,
+                    chunk.ordinal,
+                    chunk.text,
+                    chunk.heading,
+                    json.dumps(chunk.locator, ensure_ascii=False),
+                    chunk.parent_id,
+                    chunk.window_text,
+                    max(level, int(chunk.level)),
+                    chunk.content_hash,
+                    chunk.title,
                 ),
             )
             keys.append(int(cursor.lastrowid or 0))
         new = profiles.count_terms(
-            (max(level, int(lv)), profiles.profile_text(document.title, c[2]))
-            for c, lv in zip(chunks, chunk_levels, strict=True)
+            (max(level, int(c.level)), profiles.profile_text(c.title, c.text)) for c in chunks
         )
         profiles.apply_counts(self._db, library_id, new, 1)
         return keys
@@ -394,10 +421,8 @@ class ChunkStore:
     def index_rows(self, library_id: str) -> Iterator[IndexRow]:
         """Every chunk of a library in key order, as the lexical index needs it."""
         rows = self._db.execute(
-            "SELECT c.chunk_key, d.title, c.heading, c.text, c.sensitivity "
-            "FROM narrative_chunks c JOIN narrative_documents d "
-            "ON d.library_id = c.library_id AND d.doc_id = c.doc_id "
-            "WHERE c.library_id = ? ORDER BY c.chunk_key",
+            "SELECT chunk_key, title, heading, text, sensitivity FROM narrative_chunks "
+            "WHERE library_id = ? ORDER BY chunk_key",
             (library_id,),
         )
         for row in rows:
@@ -409,9 +434,9 @@ class ChunkStore:
             return {}
         marks = ",".join("?" * len(keys))
         rows = self._db.execute(
-            "SELECT c.chunk_key, c.chunk_id, c.doc_id, c.library_id, c.text, c.heading, d.title, "
+            "SELECT c.chunk_key, c.chunk_id, c.doc_id, c.library_id, c.text, c.heading, c.title, "
             "c.source_locator, c.parent_id, p.parent_locator, c.window_text, d.metadata, "
-            "c.sensitivity, c.content_hash FROM narrative_chunks c "
+            "c.sensitivity, c.content_hash, d.section_levels FROM narrative_chunks c "
             "JOIN narrative_documents d ON d.library_id = c.library_id AND d.doc_id = c.doc_id "
             "JOIN narrative_parents p ON p.parent_id = c.parent_id "
             f"WHERE c.chunk_key IN ({marks})",
@@ -423,6 +448,9 @@ class ChunkStore:
             if raw not in shared:
                 shared[raw] = json.loads(raw)
             return shared[raw]
+
+        def decode_levels(raw: str) -> tuple[tuple[str, int], ...]:
+            return tuple((str(name), int(level)) for name, level in decode_shared(raw))
 
         return {
             row[0]: StoredChunk(
@@ -440,6 +468,7 @@ class ChunkStore:
                 metadata=decode_shared(row[11]),
                 sensitivity=_LEVELS[row[12]],
                 content_hash=row[13],
+                section_levels=decode_levels(row[14]),
             )
             for row in rows
         }
