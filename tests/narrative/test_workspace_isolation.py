@@ -87,7 +87,7 @@ def test_a_leaky_index_is_caught_by_the_recheck(
     monkeypatch.setattr(retriever, "max_visible_level", lambda principal: Sensitivity.RESTRICTED)
     result = ws.search("salary plan", libraries=["groups"], top_k=20)
     assert _leaks(result.to_dict()) == []
-    assert result.trace.stage("recheck").dropped_by_visibility >= 2
+    assert result.trace.stage("recheck").dropped_by_visibility >= 1  # restricted: not indexed
 
 
 def test_a_leaky_chunk_source_is_caught(

@@ -3,7 +3,8 @@
 Each library has one index per *field set* (which chunk fields are indexed), built only when a
 retrieval mode first needs it. Changes are applied incrementally after the chunk store commits;
 an index whose committed generation differs from the store's (a crash between the two commits, or
-an index that missed an ingest) is rebuilt from the chunk store when it is opened.
+an index that missed an ingest) is rebuilt from the chunk store when it is opened. Chunks no one
+may see (``restricted``) are never indexed, so they take no part in any search or score.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from ragspine.narrative.chunk_store import ChunkStore, IndexRow
 from ragspine.narrative.lexical import LexicalIndex
+from ragspine.security import Principal, Sensitivity, max_visible_level
 
 log = logging.getLogger("ragspine.narrative")
 
@@ -41,6 +43,14 @@ def indexed_text(fields: IndexFields, row: IndexRow) -> str:
 
 
 DEFAULT_FIELDS = IndexFields.TITLE_TEXT
+
+HIGHEST_VISIBLE = max_visible_level(Principal(Sensitivity.RESTRICTED))
+"""The highest level anyone may see; chunks above it are never indexed."""
+
+
+def searchable(rows: Iterable[IndexRow]) -> list[IndexRow]:
+    """The rows someone may see (what an index holds)."""
+    return [row for row in rows if row.sensitivity <= HIGHEST_VISIBLE]
 
 
 class LibraryIndexes:
@@ -87,7 +97,7 @@ class LibraryIndexes:
             generation,
             "building" if fresh else "rebuilding",
         )
-        rows = list(self._store.index_rows(library_id))
+        rows = searchable(self._store.index_rows(library_id))
         index.rebuild(
             [row.key for row in rows],
             [indexed_text(fields, row) for row in rows],
@@ -111,7 +121,7 @@ class LibraryIndexes:
         The default index is always kept current; other field sets only when they exist. An
         index that was not at ``since`` is rebuilt instead.
         """
-        added_rows = list(added)
+        added_rows = searchable(added)
         for fields in IndexFields:
             folder = self.folder(library_id, fields)
             if fields is not DEFAULT_FIELDS and not folder.exists():
