@@ -10,6 +10,7 @@ import pytest
 from ragspine.errors import IngestError
 from ragspine.narrative import chunk_store, ingest
 from ragspine.narrative.ingest import IngestStatus
+from ragspine.security import Principal
 from ragspine.workspace import Workspace
 
 
@@ -67,7 +68,7 @@ def test_metadata_change_replaces_and_sensitivity_precedence(
     ws.create_library("reports", description="Annual reports", default_sensitivity="internal")
     (docs / "b.txt.meta.json").write_text('{"sensitivity": "confidential", "region": "EU"}')
     ws.ingest_documents([docs], library="reports")
-    counts = ws.describe_library("reports")
+    counts = ws.describe_library("reports", principal=Principal.of("confidential"))
     assert (counts["chunks_internal"], counts["chunks_confidential"]) == (1, 1)
     report = ws.ingest_documents([docs], library="reports", sensitivity="public")
     assert [o.status for o in report.outcomes] == [IngestStatus.REPLACED] * 2
@@ -125,7 +126,7 @@ def test_store_failure_midway_rolls_back(
     ws = Workspace.open(workspace_dir)
     ws.ingest_documents([docs], library="reports")
     before = _snapshot(ws)
-    generation = ws.describe_library("reports")["generation"]
+    generation = ws.narrative.store.generation("reports")
     (docs / "b.txt").write_text("First new sentence. Second new sentence.", encoding="utf-8")
     real_insert = chunk_store.ChunkStore.insert_document
 
@@ -137,7 +138,7 @@ def test_store_failure_midway_rolls_back(
     with pytest.raises(sqlite3.OperationalError):
         ws.ingest_documents([docs / "b.txt"], library="reports")
     assert _snapshot(ws) == before
-    assert ws.describe_library("reports")["generation"] == generation
+    assert ws.narrative.store.generation("reports") == generation
     assert [s.doc_id for s in ws.search("cash flow").snippets] == ["b.txt"]
 
 
@@ -150,9 +151,11 @@ def test_stale_index_is_rebuilt_from_the_store(workspace_dir: Path, docs: Path) 
     db.close()
     reopened = Workspace.open(workspace_dir)
     result = reopened.search("revenue")
-    assert result.trace.rebuilt_indexes == ("reports/title_text",)
+    assert reopened.narrative.indexes.rebuilt == ["reports/title_text"]
     assert [s.doc_id for s in result.snippets] == ["a.md"]
-    assert Workspace.open(workspace_dir).search("revenue").trace.rebuilt_indexes == ()
+    again = Workspace.open(workspace_dir)
+    again.search("revenue")
+    assert again.narrative.indexes.rebuilt == []
 
 
 def test_adding_a_document_does_not_rebuild(workspace_dir: Path, docs: Path) -> None:

@@ -180,7 +180,7 @@ def test_a_v1_store_is_upgraded_in_place_and_screened(workspace_dir: Path, tmp_p
     # a mixed-level document's title is withheld; a uniform one keeps the stored title
     assert titles == {("report.md", "report"), ("notes.txt", f"{SECRET} Plan")}
     result = upgraded.search("budget", libraries=["r"])
-    assert result.trace.rebuilt_indexes == ("r/title_text",)
+    assert upgraded.narrative.indexes.rebuilt == ["r/title_text"]
     assert all(s.title != f"{SECRET} Plan" for s in result.snippets if s.doc_id == "report.md")
     # the next ingest of the same files rewrites every document under the exact rules
     report = upgraded.ingest_documents([docs], library="r")

@@ -95,8 +95,6 @@ class Library:
     default_sensitivity: Sensitivity
     created_at: str
     generation: int
-    documents: int = 0
-    chunks: int = 0
     vectors: bool = False
     """Whether the library keeps chunk embeddings (computed at ingest) for vector search."""
 
@@ -255,15 +253,20 @@ class ChunkStore:
         )
         return self.library(name)
 
+    _LIBRARY_COLUMNS = (
+        "library_id, description, default_sensitivity, created_at, generation, vectors"
+    )
+
     def _library_row(self, name: str) -> tuple[Any, ...] | None:
         row: tuple[Any, ...] | None = self._db.execute(
-            "SELECT library_id, description, default_sensitivity, created_at, generation, vectors, "
-            "(SELECT COUNT(*) FROM narrative_documents d WHERE d.library_id = l.library_id), "
-            "(SELECT COUNT(*) FROM narrative_chunks c WHERE c.library_id = l.library_id) "
-            "FROM narrative_libraries l WHERE library_id = ?",
+            f"SELECT {self._LIBRARY_COLUMNS} FROM narrative_libraries WHERE library_id = ?",
             (name,),
         ).fetchone()
         return row
+
+    @staticmethod
+    def _library_of(row: Sequence[Any]) -> Library:
+        return Library(row[0], row[1], Sensitivity(row[2]), row[3], row[4], bool(row[5]))
 
     def library(self, name: str) -> Library:
         """The library called ``name``; the error lists the known libraries."""
@@ -274,18 +277,19 @@ class ChunkStore:
                 f"unknown library {name!r} (known: {known}); create it with "
                 f"'ragspine library create {name}'"
             )
-        return Library(
-            row[0], row[1], Sensitivity(row[2]), row[3], row[4], row[6], row[7], bool(row[5])
-        )
+        return self._library_of(row)
 
     def library_names(self) -> list[str]:
         """Names of every library, sorted."""
         rows = self._db.execute("SELECT library_id FROM narrative_libraries ORDER BY library_id")
         return [row[0] for row in rows]
 
-    def libraries(self) -> list[Library]:
-        """Every library with its document and chunk counts, sorted by name."""
-        return [self.library(name) for name in self.library_names()]
+    def all_libraries(self) -> list[Library]:
+        """Every library's settings, sorted by name (no counts: see :meth:`visible_counts`)."""
+        rows = self._db.execute(
+            f"SELECT {self._LIBRARY_COLUMNS} FROM narrative_libraries ORDER BY library_id"
+        )
+        return [self._library_of(row) for row in rows]
 
     def generation(self, library_id: str) -> int:
         """The library's change counter (the lexical index must carry the same number)."""
@@ -532,23 +536,28 @@ class ChunkStore:
         )
         return {row[0]: int(row[1]) for row in rows}
 
-    def counts(self, library_id: str) -> dict[str, int]:
-        """Documents, parents and chunks of a library, and chunks per sensitivity level."""
-        result = {
-            "documents": self._scalar("narrative_documents", library_id),
-            "parents": self._scalar("narrative_parents", library_id),
-            "chunks": self._scalar("narrative_chunks", library_id),
-        }
+    def has_chunks(self, library_id: str, max_level: int) -> bool:
+        """Whether the library holds a chunk at or below ``max_level``."""
+        row = self._db.execute(
+            "SELECT EXISTS (SELECT 1 FROM narrative_chunks WHERE library_id = ? "
+            "AND sensitivity <= ?)",
+            (library_id, max_level),
+        ).fetchone()
+        return bool(row[0])
+
+    def visible_counts(self, library_id: str, max_level: int) -> dict[str, int]:
+        """Documents, parents (sections) and chunks of a library that hold a chunk at or below
+        ``max_level``, and those chunks per level (``chunks_public``, ...; absent when none)."""
+        row = self._db.execute(
+            "SELECT COUNT(DISTINCT doc_id), COUNT(DISTINCT parent_id), COUNT(*) "
+            "FROM narrative_chunks WHERE library_id = ? AND sensitivity <= ?",
+            (library_id, max_level),
+        ).fetchone()
+        result = {"documents": int(row[0]), "parents": int(row[1]), "chunks": int(row[2])}
         for level, count in self._db.execute(
             "SELECT sensitivity, COUNT(*) FROM narrative_chunks WHERE library_id = ? "
-            "GROUP BY sensitivity ORDER BY sensitivity",
-            (library_id,),
+            "AND sensitivity <= ? GROUP BY sensitivity ORDER BY sensitivity",
+            (library_id, max_level),
         ):
             result[f"chunks_{Sensitivity(level).label}"] = int(count)
         return result
-
-    def _scalar(self, table: str, library_id: str) -> int:
-        row = self._db.execute(
-            f"SELECT COUNT(*) FROM {table} WHERE library_id = ?", (library_id,)
-        ).fetchone()
-        return int(row[0])
