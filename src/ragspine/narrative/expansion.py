@@ -168,11 +168,14 @@ def screen_names(
 ) -> _Names:
     """The chunk's names with every section name ``principal`` may not see left out."""
     levels = name_levels(getattr(chunk, "section_levels", None) or ())
+    locator = chunk.source_locator
+    if not levels:  # no section is more sensitive than its document: no name to withhold
+        title, heading = getattr(chunk, "title", ""), getattr(chunk, "heading", "")
+        return _Names(str(title or ""), str(heading or ""), locator, parent_locator)
 
     def may_see(level: int) -> bool:
         return visible(principal, level)
 
-    locator = chunk.source_locator
     source = str(locator.get("file", "")) if isinstance(locator, Mapping) else ""
     return _Names(
         title=screen_title(str(getattr(chunk, "title", "") or ""), source, levels, may_see),

@@ -134,8 +134,8 @@ def parse_section_levels(raw: object, where: str) -> tuple[tuple[str, Sensitivit
 
 @dataclass(frozen=True, slots=True)
 class Labelled:
-    """A section or chunk draft with the level it is stored at and the heading, heading path
-    locator and title a reader of that level may see."""
+    """The level a section or chunk draft is stored at, and the heading, locator and title a
+    reader of that level may see."""
 
     level: Sensitivity
     heading: str

@@ -71,10 +71,10 @@ def screen_path(path: Sequence[str], levels: Mapping[str, int], may_see: MaySee)
 def screen_title(title: str, source: str, levels: Mapping[str, int], may_see: MaySee) -> str:
     """``title`` when the reader may see it, else the stem of ``source`` if that is not a
     hidden name either, else the empty string."""
-    for candidate in (title, PurePath(source).stem if source else ""):
-        if may_see(name_level(candidate, 0, levels)):
-            return candidate
-    return ""
+    if may_see(name_level(title, 0, levels)):
+        return title
+    stem = PurePath(source).stem if source else ""
+    return stem if may_see(name_level(stem, 0, levels)) else ""
 
 
 def screen_locator(locator: Any, levels: Mapping[str, int], may_see: MaySee) -> Any:
