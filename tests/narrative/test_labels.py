@@ -10,7 +10,7 @@ import pytest
 
 from ragspine import Principal, Workspace
 from ragspine.errors import StoreError
-from ragspine.narrative import expansion, ingest
+from ragspine.narrative import expansion, ingest, store_upgrade
 from ragspine.narrative.chunk_store import SCHEMA_VERSION
 from ragspine.narrative.ingest import IngestStatus
 from ragspine.narrative.labels import (
@@ -205,3 +205,17 @@ def test_a_newer_store_is_refused_with_what_to_do(workspace_dir: Path) -> None:
         StoreError, match=f"schema v{SCHEMA_VERSION + 1}.*RAGSpine version that wrote it"
     ):
         Workspace.open(workspace_dir).narrative  # noqa: B018
+
+
+def test_an_upgrade_another_process_finished_is_not_repeated(workspace_dir: Path) -> None:
+    ws = Workspace.open(workspace_dir)
+    ws.create_library("r")
+    ws.close()
+    db_path = workspace_dir / "workspace.sqlite"
+    _downgrade_to_v1(db_path, "Title")
+    db = sqlite3.connect(db_path, isolation_level=None)
+    store_upgrade.upgrade(db, 1, SCHEMA_VERSION, str(db_path))
+    generation = db.execute("SELECT generation FROM narrative_libraries").fetchone()
+    store_upgrade.upgrade(db, 1, SCHEMA_VERSION, str(db_path))  # read v1 before the other won
+    assert db.execute("SELECT generation FROM narrative_libraries").fetchone() == generation
+    db.close()

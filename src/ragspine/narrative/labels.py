@@ -52,6 +52,8 @@ def name_levels(section_levels: Iterable[tuple[str, int]]) -> dict[str, int]:
 
 def name_level(name: str, base: int, levels: Mapping[str, int]) -> int:
     """The level of ``name``: ``base``, raised when it names a more sensitive section."""
+    if not levels:
+        return int(base)
     return max(int(base), levels.get(normalize_name(name), int(base)))
 
 
@@ -65,13 +67,15 @@ def path_level(path: Sequence[str], base: int, levels: Mapping[str, int]) -> Sen
 
 def screen_path(path: Sequence[str], levels: Mapping[str, int], may_see: MaySee) -> list[str]:
     """The names of ``path`` the reader may see, in order."""
+    if not levels:
+        return list(path)
     return [name for name in path if may_see(name_level(name, 0, levels))]
 
 
 def screen_title(title: str, source: str, levels: Mapping[str, int], may_see: MaySee) -> str:
     """``title`` when the reader may see it, else the stem of ``source`` if that is not a
     hidden name either, else the empty string."""
-    if may_see(name_level(title, 0, levels)):
+    if not levels or may_see(name_level(title, 0, levels)):
         return title
     stem = PurePath(source).stem if source else ""
     return stem if may_see(name_level(stem, 0, levels)) else ""
@@ -79,7 +83,7 @@ def screen_title(title: str, source: str, levels: Mapping[str, int], may_see: Ma
 
 def screen_locator(locator: Any, levels: Mapping[str, int], may_see: MaySee) -> Any:
     """A locator mapping with its ``heading_path`` screened (other forms are returned as is)."""
-    if not isinstance(locator, Mapping) or "heading_path" not in locator:
+    if not levels or not isinstance(locator, Mapping) or "heading_path" not in locator:
         return locator
     path = locator["heading_path"]
     if not isinstance(path, list | tuple):

@@ -27,6 +27,8 @@ def upgrade(db: sqlite3.Connection, found: int, current: int, where: str) -> Non
         )
     db.execute("BEGIN IMMEDIATE")
     try:
+        row = db.execute("SELECT value FROM narrative_meta WHERE key = 'schema_version'").fetchone()
+        found = int(row[0])  # another process may have upgraded it while this one waited
         if found < 2:
             _v1_to_v2(db)
         db.execute(
