@@ -28,6 +28,7 @@ from ragspine.structured.store import WriteSummary
 
 if TYPE_CHECKING:
     from ragspine.answer.extractive import NarrativeAnswer
+    from ragspine.narrative.catalog import LibrarySummary
     from ragspine.narrative.chunk_store import Library
     from ragspine.narrative.dense import EmbedProgress
     from ragspine.narrative.ingest import IngestReport, Progress
@@ -293,14 +294,16 @@ class Workspace:
         return self.narrative.reembed(library, progress=progress)
 
     @translate_store_errors
-    def libraries(self) -> list[Library]:
-        """Every document library, sorted by name."""
-        return self.narrative.libraries()
+    def libraries(self, *, principal: Principal = PUBLIC) -> list[LibrarySummary]:
+        """The document libraries ``principal`` sees, sorted by name, each with the number of
+        documents and chunks they may see."""
+        return self.narrative.libraries(principal=principal)
 
     @translate_store_errors
-    def describe_library(self, name: str) -> dict[str, Any]:
-        """A library's settings and its document, parent and chunk counts."""
-        return self.narrative.describe_library(name)
+    def describe_library(self, name: str, *, principal: Principal = PUBLIC) -> dict[str, Any]:
+        """A library's settings and the document, section and chunk counts (per level they
+        may see) of what ``principal`` may see; a library they do not see is unknown."""
+        return self.narrative.describe_library(name, principal=principal)
 
     @translate_store_errors
     def delete_library(self, name: str) -> int:

@@ -31,7 +31,12 @@ def test_cli_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert main([*ws, "libraries"]) == 0
     assert capsys.readouterr().out.startswith("reports\t1 documents\t1 chunks\tinternal")
     assert main([*ws, "library", "describe", "reports"]) == 0
-    assert json.loads(capsys.readouterr().out)["description"] == "Quarterly reports"
+    public = json.loads(capsys.readouterr().out)  # the description is at the library's level
+    assert (public["description"], public["chunks"], public["chunks_public"]) == ("", 1, 1)
+    assert "chunks_internal" not in public
+    assert main([*ws, "library", "describe", "reports", "--clearance", "internal"]) == 0
+    internal = json.loads(capsys.readouterr().out)
+    assert (internal["description"], internal["chunks_internal"]) == ("Quarterly reports", 0)
     assert main([*ws, "search", "revenue growth", "--library", "reports", "--json"]) == 0
     payload = json.loads(capsys.readouterr().out)
     (snippet,) = payload["snippets"]

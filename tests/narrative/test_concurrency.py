@@ -109,7 +109,6 @@ def _state(ws: Workspace, library: str) -> dict[str, object]:
         assert len(index) == len(chunk_ids), f"{fields} index misses chunks"
         state[fields.value] = len(index)
     state["chunks"] = sorted(chunk_ids.values())
-    del state["counts"]["generation"]  # type: ignore[attr-defined]
     del state["counts"]["created_at"]  # type: ignore[attr-defined]
     return state
 

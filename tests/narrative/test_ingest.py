@@ -11,6 +11,7 @@ import pytest
 from ragspine.errors import IngestError, StoreError
 from ragspine.narrative import chunk_store, ingest
 from ragspine.narrative.ingest import IngestStatus
+from ragspine.security import Principal
 from ragspine.workspace import Workspace
 
 
@@ -68,7 +69,7 @@ def test_metadata_change_replaces_and_sensitivity_precedence(
     ws.create_library("reports", description="Annual reports", default_sensitivity="internal")
     (docs / "b.txt.meta.json").write_text('{"sensitivity": "confidential", "region": "EU"}')
     ws.ingest_documents([docs], library="reports")
-    counts = ws.describe_library("reports")
+    counts = ws.describe_library("reports", principal=Principal.of("confidential"))
     assert (counts["chunks_internal"], counts["chunks_confidential"]) == (1, 1)
     report = ws.ingest_documents([docs], library="reports", sensitivity="public")
     assert [o.status for o in report.outcomes] == [IngestStatus.REPLACED] * 2
@@ -126,7 +127,7 @@ def test_store_failure_midway_rolls_back(
     ws = Workspace.open(workspace_dir)
     ws.ingest_documents([docs], library="reports")
     before = _snapshot(ws)
-    generation = ws.describe_library("reports")["generation"]
+    generation = ws.narrative.store.generation("reports")
     (docs / "b.txt").write_text("First new sentence. Second new sentence.", encoding="utf-8")
     real_insert = chunk_store.ChunkStore.insert_document
 
@@ -138,7 +139,7 @@ def test_store_failure_midway_rolls_back(
     with pytest.raises(StoreError, match=r"could not be written \(disk I/O error"):
         ws.ingest_documents([docs / "b.txt"], library="reports")
     assert _snapshot(ws) == before
-    assert ws.describe_library("reports")["generation"] == generation
+    assert ws.narrative.store.generation("reports") == generation
     assert [s.doc_id for s in ws.search("cash flow").snippets] == ["b.txt"]
 
 
@@ -164,7 +165,7 @@ def test_stale_index_is_read_as_committed_and_rebuilt_by_the_next_writer(
     for mode in ("bm25", "lexical"):  # a reader uses the last committed index ...
         result = reopened.search("revenue", mode=mode)
         assert [s.doc_id for s in result.snippets] == ["a.md"]
-        assert result.trace.rebuilt_indexes == ()
+    assert reopened.narrative.indexes.rebuilt == []
     assert _index_files(ws) == files  # ... and writes nothing
     report = reopened.ingest_documents([docs], library="reports")  # the next writer repairs
     assert report.count(IngestStatus.UNCHANGED) == 2
@@ -172,7 +173,7 @@ def test_stale_index_is_read_as_committed_and_rebuilt_by_the_next_writer(
         "reports/title_heading_text",
         "reports/title_text",
     ]
-    generation = reopened.describe_library("reports")["generation"]
+    generation = reopened.narrative.store.generation("reports")
     for fields in ("title_text", "title_heading_text"):
         manifest = json.loads(
             (ws.index_dir / "reports" / f"lexical-{fields}" / "lexical.json").read_text()

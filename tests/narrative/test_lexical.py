@@ -87,7 +87,7 @@ def test_commit_persists_and_reopen_gives_identical_results(tmp_path: Path) -> N
     assert reopened.analyzer == PLAIN
     assert reopened.search("revenue costs europe", 10, max_level=3) == before
     manifest = json.loads((tmp_path / MANIFEST).read_text())
-    assert manifest["k1"] == 0.9 and manifest["b"] == 0.4 and manifest["version"] == 1
+    assert manifest["k1"] == 0.9 and manifest["b"] == 0.4 and manifest["version"] == 2
 
 
 def test_files_are_loadable_without_pickle(tmp_path: Path) -> None:
@@ -167,6 +167,60 @@ def test_a_post_filtering_search_is_caught(tmp_path: Path) -> None:
 
     with pytest.raises(AssertionError):
         check_masks(hidden_outscore_visible(tmp_path, PostFiltering))
+
+
+MIXED = {
+    **DOCS,
+    10: "revenue plans in europe stay confidential",
+    11: "revenue revenue targets",
+    12: "restricted revenue merger in asia",
+}
+MIXED_LEVELS = {10: 2, 11: 1, 12: 3}
+
+
+def check_visible_statistics(index: LexicalIndex) -> None:
+    """Each level's scores are BM25 over the documents at or below it, as if the others were
+    never indexed: the hidden ones change no visible score."""
+    query = "revenue in europe asia"
+    for level in range(4):
+        visible = {k: t for k, t in MIXED.items() if MIXED_LEVELS.get(k, 0) <= level}
+        want = brute_force_bm25(visible, query, index.k1, index.b)
+        got = dict(index.search(query, 20, max_level=level))
+        assert got.keys() == want.keys()
+        for key, score in want.items():
+            assert got[key] == pytest.approx(score, rel=1e-9)
+
+
+def test_bm25_statistics_cover_only_what_the_asker_may_see(tmp_path: Path) -> None:
+    index = make_index(tmp_path / "one", MIXED, MIXED_LEVELS)
+    check_visible_statistics(index)
+    index.commit(1)
+    reopened = LexicalIndex.open(tmp_path / "one")
+    check_visible_statistics(reopened)
+    assert reopened.segment_count == 4  # one segment per level
+    incremental = LexicalIndex.open(tmp_path / "inc", analyzer=PLAIN)
+    for generation, key in enumerate(MIXED, start=1):
+        incremental.add([key], [MIXED[key]], [MIXED_LEVELS.get(key, 0)])
+        incremental.commit(generation)
+    incremental.remove([3])
+    incremental.add([3], [MIXED[3]], [0])
+    check_visible_statistics(incremental)
+
+
+def test_statistics_over_every_level_are_caught(tmp_path: Path) -> None:
+    """Reverse proof: an index that counts every level in its statistics (and only masks the
+    results) gives visible documents scores that depend on hidden ones."""
+
+    class AllLevelStatistics(LexicalIndex):
+        def search(self, query, top_k, *, max_level, allowed=None, stats=None):  # type: ignore[no-untyped-def]
+            level = {**dict.fromkeys(MIXED, 0), **MIXED_LEVELS}
+            hits = super().search(query, 1000, max_level=3)
+            return [(k, s) for k, s in hits if level[k] <= max_level][:top_k]
+
+    index = make_index(tmp_path, MIXED, MIXED_LEVELS)
+    index.__class__ = AllLevelStatistics
+    with pytest.raises(AssertionError):
+        check_visible_statistics(index)
 
 
 def test_incremental_segments_give_the_same_scores_as_one_build(tmp_path: Path) -> None:

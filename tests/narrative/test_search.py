@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 import sys
@@ -75,14 +76,18 @@ def test_invisible_chunks_never_take_a_top_k_slot(workspace_dir: Path, tmp_path:
 
 
 def test_post_filtering_instead_of_pushdown_would_fail(
-    workspace_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    workspace_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     """A deliberately broken retriever (visibility checked only after top-k) loses slots."""
     ws = _secret_ws(workspace_dir, tmp_path)
     monkeypatch.setattr(retriever, "max_visible_level", lambda principal: Sensitivity.RESTRICTED)
-    result = ws.search("merger", top_k=3)
+    with caplog.at_level(logging.WARNING, logger="ragspine.narrative"):
+        result = ws.search("merger", top_k=3)
     assert len(result.snippets) < 3  # the screen still hides secrets, but slots are lost
-    assert result.trace.stage("recheck").dropped_by_visibility == 3
+    assert "re-check withheld 3 search hits" in caplog.text
 
 
 def test_modes_parse_and_unknown_names_fail(workspace_dir: Path) -> None:

@@ -14,9 +14,7 @@ def test_builder_records_stages_routing_and_timings() -> None:
     builder = TraceBuilder(filter="year gte 2020", clock=lambda: next(ticks))
     with builder.timed() as timer:
         pass
-    builder.add_stage(
-        "search:a", 10, 4, dropped_by_filter=3, dropped_by_visibility=2, seconds=timer.seconds
-    )
+    builder.add_stage("search:a", 10, 4, dropped_by_filter=3, seconds=timer.seconds)
     builder.set_routing(["a"], "routed", "router picked 1 of 2 libraries", fallback=False)
     builder.note("fixed note")
     trace = builder.build()
@@ -29,7 +27,6 @@ def test_builder_records_stages_routing_and_timings() -> None:
         "candidates_in": 10,
         "candidates_out": 4,
         "dropped_by_filter": 3,
-        "dropped_by_visibility": 2,
         "seconds": 0.5,
     }
     assert data["routing"] == {

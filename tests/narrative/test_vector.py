@@ -352,19 +352,41 @@ def test_hnsw_recall_at_10_on_real_embeddings(tmp_path: Path, faiss_module: obje
 
 
 @pytest.mark.onnx
-def test_hnsw_applies_visibility_inside_the_graph_search(
+def test_hnsw_applies_the_filter_inside_the_graph_search(
     tmp_path: Path, faiss_module: object, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     vectors, keys, levels = random_data(8, 3000, dim=32)
     index = HnswVectorIndex(tmp_path, model_id="m", dim=32, exact_below=0)
-    index.add(keys, vectors, levels)
+    index.add(keys, vectors, np.minimum(levels, 1))  # an asker at level 1 sees every vector
 
     def no_fallback(*args: object) -> list[tuple[int, float]]:
         raise AssertionError("the graph search should have answered on its own")
 
     monkeypatch.setattr(index, "_exact", no_fallback)
-    by_key = dict(zip(keys.tolist(), levels.tolist(), strict=True))
+    allowed = set(keys[::2].tolist())
     rng = np.random.default_rng(3)
     for _ in range(20):
-        hits = index.search(rng.standard_normal(32).astype(np.float32), 10, max_level=1)
-        assert len(hits) == 10 and all(by_key[k] <= 1 for k, _ in hits)
+        query = rng.standard_normal(32).astype(np.float32)
+        hits = index.search(query, 10, max_level=1, allowed=allowed)
+        assert len(hits) == 10 and {k for k, _ in hits} <= allowed
+
+
+@pytest.mark.onnx
+def test_hnsw_answers_exactly_when_the_asker_may_not_see_every_vector(
+    tmp_path: Path, faiss_module: object
+) -> None:
+    """The graph's paths run through hidden vectors, so an approximate answer would depend on
+    them: a query that may not see every vector gets the exact answer over what it may see."""
+    vectors, keys, levels = random_data(8, 3000, dim=32)
+    index = HnswVectorIndex(  # a coarse graph, so approximate answers differ from exact ones
+        tmp_path / "hnsw", model_id="m", dim=32, exact_below=0, m=4, ef_construction=16
+    )
+    index.ef_search = 10
+    index.add(keys, vectors, levels)
+    visible = levels <= 1
+    exact = ExactVectorIndex(tmp_path / "exact", model_id="m", dim=32)
+    exact.add(keys[visible], vectors[visible], levels[visible])
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        query = rng.standard_normal(32).astype(np.float32)
+        assert_same_hits(index.search(query, 10, max_level=1), exact.search(query, 10, max_level=1))

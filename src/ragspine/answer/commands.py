@@ -6,8 +6,8 @@ import argparse
 import json
 import sys
 
+from ragspine.cli import principal_from
 from ragspine.narrative.commands import add_search_arguments, search_options
-from ragspine.security import Principal
 from ragspine.workspace import Workspace
 
 CHANNELS = ("narrative", "structured", "composite")
@@ -25,7 +25,7 @@ def _ask(args: argparse.Namespace) -> int:
     answer = workspace.answer_narrative(
         args.question,
         top_k=args.top_k,
-        principal=Principal.of(args.clearance),
+        principal=principal_from(args),
         **search_options(args),
     )
     if args.json:

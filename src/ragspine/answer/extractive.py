@@ -185,9 +185,8 @@ def answer_from_snippets(
     """
     builder = TraceBuilder()
     with builder.timed() as timer:
-        dropped = 0
-        if principal is not None:
-            snippets, dropped = screen_snippets(snippets, principal)
+        if principal is not None:  # what is withheld is not counted (contract 11)
+            snippets, _ = screen_snippets(snippets, principal)
         chosen: list[_Candidate] = []
         left_out = 0
         pool = _candidates(question, snippets) if snippets else []
@@ -198,13 +197,7 @@ def answer_from_snippets(
                 chosen.append(candidate)
             else:
                 left_out += 1
-    builder.add_stage(
-        "answer:extractive",
-        len(pool),
-        len(chosen),
-        dropped_by_visibility=dropped,
-        seconds=timer.seconds,
-    )
+    builder.add_stage("answer:extractive", len(pool), len(chosen), seconds=timer.seconds)
     notes: tuple[str, ...] = (NUMBERS_LEFT_OUT_NOTE,) if left_out else ()
     for note in notes:
         builder.note(note)

@@ -1,9 +1,12 @@
 """The chunk store: libraries, documents, parents and chunks in the workspace's SQLite file.
 
-Tables are prefixed ``narrative_`` and versioned by ``narrative_meta.schema_version``. Parent text
-is stored once per section; document metadata once per document (chunks read it by join). Chunk
-rows have integer keys that are never reused; they are the lexical index's keys. Each library
-keeps a ``generation`` counter that every change bumps, so an index can tell it is stale.
+Tables are prefixed ``narrative_`` and versioned by ``narrative_meta.schema_version`` (older
+versions are upgraded in place by :mod:`ragspine.narrative.store_upgrade`). Parent text is
+stored once per section; document metadata and section levels once per document (chunks read
+them by join). Each chunk row carries its own heading and title as a reader of the chunk's level
+may see them (see :mod:`ragspine.narrative.labels`). Chunk rows have integer keys that are never
+reused; they are the lexical index's keys. Each library keeps a ``generation`` counter that
+every change bumps, so an index can tell it is stale.
 """
 
 from __future__ import annotations
@@ -19,12 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from ragspine.errors import ConfigError, QueryError, StoreError, quote_input
-from ragspine.narrative import profiles
+from ragspine.narrative import profiles, store_upgrade
 from ragspine.narrative.filters import Filter
 from ragspine.narrative.library_profile import LibraryProfile
 from ragspine.security import Sensitivity
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 BUSY_TIMEOUT = 60.0
 """Seconds a write waits for another process's transaction before failing."""
 
@@ -48,6 +51,7 @@ CREATE TABLE IF NOT EXISTS narrative_documents (
     metadata TEXT NOT NULL DEFAULT '{}',
     sensitivity INTEGER NOT NULL,
     ingested_at TEXT NOT NULL,
+    section_levels TEXT NOT NULL DEFAULT '[]',
     PRIMARY KEY (library_id, doc_id)
 );
 CREATE TABLE IF NOT EXISTS narrative_parents (
@@ -72,10 +76,12 @@ CREATE TABLE IF NOT EXISTS narrative_chunks (
     parent_id TEXT NOT NULL REFERENCES narrative_parents(parent_id),
     window_text TEXT,
     sensitivity INTEGER NOT NULL,
-    content_hash TEXT NOT NULL
+    content_hash TEXT NOT NULL,
+    title TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS narrative_chunks_doc ON narrative_chunks (library_id, doc_id);
 CREATE INDEX IF NOT EXISTS narrative_chunks_parent ON narrative_chunks (parent_id);
+CREATE INDEX IF NOT EXISTS narrative_chunks_level ON narrative_chunks (library_id, sensitivity);
 """
 
 _LEVELS = {int(level): level for level in Sensitivity}
@@ -91,8 +97,6 @@ class Library:
     default_sensitivity: Sensitivity
     created_at: str
     generation: int
-    documents: int = 0
-    chunks: int = 0
     vectors: bool = False
     """Whether the library keeps chunk embeddings (computed at ingest) for vector search."""
 
@@ -109,6 +113,32 @@ class StoredDocument:
     sensitivity: Sensitivity
     source: str = ""
     """Where the stored version was read from (a file path, or the BEIR corpus name)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ParentRow:
+    """A section to insert: its id, heading, locator and full text."""
+
+    parent_id: str
+    heading: str
+    locator: dict[str, Any]
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkRow:
+    """A child chunk to insert, with the title and level it is stored under."""
+
+    chunk_id: str
+    ordinal: int
+    text: str
+    heading: str
+    title: str
+    locator: dict[str, Any]
+    parent_id: str
+    window_text: str | None
+    content_hash: str
+    level: Sensitivity
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +159,8 @@ class StoredChunk:
     metadata: dict[str, Any]
     sensitivity: Sensitivity
     content_hash: str
+    section_levels: tuple[tuple[str, int], ...] = ()
+    """The document's section levels (heading name, level), for screening names."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,10 +217,7 @@ class ChunkStore:
                 (str(SCHEMA_VERSION),),
             )
         elif int(row[0]) != SCHEMA_VERSION:
-            raise StoreError(
-                f"{db_path} holds chunk store schema v{row[0]}, this version reads "
-                f"v{SCHEMA_VERSION}: re-ingest into a new workspace"
-            )
+            store_upgrade.upgrade(self._db, int(row[0]), SCHEMA_VERSION, str(db_path))
         profiles.backfill(self._db)
 
     def close(self) -> None:
@@ -237,15 +266,20 @@ class ChunkStore:
         )
         return self.library(name)
 
+    _LIBRARY_COLUMNS = (
+        "library_id, description, default_sensitivity, created_at, generation, vectors"
+    )
+
     def _library_row(self, name: str) -> tuple[Any, ...] | None:
         row: tuple[Any, ...] | None = self._db.execute(
-            "SELECT library_id, description, default_sensitivity, created_at, generation, vectors, "
-            "(SELECT COUNT(*) FROM narrative_documents d WHERE d.library_id = l.library_id), "
-            "(SELECT COUNT(*) FROM narrative_chunks c WHERE c.library_id = l.library_id) "
-            "FROM narrative_libraries l WHERE library_id = ?",
+            f"SELECT {self._LIBRARY_COLUMNS} FROM narrative_libraries WHERE library_id = ?",
             (name,),
         ).fetchone()
         return row
+
+    @staticmethod
+    def _library_of(row: Sequence[Any]) -> Library:
+        return Library(row[0], row[1], Sensitivity(row[2]), row[3], row[4], bool(row[5]))
 
     def library(self, name: str) -> Library:
         """The library called ``name``; the error lists the known libraries."""
@@ -256,18 +290,19 @@ class ChunkStore:
                 f"unknown library {name!r} (known: {known}); create it with "
                 f"'ragspine library create {name}'"
             )
-        return Library(
-            row[0], row[1], Sensitivity(row[2]), row[3], row[4], row[6], row[7], bool(row[5])
-        )
+        return self._library_of(row)
 
     def library_names(self) -> list[str]:
         """Names of every library, sorted."""
         rows = self._db.execute("SELECT library_id FROM narrative_libraries ORDER BY library_id")
         return [row[0] for row in rows]
 
-    def libraries(self) -> list[Library]:
-        """Every library with its document and chunk counts, sorted by name."""
-        return [self.library(name) for name in self.library_names()]
+    def all_libraries(self) -> list[Library]:
+        """Every library's settings, sorted by name (no counts: see :meth:`visible_counts`)."""
+        rows = self._db.execute(
+            f"SELECT {self._LIBRARY_COLUMNS} FROM narrative_libraries ORDER BY library_id"
+        )
+        return [self._library_of(row) for row in rows]
 
     def generation(self, library_id: str) -> int:
         """The library's change counter (the lexical index must carry the same number)."""
@@ -304,7 +339,10 @@ class ChunkStore:
         transaction; returns how many documents it held."""
         self.library(library_id)  # an unknown name is an error listing the known ones
         with self.transaction():
-            documents = self._scalar("narrative_documents", library_id)
+            row = self._db.execute(
+                "SELECT COUNT(*) FROM narrative_documents WHERE library_id = ?", (library_id,)
+            ).fetchone()
+            documents = int(row[0])
             self.bump_generation(library_id)  # advances the counter past this library for good
             for table in (
                 "narrative_chunks",
@@ -364,20 +402,18 @@ class ChunkStore:
         *,
         source: str,
         metadata: dict[str, Any],
-        parents: Sequence[tuple[str, str, dict[str, Any], str]],
-        chunks: Sequence[tuple[str, int, str, str, dict[str, Any], str, str | None, str]],
-        levels: Sequence[int] | None = None,
+        parents: Sequence[ParentRow],
+        chunks: Sequence[ChunkRow],
+        section_levels: Sequence[tuple[str, int]] = (),
     ) -> list[int]:
-        """Insert a document, its parents ``(parent_id, heading, locator, text)`` and chunks.
-
-        Chunks are ``(chunk_id, ordinal, text, heading, locator, parent_id, window_text,
-        content_hash)``; ``levels`` gives each chunk's sensitivity (default: the document's).
-        Returns the new chunk keys in chunk order; the library's term profile follows.
-        """
+        """Insert a document with its parents and chunks (each chunk at least at the
+        document's level); returns the new chunk keys in chunk order. The library's term
+        profile follows."""
         library_id, doc_id, level = document.library_id, document.doc_id, int(document.sensitivity)
         self._db.execute(
             "INSERT INTO narrative_documents (library_id, doc_id, title, source, content_hash, "
-            "fingerprint, metadata, sensitivity, ingested_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "fingerprint, metadata, sensitivity, ingested_at, section_levels) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 library_id,
                 doc_id,
@@ -388,50 +424,48 @@ class ChunkStore:
                 json.dumps(metadata, sort_keys=True, ensure_ascii=False),
                 level,
                 _now(),
+                json.dumps([[str(n), int(lv)] for n, lv in section_levels], ensure_ascii=False),
             ),
         )
         self._db.executemany(
             "INSERT INTO narrative_parents (parent_id, library_id, doc_id, heading, "
             "parent_locator, text) VALUES (?, ?, ?, ?, ?, ?)",
             [
-                (pid, library_id, doc_id, heading, json.dumps(loc, ensure_ascii=False), text)
-                for pid, heading, loc, text in parents
+                (
+                    p.parent_id,
+                    library_id,
+                    doc_id,
+                    p.heading,
+                    json.dumps(p.locator, ensure_ascii=False),
+                    p.text,
+                )
+                for p in parents
             ],
         )
         keys = []
-        chunk_levels = list(levels) if levels is not None else [level] * len(chunks)
-        for (
-            chunk_id,
-            ordinal,
-            text,
-            heading,
-            locator,
-            parent_id,
-            window,
-            digest,
-        ), chunk_level in zip(chunks, chunk_levels, strict=True):
+        for chunk in chunks:
             cursor = self._db.execute(
                 "INSERT INTO narrative_chunks (chunk_id, library_id, doc_id, ordinal, text, "
-                "heading, source_locator, parent_id, window_text, sensitivity, content_hash) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "heading, source_locator, parent_id, window_text, sensitivity, content_hash, "
+                "title) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
-                    chunk_id,
+                    chunk.chunk_id,
                     library_id,
                     doc_id,
-                    ordinal,
-                    text,
-                    heading,
-                    json.dumps(locator, ensure_ascii=False),
-                    parent_id,
-                    window,
-                    max(level, int(chunk_level)),
-                    digest,
+                    chunk.ordinal,
+                    chunk.text,
+                    chunk.heading,
+                    json.dumps(chunk.locator, ensure_ascii=False),
+                    chunk.parent_id,
+                    chunk.window_text,
+                    max(level, int(chunk.level)),
+                    chunk.content_hash,
+                    chunk.title,
                 ),
             )
             keys.append(int(cursor.lastrowid or 0))
         new = profiles.count_terms(
-            (max(level, int(lv)), profiles.profile_text(document.title, c[2]))
-            for c, lv in zip(chunks, chunk_levels, strict=True)
+            (max(level, int(c.level)), profiles.profile_text(c.title, c.text)) for c in chunks
         )
         profiles.apply_counts(self._db, library_id, new, 1)
         return keys
@@ -441,10 +475,8 @@ class ChunkStore:
     def index_rows(self, library_id: str) -> Iterator[IndexRow]:
         """Every chunk of a library in key order, as the lexical index needs it."""
         rows = self._db.execute(
-            "SELECT c.chunk_key, d.title, c.heading, c.text, c.sensitivity "
-            "FROM narrative_chunks c JOIN narrative_documents d "
-            "ON d.library_id = c.library_id AND d.doc_id = c.doc_id "
-            "WHERE c.library_id = ? ORDER BY c.chunk_key",
+            "SELECT chunk_key, title, heading, text, sensitivity FROM narrative_chunks "
+            "WHERE library_id = ? ORDER BY chunk_key",
             (library_id,),
         )
         for row in rows:
@@ -456,9 +488,9 @@ class ChunkStore:
             return {}
         marks = ",".join("?" * len(keys))
         rows = self._db.execute(
-            "SELECT c.chunk_key, c.chunk_id, c.doc_id, c.library_id, c.text, c.heading, d.title, "
+            "SELECT c.chunk_key, c.chunk_id, c.doc_id, c.library_id, c.text, c.heading, c.title, "
             "c.source_locator, c.parent_id, p.parent_locator, c.window_text, d.metadata, "
-            "c.sensitivity, c.content_hash FROM narrative_chunks c "
+            "c.sensitivity, c.content_hash, d.section_levels FROM narrative_chunks c "
             "JOIN narrative_documents d ON d.library_id = c.library_id AND d.doc_id = c.doc_id "
             "JOIN narrative_parents p ON p.parent_id = c.parent_id "
             f"WHERE c.chunk_key IN ({marks})",
@@ -470,6 +502,9 @@ class ChunkStore:
             if raw not in shared:
                 shared[raw] = json.loads(raw)
             return shared[raw]
+
+        def decode_levels(raw: str) -> tuple[tuple[str, int], ...]:
+            return tuple((str(name), int(level)) for name, level in decode_shared(raw))
 
         return {
             row[0]: StoredChunk(
@@ -487,6 +522,7 @@ class ChunkStore:
                 metadata=decode_shared(row[11]),
                 sensitivity=_LEVELS[row[12]],
                 content_hash=row[13],
+                section_levels=decode_levels(row[14]),
             )
             for row in rows
         }
@@ -550,23 +586,28 @@ class ChunkStore:
         )
         return {row[0]: int(row[1]) for row in rows}
 
-    def counts(self, library_id: str) -> dict[str, int]:
-        """Documents, parents and chunks of a library, and chunks per sensitivity level."""
-        result = {
-            "documents": self._scalar("narrative_documents", library_id),
-            "parents": self._scalar("narrative_parents", library_id),
-            "chunks": self._scalar("narrative_chunks", library_id),
-        }
+    def has_chunks(self, library_id: str, max_level: int) -> bool:
+        """Whether the library holds a chunk at or below ``max_level``."""
+        row = self._db.execute(
+            "SELECT EXISTS (SELECT 1 FROM narrative_chunks WHERE library_id = ? "
+            "AND sensitivity <= ?)",
+            (library_id, max_level),
+        ).fetchone()
+        return bool(row[0])
+
+    def visible_counts(self, library_id: str, max_level: int) -> dict[str, int]:
+        """Documents, parents (sections) and chunks of a library that hold a chunk at or below
+        ``max_level``, and those chunks per level (``chunks_public``, ...; absent when none)."""
+        row = self._db.execute(
+            "SELECT COUNT(DISTINCT doc_id), COUNT(DISTINCT parent_id), COUNT(*) "
+            "FROM narrative_chunks WHERE library_id = ? AND sensitivity <= ?",
+            (library_id, max_level),
+        ).fetchone()
+        result = {"documents": int(row[0]), "parents": int(row[1]), "chunks": int(row[2])}
         for level, count in self._db.execute(
             "SELECT sensitivity, COUNT(*) FROM narrative_chunks WHERE library_id = ? "
-            "GROUP BY sensitivity ORDER BY sensitivity",
-            (library_id,),
+            "AND sensitivity <= ? GROUP BY sensitivity ORDER BY sensitivity",
+            (library_id, max_level),
         ):
             result[f"chunks_{Sensitivity(level).label}"] = int(count)
         return result
-
-    def _scalar(self, table: str, library_id: str) -> int:
-        row = self._db.execute(
-            f"SELECT COUNT(*) FROM {table} WHERE library_id = ?", (library_id,)
-        ).fetchone()
-        return int(row[0])

@@ -39,6 +39,7 @@ class ParentDraft:
     heading: str
     text: str
     locator: dict[str, Any]
+    heading_path: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +52,7 @@ class ChunkDraft:
     text: str
     locator: dict[str, Any]
     window_text: str | None
+    heading_path: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +134,7 @@ def chunk_sections(
                 heading,
                 "\n\n".join(p.text for p in section.paragraphs),
                 parent_locator,
+                section.heading_path,
             )
         )
         if options.window:
@@ -146,6 +149,7 @@ def chunk_sections(
                         sentence.text,
                         _locator(source, section.heading_path, sentence),
                         window,
+                        section.heading_path,
                     )
                 )
         else:
@@ -158,6 +162,7 @@ def chunk_sections(
                         " ".join(s.text for s in group),
                         _locator(source, section.heading_path, group[0]),
                         None,
+                        section.heading_path,
                     )
                 )
     return parents, chunks

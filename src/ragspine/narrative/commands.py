@@ -7,13 +7,12 @@ import json
 import sys
 from typing import Any
 
-from ragspine.cli import add_quiet_argument, command_group
+from ragspine.cli import add_principal_arguments, add_quiet_argument, command_group, principal_from
 from ragspine.errors import ConfigError
 from ragspine.narrative.ingest import DocumentOutcome, IngestReport, parse_meta_pairs
 from ragspine.narrative.modes import RetrievalMode
 from ragspine.narrative.snippets import format_locator
 from ragspine.progress import progress_bar
-from ragspine.security import Principal
 from ragspine.workspace import SearchOptions, Workspace
 
 
@@ -126,7 +125,7 @@ def _document_delete(args: argparse.Namespace) -> int:
 
 def _libraries(args: argparse.Namespace) -> int:
     workspace = Workspace.open(args.workspace, create=False)
-    for library in workspace.libraries():
+    for library in workspace.libraries(principal=principal_from(args)):
         print(
             f"{library.library_id}\t{library.documents} documents\t{library.chunks} chunks\t"
             f"{library.default_sensitivity.label}\t{library.description}"
@@ -149,12 +148,14 @@ def _library_create(args: argparse.Namespace) -> int:
 
 def _library_describe(args: argparse.Namespace) -> int:
     workspace = Workspace.open(args.workspace, create=False)
-    print(json.dumps(workspace.describe_library(args.name), indent=2, ensure_ascii=False))
+    description = workspace.describe_library(args.name, principal=principal_from(args))
+    print(json.dumps(description, indent=2, ensure_ascii=False))
     return 0
 
 
 def add_search_arguments(parser: argparse.ArgumentParser, *, default_top_k: int) -> None:
-    """Options shared by ``search`` and ``ask`` (see :func:`search_options`)."""
+    """Options shared by ``search`` and ``ask`` (see :func:`search_options`), with the shared
+    ``--clearance`` / ``--group`` of every reading command."""
     parser.add_argument("--library", action="append", help="library to search (repeatable)")
     parser.add_argument(
         "--mode",
@@ -176,7 +177,7 @@ def add_search_arguments(parser: argparse.ArgumentParser, *, default_top_k: int)
         action="store_true",
         help="also filter by glossary entities named in the question",
     )
-    parser.add_argument("--clearance", default="public", help="the asker's clearance level")
+    add_principal_arguments(parser)
     parser.add_argument("--lexical-weight", type=float, default=1.0, help="hybrid RRF weight")
     parser.add_argument("--vector-weight", type=float, default=1.0, help="hybrid RRF weight")
     parser.add_argument(
@@ -210,7 +211,7 @@ def _search(args: argparse.Namespace) -> int:
     result = workspace.search(
         args.question,
         top_k=args.top_k,
-        principal=Principal.of(args.clearance),
+        principal=principal_from(args),
         **search_options(args),
     )
     if args.json:
@@ -252,7 +253,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     add_quiet_argument(beir)
     beir.set_defaults(func=_ingest_beir)
 
-    subparsers.add_parser("libraries", help="list document libraries").set_defaults(func=_libraries)
+    libraries = subparsers.add_parser(
+        "libraries", help="list the document libraries the asker sees, with visible counts"
+    )
+    add_principal_arguments(libraries)
+    libraries.set_defaults(func=_libraries)
     library = subparsers.add_parser("library", help="create or describe a library")
     actions = library.add_subparsers(dest="action", metavar="ACTION")
     actions.required = True
@@ -277,8 +282,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     delete.add_argument("name")
     delete.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     delete.set_defaults(func=_library_delete)
-    describe = actions.add_parser("describe", help="show a library's settings and counts")
+    describe = actions.add_parser(
+        "describe", help="show a library's settings and the counts of what the asker may see"
+    )
     describe.add_argument("name")
+    add_principal_arguments(describe)
     describe.set_defaults(func=_library_describe)
 
     search = subparsers.add_parser("search", help="search document libraries")

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from ragspine.errors import ConfigError, MissingExtraError
 from ragspine.narrative.chunk_store import ChunkStore, IndexRow
+from ragspine.narrative.indexes import searchable
 
 if TYPE_CHECKING:
     from ragspine.narrative.embedding import Embedder
@@ -202,7 +203,7 @@ class LibraryVectors:
             generation,
             "building" if fresh else "rebuilding",
         )
-        rows = list(self._store.index_rows(library_id))
+        rows = searchable(self._store.index_rows(library_id))
         index.remove(index.keys())
         self._add_rows(index, rows, progress)
         index.commit(generation)
@@ -238,7 +239,7 @@ class LibraryVectors:
             return
         if removed:
             index.remove(list(removed))
-        self._add_rows(index, list(added), progress)
+        self._add_rows(index, searchable(added), progress)
         index.commit(generation)
 
     def reembed(self, library_id: str, *, progress: EmbedProgress | None = None) -> int:

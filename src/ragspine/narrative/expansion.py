@@ -4,6 +4,9 @@ A snippet keeps its child's ``text``, ``chunk_id`` and ``source_locator``; ``pro
 the parent section or the sentence window around the child, built only from the parts the
 principal may see (decided by :func:`ragspine.security.visible`, nowhere else). A child the
 principal may not see never becomes a snippet, and neither does anything from its parent.
+Names are content too: a snippet's title, heading and the heading paths of its locators keep
+only the section names the principal may see (:mod:`ragspine.narrative.labels`), even when a
+stored chunk carried more.
 """
 
 from __future__ import annotations
@@ -11,8 +14,17 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any
 
 from ragspine.errors import ConfigError
+from ragspine.narrative.chunking import HEADING_SEPARATOR
+from ragspine.narrative.labels import (
+    MaySee,
+    name_levels,
+    screen_locator,
+    screen_path,
+    screen_title,
+)
 from ragspine.narrative.snippets import ChunkRecord, Locator, Snippet
 from ragspine.security import Principal, Sensitivity, visible
 
@@ -133,6 +145,50 @@ def may_see(principal: Principal, item: object) -> bool:
     return visible(principal, getattr(item, "sensitivity"), _groups(item))  # noqa: B009
 
 
+@dataclass(frozen=True, slots=True)
+class _Names:
+    """A snippet's title, heading and locators as the principal may see them."""
+
+    title: str
+    heading: str
+    source_locator: Locator
+    parent_locator: Locator | None
+
+
+def _heading_path(chunk: ChunkRecord) -> list[str]:
+    locator = chunk.source_locator
+    if isinstance(locator, Mapping) and isinstance(locator.get("heading_path"), list | tuple):
+        return [str(name) for name in locator["heading_path"]]
+    heading = str(getattr(chunk, "heading", "") or "")
+    return heading.split(HEADING_SEPARATOR) if heading else []
+
+
+def screen_names(
+    chunk: ChunkRecord, parent_locator: Locator | None, principal: Principal
+) -> _Names:
+    """The chunk's names with every section name ``principal`` may not see left out."""
+    levels = name_levels(getattr(chunk, "section_levels", None) or ())
+    locator = chunk.source_locator
+    if not levels:  # no section is more sensitive than its document: no name to withhold
+        title, heading = getattr(chunk, "title", ""), getattr(chunk, "heading", "")
+        return _Names(str(title or ""), str(heading or ""), locator, parent_locator)
+
+    def may_see(level: int) -> bool:
+        return visible(principal, level)
+
+    source = str(locator.get("file", "")) if isinstance(locator, Mapping) else ""
+    return _Names(
+        title=screen_title(str(getattr(chunk, "title", "") or ""), source, levels, may_see),
+        heading=HEADING_SEPARATOR.join(screen_path(_heading_path(chunk), levels, may_see)),
+        source_locator=_screened(locator, levels, may_see),
+        parent_locator=_screened(parent_locator, levels, may_see),
+    )
+
+
+def _screened(locator: Locator | None, levels: Mapping[str, int], may_see: MaySee) -> Any:
+    return screen_locator(locator, levels, may_see) if locator is not None else None
+
+
 def _visible_parts(parts: Iterable[Passage], principal: Principal) -> tuple[list[Passage], int]:
     kept: list[Passage] = []
     withheld = 0
@@ -180,17 +236,18 @@ def expand_one(
             prompt_text = joined
             levels.extend(_level(part.sensitivity) for part in parts)
             expanded = True
+    names = screen_names(chunk, parent_locator, principal)
     snippet = Snippet(
         text=chunk.text,
         chunk_id=chunk.chunk_id,
         doc_id=chunk.doc_id,
-        source_locator=chunk.source_locator,
+        source_locator=names.source_locator,
         library_id=chunk.library_id,
         score=score,
         prompt_text=prompt_text,
-        parent_locator=parent_locator,
-        heading=str(getattr(chunk, "heading", "") or ""),
-        title=str(getattr(chunk, "title", "") or ""),
+        parent_locator=names.parent_locator,
+        heading=names.heading,
+        title=names.title,
         metadata=chunk.metadata,
         sensitivity=max(levels),
     )

@@ -6,7 +6,8 @@ commits and keep the field sets of the default modes (``bm25`` and ``lexical``) 
 index that missed a change (a writer killed between the two commits) is rebuilt by the next
 writer. Readers never write index files: they use the last committed index, reloading it when a
 writer has committed a newer one, and build an index that is not on disk (the ``economy`` field
-set, or a damaged folder) in memory only.
+set, or a damaged folder) in memory only. Chunks no one may see (``restricted``) are never
+indexed, so they take no part in any search or score.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from ragspine.narrative.analysis import Analyzer
 from ragspine.narrative.chunk_store import ChunkStore, IndexRow
 from ragspine.narrative.lexical import LexicalIndex
 from ragspine.narrative.manifest import committed_generation
+from ragspine.security import Principal, Sensitivity, max_visible_level
 
 log = logging.getLogger("ragspine.narrative")
 
@@ -50,6 +52,14 @@ DEFAULT_FIELDS = IndexFields.TITLE_TEXT
 MAINTAINED_FIELDS = (IndexFields.TITLE_TEXT, IndexFields.TITLE_HEADING_TEXT)
 """Field sets every writer keeps on disk (those of ``bm25`` and of ``lexical`` / ``hybrid``)."""
 _LOAD_ATTEMPTS = 5
+
+HIGHEST_VISIBLE = max_visible_level(Principal(Sensitivity.RESTRICTED))
+"""The highest level anyone may see; chunks above it are never indexed."""
+
+
+def searchable(rows: Iterable[IndexRow]) -> list[IndexRow]:
+    """The rows someone may see (what an index holds)."""
+    return [row for row in rows if row.sensitivity <= HIGHEST_VISIBLE]
 
 
 class LibraryIndexes:
@@ -116,7 +126,7 @@ class LibraryIndexes:
     ) -> LexicalIndex:
         """A new index over the chunk store's rows of ``library_id`` (not yet committed)."""
         index = LexicalIndex(folder, k1=self._k1, b=self._b, analyzer=Analyzer())
-        rows = list(self._store.index_rows(library_id))
+        rows = searchable(self._store.index_rows(library_id))
         index.rebuild(
             [row.key for row in rows],
             [indexed_text(fields, row) for row in rows],
@@ -141,7 +151,7 @@ class LibraryIndexes:
         The maintained field sets are always written; others only when they exist on disk. An
         index that was not at ``since`` is rebuilt from the chunk store instead.
         """
-        added_rows = list(added)
+        added_rows = searchable(added)
         for fields in IndexFields:
             folder = self.folder(library_id, fields)
             committed = committed_generation(folder)

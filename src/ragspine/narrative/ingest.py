@@ -19,7 +19,14 @@ from pathlib import Path
 from typing import Any
 
 from ragspine.errors import ConfigError, IngestError, RagSpineError, quote_input
-from ragspine.narrative.chunk_store import ChunkStore, IndexRow, Library, StoredDocument
+from ragspine.narrative.chunk_store import (
+    ChunkRow,
+    ChunkStore,
+    IndexRow,
+    Library,
+    ParentRow,
+    StoredDocument,
+)
 from ragspine.narrative.chunking import (
     HEADING_SEPARATOR,
     ChunkDraft,
@@ -29,6 +36,14 @@ from ragspine.narrative.chunking import (
 )
 from ragspine.narrative.dense import EmbedProgress, LibraryVectors, embedded_text
 from ragspine.narrative.indexes import LibraryIndexes
+from ragspine.narrative.labels import (
+    at_or_below,
+    name_levels,
+    path_level,
+    screen_locator,
+    screen_path,
+    screen_title,
+)
 from ragspine.narrative.loaders import (
     SIDECAR_SUFFIX,
     Paragraph,
@@ -106,7 +121,8 @@ class DocumentSource:
     sensitivity: Sensitivity | None = None
     section_levels: tuple[tuple[str, Sensitivity], ...] = ()
     """``(heading, level)``: chunks under a section with that heading (at any depth) get at
-    least that level."""
+    least that level, and the name itself is that sensitive wherever it appears (a heading
+    path, the title); see :mod:`ragspine.narrative.labels`."""
 
 
 def parse_section_levels(raw: object, where: str) -> tuple[tuple[str, Sensitivity], ...]:
@@ -121,13 +137,37 @@ def parse_section_levels(raw: object, where: str) -> tuple[tuple[str, Sensitivit
     return tuple(sorted((str(h).strip(), Sensitivity.parse(v)) for h, v in raw.items()))
 
 
-def chunk_level(heading: str, level: Sensitivity, section_levels: Any) -> Sensitivity:
-    """A chunk's level: its document's, raised by any ``section_levels`` heading on its path."""
-    path = {part.strip().casefold() for part in heading.split(HEADING_SEPARATOR)}
-    for name, section_level in section_levels:
-        if name.casefold() in path and section_level > level:
-            level = section_level
-    return level
+@dataclass(frozen=True, slots=True)
+class Labelled:
+    """The level a section or chunk draft is stored at, and the heading, locator and title a
+    reader of that level may see."""
+
+    level: Sensitivity
+    heading: str
+    locator: dict[str, Any]
+    title: str
+
+
+def label(
+    heading_path: tuple[str, ...],
+    locator: dict[str, Any],
+    source: DocumentSource,
+    level: Sensitivity,
+) -> Labelled:
+    """Level and visible names of a draft under ``heading_path`` in a document at ``level``.
+
+    The level is the document's raised by every section named on the path; the heading path,
+    the locator's heading path and the title keep only names at or below that level.
+    """
+    levels = name_levels(source.section_levels)
+    chunk_level = path_level(heading_path, level, levels)
+    may_see = at_or_below(chunk_level)
+    return Labelled(
+        chunk_level,
+        HEADING_SEPARATOR.join(screen_path(heading_path, levels, may_see)),
+        screen_locator(locator, levels, may_see),
+        screen_title(source.title, source.source, levels, may_see),
+    )
 
 
 Progress = Callable[[int, int | None, DocumentOutcome], None]
@@ -203,15 +243,9 @@ class Ingestor:
         texts: list[str] = []
         levels: list[int] = []
         for prepared in batch:
-            source = prepared.source
-            for chunk in prepared.chunks:
-                texts.append(embedded_text(source.title, chunk.heading, chunk.text))
-                levels.append(
-                    max(
-                        int(prepared.level),
-                        int(chunk_level(chunk.heading, prepared.level, source.section_levels)),
-                    )
-                )
+            for chunk, labels in zip(prepared.chunks, prepared.chunk_labels, strict=True):
+                texts.append(embedded_text(labels.title, labels.heading, chunk.text))
+                levels.append(int(labels.level))
         if texts:
             self._vectors.embed(texts, levels, progress=progress)
 
@@ -312,7 +346,15 @@ class Ingestor:
             reason = str(exc) if isinstance(exc, RagSpineError) else f"{type(exc).__name__}: {exc}"
             failed = DocumentOutcome(source.source, source.doc_id, IngestStatus.FAILED, 0, reason)
             return failed, None
-        return None, _Prepared(source, level, fingerprint, parents, chunks)
+        return None, _Prepared(
+            source,
+            level,
+            fingerprint,
+            parents,
+            chunks,
+            [label(p.heading_path, p.locator, source, level) for p in parents],
+            [label(c.heading_path, c.locator, source, level) for c in chunks],
+        )
 
     def _write(
         self,
@@ -332,28 +374,30 @@ class Ingestor:
                 if added.pop(key, None) is None:
                     removed.append(key)
         chunks = prepared.chunks
-        levels = [chunk_level(c.heading, level, source.section_levels) for c in chunks]
+        document_title = label((), {}, source, level).title
         keys = self._store.insert_document(
             StoredDocument(
-                library.library_id, source.doc_id, source.title, source.content_hash,
+                library.library_id, source.doc_id, document_title, source.content_hash,
                 fingerprint, level,
             ),
             source=source.source,
             metadata=source.metadata,
+            section_levels=[(name, int(lv)) for name, lv in source.section_levels],
             parents=[
-                (f"{prefix}#p{p.ordinal}", p.heading, p.locator, p.text) for p in prepared.parents
+                ParentRow(f"{prefix}#p{p.ordinal}", labels.heading, labels.locator, p.text)
+                for p, labels in zip(prepared.parents, prepared.parent_labels, strict=True)
             ],
             chunks=[
-                (
-                    f"{prefix}#{c.ordinal}", c.ordinal, c.text, c.heading, c.locator,
-                    f"{prefix}#p{c.parent_ordinal}", c.window_text, _digest(c.text)[:32],
+                ChunkRow(
+                    f"{prefix}#{c.ordinal}", c.ordinal, c.text, labels.heading, labels.title,
+                    labels.locator, f"{prefix}#p{c.parent_ordinal}", c.window_text,
+                    _digest(c.text)[:32], labels.level,
                 )
-                for c in chunks
+                for c, labels in zip(chunks, prepared.chunk_labels, strict=True)
             ],
-            levels=[int(lv) for lv in levels],
         )  # fmt: skip
-        for key, chunk, chunk_lv in zip(keys, chunks, levels, strict=True):
-            added[key] = IndexRow(key, source.title, chunk.heading, chunk.text, int(chunk_lv))
+        for key, chunk, labels in zip(keys, chunks, prepared.chunk_labels, strict=True):
+            added[key] = IndexRow(key, labels.title, labels.heading, chunk.text, int(labels.level))
         self._store.bump_generation(library.library_id)
         if previous is None:
             return DocumentOutcome(source.source, source.doc_id, IngestStatus.ADDED, len(chunks))
@@ -376,6 +420,8 @@ class _Prepared:
     fingerprint: str
     parents: list[ParentDraft]
     chunks: list[ChunkDraft]
+    parent_labels: list[Labelled]
+    chunk_labels: list[Labelled]
 
 
 def _report(

@@ -4,7 +4,12 @@ Layout of the index folder: ``lexical.json`` (format version, BM25 parameters, a
 generation and the list of segment files) plus immutable segment files ``seg-NNNNNN.npz`` and
 their tombstone files ``seg-NNNNNN.del-NNNNNN.npy``. :meth:`LexicalIndex.commit` writes new files
 first and switches to them by renaming the manifest, so a crash leaves the previous commit intact.
-Adding documents creates a new segment; segments of similar size are merged as they accumulate.
+Adding documents creates a new segment per sensitivity level; segments of one level and similar
+size are merged as they accumulate.
+
+A search at ``max_level`` reads only the segments at or below that level: BM25's document count,
+document frequencies and average length are those of the documents the asker may see, so no
+score (and no amount of work) depends on a document above the asker's level (contract 11).
 """
 
 from __future__ import annotations
@@ -52,8 +57,10 @@ _LEVELS = frozenset(int(level) for level in Sensitivity)
 
 @dataclass(frozen=True, slots=True)
 class _View:
-    """Arrays over all segments, concatenated in segment order (one row per document)."""
+    """Arrays over some segments (all, or those at or below a level), concatenated in segment
+    order (one row per document), with the BM25 statistics of their live documents."""
 
+    segments: tuple[Segment, ...]
     offsets: tuple[int, ...]
     keys: npt.NDArray[np.int64]
     levels: npt.NDArray[np.int8]
@@ -92,9 +99,9 @@ class LexicalIndex:
         self._generation = generation
         self._segments: list[Segment] = list(segments)
         self._next_file = next_file
-        self._pending = SegmentBuilder()
+        self._pending: dict[int, SegmentBuilder] = {}
         self._pending_keys: set[int] = set()
-        self._view: _View | None = None
+        self._views: dict[int, _View] = {}
 
     @classmethod
     def open(
@@ -175,7 +182,7 @@ class LexicalIndex:
 
     def __len__(self) -> int:
         """Number of live documents, pending ones included."""
-        return self._state().n_live + len(self._pending)
+        return self._state().n_live + sum(len(b) for b in self._pending.values())
 
     def __contains__(self, key: object) -> bool:
         if not isinstance(key, int):
@@ -210,7 +217,10 @@ class LexicalIndex:
             )
         analyze, pending = self.analyzer.tokens, self._pending
         for key, text, level in zip(checked_keys, texts, checked_levels, strict=True):
-            pending.add(key, analyze(text), level)
+            builder = pending.get(level)
+            if builder is None:
+                builder = pending[level] = SegmentBuilder()
+            builder.add(key, analyze(text), level)
         self._pending_keys |= batch
 
     def remove(self, keys: Collection[int]) -> int:
@@ -223,8 +233,8 @@ class LexicalIndex:
             return 0
         seg_of_row = np.searchsorted(np.asarray(view.offsets), rows, side="right") - 1
         for row, seg_index in zip(rows.tolist(), seg_of_row.tolist(), strict=True):
-            self._segments[seg_index].kill(row - view.offsets[seg_index])
-        self._view = None
+            view.segments[seg_index].kill(row - view.offsets[seg_index])
+        self._views = {}
         return len(rows)
 
     def rebuild(self, keys: Sequence[int], texts: Sequence[str], levels: Sequence[int]) -> None:
@@ -233,13 +243,13 @@ class LexicalIndex:
         Invalid input raises before anything changes.
         """
         saved = (self._segments, self._pending, self._pending_keys)
-        self._segments, self._pending, self._pending_keys = [], SegmentBuilder(), set()
-        self._view = None
+        self._segments, self._pending, self._pending_keys = [], {}, set()
+        self._views = {}
         try:
             self.add(keys, texts, levels)
         except Exception:
             self._segments, self._pending, self._pending_keys = saved
-            self._view = None
+            self._views = {}
             raise
 
     def commit(self, generation: int) -> None:
@@ -247,10 +257,15 @@ class LexicalIndex:
         if isinstance(generation, bool) or not isinstance(generation, int) or generation < 0:
             raise StoreError(f"commit generation must be an integer >= 0, got {generation!r}")
         self._flush()
-        fresh = [s for s in self._segments if s.name is None]
+        fresh_by_level: dict[int, list[Segment]] = {}
+        for seg in self._segments:
+            if seg.name is None:
+                fresh_by_level.setdefault(seg.level, []).append(seg)
+        fresh = [
+            group[0] if len(group) == 1 else merge_segments(group)
+            for _, group in sorted(fresh_by_level.items())
+        ]
         segments = [s for s in self._segments if s.name is not None]
-        if len(fresh) > 1:
-            fresh = [merge_segments(fresh)]
         segments = [s for s in segments + fresh if s.n_live > 0]
         segments = apply_merge_policy(segments)
         next_file = self._next_file
@@ -278,7 +293,7 @@ class LexicalIndex:
             "next_file": next_file,
             "documents": sum(seg.n_live for seg in segments),
             "segments": [
-                {"name": name, "deletions": deletions, "documents": seg.n_docs}
+                {"name": name, "deletions": deletions, "documents": seg.n_docs, "level": seg.level}
                 for seg, name, deletions in plan
             ],
         }
@@ -295,7 +310,7 @@ class LexicalIndex:
         self._segments = segments
         self._generation = generation
         self._next_file = next_file
-        self._view = None
+        self._views = {}
         self._remove_unreferenced(
             {f"{name}.npz" for _, name, _ in plan}
             | {deletions for _, _, deletions in plan if deletions}
@@ -312,17 +327,17 @@ class LexicalIndex:
     ) -> list[tuple[int, float]]:
         """Best ``top_k`` (key, score) pairs for ``query``: score descending, then key ascending.
 
-        Only documents with level <= ``max_level`` and, when ``allowed`` is given, a key in it
-        are considered, before the top-k cut; documents matching no query term are never returned.
-        ``stats``, when given, receives how many matching documents the level limit (``hidden``)
-        and ``allowed`` (``filtered``) excluded.
+        Only documents with level <= ``max_level`` are read, scored and counted in the BM25
+        statistics; when ``allowed`` is given, only keys in it are considered, before the top-k
+        cut. Documents matching no query term are never returned. ``stats``, when given,
+        receives how many matching documents ``allowed`` excluded (``filtered``).
         """
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 0:
             raise QueryError(f"top_k must be an integer >= 0, got {top_k!r}")
         if isinstance(max_level, bool) or not isinstance(max_level, int):
             raise QueryError(f"max_level must be an integer sensitivity level, got {max_level!r}")
         self._flush()
-        view = self._state()
+        view = self._state(max_level)
         qterms = Counter(self.analyzer.tokens(query))
         if top_k == 0 or not qterms or view.n_live == 0:
             return []
@@ -330,7 +345,7 @@ class LexicalIndex:
         touched: list[npt.NDArray[np.int32]] = []
         for term in sorted(qterms):
             rows_parts, tf_parts = [], []
-            for seg, offset in zip(self._segments, view.offsets, strict=False):
+            for seg, offset in zip(view.segments, view.offsets, strict=True):
                 docs, tf = seg.postings(term)
                 if len(docs):
                     rows_parts.append(docs + offset if offset else docs)
@@ -350,8 +365,6 @@ class LexicalIndex:
         else:
             candidates = np.flatnonzero(scores)
         matched = len(candidates)
-        candidates = candidates[view.levels[candidates] <= max_level]
-        visible_count = len(candidates)
         if allowed is not None:
             try:
                 wanted = np.fromiter(allowed, dtype=np.int64, count=len(allowed))
@@ -361,26 +374,33 @@ class LexicalIndex:
             mask[view.rows_of(wanted)] = True
             candidates = candidates[mask[candidates]]
         if stats is not None:
-            stats["hidden"] = matched - visible_count
-            stats["filtered"] = visible_count - len(candidates)
+            stats["filtered"] = matched - len(candidates)
         cand_scores = scores[candidates]
         cand_keys = view.keys[candidates]
         best = bm25.top_k(cand_scores, cand_keys, top_k)
         return list(zip(cand_keys[best].tolist(), cand_scores[best].tolist(), strict=True))
 
     def _flush(self) -> None:
-        """Turn pending documents into an in-memory segment."""
-        if not len(self._pending):
+        """Turn pending documents into in-memory segments, one per level."""
+        if not self._pending:
             return
-        self._segments.append(self._pending.build())
-        self._pending = SegmentBuilder()
+        for _, builder in sorted(self._pending.items()):
+            self._segments.append(builder.build())
+        self._pending = {}
         self._pending_keys = set()
-        self._view = None
+        self._views = {}
 
-    def _state(self) -> _View:
-        if self._view is None:
-            self._view = _make_view(self._segments, self.k1, self.b)
-        return self._view
+    def _state(self, max_level: int | None = None) -> _View:
+        """The view of the segments at or below ``max_level`` (every segment for ``None``)."""
+        present = sorted({seg.level for seg in self._segments})
+        if max_level is not None:
+            present = [level for level in present if level <= max_level]
+        key = present[-1] if present else -1  # levels in between hold nothing: share the view
+        view = self._views.get(key)
+        if view is None:
+            chosen = [seg for seg in self._segments if seg.level <= key]
+            view = self._views[key] = _make_view(chosen, self.k1, self.b)
+        return view
 
     def _remove_unreferenced(self, referenced: set[str]) -> None:
         for path in self.folder.iterdir():
@@ -410,6 +430,7 @@ def _make_view(segments: Sequence[Segment], k1: float, b: float) -> _View:
     avgdl = total_length / n_live if n_live else 0.0
     order = np.argsort(keys[live_rows], kind="stable")
     return _View(
+        segments=tuple(segments),
         offsets=tuple(offsets),
         keys=keys,
         levels=levels,

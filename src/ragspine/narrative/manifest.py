@@ -17,7 +17,7 @@ from ragspine.narrative.analysis import ANALYSIS_VERSION, Analyzer
 
 MANIFEST = "lexical.json"
 FORMAT = "ragspine-lexical"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 _FILE_NUMBER = re.compile(r"(?:seg|del)-(\d+)")
 

@@ -3,11 +3,13 @@
 question → multi-index retrieval (routing, per-library search, RRF) → chunk records → filter and
 visibility re-check → expansion → post-process → final screen → snippets + trace. Search is
 expected to push filters and visibility down already; the re-checks here only catch a leaky
-backend, and their counts in the trace show whether they ever fired.
+backend. What they withhold for visibility is never counted in the trace (a count of hidden
+matches is an oracle on hidden text); a re-check that fires is logged as a backend fault.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -27,6 +29,8 @@ from ragspine.narrative.multi_index import MultiIndexRetriever
 from ragspine.narrative.snippets import ChunkRecord, Snippet
 from ragspine.narrative.trace import Trace, TraceBuilder
 from ragspine.security import Principal
+
+log = logging.getLogger("ragspine.narrative")
 
 
 class ChunkSource(Protocol):
@@ -86,12 +90,16 @@ def retrieve_snippets(
                 by_filter += 1
             else:
                 candidates.append(Candidate(chunk, hit.score))
+    if by_visibility:
+        log.warning(
+            "visibility re-check withheld %d search hits a backend should have hidden",
+            by_visibility,
+        )
     builder.add_stage(
         "recheck",
-        len(retrieved.hits),
+        len(retrieved.hits) - by_visibility,
         len(candidates),
         dropped_by_filter=by_filter,
-        dropped_by_visibility=by_visibility,
         seconds=timer.seconds,
     )
     if missing:
@@ -112,22 +120,18 @@ def retrieve_snippets(
         expansion = build_snippets(
             candidates, principal, mode=mode, parents=parents, windows=windows
         )
+    if expansion.dropped_children:
+        log.warning(
+            "expansion withheld %d children the re-check let through", expansion.dropped_children
+        )
     builder.add_stage(
-        f"expand:{mode.value}",
-        len(candidates),
-        len(expansion.snippets),
-        dropped_by_visibility=expansion.dropped_children + expansion.dropped_parts,
-        seconds=timer.seconds,
+        f"expand:{mode.value}", len(candidates), len(expansion.snippets), seconds=timer.seconds
     )
 
     with builder.timed() as timer:
         processed = (postprocess or Postprocessor())(expansion.snippets)
         final, screened = screen_snippets(processed, principal)
-    builder.add_stage(
-        "postprocess",
-        len(expansion.snippets),
-        len(final),
-        dropped_by_visibility=screened,
-        seconds=timer.seconds,
-    )
+    if screened:
+        log.warning("the final screen withheld %d snippets earlier stages let through", screened)
+    builder.add_stage("postprocess", len(expansion.snippets), len(final), seconds=timer.seconds)
     return SnippetResult(final, builder.build())

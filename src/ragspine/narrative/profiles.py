@@ -28,7 +28,8 @@ PROFILE_VERSION = "1"
 
 
 def profile_text(title: str, text: str) -> str:
-    """The text a chunk contributes to its library's profile (title and child text)."""
+    """The text a chunk contributes to its library's profile (its stored title, screened for
+    its level, and its text)."""
     return f"{title}\n{text}"
 
 
@@ -60,13 +61,10 @@ def chunk_rows(
     db: sqlite3.Connection, library_id: str, doc_id: str | None
 ) -> list[tuple[int, str]]:
     """``(level, profile text)`` of a document's chunks (every chunk when ``doc_id`` is None)."""
-    sql = (
-        "SELECT c.sensitivity, d.title, c.text FROM narrative_chunks c JOIN narrative_documents d "
-        "ON d.library_id = c.library_id AND d.doc_id = c.doc_id WHERE c.library_id = ?"
-    )
+    sql = "SELECT sensitivity, title, text FROM narrative_chunks WHERE library_id = ?"
     params: list[object] = [library_id]
     if doc_id is not None:
-        sql += " AND c.doc_id = ?"
+        sql += " AND doc_id = ?"
         params.append(doc_id)
     return [
         (int(level), profile_text(title, text)) for level, title, text in db.execute(sql, params)

@@ -1,12 +1,14 @@
 """The narrative search pipeline of a workspace, wired onto the chunk store and lexical indexes.
 
-question -> filter (parsed, optionally extended from the question) -> routing (a
-:class:`~ragspine.narrative.library_profile.ProfileRouter` over each library's visible term
-statistics; named libraries bypass it) -> per-library BM25 and/or vector search (by mode) with the
-filter (as chunk keys chosen in SQL) and the visibility limit applied inside each search, before
-top-k; in ``hybrid`` the two channels are fused per library by weighted RRF -> RRF fusion over
-libraries -> re-check,
-expansion and post-process (:func:`ragspine.narrative.pipeline.retrieve_snippets`) -> snippets.
+question -> filter (parsed, optionally extended from the question) -> the libraries the asker
+sees (:mod:`ragspine.narrative.catalog`; the others are never named, routed to or searched) ->
+routing (a :class:`~ragspine.narrative.library_profile.ProfileRouter` over each library's
+visible term statistics and the descriptions the asker may see; named libraries bypass it) ->
+per-library BM25 and/or vector search (by mode) with the filter (as chunk keys chosen in SQL) and
+the visibility limit applied inside each search, before top-k and before any statistic; in
+``hybrid`` the two channels are fused per library by weighted RRF -> RRF fusion over libraries
+-> re-check, expansion and post-process (:func:`ragspine.narrative.pipeline.retrieve_snippets`)
+-> snippets. Trace counts cover only what the asker may see (contract 11).
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ragspine.errors import ConfigError, QueryError
+from ragspine.narrative.catalog import check_libraries, description_for, visible_libraries
 from ragspine.narrative.chunk_source import StoreChunkSource
-from ragspine.narrative.chunk_store import ChunkStore
+from ragspine.narrative.chunk_store import ChunkStore, Library
 from ragspine.narrative.dense import LibraryVectors
 from ragspine.narrative.expansion import ExpansionMode, Postprocessor
 from ragspine.narrative.filters import Filter, all_of
@@ -52,25 +55,6 @@ class SearchResult:
         }
 
 
-@dataclass(slots=True)
-class _Pushdown:
-    """What one library's search excluded before top-k (counts of matching chunks)."""
-
-    by_filter: int = 0
-    by_visibility: int = 0
-
-
-def check_libraries(store: ChunkStore, libraries: Sequence[str]) -> tuple[str, ...]:
-    """The named libraries, deduplicated; an unknown one is an error listing the known ones."""
-    known = store.library_names()
-    unknown = [name for name in libraries if name not in known]
-    if unknown:
-        raise QueryError(
-            f"unknown library {unknown[0]!r}: known libraries are {', '.join(known) or 'none'}"
-        )
-    return tuple(dict.fromkeys(libraries))
-
-
 class Retriever:
     """Runs the narrative pipeline for one workspace's chunk store and indexes."""
 
@@ -82,16 +66,18 @@ class Retriever:
         self._vectors = vectors
         self._routers: dict[tuple[object, ...], ProfileRouter] = {}
 
-    def router(self, names: Sequence[str], max_level: int) -> ProfileRouter:
-        """A profile router over ``names`` built from text at or below ``max_level`` (cached
-        until a library changes)."""
-        states = self._store.library_states()
-        key = (max_level, *((name, *states[name]) for name in names))
+    def router(self, libraries: Sequence[Library], principal: Principal) -> ProfileRouter:
+        """A profile router over ``libraries`` built from the text and descriptions
+        ``principal`` may see (cached until a library changes)."""
+        max_level = max_visible_level(principal)
+        descriptions = {lib.library_id: description_for(lib, principal) for lib in libraries}
+        key = (max_level, *((lib.library_id, lib.generation) for lib in libraries))
+        key += tuple(sorted(descriptions.items()))
         router = self._routers.get(key)
         if router is None:
             router = ProfileRouter(
-                [self._store.profile(name, max_level) for name in names],
-                descriptions={name: states[name][1] for name in names},
+                [self._store.profile(lib.library_id, max_level) for lib in libraries],
+                descriptions=descriptions,
             )
             self._routers = {key: router}
         return router
@@ -127,15 +113,14 @@ class Retriever:
             expansion = ExpansionMode.NONE  # economy: the child text alone, nothing read around it
         if isinstance(top_k, bool) or not 1 <= top_k <= MAX_TOP_K:
             raise QueryError(f"top_k must be between 1 and {MAX_TOP_K}, got {top_k!r}")
-        explicit = check_libraries(self._store, libraries) if libraries else None
-        registered = self._store.library_names()
+        seen = visible_libraries(self._store, principal)
+        explicit = check_libraries(self._store, libraries, principal) if libraries else None
+        registered = [lib.library_id for lib in seen]
         max_level = int(max_visible_level(principal))
         given = [f for f in (flt, extracted) if f is not None]
         combined = all_of(given) if given else None
-        rebuilt_before = len(self._indexes.rebuilt)
-        vectors_rebuilt_before = len(self._vectors.rebuilt) if self._vectors else 0
         row_keys: dict[tuple[str, str], int] = {}
-        pushdown: dict[str, _Pushdown] = {}
+        filtered: dict[str, int] = {}
         dense = _DenseChannel(self._store, self._vectors, plan, question)
         channel_weights = (lexical_weight, vector_weight)
 
@@ -148,13 +133,13 @@ class Retriever:
                 max_level,
                 combined,
                 row_keys,
-                pushdown,
+                filtered,
                 dense,
                 channel_weights,
                 rrf_k,
             )
 
-        router = self.router(registered, max_level) if route and not explicit else None
+        router = self.router(seen, principal) if route and not explicit else None
         retriever = MultiIndexRetriever(
             search_one,
             registered,
@@ -175,27 +160,19 @@ class Retriever:
             postprocess=postprocess,
         )
         stages = tuple(
-            replace(
-                stage,
-                dropped_by_filter=pushdown[stage.name[7:]].by_filter,
-                dropped_by_visibility=pushdown[stage.name[7:]].by_visibility,
-            )
-            if stage.name.startswith("search:") and stage.name[7:] in pushdown
+            replace(stage, dropped_by_filter=filtered[stage.name[7:]])
+            if stage.name.startswith("search:") and stage.name[7:] in filtered
             else stage
             for stage in result.trace.stages
         )
         notes = (*dense.notes, *result.trace.notes)
         if extracted is not None:
             notes = (f"filter taken from the question: {extracted.describe()}", *notes)
-        rebuilt = self._indexes.rebuilt[rebuilt_before:]
-        if self._vectors is not None:
-            rebuilt = rebuilt + self._vectors.rebuilt[vectors_rebuilt_before:]
         trace = replace(
             result.trace,
             stages=stages,
             notes=notes,
             mode=plan.mode.value,
-            rebuilt_indexes=tuple(rebuilt),
         )
         return SearchResult(question, result.snippets, trace)
 
@@ -208,7 +185,7 @@ class Retriever:
         max_level: int,
         flt: Filter | None,
         row_keys: dict[tuple[str, str], int],
-        pushdown: dict[str, _Pushdown],
+        filtered: dict[str, int],
         dense: _DenseChannel,
         channel_weights: tuple[float, float],
         rrf_k: float,
@@ -229,7 +206,7 @@ class Retriever:
         if use_dense:
             lists.append(dense.search(library_id, depth, max_level, allowed))
             weights.append(channel_weights[1])
-        pushdown[library_id] = _Pushdown(stats.get("filtered", 0), stats.get("hidden", 0))
+        filtered[library_id] = stats.get("filtered", 0)
         if not lists:
             return []
         pairs = lists[0] if len(lists) == 1 else fuse_keyed(lists, k=rrf_k, weights=weights)

@@ -1,9 +1,11 @@
 """Immutable index segments: per-term postings of a batch of documents, plus a live mask.
 
 A segment holds documents (key, length, sensitivity level) and, for each of its terms, the rows
-and term frequencies of the documents containing it (CSR layout). Segments never change after
-they are built except for their live mask (tombstones); merging rewrites live documents into a
-new segment. Files are numpy ``.npz`` / ``.npy`` read with ``allow_pickle=False``.
+and term frequencies of the documents containing it (CSR layout). Every document of a segment
+has the same sensitivity level (the segment's ``level``), so a search can leave whole segments
+above the asker's level unread. Segments never change after they are built except for their
+live mask (tombstones); merging rewrites live documents of one level into a new segment. Files
+are numpy ``.npz`` / ``.npy`` read with ``allow_pickle=False``.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ class Segment:
         "deletions_file",
         "keys",
         "lengths",
+        "level",
         "levels",
         "live",
         "n_dead",
@@ -57,9 +60,12 @@ class Segment:
         post_docs: npt.NDArray[np.int32],
         post_tf: npt.NDArray[np.int32],
     ) -> None:
+        if len(levels) and bool((levels != levels[0]).any()):
+            raise StoreError("a lexical index segment mixes sensitivity levels")
         self.keys = keys
         self.lengths = lengths
         self.levels = levels
+        self.level = int(levels[0]) if len(levels) else 0
         self.terms = terms
         self.vocab = {term: i for i, term in enumerate(terms)}
         self.term_ptr = term_ptr
@@ -145,7 +151,8 @@ class SegmentBuilder:
 
 
 def merge_segments(segments: Sequence[Segment]) -> Segment:
-    """One new segment with the live documents of ``segments`` (tombstoned ones dropped)."""
+    """One new segment with the live documents of ``segments`` (tombstoned ones dropped);
+    they must share one level."""
     vocab: dict[str, int] = {}
     parts_terms, parts_rows, parts_tf = [], [], []
     keys, lengths, levels = [], [], []
@@ -228,15 +235,21 @@ def read_segment(path: Path, deletions: Path | None) -> Segment:
         ) from exc
     blob = arrays["terms"].tobytes().decode("utf-8")
     terms = blob.split("\n") if len(arrays["term_ptr"]) > 1 else []
-    segment = Segment(
-        arrays["keys"].astype(KEY_DTYPE, copy=False),
-        arrays["lengths"].astype(np.int32, copy=False),
-        arrays["levels"].astype(np.int8, copy=False),
-        terms,
-        arrays["term_ptr"].astype(np.int64, copy=False),
-        arrays["post_docs"].astype(np.int32, copy=False),
-        arrays["post_tf"].astype(np.int32, copy=False),
-    )
+    try:
+        segment = Segment(
+            arrays["keys"].astype(KEY_DTYPE, copy=False),
+            arrays["lengths"].astype(np.int32, copy=False),
+            arrays["levels"].astype(np.int8, copy=False),
+            terms,
+            arrays["term_ptr"].astype(np.int64, copy=False),
+            arrays["post_docs"].astype(np.int32, copy=False),
+            arrays["post_tf"].astype(np.int32, copy=False),
+        )
+    except StoreError as exc:
+        raise StoreError(
+            f"lexical index file {path.name} in {path.parent} is inconsistent ({exc}): "
+            "delete that folder and rebuild the index from the chunk store"
+        ) from None
     n = segment.n_docs
     consistent = (
         len(segment.lengths) == n == len(segment.levels)
@@ -283,14 +296,15 @@ def _tier(n: int) -> int:
 
 
 def apply_merge_policy(segments: list[Segment]) -> list[Segment]:
-    """Merge same-tier segments once MERGE_FACTOR accumulate; compact tombstone-heavy ones."""
+    """Merge segments of one level and tier once MERGE_FACTOR accumulate; compact
+    tombstone-heavy ones."""
     segments = [
         merge_segments([s]) if s.n_dead > MAX_DEAD_FRACTION * s.n_docs else s for s in segments
     ]
     while True:
-        tiers: dict[int, list[Segment]] = {}
+        tiers: dict[tuple[int, int], list[Segment]] = {}
         for seg in segments:
-            tiers.setdefault(_tier(seg.n_live), []).append(seg)
+            tiers.setdefault((seg.level, _tier(seg.n_live)), []).append(seg)
         group = next((g for _, g in sorted(tiers.items()) if len(g) >= MERGE_FACTOR), None)
         if group is None:
             return segments

@@ -9,6 +9,8 @@ from typing import Any
 
 from ragspine.errors import QueryError, quote_input
 from ragspine.locks import write_lock
+from ragspine.narrative import catalog
+from ragspine.narrative.catalog import LibrarySummary
 from ragspine.narrative.chunk_store import ChunkStore, Library, check_library_name
 from ragspine.narrative.chunking import ChunkingOptions
 from ragspine.narrative.dense import EmbedProgress, LibraryVectors
@@ -132,22 +134,15 @@ class Narrative:
                 self.vectors.apply(library, removed, (), since=since, generation=generation)
             return list(dict.fromkeys(doc_ids))
 
-    def libraries(self) -> list[Library]:
-        """Every library, sorted by name."""
-        return self.store.libraries()
+    def libraries(self, *, principal: Principal = PUBLIC) -> list[LibrarySummary]:
+        """The libraries ``principal`` sees, sorted by name, with counts of what they may see
+        (see :mod:`ragspine.narrative.catalog`)."""
+        return catalog.summaries(self.store, principal)
 
-    def describe_library(self, name: str) -> dict[str, Any]:
-        """A library's settings and counts (documents, parents, chunks per sensitivity)."""
-        library = self.store.library(name)
-        return {
-            "library_id": library.library_id,
-            "description": library.description,
-            "default_sensitivity": library.default_sensitivity.label,
-            "created_at": library.created_at,
-            "generation": library.generation,
-            "vectors": library.vectors,
-            **self.store.counts(name),
-        }
+    def describe_library(self, name: str, *, principal: Principal = PUBLIC) -> dict[str, Any]:
+        """A library's settings and the counts (documents, parents, chunks, chunks per level)
+        of what ``principal`` may see; a library they do not see is an unknown library."""
+        return catalog.describe(self.store, name, principal)
 
     def ingest_documents(
         self,

@@ -1,7 +1,11 @@
 """The trace of one search or answer: stages, routing, counts and timings — never text.
 
-A trace holds names, library ids, counts and seconds only, so it can be shown to anyone: it
-never carries chunk text, prompts or the content of anything dropped for visibility.
+A trace holds names, library ids, counts and seconds only, and every count is over what the
+asker may see: candidates in and out of each stage, and what a metadata filter dropped. Nothing
+says how much was withheld for visibility, since such a count would let an asker test words
+against text they may not see (contract 11); a re-check that has to withhold something means a
+backend failed to push visibility down, and is logged for the operator instead. Index rebuilds
+(which happen after any write, hidden documents included) are logged, not traced.
 """
 
 from __future__ import annotations
@@ -14,13 +18,12 @@ from dataclasses import dataclass, field, replace
 
 @dataclass(frozen=True, slots=True)
 class StageRecord:
-    """One stage: how many candidates went in and out, what was dropped and why, how long."""
+    """One stage: how many candidates went in and out, how many the filter dropped, how long."""
 
     name: str
     candidates_in: int
     candidates_out: int
     dropped_by_filter: int = 0
-    dropped_by_visibility: int = 0
     seconds: float = 0.0
 
 
@@ -43,7 +46,6 @@ class Trace:
     filter: str | None = None
     notes: tuple[str, ...] = ()
     mode: str | None = None
-    rebuilt_indexes: tuple[str, ...] = ()
 
     @property
     def stage_names(self) -> tuple[str, ...]:
@@ -68,7 +70,6 @@ class Trace:
             filter=self.filter or other.filter,
             notes=self.notes + other.notes,
             mode=self.mode or other.mode,
-            rebuilt_indexes=self.rebuilt_indexes + other.rebuilt_indexes,
         )
 
     def to_dict(self) -> dict[str, object]:
@@ -80,7 +81,6 @@ class Trace:
                     "candidates_in": s.candidates_in,
                     "candidates_out": s.candidates_out,
                     "dropped_by_filter": s.dropped_by_filter,
-                    "dropped_by_visibility": s.dropped_by_visibility,
                     "seconds": round(s.seconds, 6),
                 }
                 for s in self.stages
@@ -96,7 +96,6 @@ class Trace:
             "filter": self.filter,
             "notes": list(self.notes),
             "mode": self.mode,
-            "rebuilt_indexes": list(self.rebuilt_indexes),
         }
 
 
@@ -133,17 +132,15 @@ class TraceBuilder:
         candidates_out: int,
         *,
         dropped_by_filter: int = 0,
-        dropped_by_visibility: int = 0,
         seconds: float = 0.0,
     ) -> None:
-        """Record one stage (counts only)."""
+        """Record one stage (counts of visible candidates only)."""
         self.stages.append(
             StageRecord(
                 name,
                 int(candidates_in),
                 int(candidates_out),
                 int(dropped_by_filter),
-                int(dropped_by_visibility),
                 float(seconds),
             )
         )

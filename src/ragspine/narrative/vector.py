@@ -369,7 +369,9 @@ class HnswVectorIndex(ExactVectorIndex):
 
     Filtered queries run the graph search restricted to permitted rows (a faiss ``IDSelector``);
     when few rows are permitted, or the graph finds fewer than ``top_k`` of them, the exact
-    search answers instead, so a filtered query still returns a full top-k.
+    search answers instead, so a filtered query still returns a full top-k. A query that may not
+    see every stored vector is answered exactly too: the graph's paths run through every vector,
+    so which neighbours it finds would depend on vectors the asker may not see (contract 11).
     Appends extend the graph; any removal rebuilds it at the next search or commit, so no removed
     vector lingers on disk.
     """
@@ -420,6 +422,10 @@ class HnswVectorIndex(ExactVectorIndex):
     def _rows_removed(self) -> None:
         self._graph = None
 
+    def _hides_some(self, max_level: int) -> bool:
+        """Whether a query at ``max_level`` may not see some stored vector."""
+        return bool(len(self._levels)) and int(self._levels.max()) > int(max_level)
+
     def _write_extra_files(self, tag: str) -> dict[str, str]:
         name = f"hnsw-{tag}.faiss"
         self._faiss.write_index(self._build_graph(), str(self.folder / name))
@@ -432,7 +438,7 @@ class HnswVectorIndex(ExactVectorIndex):
         q = self._check_query(query, top_k)
         rows = self.candidate_rows(max_level, allowed)
         permitted = len(self._keys) if rows is None else len(rows)
-        if permitted <= max(self.exact_below, top_k):
+        if permitted <= max(self.exact_below, top_k) or self._hides_some(max_level):
             return self._exact(q, top_k, rows)
         graph = self._build_graph()
         fraction = permitted / len(self._keys)

@@ -1,0 +1,225 @@
+"""Section names are content: headings, heading paths and titles screened like text."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from ragspine import Principal, Workspace
+from ragspine.errors import StoreError
+from ragspine.narrative import expansion, ingest, store_upgrade
+from ragspine.narrative.chunk_store import SCHEMA_VERSION
+from ragspine.narrative.ingest import IngestStatus
+from ragspine.narrative.labels import (
+    at_or_below,
+    name_levels,
+    normalize_name,
+    path_level,
+    screen_locator,
+    screen_path,
+    screen_title,
+)
+from ragspine.security import Sensitivity
+
+SECRET = "Zebra7731"
+LEVELS = name_levels([(f"{SECRET} Plan", 3), ("Pay > Bonus", 2), ("pay  > bonus", 1)])
+
+
+def test_names_compare_folded_and_collapsed() -> None:
+    assert normalize_name("  \uff30ay\u00a0 >  BONUS ") == "pay > bonus"
+    assert LEVELS == {"zebra7731 plan": 3, "pay > bonus": 2}  # the higher level wins
+
+
+def test_a_path_takes_the_level_of_every_name_on_it() -> None:
+    assert path_level(("Overview",), 0, LEVELS) == Sensitivity.PUBLIC
+    assert path_level(("Overview", "zebra7731  PLAN", "Detail"), 1, LEVELS) == 3
+    # a heading whose own text holds the path separator still matches as one name
+    assert path_level(("Pay > Bonus",), 0, LEVELS) == Sensitivity.CONFIDENTIAL
+
+
+def test_screens_keep_only_names_the_reader_may_see() -> None:
+    public = at_or_below(0)
+    path = ["Overview", f"{SECRET} plan", "Pay > Bonus"]
+    assert screen_path(path, LEVELS, public) == ["Overview"]
+    assert screen_path(path, LEVELS, at_or_below(2)) == ["Overview", "Pay > Bonus"]
+    assert screen_title(f"{SECRET} Plan", "docs/plan.md", LEVELS, public) == "plan"
+    assert screen_title(f"{SECRET} Plan", f"docs/{SECRET} plan.md", LEVELS, public) == ""
+    assert screen_title("Annual report", "docs/plan.md", LEVELS, public) == "Annual report"
+    locator = {"file": "plan.md", "heading_path": [f"{SECRET} plan"], "paragraph": 0}
+    assert screen_locator(locator, LEVELS, public) == {"file": "plan.md", "paragraph": 0}
+    assert screen_locator("plan.md#3", LEVELS, public) == "plan.md#3"
+
+
+def _titled_doc(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "report.md").write_text(
+        f"# {SECRET} Plan\n\nThe {SECRET} plan stays secret.\n\n"
+        "# Budget overview\n\nThe budget grows by 12 million.\n\n"
+        "# Pay > Bonus\n\nBonus rules for 2024.\n",
+        encoding="utf-8",
+    )
+    (folder / "report.md.meta.json").write_text(
+        json.dumps(
+            {"section_sensitivity": {f"{SECRET} Plan": "restricted", "Pay > Bonus": "internal"}}
+        )
+    )
+    return folder
+
+
+def test_a_restricted_first_heading_is_not_the_title_of_public_chunks(
+    workspace_dir: Path, tmp_path: Path
+) -> None:
+    ws = Workspace.open(workspace_dir)
+    ws.ingest_documents([_titled_doc(tmp_path / "docs")], library="r")
+    store = ws.narrative.store
+    chunks = sorted(
+        store.chunks_by_key(store.chunk_keys("r", "report.md")).values(), key=lambda c: c.key
+    )
+    assert [(c.heading, c.title, int(c.sensitivity)) for c in chunks] == [
+        (f"{SECRET} Plan", f"{SECRET} Plan", 3),
+        ("Budget overview", "report", 0),
+        ("Pay > Bonus", "report", 1),  # the separator inside a heading no longer hides it
+    ]
+    for mode in ("bm25", "lexical"):  # title+text and title+heading+text indexes
+        assert ws.search(SECRET, mode=mode).snippets == ()
+        assert ws.search("plan", mode=mode).snippets == ()
+        assert ws.search("bonus", mode=mode, principal=Principal.of("internal")).snippets
+    (hit,) = ws.search("budget").snippets
+    assert (hit.title, hit.heading) == ("report", "Budget overview")
+    assert "zebra7731" not in ws.narrative.store.profile("r", 2).term_counts
+
+
+def test_a_leaky_title_rule_is_caught(
+    workspace_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Reverse proof: with titles no longer screened at ingest, the public search finds the
+    public chunk by the restricted heading's word."""
+    monkeypatch.setattr(ingest, "screen_title", lambda title, *args: title)
+    ws = Workspace.open(workspace_dir)
+    ws.ingest_documents([_titled_doc(tmp_path / "docs")], library="r")
+    assert [s.doc_id for s in ws.search(SECRET).snippets] == ["report.md"]
+
+
+def _plant_title(ws: Workspace, title: str) -> None:
+    """Simulate a store written by a leaky ingest: the public chunk carries a hidden title."""
+    db = sqlite3.connect(ws.db_path)
+    with db:
+        db.execute("UPDATE narrative_chunks SET title = ? WHERE sensitivity = 0", (title,))
+        db.execute(
+            "UPDATE narrative_chunks SET source_locator = json_set(source_locator, "
+            "'$.heading_path', json_array(?, 'Budget overview')) WHERE sensitivity = 0",
+            (title,),
+        )
+    db.close()
+
+
+def test_snippets_screen_names_a_stored_chunk_should_not_carry(
+    workspace_dir: Path, tmp_path: Path
+) -> None:
+    ws = Workspace.open(workspace_dir)
+    ws.ingest_documents([_titled_doc(tmp_path / "docs")], library="r")
+    _plant_title(ws, f"{SECRET} Plan")
+    (hit,) = ws.search("budget").snippets
+    assert SECRET not in json.dumps(hit.to_dict())
+    assert hit.title == "report"
+    assert hit.heading == "Budget overview"
+    assert hit.source_locator["heading_path"] == ["Budget overview"]  # type: ignore[index]
+    assert SECRET not in ws.answer_narrative("budget").render()
+
+
+def test_a_snippet_stage_without_the_name_screen_is_caught(
+    workspace_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ws = Workspace.open(workspace_dir)
+    ws.ingest_documents([_titled_doc(tmp_path / "docs")], library="r")
+    _plant_title(ws, f"{SECRET} Plan")
+    monkeypatch.setattr(
+        expansion,
+        "screen_names",
+        lambda chunk, parent_locator, principal: expansion._Names(
+            chunk.title, chunk.heading, chunk.source_locator, parent_locator
+        ),
+    )
+    (hit,) = ws.search("budget").snippets
+    assert SECRET in json.dumps(hit.to_dict())
+
+
+def _downgrade_to_v1(db_path: Path, raw_title: str) -> None:
+    """Turn a store into what schema v1 wrote: no per-chunk titles or section levels, the
+    document's raw title, profiles counted with it."""
+    db = sqlite3.connect(db_path)
+    with db:
+        db.execute("ALTER TABLE narrative_chunks DROP COLUMN title")
+        db.execute("ALTER TABLE narrative_documents DROP COLUMN section_levels")
+        db.execute("UPDATE narrative_documents SET title = ?", (raw_title,))
+        db.execute("UPDATE narrative_meta SET value = '1' WHERE key = 'schema_version'")
+    db.close()
+
+
+def test_a_v1_store_is_upgraded_in_place_and_screened(workspace_dir: Path, tmp_path: Path) -> None:
+    docs = _titled_doc(tmp_path / "docs")
+    (docs / "notes.txt").write_text("Budget notes for everyone.\n", encoding="utf-8")
+    ws = Workspace.open(workspace_dir)
+    ws.ingest_documents([docs], library="r")
+    generation = ws.narrative.store.generation("r")
+    ws.close()
+    _downgrade_to_v1(workspace_dir / "workspace.sqlite", f"{SECRET} Plan")
+    for manifest in (workspace_dir / "indexes" / "r").glob("lexical-*/lexical.json"):
+        old = json.loads(manifest.read_text())  # v1 stores came with format-1 indexes
+        manifest.write_text(json.dumps({**old, "version": 1}))
+
+    upgraded = Workspace.open(workspace_dir)
+    store = upgraded.narrative.store
+    assert store.generation("r") == generation + 1  # the indexes are rebuilt from the new rows
+    titles = {
+        (c.doc_id, c.title)
+        for c in store.chunks_by_key(
+            store.chunk_keys("r", "report.md") + store.chunk_keys("r", "notes.txt")
+        ).values()
+    }
+    # a mixed-level document's title is withheld; a uniform one keeps the stored title
+    assert titles == {("report.md", "report"), ("notes.txt", f"{SECRET} Plan")}
+    result = upgraded.search("budget", libraries=["r"])
+    # a reader never uses the old-format index: it builds one in memory until the next writer
+    assert upgraded.narrative.indexes.rebuilt == ["r/title_text (in memory)"]
+    assert all(s.title != f"{SECRET} Plan" for s in result.snippets if s.doc_id == "report.md")
+    # the next ingest of the same files rewrites every document under the exact rules
+    report = upgraded.ingest_documents([docs], library="r")
+    assert [o.status for o in report.outcomes] == [IngestStatus.REPLACED] * 2
+    assert {c.title for c in store.chunks_by_key(store.chunk_keys("r", "notes.txt")).values()} == {
+        "notes"
+    }
+
+
+def test_a_newer_store_is_refused_with_what_to_do(workspace_dir: Path) -> None:
+    ws = Workspace.open(workspace_dir)
+    ws.narrative  # noqa: B018 - creates the chunk store
+    ws.close()
+    db = sqlite3.connect(workspace_dir / "workspace.sqlite")
+    with db:
+        db.execute(
+            "UPDATE narrative_meta SET value = ? WHERE key = 'schema_version'",
+            (str(SCHEMA_VERSION + 1),),
+        )
+    db.close()
+    with pytest.raises(
+        StoreError, match=f"schema v{SCHEMA_VERSION + 1}.*RAGSpine version that wrote it"
+    ):
+        Workspace.open(workspace_dir).narrative  # noqa: B018
+
+
+def test_an_upgrade_another_process_finished_is_not_repeated(workspace_dir: Path) -> None:
+    ws = Workspace.open(workspace_dir)
+    ws.create_library("r")
+    ws.close()
+    db_path = workspace_dir / "workspace.sqlite"
+    _downgrade_to_v1(db_path, "Title")
+    db = sqlite3.connect(db_path, isolation_level=None)
+    store_upgrade.upgrade(db, 1, SCHEMA_VERSION, str(db_path))
+    generation = db.execute("SELECT generation FROM narrative_libraries").fetchone()
+    store_upgrade.upgrade(db, 1, SCHEMA_VERSION, str(db_path))  # read v1 before the other won
+    assert db.execute("SELECT generation FROM narrative_libraries").fetchone() == generation
+    db.close()
