@@ -19,7 +19,7 @@ from ragspine.errors import ConfigError
 from ragspine.glossary import Glossary, load_glossary, render_glossary
 from ragspine.locks import write_lock
 from ragspine.security import PUBLIC, Principal
-from ragspine.stores.errors import translate_store_errors
+from ragspine.stores.errors import translate_read_errors, translate_store_errors
 from ragspine.stores.sqlite_facts import SQLiteFactStore
 from ragspine.structured.convfinqa import ConvFinQAImport, import_convfinqa, load_filings
 from ragspine.structured.ingest import ColumnMapping, RowProgress, rows_to_facts, with_progress
@@ -164,7 +164,7 @@ class Workspace:
             self._glossary = load_glossary(*self._glossary_files())
         return self._glossary
 
-    @translate_store_errors
+    @translate_read_errors
     def query_metric(
         self,
         metric: str,
@@ -293,13 +293,13 @@ class Workspace:
         change); returns the number of vectors stored."""
         return self.narrative.reembed(library, progress=progress)
 
-    @translate_store_errors
+    @translate_read_errors
     def libraries(self, *, principal: Principal = PUBLIC) -> list[LibrarySummary]:
         """The document libraries ``principal`` sees, sorted by name, each with the number of
         documents and chunks they may see."""
         return self.narrative.libraries(principal=principal)
 
-    @translate_store_errors
+    @translate_read_errors
     def describe_library(self, name: str, *, principal: Principal = PUBLIC) -> dict[str, Any]:
         """A library's settings and the document, section and chunk counts (per level they
         may see) of what ``principal`` may see; a library they do not see is unknown."""
@@ -364,7 +364,7 @@ class Workspace:
             embed_progress=embed_progress,
         )
 
-    @translate_store_errors
+    @translate_read_errors
     def search(
         self,
         question: str,
@@ -409,7 +409,7 @@ class Workspace:
             diversity=diversity,
         )
 
-    @translate_store_errors
+    @translate_read_errors
     def answer_narrative(
         self,
         question: str,

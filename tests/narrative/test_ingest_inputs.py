@@ -194,3 +194,34 @@ def test_store_errors_at_any_point_are_translated(
         other.ingest_documents([tmp_path / "a.txt"], library="fresh")
     blocker.rollback()
     blocker.close()
+
+
+def test_a_reader_stuck_on_a_locked_database_is_told_no_library_name(
+    workspace_dir: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import sqlite3
+
+    from ragspine.errors import StoreError
+    from ragspine.locks import write_lock
+    from ragspine.stores import errors
+
+    Workspace.init(workspace_dir).create_library("secret-merger")
+    lock = workspace_dir / "locks" / "library-secret-merger.lock"
+    with write_lock(lock, resource="library 'secret-merger'"):
+        locked = sqlite3.OperationalError("database is locked")
+        writing = errors.sqlite_error(locked, workspace_dir)
+        reading = errors.sqlite_error(locked, workspace_dir, name_writers=False)
+    assert "secret-merger" in str(writing)
+    assert "secret-merger" not in str(reading) and "locked" in str(reading)
+
+    def locked_search(*args: object, **kwargs: object) -> None:
+        raise locked
+
+    ws = Workspace.open(workspace_dir, create=False)
+    monkeypatch.setattr(ws.narrative, "search", locked_search)
+    with (
+        write_lock(lock, resource="library 'secret-merger'"),
+        pytest.raises(StoreError) as caught,
+    ):
+        ws.search("merger")
+    assert "secret-merger" not in str(caught.value)

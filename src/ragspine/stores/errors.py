@@ -18,12 +18,16 @@ from ragspine.locks import held_locks
 _BUSY = ("database is locked", "database table is locked", "database is busy")
 
 
-def sqlite_error(exc: sqlite3.Error, workspace: Path) -> StoreError:
-    """A :class:`StoreError` for ``exc`` saying what happened and what to do."""
+def sqlite_error(exc: sqlite3.Error, workspace: Path, *, name_writers: bool = True) -> StoreError:
+    """A :class:`StoreError` for ``exc`` saying what happened and what to do.
+
+    ``name_writers`` lists the writers holding the workspace's locks (library names included);
+    errors of reading calls leave them out, since a reader may not see every library.
+    """
     text = str(exc)
     where = f"the workspace database in {workspace}"
     if any(marker in text for marker in _BUSY):
-        holders = held_locks(workspace)
+        holders = held_locks(workspace) if name_writers else []
         who = f" (writing now: {'; '.join(holders)})" if holders else ""
         return StoreError(
             f"{where} stayed locked by another writer{who}; run this again when it finishes"
@@ -64,17 +68,26 @@ class _HasPath(Protocol):
 T = TypeVar("T", bound=Callable[..., Any])
 
 
-def translate_store_errors(method: T) -> T:
-    """Decorate a method of an object with a workspace ``path`` so that sqlite3 and OS errors
-    leave it as :class:`RagSpineError`."""
-
+def _translating(method: T, *, name_writers: bool) -> T:
     @functools.wraps(method)
     def wrapper(self: _HasPath, *args: Any, **kwargs: Any) -> Any:
         try:
             return method(self, *args, **kwargs)
         except sqlite3.Error as exc:
-            raise sqlite_error(exc, self.path) from exc
+            raise sqlite_error(exc, self.path, name_writers=name_writers) from exc
         except OSError as exc:
             raise os_error(exc, self.path) from exc
 
     return wrapper  # type: ignore[return-value]
+
+
+def translate_store_errors(method: T) -> T:
+    """Decorate a writing method of an object with a workspace ``path`` so that sqlite3 and OS
+    errors leave it as :class:`RagSpineError` (a locked database names who is writing)."""
+    return _translating(method, name_writers=True)
+
+
+def translate_read_errors(method: T) -> T:
+    """Like :func:`translate_store_errors` for a reading method: its errors name no writer
+    (and so no library the reader may not see)."""
+    return _translating(method, name_writers=False)
