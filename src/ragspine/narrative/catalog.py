@@ -1,13 +1,14 @@
 """What a principal may know about libraries: which exist, what they say and what they hold.
 
-A library's settings (name, description, default sensitivity) carry its default sensitivity. A
-principal *sees* a library when they may see that level or at least one of its chunks (every
-snippet names its library). A library a principal does not see behaves exactly like one that
-does not exist: it is not listed, searched, routed to or described, and naming it is the same
-"unknown library" error, which lists only the libraries the principal sees. Its description is
-shown only to those who may see its default level. Counts (documents, sections, chunks, chunks
-per level) cover only what the principal may see, with one entry per level they may see
-whether or not it holds anything, so nothing about hidden content shows (contract 11).
+A library has the sensitivity of its default level. A principal *sees* a library when they may
+see that level or at least one of its chunks (every snippet names its library); its name and
+settings are shown to whoever sees it. A library a principal does not see behaves exactly like
+one that does not exist: it is not listed, searched, routed to or described, and naming it is
+the same "unknown library" error, which lists only the libraries the principal sees. Its
+description is content at the library's level, shown only to those who may see that level.
+Counts (documents, sections, chunks, chunks per level) cover only what the principal may see,
+with one entry per level they may see whether or not it holds anything, so nothing about hidden
+content shows (contract 11).
 """
 
 from __future__ import annotations
