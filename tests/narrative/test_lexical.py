@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from ragspine import files as files_module
 from ragspine.errors import ConfigError, IngestError, QueryError, StoreError
-from ragspine.narrative import segments as segments_module
 from ragspine.narrative.analysis import Analyzer
 from ragspine.narrative.lexical import MANIFEST, LexicalIndex
 
@@ -264,14 +264,14 @@ def test_failed_commit_leaves_the_previous_state(
             raise OSError("disk full")
         real_replace(src, dst)
 
-    monkeypatch.setattr(segments_module.os, "replace", crash_on_manifest)
+    monkeypatch.setattr(files_module.os, "replace", crash_on_manifest)
     with pytest.raises(OSError, match="disk full"):
         index.commit(2)
     after_crash = LexicalIndex.open(tmp_path)
     assert after_crash.generation == 1
     assert after_crash.search("revenue costs", 10, max_level=0) == committed
 
-    monkeypatch.setattr(segments_module.os, "replace", real_replace)
+    monkeypatch.setattr(files_module.os, "replace", real_replace)
     pending = index.search("revenue costs", 10, max_level=0)
     index.commit(2)
     recovered = LexicalIndex.open(tmp_path)

@@ -27,13 +27,13 @@ import numpy as np
 import numpy.typing as npt
 
 from ragspine.errors import IngestError, QueryError, StoreError
+from ragspine.files import fsync_dir, write_atomically
 from ragspine.narrative import bm25
 from ragspine.narrative.analysis import Analyzer
 from ragspine.narrative.manifest import (
     FORMAT,
     FORMAT_VERSION,
     MANIFEST,
-    fsync_dir,
     incompatibility,
     int_field,
     next_free_file,
@@ -46,7 +46,6 @@ from ragspine.narrative.segments import (
     merge_segments,
     read_segment,
     write_deletions,
-    write_file_atomically,
     write_segment,
 )
 from ragspine.security import Sensitivity
@@ -276,12 +275,12 @@ class LexicalIndex:
             if name is None:
                 name = f"seg-{next_file:06d}"
                 next_file += 1
-                write_file_atomically(self.folder / f"{name}.npz", partial(write_segment, seg))
+                write_atomically(self.folder / f"{name}.npz", partial(write_segment, seg))
             deletions = seg.deletions_file if seg.n_dead else None
             if seg.n_dead and (seg.deletions_dirty or deletions is None):
                 deletions = f"{name}.del-{next_file:06d}.npy"
                 next_file += 1
-                write_file_atomically(self.folder / deletions, partial(write_deletions, seg))
+                write_atomically(self.folder / deletions, partial(write_deletions, seg))
             plan.append((seg, name, deletions))
         manifest = {
             "format": FORMAT,
@@ -303,7 +302,7 @@ class LexicalIndex:
         def write_manifest(out: BinaryIO) -> None:
             out.write(payload)
 
-        write_file_atomically(self.folder / MANIFEST, write_manifest)
+        write_atomically(self.folder / MANIFEST, write_manifest)
         fsync_dir(self.folder)
         for seg, name, deletions in plan:
             seg.name, seg.deletions_file, seg.deletions_dirty = name, deletions, False

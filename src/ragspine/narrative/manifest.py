@@ -7,7 +7,6 @@ file it names has been written, so readers see either the old or the new commit.
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 from typing import Any
@@ -86,13 +85,3 @@ def next_free_file(folder: Path) -> int:
     """A file number above every ``seg-NNNNNN`` name in ``folder``."""
     numbers = [int(n) for p in folder.iterdir() for n in _FILE_NUMBER.findall(p.name)]
     return max(numbers, default=0) + 1
-
-
-def fsync_dir(folder: Path) -> None:
-    if os.name != "posix":
-        return
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

@@ -10,10 +10,9 @@ are numpy ``.npz`` / ``.npy`` read with ``allow_pickle=False``.
 
 from __future__ import annotations
 
-import os
 from array import array
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import BinaryIO
 
@@ -275,16 +274,6 @@ def read_segment(path: Path, deletions: Path | None) -> Segment:
 def write_deletions(segment: Segment, out: BinaryIO) -> None:
     """Write the deleted rows of ``segment`` as an ``.npy`` of int32."""
     np.save(out, np.flatnonzero(~segment.live).astype(np.int32), allow_pickle=False)
-
-
-def write_file_atomically(path: Path, write: Callable[[BinaryIO], None]) -> None:
-    """Write through ``write(fileobj)`` to a temporary file, fsync it, then rename over ``path``."""
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as out:
-        write(out)
-        out.flush()
-        os.fsync(out.fileno())
-    os.replace(tmp, path)
 
 
 def _tier(n: int) -> int:

@@ -13,7 +13,6 @@ cosine similarities. Results sort by score descending, then key ascending.
 from __future__ import annotations
 
 import json
-import os
 import uuid
 from collections.abc import Collection, Sequence
 from pathlib import Path
@@ -22,6 +21,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from ragspine.errors import IngestError, QueryError, StoreError
+from ragspine.files import fsync_dir, write_atomically, write_text_atomically
 from ragspine.security import Sensitivity
 
 FORMAT_NAME = "ragspine-vector-index"
@@ -84,24 +84,10 @@ def _as_key_array(keys: KeySet) -> np.ndarray:
     return np.fromiter((int(k) for k in keys), dtype=np.int64, count=len(keys))
 
 
-def _fsync_dir(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 def _save_npy(path: Path, array: np.ndarray) -> None:
-    with open(path, "wb") as handle:
-        np.save(handle, np.ascontiguousarray(array), allow_pickle=False)
-        handle.flush()
-        os.fsync(handle.fileno())
+    write_atomically(
+        path, lambda out: np.save(out, np.ascontiguousarray(array), allow_pickle=False)
+    )
 
 
 def read_meta(folder: Path) -> dict[str, Any] | None:
@@ -230,13 +216,8 @@ class ExactVectorIndex:
             "count": len(self._keys),
             "files": files,
         }
-        tmp = self.folder / f".{META_FILE}.{tag}.tmp"
-        with open(tmp, "w", encoding="utf-8") as handle:
-            json.dump(meta, handle, indent=1, sort_keys=True)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, self.folder / META_FILE)
-        _fsync_dir(self.folder)
+        write_text_atomically(self.folder / META_FILE, json.dumps(meta, indent=1, sort_keys=True))
+        fsync_dir(self.folder)
         self._meta = meta
         self.generation = int(generation)
         self._remove_unreferenced(set(files.values()))
