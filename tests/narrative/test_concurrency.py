@@ -203,6 +203,11 @@ READER = textwrap.dedent(
     from pathlib import Path
     from ragspine import Principal, Workspace
     ws_path, stop, report = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
+    from ragspine.narrative import lexical, vector
+    def forbidden(*args, **kwargs):
+        raise AssertionError("a reader wrote an index file")
+    lexical.LexicalIndex.commit = forbidden  # every index file is written by a commit
+    vector.ExactVectorIndex.commit = forbidden
     ws = Workspace.open(ws_path, create=False)
     searches, errors, found = 0, [], 0
     modes = ("bm25", "lexical", "economy")
@@ -354,3 +359,34 @@ def test_a_writer_killed_between_its_commits_is_repaired_by_the_next(tmp_path: P
     ws.ingest_beir(corpus, library="lib")
     state = _state(ws, "lib")
     assert state[MAINTAINED_FIELDS[0].value] == state[MAINTAINED_FIELDS[1].value] == 210
+
+
+def test_readers_neither_write_nor_wait_while_a_writer_holds_the_database(tmp_path: Path) -> None:
+    import sqlite3
+
+    ws_path = tmp_path / "ws"
+    Workspace.init(ws_path).ingest_beir(
+        _write_corpus(tmp_path / "c", _synthetic(20, 8, "r")), library="lib"
+    )
+    Workspace.open(tmp_path / "facts-only").close()  # as `ingest facts` makes one
+    writers = [
+        sqlite3.connect(folder / "workspace.sqlite", isolation_level=None)
+        for folder in (ws_path, tmp_path / "facts-only")
+    ]
+    for writer in writers:
+        writer.execute("BEGIN IMMEDIATE")  # another process in the middle of a write
+    try:
+        started = time.monotonic()
+        ws = Workspace.open(ws_path, create=False)
+        assert ws.search("revenue margin", libraries=["lib"]).snippets
+        assert [lib.library_id for lib in ws.libraries()] == ["lib"]
+        principal = Principal.of("internal")
+        assert ws.query_metric("revenue", "acme", "FY2024", principal=principal).status == (
+            "not_found"
+        )
+        assert Workspace.open(tmp_path / "facts-only", create=False).libraries() == []
+        assert time.monotonic() - started < 5  # SQLite's busy wait would take 60 s
+    finally:
+        for writer in writers:
+            writer.rollback()
+            writer.close()

@@ -174,13 +174,12 @@ def test_store_errors_at_any_point_are_translated(
 
     from ragspine.errors import StoreError
     from ragspine.locks import write_lock
-    from ragspine.narrative import chunk_store
 
     ws = Workspace.init(workspace_dir)
     ws.create_library("busy")
     blocker = sqlite3.connect(ws.db_path)
     blocker.execute("BEGIN IMMEDIATE")  # another process mid-transaction
-    monkeypatch.setattr(chunk_store, "BUSY_TIMEOUT", 0.1)
+    monkeypatch.setattr("ragspine.stores.sqlite_connect.BUSY_TIMEOUT", 0.1)
     other = Workspace.open(workspace_dir, create=False)
     (tmp_path / "a.txt").write_text("text", encoding="utf-8")
     lock = workspace_dir / "locks" / "library-busy.lock"
@@ -225,3 +224,51 @@ def test_a_reader_stuck_on_a_locked_database_is_told_no_library_name(
     ):
         ws.search("merger")
     assert "secret-merger" not in str(caught.value)
+
+
+def test_pipes_bad_ids_and_deep_json_fail_cleanly(
+    tmp_path: Path, workspace_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "ok.txt").write_text("Revenue grew.", encoding="utf-8")
+    os.mkfifo(docs / "pipe.md")  # reading it would block forever, holding the write lock
+    (docs / "deep.txt").write_text("Deep sidecar.", encoding="utf-8")
+    (docs / "deep.txt.meta.json").write_text("[" * 100_000, encoding="utf-8")
+    (docs / "blank.txt").write_text("Blank id.", encoding="utf-8")
+    (docs / "blank.txt.meta.json").write_text('{"doc_id": ""}', encoding="utf-8")
+    ws = Workspace.open(workspace_dir)
+    outcomes = _outcomes(ws.ingest_documents([docs], library="d"))
+    assert outcomes["ok.txt"][0] is IngestStatus.ADDED
+    assert outcomes["pipe.md"] == (
+        IngestStatus.SKIPPED,
+        "not a regular file (a pipe, socket or device), not read",
+    )
+    assert outcomes["deep.txt"][0] is IngestStatus.FAILED
+    assert "nests too deeply" in outcomes["deep.txt"][1]
+    assert outcomes["blank.txt"][0] is IngestStatus.FAILED
+    assert "must be a non-empty string" in outcomes["blank.txt"][1]
+    (tmp_path / "beir").mkdir()
+    (tmp_path / "beir" / "corpus.jsonl").write_text(
+        '{"_id": null, "text": "a"}\n{"_id": "", "text": "b"}\n'
+        + "[" * 100_000
+        + '\n{"_id": 7, "text": "seven"}\n',
+        encoding="utf-8",
+    )
+    assert (
+        main(
+            [
+                "--workspace",
+                str(workspace_dir),
+                "ingest",
+                "beir",
+                str(tmp_path / "beir"),
+                "--library",
+                "b",
+            ]
+        )
+        == 1
+    )
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err and "internal error" not in err
+    assert "1 added" in out and "3 failed" in out

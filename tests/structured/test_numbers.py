@@ -207,7 +207,15 @@ def test_every_rendering_parses_back_to_the_same_decimal(
 ) -> None:
     text, expected, kind, currency = case
     value = parse_value(text, kind=kind, currency=currency)
+    if expected.is_zero():
+        expected = expected.copy_abs()  # a signed zero is read as zero (no answer shows "-0")
     assert value == expected and value.as_tuple() == expected.as_tuple()
+
+
+@pytest.mark.parametrize("cell", ["-0", "(0)", "-0.00", "($0)", "-0e3"])
+def test_a_negative_zero_is_zero(cell: str) -> None:
+    value = parse_value(cell, kind=CURRENCY, currency="USD")
+    assert value.is_zero() and not value.is_signed()
 
 
 @given(bounded_decimals())

@@ -21,15 +21,23 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ragspine.errors import ConfigError, QueryError, StoreError, quote_input
+from ragspine.errors import ConfigError, QueryError, quote_input
 from ragspine.narrative import profiles, store_upgrade
 from ragspine.narrative.filters import Filter
 from ragspine.narrative.library_profile import LibraryProfile
 from ragspine.security import Sensitivity
+from ragspine.stores.errors import sqlite_error
+from ragspine.stores.sqlite_connect import connect, has_tables
 
 SCHEMA_VERSION = 2
-BUSY_TIMEOUT = 60.0
-"""Seconds a write waits for another process's transaction before failing."""
+_TABLES = (
+    "narrative_meta",
+    "narrative_libraries",
+    "narrative_documents",
+    "narrative_parents",
+    "narrative_chunks",
+    "narrative_profiles",
+)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS narrative_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -193,16 +201,13 @@ class ChunkStore:
 
     def __init__(self, db_path: Path) -> None:
         try:
-            self._db = sqlite3.connect(
-                db_path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT
-            )
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db = connect(db_path)
             self._db.execute("PRAGMA foreign_keys=ON")
-            self._db.executescript(_SCHEMA)
-            self._db.executescript(profiles.PROFILE_SCHEMA)
+            if not has_tables(self._db, _TABLES):  # a reader of a ready store writes nothing
+                self._db.executescript(_SCHEMA)
+                self._db.executescript(profiles.PROFILE_SCHEMA)
         except sqlite3.Error as exc:
-            raise StoreError(f"cannot open the chunk store in {db_path}: {exc}") from None
+            raise sqlite_error(exc, db_path.parent, name_writers=False) from None
         columns = {row[1] for row in self._db.execute("PRAGMA table_info(narrative_libraries)")}
         if "vectors" not in columns:  # workspaces made before vector search
             self._db.execute(

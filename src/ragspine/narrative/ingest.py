@@ -188,6 +188,8 @@ def read_sidecar(path: Path) -> dict[str, Any]:
         return {}
     try:
         data = json.loads(sidecar.read_text(encoding="utf-8"))
+    except RecursionError:
+        raise IngestError(f"{sidecar}: metadata sidecar nests too deeply; fix the JSON") from None
     except (OSError, ValueError) as exc:
         raise IngestError(f"{sidecar}: unreadable metadata sidecar ({exc}); fix the JSON") from None
     if not isinstance(data, dict):
@@ -469,7 +471,12 @@ def file_sources(
             except RagSpineError as exc:
                 planned.append(DocumentOutcome(str(path), doc_id, IngestStatus.FAILED, 0, str(exc)))
                 continue
-            planned.append((path, str(meta.pop("doc_id", doc_id)), meta))
+            given = meta.pop("doc_id", doc_id)
+            if not valid_doc_id(given):
+                reason = f"{path}: sidecar doc_id {quote_input(given)} must be a non-empty string"
+                planned.append(DocumentOutcome(str(path), "", IngestStatus.FAILED, 0, reason))
+                continue
+            planned.append((path, str(given), meta))
     sources: dict[str, list[str]] = {}
     for item in planned:
         if isinstance(item, tuple):
@@ -515,6 +522,26 @@ def file_sources(
         )
 
 
+def valid_doc_id(value: object) -> bool:
+    """Whether ``value`` can be a document id: a non-empty string without surrounding blanks
+    (or an integer, as BEIR corpora often write them)."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return True
+    return isinstance(value, str) and value.strip() == value and value != ""
+
+
+def _record_id(record: object) -> str:
+    """The ``_id`` of a BEIR record; ValueError/KeyError/TypeError when it has no valid one."""
+    if not isinstance(record, dict):
+        raise TypeError("not an object")
+    value = record["_id"]
+    if not valid_doc_id(value):
+        raise ValueError(f"invalid _id {value!r}")
+    return str(value)
+
+
 def scan_beir_corpus(corpus: Path) -> int:
     """Check that every ``_id`` of a BEIR ``corpus.jsonl`` is unique (before anything is
     written); returns the number of non-blank lines (each becomes one outcome)."""
@@ -527,9 +554,8 @@ def scan_beir_corpus(corpus: Path) -> int:
                     continue
                 records += 1
                 try:
-                    record = json.loads(line)
-                    doc_id = str(record["_id"])
-                except (ValueError, KeyError, TypeError):
+                    doc_id = _record_id(json.loads(line))
+                except (ValueError, KeyError, TypeError, RecursionError):
                     continue  # reported per line as a failed document
                 if doc_id in first_line:
                     raise IngestError(
@@ -561,9 +587,12 @@ def beir_sources(corpus: Path) -> Iterator[DocumentSource | DocumentOutcome]:
                 continue
             try:
                 record = json.loads(line)
-                doc_id = str(record["_id"])
-            except (ValueError, KeyError, TypeError):
-                reason = f"{corpus}:{number}: not a JSON object with an _id"
+                doc_id = _record_id(record)
+            except (ValueError, KeyError, TypeError, RecursionError):
+                reason = (
+                    f"{corpus}:{number}: not a JSON object with an _id (a non-empty string or "
+                    "an integer)"
+                )
                 yield DocumentOutcome(f"{corpus}:{number}", "", IngestStatus.FAILED, 0, reason)
                 continue
             title, text = str(record.get("title") or ""), str(record.get("text") or "")

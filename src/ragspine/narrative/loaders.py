@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from html.parser import HTMLParser
@@ -300,12 +301,23 @@ class FoundFile:
     skipped: str | None = None
 
 
+_NOT_REGULAR = "not a regular file (a pipe, socket or device), not read"
+
+
+def _regular_file(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(path.stat().st_mode)
+    except OSError:
+        return False
+
+
 def iter_document_files(root: Path) -> Iterator[FoundFile]:
     """Every file under ``root`` (or ``root`` itself) in sorted order, each to load or skipped
     with a reason: unsupported types, hidden files and folders, and symbolic links that lead
     outside ``root`` (never followed). Metadata sidecars are read with their document."""
     if not root.is_dir():
-        yield FoundFile(root)
+        regular = _regular_file(root)
+        yield FoundFile(root, None if regular else _NOT_REGULAR)
         return
     top = root.resolve()
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
@@ -332,6 +344,9 @@ def iter_document_files(root: Path) -> Iterator[FoundFile]:
                     continue
             elif is_dir:
                 dirnames.append(name)
+                continue
+            if not _regular_file(path):
+                yield FoundFile(path, _NOT_REGULAR)
                 continue
             if name.endswith(SIDECAR_SUFFIX):
                 continue

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ragspine.errors import StoreError
 from ragspine.security import Sensitivity
+from ragspine.stores.sqlite_connect import connect, has_tables
 from ragspine.structured.facts import Fact, FactKey, Scale, utc_now
 from ragspine.structured.store import AnswerRow, HistoryEntry, WriteSummary
 
@@ -34,6 +35,7 @@ CREATE TABLE IF NOT EXISTS fact_history (
 CREATE INDEX IF NOT EXISTS fact_history_key ON fact_history (metric, entity, period, channel);
 CREATE TABLE IF NOT EXISTS fact_store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
+_TABLES = ("facts", "fact_history", "fact_store_meta")
 _SELECT_ANSWER = (
     "SELECT value, unit, currency, scale, source_doc_id, locator, sensitivity, valid_as_of "
     "FROM facts WHERE metric=? AND entity=? AND period=? AND channel=?"
@@ -82,13 +84,12 @@ class SQLiteFactStore:
 
     def __init__(self, path: Path) -> None:
         try:
-            self._conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=NORMAL")
+            self._conn = connect(path)
             # Point lookups dominate: map the file and keep hot pages cached.
             self._conn.execute("PRAGMA mmap_size=1073741824")
             self._conn.execute("PRAGMA cache_size=-65536")
-            self._conn.executescript(_SCHEMA)
+            if not has_tables(self._conn, _TABLES):  # a reader of a ready store writes nothing
+                self._conn.executescript(_SCHEMA)
             self._check_version()
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"cannot open fact store at {path}: {exc}") from exc
@@ -126,8 +127,8 @@ class SQLiteFactStore:
         added = replaced = unchanged = 0
         now = utc_now()
         cur = self._conn.cursor()
+        cur.execute("BEGIN IMMEDIATE")  # outside the try: a failed BEGIN has nothing to roll back
         try:
-            cur.execute("BEGIN IMMEDIATE")
             for fact in facts:
                 row = _row_from_fact(fact)
                 old = cur.execute(_SELECT, row[:4]).fetchone()

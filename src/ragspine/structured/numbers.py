@@ -120,6 +120,8 @@ def parse_value(
     else:
         raise IngestError(f"value {shown(raw)} is a {type(raw).__name__}, not a number")
     check_bounds(value, raw)
+    if value.is_zero() and value.is_signed():
+        value = value.copy_abs()  # "-0" and "(0)" are zero: no answer may read "-0"
     return value
 
 
