@@ -29,6 +29,7 @@ from ragspine.errors import StoreError
 LOCK_DIR = "locks"
 log = logging.getLogger("ragspine.locks")
 _POLL_SECONDS = 0.05
+_TELL_AFTER_SECONDS = 0.5
 
 _held = threading.local()
 
@@ -143,7 +144,8 @@ def _acquire(
             f"cannot create the lock file {path} for {resource} ({exc.strerror}): check that "
             "the workspace folder is writable"
         ) from None
-    deadline = None if timeout is None else time.monotonic() + timeout
+    started = time.monotonic()
+    deadline = None if timeout is None else started + timeout
     told = False
     while True:
         try:
@@ -157,7 +159,9 @@ def _acquire(
                     f"{resource} is being written by {holder}; wait for it to finish and run "
                     "this again"
                 ) from None
-            if not told:
+            # Said once, after a moment: short waits stay quiet, and the holder has written
+            # who it is by then (it does so right after taking the lock).
+            if not told and time.monotonic() - started >= _TELL_AFTER_SECONDS:
                 message = f"waiting for {resource}: it is being written by {holder}"
                 (on_wait or log.warning)(message)
                 told = True
