@@ -2,11 +2,12 @@
 
 It builds the same small workspace twice, in two folders. In the *present* run a unique secret
 word is planted where a public asker must never see it (a restricted heading that is also the
-document's first H1 and so its title, a confidential sub-heading, restricted and confidential
-text, hidden documents, the descriptions of libraries above the asker's level) and extra hidden
-material is added. In the *absent* run the same places hold a decoy word and the extra hidden
-material is left out; what the asker may see is identical. (Hidden sections sit where they do
-not shift the numbering of visible chunks and sections, which is positional.)
+document's first H1 and so its title, a confidential sub-heading, restricted sub-headings spelled
+unlike their sidecar keys, restricted and confidential text, hidden documents, the descriptions
+of libraries above the asker's level) and extra hidden material is added. In the *absent* run
+the same places hold a decoy word and the extra hidden material is left out; what the asker may
+see is identical. (Hidden sections sit where they do not shift the numbering of visible chunks
+and sections, which is positional.)
 
 Then it asks both workspaces the same questions as one principal through every reading surface
 (``search`` and ``ask`` in every mode, with and without routing and library names, their
@@ -78,11 +79,21 @@ def build_workspace(root: Path, word: str, *, extra_hidden: bool) -> None:
         "The budget plan for 2024 is 12 million. The salary plan follows next year.\n\n"
         "Travel costs fall as the budget plan moves meetings online.\n\n"
         f"## Compensation {word}\n\n"
-        f"The salary plan {word} raises pay by 7 percent.{hidden_more}\n",
+        f"The salary plan {word} raises pay by 7 percent.{hidden_more}\n\n"
+        # restricted sections spelled unlike their sidecar keys: a soft hyphen and a zero-width
+        # space in the heading, inline emphasis, a soft hyphen in the key
+        f"## Sal\u00adary review {word}\n\nThe salary review {word} freezes the budget plan.\n\n"
+        f"## Merger\u200b talks {word}\n\nThe merger talks {word} price the salary budget.\n\n"
+        f"## **Merger** plan {word}\n\nThe merger plan {word} sets the budget.\n\n"
+        f"## Board pay {word}\n\nThe board pay {word} budget plan is frozen.\n",
         {
             "section_sensitivity": {
                 f"{word} Okapi programme": "restricted",
                 f"Compensation {word}": "confidential",
+                f"Salary review {word}": "restricted",
+                f"Merger talks {word}": "restricted",
+                f"Merger plan {word}": "restricted",
+                f"Board p\u00aday {word}": "restricted",
             }
         },
     )

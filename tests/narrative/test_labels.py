@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from ragspine import Principal, Workspace
+from ragspine.cli import main
 from ragspine.errors import StoreError
-from ragspine.narrative import expansion, ingest, store_upgrade
+from ragspine.narrative import expansion, ingest, labels, store_upgrade
 from ragspine.narrative.chunk_store import SCHEMA_VERSION
 from ragspine.narrative.ingest import IngestStatus
 from ragspine.narrative.labels import (
@@ -21,6 +22,7 @@ from ragspine.narrative.labels import (
     screen_locator,
     screen_path,
     screen_title,
+    unmatched_names,
 )
 from ragspine.security import Sensitivity
 
@@ -145,6 +147,113 @@ def test_a_snippet_stage_without_the_name_screen_is_caught(
     )
     (hit,) = ws.search("budget").snippets
     assert SECRET in json.dumps(hit.to_dict())
+
+
+def _plan_doc(folder: Path, heading: str, keys: dict[str, str]) -> Path:
+    """A public plan with one sub-section the sidecar ``keys`` mean to restrict."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "plan.md").write_text(
+        f"# Plan\n\nThe public plan overview.\n\n## {heading}\n\nThe zwsword figures stay "
+        "with the board.\n",
+        encoding="utf-8",
+    )
+    (folder / "plan.md.meta.json").write_text(json.dumps({"section_sensitivity": keys}))
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("heading", "key", "stored"),
+    [
+        ("Sal\u00adary Review", "Salary Review", "Salary Review"),  # soft hyphen
+        ("Merger\u200b talks", "Merger talks", "Merger talks"),  # zero-width space
+        ("**Merger** talks", "Merger talks", "Merger talks"),  # inline emphasis
+        ("The [*merger*](https://x.example) `talks`", "The merger talks", "The merger talks"),
+        ("Salary Review", "Sal\u00adary \u200bREVIEW", "Salary Review"),  # on the key side
+    ],
+    ids=["soft-hyphen", "zero-width-space", "emphasis", "link-and-code", "invisible-key"],
+)
+def test_a_section_key_matches_its_heading_however_the_heading_is_spelled(
+    workspace_dir: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    heading: str,
+    key: str,
+    stored: str,
+) -> None:
+    docs = _plan_doc(tmp_path / "docs", heading, {key: "restricted"})
+    ws = Workspace.open(workspace_dir)
+    report = ws.ingest_documents([docs], library="r")
+    assert [o.status for o in report.outcomes] == [IngestStatus.ADDED]
+    assert ws.search("zwsword").snippets == ()
+    store = ws.narrative.store
+    chunks = sorted(
+        store.chunks_by_key(store.chunk_keys("r", "plan.md")).values(), key=lambda c: c.key
+    )
+    assert [(c.heading, c.sensitivity) for c in chunks] == [
+        ("Plan", Sensitivity.PUBLIC),
+        (f"Plan > {stored}", Sensitivity.RESTRICTED),  # stored clean, and restricted
+    ]
+    ws.close()
+    assert main(["--workspace", str(workspace_dir), "search", "zwsword", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["snippets"] == []
+
+
+def test_a_section_key_naming_no_heading_fails_the_document(
+    workspace_dir: Path, tmp_path: Path
+) -> None:
+    keys = {"Salary Review": "restricted", "Typo secton": "restricted"}
+    docs = _plan_doc(tmp_path / "docs", "Salary Review", keys)
+    ws = Workspace.open(workspace_dir)
+    (outcome,) = ws.ingest_documents([docs], library="r").outcomes
+    assert outcome.status is IngestStatus.FAILED
+    assert "section_sensitivity names no heading of the document: 'Typo secton'" in outcome.reason
+    assert "(its headings: 'Plan', 'Salary Review')" in outcome.reason
+    assert ws.narrative.store.document("r", "plan.md") is None  # nothing of it is written
+    assert ws.search("overview").snippets == ()
+
+
+def test_an_unmatched_key_still_fails_under_a_wrong_matching_rule(
+    workspace_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Second line of defence: with invisible characters counted again, the key no longer
+    names its heading, and the document fails instead of going public."""
+    monkeypatch.setattr(labels, "normalize_name", lambda name: " ".join(name.casefold().split()))
+    docs = _plan_doc(tmp_path / "docs", "Salary Review", {"Sal\u00adary Review": "restricted"})
+    ws = Workspace.open(workspace_dir)
+    (outcome,) = ws.ingest_documents([docs], library="r").outcomes
+    assert outcome.status is IngestStatus.FAILED
+    assert "'Sal\\xadary Review'" in outcome.reason  # quote_input shows the invisible character
+    assert ws.search("zwsword").snippets == ()
+
+
+def test_a_failed_key_lists_the_headings_shortened() -> None:
+    headings = [f"Heading {n}" for n in range(24)] + ["x" * 500]
+    source = ingest.DocumentSource(
+        "d", "", "d.md",
+        tuple(ingest.Section((h,), (ingest.Paragraph("text"),)) for h in headings),
+        "hash", section_levels=(("y" * 500, Sensitivity.RESTRICTED),),
+    )  # fmt: skip
+    with pytest.raises(ingest.IngestError) as caught:
+        ingest.check_section_names(source)
+    message = str(caught.value)
+    assert "'Heading 19' and 5 more)" in message and "Heading 20" not in message
+    assert "(500 characters)" in message and "y" * 200 not in message
+    assert unmatched_names(["Heading\u00ad 3", "heading 99"], headings) == ["heading 99"]
+
+
+def test_a_document_labelled_by_an_older_name_rule_is_labelled_again(
+    workspace_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Stores written before this rule are relabelled by the next ingest, not left unchanged."""
+    docs = _plan_doc(tmp_path / "docs", "Salary Review", {"Salary Review": "restricted"})
+    ws = Workspace.open(workspace_dir)
+    with monkeypatch.context() as old:
+        old.setattr(ingest, "SECTION_RULE", "section-names:1")
+        ws.ingest_documents([docs], library="r")
+    (outcome,) = ws.ingest_documents([docs], library="r").outcomes
+    assert outcome.status is IngestStatus.REPLACED
+    (outcome,) = ws.ingest_documents([docs], library="r").outcomes
+    assert outcome.status is IngestStatus.UNCHANGED
 
 
 def _downgrade_to_v1(db_path: Path, raw_title: str) -> None:

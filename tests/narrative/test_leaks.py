@@ -7,13 +7,14 @@ step back to its leaky form and show the same detector then fails.
 
 from __future__ import annotations
 
+import unicodedata
 from pathlib import Path
 
 import pytest
 from leak_detector import Runs, assert_no_leak, build_runs
 
 from ragspine import Principal
-from ragspine.narrative import catalog, ingest, retriever
+from ragspine.narrative import catalog, ingest, labels, loaders, retriever
 from ragspine.narrative.chunk_store import ChunkStore, Library
 from ragspine.narrative.lexical import LexicalIndex
 from ragspine.security import Sensitivity
@@ -92,6 +93,34 @@ def test_headings_matched_by_split_path_are_caught(
     monkeypatch.setattr(ingest, "path_level", lambda path, base, levels: Sensitivity(base))
     with pytest.raises(AssertionError, match="the secret leaks"):
         assert_no_leak(build_runs(tmp_path), PUBLIC, only=_starts("search ", "ask "))
+
+
+def _old_name_rule(name: str) -> str:
+    """Section names compared before ``normalize_input``: NFKC and case folding only, so
+    invisible characters count."""
+    return " ".join(unicodedata.normalize("NFKC", name).casefold().split())
+
+
+def test_section_names_matched_with_invisible_characters_are_caught(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The old matching rule, with unmatched keys ignored: a key holding a soft hyphen no longer
+    names its heading and the restricted section is public."""
+    monkeypatch.setattr(labels, "normalize_name", _old_name_rule)
+    monkeypatch.setattr(ingest, "check_section_names", lambda source: None)
+    with pytest.raises(AssertionError, match=r"(?s)the secret leaks.*board pay Zebra7731"):
+        assert_no_leak(build_runs(tmp_path), PUBLIC, only=_starts("search 'Zebra7731' bm25"))
+
+
+def test_markdown_headings_kept_with_markup_are_caught(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Headings stored as written, with unmatched keys ignored: ``**Merger** plan`` no longer
+    matches its key and the restricted section is public."""
+    monkeypatch.setattr(loaders, "markdown_heading", str.strip)
+    monkeypatch.setattr(ingest, "check_section_names", lambda source: None)
+    with pytest.raises(AssertionError, match=r"(?s)the secret leaks.*merger plan Zebra7731"):
+        assert_no_leak(build_runs(tmp_path), PUBLIC, only=_starts("search 'Zebra7731' bm25"))
 
 
 def test_statistics_over_every_level_are_caught(

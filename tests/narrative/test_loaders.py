@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -39,6 +40,43 @@ def test_markdown_headings(tmp_path: Path) -> None:
         (("Annual report", "Setext"), "# not a heading", None),
         (("Other",), "End.", None),
     ]
+
+
+def test_markdown_headings_are_stored_as_plain_text(tmp_path: Path) -> None:
+    """Inline markup and invisible characters never reach a stored heading (nor its matching)."""
+    path = tmp_path / "plan.md"
+    path.write_text(
+        "# **Merger** talks\n\nA.\n\n## Sal\u00adary Review\n\nB.\n\n"
+        '## Merger\u200b  talks\n\nC.\n\n## [The *pay* plan](https://x.example/a "t")\n\nD.\n\n'
+        "## The `a*b` and \\*starred\\* __fy_2024_plan__ ~~old~~ <b>bold</b>\n\nE.\n\n"
+        "_Setext_ ![chart](c.png)\n------\n\nF.\n",
+        encoding="utf-8",
+    )
+    doc = load_document(path)
+    assert doc.title == "Merger talks"
+    assert [section.heading_path[-1] for section in doc.sections] == [
+        "Merger talks",
+        "Salary Review",
+        "Merger talks",
+        "The pay plan",
+        "The a*b and *starred* fy_2024_plan old bold",
+        "Setext chart",
+    ]
+
+
+def test_overlong_markdown_headings_keep_their_markup_quickly(tmp_path: Path) -> None:
+    path = tmp_path / "long.md"
+    path.write_text("# " + "**a " * 25_000 + "\n\nText.\n", encoding="utf-8")
+    started = time.perf_counter()
+    ((heading,),) = [section.heading_path for section in load_document(path).sections]
+    assert time.perf_counter() - started < 2  # stripping it would take about a minute
+    assert heading == ("**a " * 25_000).strip()
+
+
+def test_html_headings_drop_invisible_characters(tmp_path: Path) -> None:
+    path = tmp_path / "page.html"
+    path.write_text("<h1>Sal&shy;ary\u200b <em>Review</em></h1><p>Text.</p>", encoding="utf-8")
+    assert _flat(load_document(path)) == [(("Salary Review",), "Text.", None)]
 
 
 def test_html_headings_and_blocks(tmp_path: Path) -> None:

@@ -43,6 +43,7 @@ from ragspine.narrative.labels import (
     screen_locator,
     screen_path,
     screen_title,
+    unmatched_names,
 )
 from ragspine.narrative.loaders import (
     SIDECAR_SUFFIX,
@@ -56,6 +57,10 @@ from ragspine.security import Sensitivity
 RESERVED_META_KEYS = ("doc_id", "title", "sensitivity", "section_sensitivity")
 BEIR_BATCH = 1000
 DEFAULT_CHUNKING = ChunkingOptions()
+SECTION_RULE = "section-names:2"
+"""Part of the fingerprint of a document with ``section_sensitivity``: changes whenever headings
+are matched to its keys by another rule, so the next ingest labels such documents again."""
+HEADINGS_LISTED = 20
 
 
 class IngestStatus(StrEnum):
@@ -135,6 +140,27 @@ def parse_section_levels(raw: object, where: str) -> tuple[tuple[str, Sensitivit
             'e.g. {"Compensation": "confidential"}'
         )
     return tuple(sorted((str(h).strip(), Sensitivity.parse(v)) for h, v in raw.items()))
+
+
+def check_section_names(source: DocumentSource) -> None:
+    """Fail when a ``section_sensitivity`` key names no heading of ``source``, so that a typo
+    never leaves the section it meant public."""
+    if not source.section_levels:
+        return
+    headings = list(
+        dict.fromkeys(name for section in source.sections for name in section.heading_path)
+    )
+    missing = unmatched_names([name for name, _ in source.section_levels], headings)
+    if not missing:
+        return
+    listed = ", ".join(quote_input(name) for name in headings[:HEADINGS_LISTED]) or "none"
+    if len(headings) > HEADINGS_LISTED:
+        listed += f" and {len(headings) - HEADINGS_LISTED} more"
+    raise IngestError(
+        f"{source.source}: section_sensitivity names no heading of the document: "
+        f"{', '.join(quote_input(name) for name in missing)} (its headings: {listed}); spell "
+        "each key like its heading (case, spacing and invisible characters aside)"
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -336,6 +362,7 @@ class Ingestor:
             source.title,
             options.signature,
             json.dumps([(h, int(v)) for h, v in source.section_levels]),
+            *((SECTION_RULE,) if source.section_levels else ()),
         )
         previous = self._store.document(library.library_id, source.doc_id)
         if previous is not None and previous.fingerprint == fingerprint:
@@ -343,6 +370,7 @@ class Ingestor:
         try:
             if not any(p.text.strip() for sec in source.sections for p in sec.paragraphs):
                 raise IngestError(f"{source.source}: no text to ingest")
+            check_section_names(source)
             parents, chunks = chunk_sections(source.sections, source.source, options)
         except Exception as exc:  # any failure of one document must not stop the others
             reason = str(exc) if isinstance(exc, RagSpineError) else f"{type(exc).__name__}: {exc}"

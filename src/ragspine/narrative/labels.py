@@ -2,9 +2,12 @@
 
 A document's sidecar may give sections a higher sensitivity by heading name
 (``section_sensitivity``). A *name* is then as sensitive as the most sensitive section it
-names: a heading or a title equal to such a heading (compared after Unicode normalisation, case
-folding and whitespace collapsing) carries that section's level. The rule, applied once at
-ingest for each chunk's level and again at snippet construction for the asker:
+names: a heading or a title equal to such a heading carries that section's level. Names are
+compared in their matching form (:func:`ragspine.text.normalize_input`: NFKC, case folding,
+invisible characters such as soft hyphens and zero-width spaces dropped, whitespace collapsed),
+the sidecar key and the heading alike; a key that names no heading of its document fails that
+document (:func:`unmatched_names`), so a typo never leaves a section public. The rule, applied
+once at ingest for each chunk's level and again at snippet construction for the asker:
 
 - a chunk's level is its document's, raised by every section named on its heading path, so a
   visible chunk never sits under a name more sensitive than itself;
@@ -19,13 +22,12 @@ snippet construction it is the principal, through :func:`ragspine.security.visib
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import PurePath
 from typing import Any
 
 from ragspine.security import Sensitivity
+from ragspine.text import normalize_input
 
 SectionLevels = Sequence[tuple[str, int]]
 """``(heading name, level)`` pairs from a document's ``section_sensitivity`` sidecar entry."""
@@ -33,12 +35,17 @@ SectionLevels = Sequence[tuple[str, int]]
 MaySee = Callable[[int], bool]
 """Whether the reader may see something of the given level."""
 
-_SPACES = re.compile(r"\s+")
-
 
 def normalize_name(name: str) -> str:
-    """The form names are compared in: NFKC, case-folded, whitespace collapsed and trimmed."""
-    return _SPACES.sub(" ", unicodedata.normalize("NFKC", name).casefold()).strip()
+    """The form names are compared in: :func:`ragspine.text.normalize_input` (NFKC, case-folded,
+    invisible characters dropped, whitespace collapsed and trimmed)."""
+    return normalize_input(name)
+
+
+def unmatched_names(names: Iterable[str], headings: Iterable[str]) -> list[str]:
+    """The ``names`` (sidecar keys) equal to none of ``headings``, in order."""
+    present = {normalize_name(heading) for heading in headings}
+    return [name for name in names if normalize_name(name) not in present]
 
 
 def name_levels(section_levels: Iterable[tuple[str, int]]) -> dict[str, int]:

@@ -1,7 +1,9 @@
 """Document loaders: .txt, .md, .html, .pdf and .docx files into titled sections of paragraphs.
 
 Every loader returns a :class:`LoadedDocument` whose sections carry a heading path and whose
-paragraphs carry their page (PDF) and index, from which chunk locators are built.
+paragraphs carry their page (PDF) and index, from which chunk locators are built. Headings are
+plain text in their stored form (:func:`heading_text`): Markdown headings lose their inline
+markup, and every heading goes through :func:`ragspine.text.display_text`.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from ragspine.errors import IngestError, MissingExtraError, quote_input
+from ragspine.text import display_text
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +61,11 @@ def _decode(raw: bytes, path: Path) -> str:
         ) from None
 
 
+def heading_text(text: str) -> str:
+    """A heading as stored and shown: :func:`ragspine.text.display_text`, white space collapsed."""
+    return " ".join(display_text(text).split())
+
+
 class _SectionBuilder:
     """Collects paragraphs and closes a section whenever the heading path changes."""
 
@@ -69,7 +77,7 @@ class _SectionBuilder:
     def heading(self, level: int, text: str) -> None:
         self.flush()
         self.headings = [(lvl, txt) for lvl, txt in self.headings if lvl < level]
-        self.headings.append((level, text))
+        self.headings.append((level, heading_text(text)))
 
     def paragraph(self, text: str, page: int | None = None) -> None:
         if text.strip():
@@ -95,6 +103,43 @@ def load_text(path: Path, raw: bytes) -> LoadedDocument:
 _ATX = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _SETEXT = re.compile(r"\s*(=+|-{2,})\s*")
+_LITERAL = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)|\\([!-/:-@\[-`{-~])")
+_SLOT = re.compile("\x00([0-9]+)\x00")
+_AUTOLINK = re.compile(r"<([A-Za-z][A-Za-z0-9+.-]*:[^<>\s]*)>")
+_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>")
+_LINK = re.compile(r"!?\[([^\[\]]*)\](?:\([^()]*\)|\[[^\[\]]*\])")
+_STARS = re.compile(r"(\*{1,3}|~~)(?=\S)(.+?)(?<=\S)\1")
+_UNDERSCORES = re.compile(r"(?<!\w)(_{1,3})(?=\S)(.+?)(?<=\S)\1(?!\w)")
+MARKUP_LIMIT = 300
+"""Longer Markdown headings keep their markup: stripping it costs time quadratic in the length,
+and no real heading is that long (a sidecar key for one then names no heading and fails)."""
+
+
+def markdown_heading(text: str) -> str:
+    """The plain text of a Markdown heading: code spans and backslash escapes kept as written,
+    links and images replaced by their text, emphasis and strike-through markers, autolink
+    brackets and inline HTML tags removed; then :func:`heading_text`. Headings longer than
+    :data:`MARKUP_LIMIT` characters keep their markup."""
+    if len(text) > MARKUP_LIMIT:
+        return heading_text(text)
+    literals: list[str] = []
+
+    def hold(match: re.Match[str]) -> str:
+        code = match.group(2)
+        if code is None:
+            literals.append(match.group(3))
+        else:
+            spaced = code.startswith(" ") and code.endswith(" ") and code.strip()
+            literals.append(code[1:-1] if spaced else code)
+        return f"\x00{len(literals) - 1}\x00"
+
+    plain = _LITERAL.sub(hold, display_text(text))  # display_text leaves no NUL to confuse
+    plain = _TAG.sub("", _AUTOLINK.sub(r"\1", plain))
+    for pattern, content in ((_LINK, r"\1"), (_STARS, r"\2"), (_UNDERSCORES, r"\2")):
+        count = 1
+        while count:  # nested markup: **[x](url)**, ***x***
+            plain, count = pattern.subn(content, plain)
+    return heading_text(_SLOT.sub(lambda match: literals[int(match.group(1))], plain))
 
 
 def load_markdown(path: Path, raw: bytes) -> LoadedDocument:
@@ -120,9 +165,9 @@ def load_markdown(path: Path, raw: bytes) -> LoadedDocument:
         atx = _ATX.match(line)
         if atx:
             close_block()
-            level, text = len(atx.group(1)), atx.group(2).strip()
+            level, text = len(atx.group(1)), markdown_heading(atx.group(2))
         elif len(block) == 1 and _SETEXT.fullmatch(line):
-            level, text = (1 if "=" in line else 2), block.pop().strip()
+            level, text = (1 if "=" in line else 2), markdown_heading(block.pop())
         elif not line.strip():
             close_block()
             continue
