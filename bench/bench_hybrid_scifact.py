@@ -8,11 +8,15 @@ the same ingest into a library without vectors. Slow (embeds about 5,500 chunks 
     nice -n 10 python bench/bench_hybrid_scifact.py [--workspace bench/out/scifact-hybrid-ws]
 
 With an existing ``--workspace`` the ingests are skipped unless ``--fresh`` is given.
+``--docs N`` ingests only the first N abstracts and scores the train queries judged on them
+(a quick run; use it with a fresh workspace).
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
+import json
 import os
 import shutil
 import sys
@@ -42,6 +46,22 @@ def _embed_progress() -> object:
     return report
 
 
+def first_documents(corpus: Path, count: int, folder: Path) -> Path:
+    """Write the first ``count`` records of ``corpus`` to ``folder/corpus.jsonl``; its path."""
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / "corpus.jsonl"
+    with corpus.open(encoding="utf-8") as source, target.open("w", encoding="utf-8") as out:
+        out.writelines(itertools.islice((line for line in source if line.strip()), count))
+    return target
+
+
+def judged_within(qrels: dict[str, dict[str, int]], corpus: Path) -> dict[str, dict[str, int]]:
+    """``qrels`` cut to the documents of ``corpus``; queries left with no judgment are dropped."""
+    kept = {json.loads(line)["_id"] for line in corpus.open(encoding="utf-8") if line.strip()}
+    cut = {qid: {d: g for d, g in judged.items() if d in kept} for qid, judged in qrels.items()}
+    return {qid: judged for qid, judged in cut.items() if judged}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--workspace", default=str(ROOT / "out" / "scifact-hybrid-ws"))
@@ -50,22 +70,32 @@ def main() -> None:
     parser.add_argument(
         "--weights", default="1:1", help="hybrid lexical:vector weights to try, comma-separated"
     )
+    parser.add_argument(
+        "--docs", type=int, default=0, help="ingest only the first N abstracts (a quick run)"
+    )
     args = parser.parse_args()
     os.environ.setdefault("XDG_CACHE_HOME", tempfile.mkdtemp(prefix="ragspine-xdg-"))
     folder = Path(args.workspace)
     if args.fresh and folder.exists():
         shutil.rmtree(folder)
     ws = Workspace.open(folder)
+    qrels = load_qrels(DATA / "qrels" / "train.tsv")
+    corpus = DATA / "corpus.jsonl"
+    if args.docs:
+        corpus = first_documents(
+            corpus, args.docs, folder.parent / f"{folder.name}-first-{args.docs}"
+        )
+        qrels = judged_within(qrels, corpus)
     names = {library.library_id for library in ws.libraries()}
     if "scifact_lex" not in names:
         started = time.perf_counter()
-        report = ws.ingest_beir(DATA, library="scifact_lex")
+        report = ws.ingest_beir(corpus, library="scifact_lex")
         lexical_seconds = time.perf_counter() - started
         print(f"ingest without vectors (baseline): {lexical_seconds:.1f} s; {report.summary()}")
     if "scifact" not in names:
         started = time.perf_counter()
         report = ws.ingest_beir(
-            DATA, library="scifact", vectors=True, embed_progress=_embed_progress()
+            corpus, library="scifact", vectors=True, embed_progress=_embed_progress()
         )
         seconds = time.perf_counter() - started
         chunks = ws.describe_library("scifact")["chunks"]
@@ -78,7 +108,6 @@ def main() -> None:
         if "lexical_seconds" in locals():
             print(f"  ratio to the lexical-only ingest: {seconds / lexical_seconds:.1f}x")
     queries = load_queries(DATA / "queries.jsonl")
-    qrels = load_qrels(DATA / "qrels" / "train.tsv")
     print(f"SciFact train qrels: {len(qrels)} queries")
     for mode in args.modes.split(","):
         pairs = args.weights.split(",") if mode == "hybrid" else ["1:1"]

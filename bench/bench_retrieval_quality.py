@@ -5,12 +5,16 @@ workspace through ``Workspace.ingest_beir`` and scored with ``run_retrieval_eval
 their best chunk). The baseline is bm25s over whole documents (title + text, k1=0.9, b=0.4,
 English Snowball stemming and stopwords).
 
-    nice -n 10 python bench/bench_retrieval_quality.py [--modes bm25,lexical,economy]
+    nice -n 10 python bench/bench_retrieval_quality.py [--modes bm25,lexical,economy] [--docs N]
+
+``--docs N`` ingests only the first N documents of each corpus and scores the queries judged on
+them (a quick run).
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import re
 import sys
@@ -105,23 +109,51 @@ def bm25s_baseline(
     return metrics
 
 
+def first_documents(corpus: Path, count: int, folder: Path) -> Path:
+    """Write the first ``count`` records of ``corpus`` to ``folder/corpus.jsonl``; its path."""
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / "corpus.jsonl"
+    with corpus.open(encoding="utf-8") as source, target.open("w", encoding="utf-8") as out:
+        out.writelines(itertools.islice((line for line in source if line.strip()), count))
+    return target
+
+
+def judged_within(
+    qrels: Mapping[str, Mapping[str, int]], corpus: Path
+) -> dict[str, dict[str, int]]:
+    """``qrels`` cut to the documents of ``corpus``; queries left with no judgment are dropped."""
+    kept = {json.loads(line)["_id"] for line in corpus.open(encoding="utf-8") if line.strip()}
+    cut = {qid: {d: g for d, g in judged.items() if d in kept} for qid, judged in qrels.items()}
+    return {qid: judged for qid, judged in cut.items() if judged}
+
+
 def evaluate(
-    name: str, corpus_dir: Path, queries_file: Path, qrels_file: Path, modes: list[str]
+    name: str,
+    corpus_dir: Path,
+    queries_file: Path,
+    qrels_file: Path,
+    modes: list[str],
+    *,
+    docs: int = 0,
 ) -> dict[str, dict[str, float]]:
     queries, qrels = load_queries(queries_file), load_qrels(qrels_file)
     results: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory() as folder:
-        ws = Workspace.open(folder)
+        corpus = corpus_dir / "corpus.jsonl"
+        if docs:
+            corpus = first_documents(corpus, docs, Path(folder) / "corpus")
+            qrels = judged_within(qrels, corpus)
+        ws = Workspace.open(Path(folder) / "workspace")
         started = time.perf_counter()
-        ws.ingest_beir(corpus_dir, library=name)
+        ws.ingest_beir(corpus, library=name)
         print(f"{name}: ingested in {time.perf_counter() - started:.1f} s", file=sys.stderr)
         for mode in modes:
             report = run_retrieval_eval(ws, library=name, queries=queries, qrels=qrels, mode=mode)
             results[f"ragspine {mode}"] = dict(report.metrics)
-    try:
-        results["bm25s (baseline)"] = bm25s_baseline(corpus_dir / "corpus.jsonl", queries, qrels)
-    except ImportError:
-        print("bm25s or PyStemmer not installed: pip install -e '.[bench]'", file=sys.stderr)
+        try:
+            results["bm25s (baseline)"] = bm25s_baseline(corpus, queries, qrels)
+        except ImportError:
+            print("bm25s or PyStemmer not installed: pip install -e '.[bench]'", file=sys.stderr)
     print(f"\n{name} ({len([q for q in qrels if q in queries])} judged queries)")
     print(f"{'system':<20} {'nDCG@10':>8} {'R@100':>8} {'MRR@10':>8} {'q/s':>8}")
     for system, m in results.items():
@@ -141,12 +173,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--modes", default="bm25,lexical,economy")
     parser.add_argument("--only", choices=["scifact", "cranfield"])
+    parser.add_argument(
+        "--docs", type=int, default=0, help="ingest only the first N documents (a quick run)"
+    )
     args = parser.parse_args()
     modes = args.modes.split(",")
     if args.only != "cranfield":
         scifact = DATA / "scifact"
         figures = evaluate(
-            "scifact", scifact, scifact / "queries.jsonl", scifact / "qrels" / "train.tsv", modes
+            "scifact",
+            scifact,
+            scifact / "queries.jsonl",
+            scifact / "qrels" / "train.tsv",
+            modes,
+            docs=args.docs,
         )
         ndcg = figures[f"ragspine {modes[0]}"]["ndcg@10"]
         verdict = "meets" if ndcg >= SCIFACT_TARGET else "MISSES"
@@ -155,7 +195,14 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as folder:
             beir = Path(folder) / "cranfield"
             cranfield_to_beir(DATA / "cranfield", beir)
-            evaluate("cranfield", beir, beir / "queries.jsonl", beir / "qrels.tsv", modes)
+            evaluate(
+                "cranfield",
+                beir,
+                beir / "queries.jsonl",
+                beir / "qrels.tsv",
+                modes,
+                docs=args.docs,
+            )
 
 
 if __name__ == "__main__":

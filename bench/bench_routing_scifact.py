@@ -2,30 +2,33 @@
 
 SciFact (train qrels) is ingested through ``Workspace.ingest_beir`` twice: once as one library,
 once as three libraries made from disjoint thirds of the corpus split by topic (balanced
-spherical k-means on TF-IDF, deterministic; see ``bench_routing.topic_thirds``), each named and
-described by its most distinctive terms. Both are searched with ``Workspace.search`` in ``bm25``
-mode: the single library by name (the baseline, measured in the same run), the three libraries
-without naming any, so the profile router picks them and RRF fuses their hits. Documents are
-ranked by their best chunk. Prints nDCG@10 of both, the ratio (target >= 0.95), how many
-libraries were searched per query and how often routing fell back to all of them.
+spherical k-means on TF-IDF, deterministic; see ``topic_thirds``), each named and described by
+its most distinctive terms. Both are searched with ``Workspace.search`` in ``bm25`` mode: the
+single library by name (the baseline, measured in the same run), the three libraries without
+naming any, so the profile router picks them and RRF fuses their hits. Documents are ranked by
+their best chunk. Prints nDCG@10 of both, the ratio (target >= 0.95), how many libraries were
+searched per query and how often routing fell back to all of them.
 
-    nice -n 10 python bench/bench_routing_scifact.py [--queries N] [--workdir DIR]
+    nice -n 10 python bench/bench_routing_scifact.py [--queries N] [--docs N] [--workdir DIR]
+
+``--docs N`` ingests only the first N abstracts and scores the queries judged on them.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
+import math
+import random
 import sys
 import tempfile
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from bench_routing import topic_thirds
 from ragspine.eval.retrieval import load_qrels, load_queries, ndcg_at_k, rank_documents
 from ragspine.narrative.library_profile import distinctive_terms
 from ragspine.narrative.terms import terms
@@ -33,6 +36,70 @@ from ragspine.workspace import Workspace
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"
 TOP_K = 30  # chunks per query; documents are ranked by their best chunk, nDCG over the top 10
+
+
+SparseVector = dict[str, float]
+
+
+def _unit(vector: SparseVector) -> SparseVector:
+    norm = math.sqrt(sum(w * w for w in vector.values())) or 1.0
+    return {term: w / norm for term, w in vector.items()}
+
+
+def _tfidf_vectors(token_lists: list[list[str]]) -> list[SparseVector]:
+    """Unit-length TF-IDF vectors; terms found in a single document are left out."""
+    df = Counter(term for tokens in token_lists for term in set(tokens))
+    count = len(token_lists)
+    return [
+        _unit(
+            {
+                term: tf * math.log(count / df[term])
+                for term, tf in Counter(tokens).items()
+                if df[term] > 1
+            }
+        )
+        for tokens in token_lists
+    ]
+
+
+def _centroid(members: Iterable[SparseVector]) -> SparseVector:
+    total: SparseVector = defaultdict(float)
+    for vector in members:
+        for term, w in vector.items():
+            total[term] += w
+    return _unit(total)
+
+
+def topic_thirds(
+    docs: list[tuple[str, list[str]]], *, rounds: int = 8, seed: int = 13
+) -> list[int]:
+    """A group 0-2 per document: balanced spherical k-means (k=3) on TF-IDF; deterministic.
+
+    Each round moves every centroid to the normalised sum of its members, then hands out the
+    (document, centroid) pairs from the most similar down, no group taking more than a third.
+    """
+    vectors = _tfidf_vectors([tokens for _, tokens in docs])
+    count = len(vectors)
+    rng = random.Random(seed)
+    labels = [rng.randrange(3) for _ in range(count)]
+    capacity = math.ceil(count / 3)
+    for _ in range(rounds):
+        centroids = [
+            _centroid(v for v, label in zip(vectors, labels, strict=True) if label == group)
+            for group in range(3)
+        ]
+        pairs = sorted(
+            (-sum(w * centroid.get(term, 0.0) for term, w in vector.items()), index, group)
+            for index, vector in enumerate(vectors)
+            for group, centroid in enumerate(centroids)
+        )
+        labels = [-1] * count
+        fill = [0, 0, 0]
+        for _, index, group in pairs:
+            if labels[index] == -1 and fill[group] < capacity:
+                labels[index] = group
+                fill[group] += 1
+    return labels
 
 
 def split_corpus(corpus: Path, out: Path) -> dict[str, tuple[Path, str]]:
@@ -82,19 +149,43 @@ def evaluate(
     return total / count, searched / count, fallbacks, (time.perf_counter() - started) / count
 
 
-def run(data: Path, workdir: Path, *, limit: int = 0) -> dict[str, Any]:
-    """Ingest both layouts under ``workdir`` and return the figures."""
+def first_documents(corpus: Path, count: int, folder: Path) -> Path:
+    """Write the first ``count`` records of ``corpus`` to ``folder/corpus.jsonl``; its path."""
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / "corpus.jsonl"
+    with corpus.open(encoding="utf-8") as source, target.open("w", encoding="utf-8") as out:
+        out.writelines(itertools.islice((line for line in source if line.strip()), count))
+    return target
+
+
+def judged_within(qrels: dict[str, dict[str, int]], corpus: Path) -> dict[str, dict[str, int]]:
+    """``qrels`` cut to the documents of ``corpus``; queries left with no judgment are dropped."""
+    kept = {json.loads(line)["_id"] for line in corpus.open(encoding="utf-8") if line.strip()}
+    cut = {qid: {d: g for d, g in judged.items() if d in kept} for qid, judged in qrels.items()}
+    return {qid: judged for qid, judged in cut.items() if judged}
+
+
+def run(data: Path, workdir: Path, *, limit: int = 0, docs: int = 0) -> dict[str, Any]:
+    """Ingest both layouts under ``workdir`` and return the figures.
+
+    ``limit`` keeps the first queries; ``docs`` the first documents of the corpus (and the
+    judgments on them), for a quick run.
+    """
     queries = load_queries(data / "queries.jsonl")
     qrels = {q: r for q, r in load_qrels(data / "qrels" / "train.tsv").items() if q in queries}
+    corpus = data / "corpus.jsonl"
+    if docs:
+        corpus = first_documents(corpus, docs, workdir / f"first-{docs}")
+        qrels = judged_within(qrels, corpus)
     if limit:
         qrels = dict(sorted(qrels.items(), key=lambda item: int(item[0]))[:limit])
     started = time.perf_counter()
     single = Workspace.open(workdir / "single")
     if "scifact" not in {lib.library_id for lib in single.libraries()}:
         single.create_library("scifact", description="SciFact scientific abstracts")
-    single.ingest_beir(data, library="scifact")
+    single.ingest_beir(corpus, library="scifact")
     split = Workspace.open(workdir / "split")
-    libraries = split_corpus(data / "corpus.jsonl", workdir / "thirds")
+    libraries = split_corpus(corpus, workdir / "thirds")
     known = {lib.library_id for lib in split.libraries()}
     for name, (folder, description) in libraries.items():
         if name not in known:
@@ -125,13 +216,16 @@ def run(data: Path, workdir: Path, *, limit: int = 0) -> dict[str, Any]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--queries", type=int, default=0, help="evaluate only the first N queries")
+    parser.add_argument(
+        "--docs", type=int, default=0, help="ingest only the first N abstracts (a quick run)"
+    )
     parser.add_argument("--workdir", type=Path, help="keep the workspaces here (default: temp)")
     args = parser.parse_args()
     if not DATA.exists():
         print(f"SciFact not found at {DATA}", file=sys.stderr)
         return 1
     with tempfile.TemporaryDirectory() as tmp:
-        figures = run(DATA, args.workdir or Path(tmp), limit=args.queries)
+        figures = run(DATA, args.workdir or Path(tmp), limit=args.queries, docs=args.docs)
     print(f"setup (ingest + split) {figures['setup_seconds']:.1f}s; libraries:")
     for name, description in figures["libraries"].items():
         print(f"  {name}: {description[:90]}...")

@@ -1,7 +1,8 @@
 """Dense-only SciFact retrieval quality (nDCG@10 on the train qrels) with ONNX MiniLM.
 
 Run (slow: embeds 5,183 abstracts): nice -n 10 python bench/bench_scifact_dense.py
-Embeddings are saved to bench/out/ and reused on the next run (--reuse).
+Embeddings are saved to bench/out/ and reused on the next run (--reuse). ``--docs N`` embeds only
+the first N abstracts and scores the train queries judged on them (a quick run; nothing is saved).
 Also prints HNSW recall@10 against exact search on these real embeddings, and the nDCG@10 the
 HNSW index gives, beside the exact index (the baseline).
 """
@@ -43,11 +44,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--reuse", action="store_true", help="reuse bench/out embeddings")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument(
+        "--docs", type=int, default=0, help="embed only the first N abstracts (nothing is saved)"
+    )
     args = parser.parse_args()
     os.environ.setdefault("XDG_CACHE_HOME", tempfile.mkdtemp(prefix="ragspine-xdg-"))
     from ragspine.narrative.embedding import load_embedder
 
     docs = [json.loads(line) for line in (DATA / "corpus.jsonl").open(encoding="utf-8")]
+    if args.docs:
+        docs = docs[: args.docs]
     queries = {
         q["_id"]: q["text"]
         for q in map(json.loads, (DATA / "queries.jsonl").open(encoding="utf-8"))
@@ -56,13 +62,16 @@ def main() -> None:
     for line in (DATA / "qrels" / "train.tsv").read_text(encoding="utf-8").splitlines()[1:]:
         qid, did, score = line.split("\t")
         qrels[qid][did] = int(score)
+    if args.docs:
+        kept = {d["_id"] for d in docs}
+        cut = {qid: {d: g for d, g in judged.items() if d in kept} for qid, judged in qrels.items()}
+        qrels = defaultdict(dict, {qid: judged for qid, judged in cut.items() if judged})
     qids = sorted(qrels, key=int)
     doc_ids = [d["_id"] for d in docs]
 
-    OUT.mkdir(exist_ok=True)
     doc_file, query_file = OUT / "scifact_corpus_minilm.npy", OUT / "scifact_train_queries.npy"
     embedder = load_embedder(threads=args.threads)
-    if args.reuse and doc_file.exists() and query_file.exists():
+    if args.reuse and not args.docs and doc_file.exists() and query_file.exists():
         doc_vectors, query_vectors = np.load(doc_file), np.load(query_file)
         print("reusing saved embeddings")
     else:
@@ -73,9 +82,11 @@ def main() -> None:
         took = time.perf_counter() - start
         print(f"embedded {len(docs)} abstracts in {took:.0f} s ({len(docs) / took:.1f} chunks/s)")
         query_vectors = embedder.embed([queries[q] for q in qids])
-        np.save(doc_file, doc_vectors)
-        np.save(query_file, query_vectors)
-        (OUT / "scifact_ids.json").write_text(json.dumps({"docs": doc_ids, "queries": qids}))
+        if not args.docs:
+            OUT.mkdir(exist_ok=True)
+            np.save(doc_file, doc_vectors)
+            np.save(query_file, query_vectors)
+            (OUT / "scifact_ids.json").write_text(json.dumps({"docs": doc_ids, "queries": qids}))
 
     keys = np.arange(len(docs), dtype=np.int64)
     levels = np.zeros(len(docs), dtype=np.int8)

@@ -1,13 +1,14 @@
 """Benchmark: workflow preview time vs a plain ``yaml.safe_load`` of the same text.
 
-Run: ``python bench/bench_workflow_preview.py``. Measures the largest shared Dify export
-(71 nodes) and a generated 5,000-node graph, with and without exported positions (the latter
+Run: ``python bench/bench_workflow_preview.py [--nodes 5000]``. Measures the largest shared Dify
+export (71 nodes) and a generated 5,000-node graph, with and without exported positions (the latter
 exercises the layered layout). Baselines run in the same process: PyYAML's ``safe_load``
 (pure Python) and ``load`` with the libyaml ``CSafeLoader`` (parse only, no checks).
 """
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import sys
 import time
@@ -106,6 +107,9 @@ def report(label: str, text: str, repeats: int, limits: PreviewLimits) -> None:
 
 
 def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nodes", type=int, default=5_000, help="size of the generated graph")
+    args = parser.parse_args()
     print(
         f"python {sys.version.split()[0]}, PyYAML {yaml.__version__}, "
         f"libyaml {'yes' if yaml.__with_libyaml__ else 'no'}"
@@ -116,8 +120,10 @@ def main() -> int:
     else:
         print(f"skipped shared export: {SHARED} not found")
     for positions in (True, False):
-        text = generated_export(5_000, positions=positions)
-        label = "generated 5,000 nodes " + ("with positions" if positions else "without positions")
+        text = generated_export(args.nodes, positions=positions)
+        label = f"generated {args.nodes:,} nodes " + (
+            "with positions" if positions else "without positions"
+        )
         report(label, text, 1, limits)
     return 0
 

