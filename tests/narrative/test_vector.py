@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -20,13 +19,7 @@ from ragspine.narrative.vector import (
 DIM = 16
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _private_xdg_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """onnxruntime writes under $XDG_CACHE_HOME (read at import): keep it out of ~/.cache."""
-    mp = pytest.MonkeyPatch()
-    mp.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
-    yield
-    mp.undo()
+pytestmark = pytest.mark.usefixtures("private_xdg_cache")
 
 
 def reference_search(
