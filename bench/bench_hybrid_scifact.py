@@ -15,8 +15,6 @@ With an existing ``--workspace`` the ingests are skipped unless ``--fresh`` is g
 from __future__ import annotations
 
 import argparse
-import itertools
-import json
 import os
 import shutil
 import sys
@@ -24,6 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from _beir_subset import first_documents
 from ragspine.eval.retrieval import load_qrels, load_queries, run_retrieval_eval
 from ragspine.workspace import Workspace
 
@@ -46,22 +45,6 @@ def _embed_progress() -> object:
     return report
 
 
-def first_documents(corpus: Path, count: int, folder: Path) -> Path:
-    """Write the first ``count`` records of ``corpus`` to ``folder/corpus.jsonl``; its path."""
-    folder.mkdir(parents=True, exist_ok=True)
-    target = folder / "corpus.jsonl"
-    with corpus.open(encoding="utf-8") as source, target.open("w", encoding="utf-8") as out:
-        out.writelines(itertools.islice((line for line in source if line.strip()), count))
-    return target
-
-
-def judged_within(qrels: dict[str, dict[str, int]], corpus: Path) -> dict[str, dict[str, int]]:
-    """``qrels`` cut to the documents of ``corpus``; queries left with no judgment are dropped."""
-    kept = {json.loads(line)["_id"] for line in corpus.open(encoding="utf-8") if line.strip()}
-    cut = {qid: {d: g for d, g in judged.items() if d in kept} for qid, judged in qrels.items()}
-    return {qid: judged for qid, judged in cut.items() if judged}
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--workspace", default=str(ROOT / "out" / "scifact-hybrid-ws"))
@@ -82,10 +65,9 @@ def main() -> None:
     qrels = load_qrels(DATA / "qrels" / "train.tsv")
     corpus = DATA / "corpus.jsonl"
     if args.docs:
-        corpus = first_documents(
-            corpus, args.docs, folder.parent / f"{folder.name}-first-{args.docs}"
+        corpus, qrels = first_documents(
+            corpus, qrels, args.docs, folder.parent / f"{folder.name}-first-{args.docs}"
         )
-        qrels = judged_within(qrels, corpus)
     names = {library.library_id for library in ws.libraries()}
     if "scifact_lex" not in names:
         started = time.perf_counter()

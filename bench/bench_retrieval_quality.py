@@ -14,7 +14,6 @@ them (a quick run).
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import re
 import sys
@@ -23,6 +22,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
+from _beir_subset import first_documents
 from ragspine.eval.retrieval import (
     evaluate_rankings,
     load_qrels,
@@ -109,24 +109,6 @@ def bm25s_baseline(
     return metrics
 
 
-def first_documents(corpus: Path, count: int, folder: Path) -> Path:
-    """Write the first ``count`` records of ``corpus`` to ``folder/corpus.jsonl``; its path."""
-    folder.mkdir(parents=True, exist_ok=True)
-    target = folder / "corpus.jsonl"
-    with corpus.open(encoding="utf-8") as source, target.open("w", encoding="utf-8") as out:
-        out.writelines(itertools.islice((line for line in source if line.strip()), count))
-    return target
-
-
-def judged_within(
-    qrels: Mapping[str, Mapping[str, int]], corpus: Path
-) -> dict[str, dict[str, int]]:
-    """``qrels`` cut to the documents of ``corpus``; queries left with no judgment are dropped."""
-    kept = {json.loads(line)["_id"] for line in corpus.open(encoding="utf-8") if line.strip()}
-    cut = {qid: {d: g for d, g in judged.items() if d in kept} for qid, judged in qrels.items()}
-    return {qid: judged for qid, judged in cut.items() if judged}
-
-
 def evaluate(
     name: str,
     corpus_dir: Path,
@@ -141,8 +123,7 @@ def evaluate(
     with tempfile.TemporaryDirectory() as folder:
         corpus = corpus_dir / "corpus.jsonl"
         if docs:
-            corpus = first_documents(corpus, docs, Path(folder) / "corpus")
-            qrels = judged_within(qrels, corpus)
+            corpus, qrels = first_documents(corpus, qrels, docs, Path(folder) / "corpus")
         ws = Workspace.open(Path(folder) / "workspace")
         started = time.perf_counter()
         ws.ingest_beir(corpus, library=name)

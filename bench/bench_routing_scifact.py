@@ -17,7 +17,6 @@ searched per query and how often routing fell back to all of them.
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import math
 import random
@@ -29,6 +28,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from _beir_subset import first_documents
 from ragspine.eval.retrieval import load_qrels, load_queries, ndcg_at_k, rank_documents
 from ragspine.narrative.library_profile import distinctive_terms
 from ragspine.narrative.terms import terms
@@ -149,22 +149,6 @@ def evaluate(
     return total / count, searched / count, fallbacks, (time.perf_counter() - started) / count
 
 
-def first_documents(corpus: Path, count: int, folder: Path) -> Path:
-    """Write the first ``count`` records of ``corpus`` to ``folder/corpus.jsonl``; its path."""
-    folder.mkdir(parents=True, exist_ok=True)
-    target = folder / "corpus.jsonl"
-    with corpus.open(encoding="utf-8") as source, target.open("w", encoding="utf-8") as out:
-        out.writelines(itertools.islice((line for line in source if line.strip()), count))
-    return target
-
-
-def judged_within(qrels: dict[str, dict[str, int]], corpus: Path) -> dict[str, dict[str, int]]:
-    """``qrels`` cut to the documents of ``corpus``; queries left with no judgment are dropped."""
-    kept = {json.loads(line)["_id"] for line in corpus.open(encoding="utf-8") if line.strip()}
-    cut = {qid: {d: g for d, g in judged.items() if d in kept} for qid, judged in qrels.items()}
-    return {qid: judged for qid, judged in cut.items() if judged}
-
-
 def run(data: Path, workdir: Path, *, limit: int = 0, docs: int = 0) -> dict[str, Any]:
     """Ingest both layouts under ``workdir`` and return the figures.
 
@@ -175,8 +159,7 @@ def run(data: Path, workdir: Path, *, limit: int = 0, docs: int = 0) -> dict[str
     qrels = {q: r for q, r in load_qrels(data / "qrels" / "train.tsv").items() if q in queries}
     corpus = data / "corpus.jsonl"
     if docs:
-        corpus = first_documents(corpus, docs, workdir / f"first-{docs}")
-        qrels = judged_within(qrels, corpus)
+        corpus, qrels = first_documents(corpus, qrels, docs, workdir / f"first-{docs}")
     if limit:
         qrels = dict(sorted(qrels.items(), key=lambda item: int(item[0]))[:limit])
     started = time.perf_counter()

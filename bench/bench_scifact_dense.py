@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from _beir_subset import judged_within
 from ragspine.narrative.vector import ExactVectorIndex, HnswVectorIndex
 
 ROOT = Path(__file__).resolve().parent
@@ -63,9 +64,7 @@ def main() -> None:
         qid, did, score = line.split("\t")
         qrels[qid][did] = int(score)
     if args.docs:
-        kept = {d["_id"] for d in docs}
-        cut = {qid: {d: g for d, g in judged.items() if d in kept} for qid, judged in qrels.items()}
-        qrels = defaultdict(dict, {qid: judged for qid, judged in cut.items() if judged})
+        qrels = judged_within(qrels, {d["_id"] for d in docs})
     qids = sorted(qrels, key=int)
     doc_ids = [d["_id"] for d in docs]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import socket
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -40,3 +41,16 @@ def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture()
 def workspace_dir(tmp_path: Path) -> Path:
     return tmp_path / "ws"
+
+
+@pytest.fixture(scope="module")
+def private_xdg_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """onnxruntime writes under $XDG_CACHE_HOME (read at import): keep it out of ~/.cache.
+
+    Modules that load the ONNX embedder use it for all their tests:
+    ``pytestmark = pytest.mark.usefixtures("private_xdg_cache")``.
+    """
+    mp = pytest.MonkeyPatch()
+    mp.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
+    yield
+    mp.undo()

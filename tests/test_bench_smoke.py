@@ -1,9 +1,10 @@
 """Every script in bench/ runs on a tiny input and prints its figures beside its baseline.
 
 Each case runs ``python bench/NAME.py`` with small sizes in a fresh process, as a user would, so
-a benchmark that no longer runs against the current code fails the default suite. Temporary files
-go under the test's folder (``TMPDIR``, ``XDG_CACHE_HOME``). The whole module takes about 40 s on
-two cores: keep new cases to a few seconds.
+a benchmark that no longer runs against the current code fails the default suite. Modules whose
+name starts with ``_`` are helpers the scripts share, not benchmarks, and need no case. Temporary
+files go under the test's folder (``TMPDIR``, ``XDG_CACHE_HOME``). The whole module takes about
+40 s on two cores: keep new cases to a few seconds.
 """
 
 from __future__ import annotations
@@ -180,7 +181,7 @@ CASES = {
 
 
 def test_every_bench_script_has_a_smoke_case() -> None:
-    scripts = {path.stem for path in BENCH.glob("*.py")}
+    scripts = {path.stem for path in BENCH.glob("*.py") if not path.stem.startswith("_")}
     without_case = sorted(scripts - CASES.keys())
     stale = sorted(CASES.keys() - scripts)
     assert not without_case, f"bench scripts without a smoke case in CASES: {without_case}"

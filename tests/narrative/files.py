@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+
+
+def write_beir_corpus(folder: Path, records: Iterable[Mapping[str, object]]) -> Path:
+    """Write ``records`` to ``folder/corpus.jsonl``, one JSON object a line; ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with (folder / "corpus.jsonl").open("w", encoding="utf-8") as out:
+        for record in records:
+            out.write(json.dumps(record) + "\n")
+    return folder
 
 
 def _pdf_text_stream(lines: list[str]) -> bytes:

@@ -27,6 +27,8 @@ from ragspine.narrative.indexes import MAINTAINED_FIELDS
 from ragspine.security import Principal, max_visible_level
 from ragspine.workspace import Workspace
 
+from .files import write_beir_corpus
+
 WORDS = (
     "revenue",
     "margin",
@@ -72,14 +74,6 @@ def _cli(*args: str) -> subprocess.Popen[str]:
         text=True,
         env={**os.environ, "RAGSPINE_DEBUG": ""},
     )
-
-
-def _write_corpus(path: Path, records: list[dict[str, str]]) -> Path:
-    path.mkdir(parents=True, exist_ok=True)
-    with (path / "corpus.jsonl").open("w", encoding="utf-8") as out:
-        for record in records:
-            out.write(json.dumps(record) + "\n")
-    return path
 
 
 def _synthetic(count: int, seed: int, prefix: str) -> list[dict[str, str]]:
@@ -228,7 +222,7 @@ READER = textwrap.dedent(
 
 def test_readers_during_ingests_see_no_errors_and_write_no_index_file(tmp_path: Path) -> None:
     ws_path = tmp_path / "ws"
-    first = _write_corpus(tmp_path / "c0", _synthetic(300, 10, "a"))
+    first = write_beir_corpus(tmp_path / "c0", _synthetic(300, 10, "a"))
     Workspace.open(ws_path).ingest_beir(first, library="lib")
     stop = tmp_path / "stop"
     readers = [
@@ -243,7 +237,7 @@ def test_readers_during_ingests_see_no_errors_and_write_no_index_file(tmp_path: 
         # Several writes: each commits the chunk store and then the indexes, merging segments
         # and deleting the files of the previous commit while the readers load them.
         for n in range(1, 7):
-            corpus = _write_corpus(tmp_path / f"c{n}", _synthetic(150, 10 + n, f"b{n}-"))
+            corpus = write_beir_corpus(tmp_path / f"c{n}", _synthetic(150, 10 + n, f"b{n}-"))
             writer = _cli(
                 "--workspace", str(ws_path), "ingest", "beir", str(corpus), "--library", "lib"
             )
@@ -255,7 +249,7 @@ def test_readers_during_ingests_see_no_errors_and_write_no_index_file(tmp_path: 
             str(ws_path),
             "ingest",
             "beir",
-            str(_write_corpus(tmp_path / "c7", replaced)),
+            str(write_beir_corpus(tmp_path / "c7", replaced)),
             "--library",
             "lib",
         )
@@ -277,7 +271,7 @@ def test_readers_during_ingests_see_no_errors_and_write_no_index_file(tmp_path: 
 
 def test_a_second_writer_waits_and_says_who_is_writing(tmp_path: Path) -> None:
     ws = Workspace.init(tmp_path / "ws")
-    corpus = _write_corpus(tmp_path / "c", _synthetic(50, 3, "w"))
+    corpus = write_beir_corpus(tmp_path / "c", _synthetic(50, 3, "w"))
     lock = ws.path / "locks" / "library-lib.lock"
     released = threading.Event()
 
@@ -336,9 +330,9 @@ def test_a_lock_times_out_with_a_store_error_naming_the_holder(tmp_path: Path) -
 def test_a_writer_killed_between_its_commits_is_repaired_by_the_next(tmp_path: Path) -> None:
     ws_path = tmp_path / "ws"
     Workspace.open(ws_path).ingest_beir(
-        _write_corpus(tmp_path / "c0", _synthetic(100, 5, "k")), library="lib"
+        write_beir_corpus(tmp_path / "c0", _synthetic(100, 5, "k")), library="lib"
     )
-    second = _write_corpus(tmp_path / "c1", _synthetic(100, 6, "m"))
+    second = write_beir_corpus(tmp_path / "c1", _synthetic(100, 6, "m"))
     script = textwrap.dedent(
         """
         import os, sys
@@ -355,7 +349,7 @@ def test_a_writer_killed_between_its_commits_is_repaired_by_the_next(tmp_path: P
     assert ws.describe_library("lib")["documents"] == 200
     stale = ws.narrative.indexes.get("lib", MAINTAINED_FIELDS[0])
     assert len(stale) == 100  # readers keep the last committed index
-    corpus = _write_corpus(tmp_path / "c2", _synthetic(10, 7, "n"))
+    corpus = write_beir_corpus(tmp_path / "c2", _synthetic(10, 7, "n"))
     ws.ingest_beir(corpus, library="lib")
     state = _state(ws, "lib")
     assert state[MAINTAINED_FIELDS[0].value] == state[MAINTAINED_FIELDS[1].value] == 210
@@ -366,7 +360,7 @@ def test_readers_neither_write_nor_wait_while_a_writer_holds_the_database(tmp_pa
 
     ws_path = tmp_path / "ws"
     Workspace.init(ws_path).ingest_beir(
-        _write_corpus(tmp_path / "c", _synthetic(20, 8, "r")), library="lib"
+        write_beir_corpus(tmp_path / "c", _synthetic(20, 8, "r")), library="lib"
     )
     Workspace.open(tmp_path / "facts-only").close()  # as `ingest facts` makes one
     writers = [

@@ -5,7 +5,6 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -20,14 +19,7 @@ from ragspine.narrative.embedding import (
     mean_pool,
 )
 
-
-@pytest.fixture(scope="module", autouse=True)
-def _private_xdg_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """onnxruntime writes under $XDG_CACHE_HOME (read at import): keep it out of ~/.cache."""
-    mp = pytest.MonkeyPatch()
-    mp.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
-    yield
-    mp.undo()
+pytestmark = pytest.mark.usefixtures("private_xdg_cache")
 
 
 def test_importing_the_narrative_modules_loads_no_embedding_stack() -> None:

@@ -8,7 +8,6 @@ extra; ``test_hybrid_onnx.py`` runs the same pipeline with the real ONNX model.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -22,15 +21,9 @@ from ragspine.narrative.embedding_cache import content_hash
 from ragspine.security import Principal
 from ragspine.workspace import Workspace
 
+from .files import write_beir_corpus
+
 TOPICS = ["revenue growth", "supply chain", "board meeting", "cloud platform", "tax audit"]
-
-
-def _beir(folder: Path, docs: list[dict[str, object]]) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    with (folder / "corpus.jsonl").open("w", encoding="utf-8") as handle:
-        for doc in docs:
-            handle.write(json.dumps(doc) + "\n")
-    return folder
 
 
 def _open(path: Path, embedder: HashingEmbedder) -> Workspace:
@@ -61,7 +54,7 @@ def filtered_ws(workspace_dir: Path, tmp_path: Path) -> tuple[Workspace, Hashing
         )
     embedder = HashingEmbedder()
     ws = _open(workspace_dir, embedder)
-    ws.ingest_beir(_beir(tmp_path / "corpus", docs), library="memos", vectors=True)
+    ws.ingest_beir(write_beir_corpus(tmp_path / "corpus", docs), library="memos", vectors=True)
     return ws, embedder
 
 

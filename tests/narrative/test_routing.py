@@ -7,8 +7,9 @@ from collections.abc import Sequence
 import pytest
 
 from ragspine.errors import ConfigError, QueryError
+from ragspine.narrative.library_profile import LibraryProfile, ProfileRouter
 from ragspine.narrative.multi_index import MultiIndexRetriever
-from ragspine.narrative.routing import LibraryRouter, RoutingCause, route_libraries
+from ragspine.narrative.routing import RoutingCause, route_libraries
 from ragspine.narrative.snippets import Hit
 
 LIBRARIES = {
@@ -17,6 +18,12 @@ LIBRARIES = {
     "product_docs": "Product manuals and release notes for the software platform",
 }
 REGISTERED = list(LIBRARIES)
+
+
+def description_router(descriptions: dict[str, str], *, margin: float = 1.0) -> ProfileRouter:
+    """A profile router that knows the libraries by their descriptions (and ids) alone."""
+    profiles = [LibraryProfile(library_id, {}) for library_id in descriptions]
+    return ProfileRouter(profiles, descriptions=descriptions, margin=margin)
 
 
 class Raising:
@@ -42,30 +49,31 @@ class Fixed:
     ],
 )
 def test_router_picks_libraries_from_descriptions(question: str, expected: list[str]) -> None:
-    assert LibraryRouter(LIBRARIES).route(question) == expected
+    assert description_router(LIBRARIES).route(question) == expected
 
 
 def test_router_uses_library_id_words_and_stems() -> None:
-    router = LibraryRouter([("clinicalTrials", "studies"), ("genetics", "genes and mutations")])
+    router = description_router({"clinicalTrials": "studies", "genetics": "genes and mutations"})
     assert router.route("trial outcomes") == ["clinicalTrials"]
     assert router.route("a mutation in one gene") == ["genetics"]
 
 
-def test_router_scores_are_deterministic_and_threshold_applies() -> None:
+def test_router_scores_are_deterministic_and_margin_applies() -> None:
     question = "revenue, profit and payroll"
-    assert LibraryRouter(LIBRARIES, relative_threshold=1.0).route(question) == ["annual_reports"]
-    assert LibraryRouter(LIBRARIES, relative_threshold=0.3).route(question) == [
+    assert description_router(LIBRARIES, margin=0.0).route(question) == ["annual_reports"]
+    assert description_router(LIBRARIES, margin=1.5).route(question) == [
         "annual_reports",
         "hr_policies",
     ]
-    assert LibraryRouter(LIBRARIES).scores(question) == LibraryRouter(LIBRARIES).scores(question)
-    assert LibraryRouter(LIBRARIES, min_score=50.0).route(question) == []
-    capped = LibraryRouter(LIBRARIES, relative_threshold=0.0, max_libraries=1)
+    scores = description_router(LIBRARIES).scores(question)
+    assert scores == description_router(LIBRARIES).scores(question)
+    profiles = [LibraryProfile(library_id, {}) for library_id in LIBRARIES]
+    capped = ProfileRouter(profiles, descriptions=LIBRARIES, margin=50.0, max_libraries=1)
     assert capped.route(question) == ["annual_reports"]
 
 
 def test_router_with_no_overlap_picks_nothing_and_decision_falls_back() -> None:
-    router = LibraryRouter(LIBRARIES)
+    router = description_router(LIBRARIES)
     assert router.route("weather tomorrow") == []
     decision = route_libraries(router, "weather tomorrow", REGISTERED)
     assert decision.libraries == tuple(REGISTERED)
@@ -107,12 +115,13 @@ def test_routed_and_explicit_decisions() -> None:
 
 
 def test_router_validation() -> None:
+    profiles = [LibraryProfile(library_id, {}) for library_id in LIBRARIES]
     with pytest.raises(ConfigError):
-        LibraryRouter([("a", "x"), ("a", "y")])
+        ProfileRouter([LibraryProfile("a", {}), LibraryProfile("a", {})])
     with pytest.raises(ConfigError):
-        LibraryRouter(LIBRARIES, relative_threshold=1.5)
+        ProfileRouter(profiles, margin=-1.0)
     with pytest.raises(ConfigError):
-        LibraryRouter(LIBRARIES, max_libraries=0)
+        ProfileRouter(profiles, max_libraries=0)
 
 
 # ---- multi-index retrieval --------------------------------------------------------------------
@@ -137,7 +146,7 @@ class Recorder:
 
 def test_multi_index_searches_routed_libraries_and_fuses() -> None:
     search = Recorder()
-    retriever = MultiIndexRetriever(search, REGISTERED, router=LibraryRouter(LIBRARIES))
+    retriever = MultiIndexRetriever(search, REGISTERED, router=description_router(LIBRARIES))
     result = retriever.retrieve("parental leave", top_k=5)
     assert search.calls == [("hr_policies", 5)]
     assert [(h.library_id, h.chunk_id) for h in result.hits] == [
@@ -201,21 +210,20 @@ def test_distinctive_terms_describe_a_library_well_enough_to_route_to_it() -> No
     profile = distinctive_terms(texts, top_n=3, min_documents=2)
     assert profile["cardio"][:2] == ("heart", "cardiac")
     assert "cancer" in profile["onco"] and "imag" not in profile["onco"]
-    router = LibraryRouter({lib: " ".join(words) for lib, words in profile.items()})
+    router = description_router({lib: " ".join(words) for lib, words in profile.items()})
     assert router.route("Does the tumour respond to treatment?") == ["onco"]
 
 
-def test_weight_by_routing_lets_the_clearest_library_lead() -> None:
-    router = LibraryRouter(LIBRARIES, relative_threshold=0.1)
+def test_routed_libraries_fuse_evenly_unless_weighted() -> None:
+    router = description_router(LIBRARIES, margin=1.5)
     question = "revenue, profit and payroll"
     plain = MultiIndexRetriever(Recorder(), REGISTERED, router=router).retrieve(question)
     weighted = MultiIndexRetriever(
-        Recorder(), REGISTERED, router=router, weight_by_routing=True
+        Recorder(), REGISTERED, router=router, weights={"annual_reports": 3.0}
     ).retrieve(question)
+    assert plain.decision.libraries == ("annual_reports", "hr_policies")
     assert [h.chunk_id for h in plain.hits][:2] == ["ar-1", "hr-1"]
     assert [h.chunk_id for h in weighted.hits][:3] == ["ar-1", "ar-2", "ar-3"]
     # on a fallback the weights stay even
-    fallback = MultiIndexRetriever(
-        Recorder(), REGISTERED, router=Raising(), weight_by_routing=True
-    ).retrieve(question)
+    fallback = MultiIndexRetriever(Recorder(), REGISTERED, router=Raising()).retrieve(question)
     assert [h.chunk_id for h in fallback.hits][:3] == ["ar-1", "hr-1", "pd-1"]

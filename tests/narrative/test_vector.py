@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -15,19 +14,12 @@ from ragspine.narrative.vector import (
     ExactVectorIndex,
     HnswVectorIndex,
     open_vector_index,
-    top_k_hits,
 )
 
 DIM = 16
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _private_xdg_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """onnxruntime writes under $XDG_CACHE_HOME (read at import): keep it out of ~/.cache."""
-    mp = pytest.MonkeyPatch()
-    mp.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
-    yield
-    mp.undo()
+pytestmark = pytest.mark.usefixtures("private_xdg_cache")
 
 
 def reference_search(
@@ -77,10 +69,17 @@ def test_exact_matches_plain_numpy_reference(tmp_path: Path, seed: int) -> None:
         assert_same_hits(got, want)
 
 
-def test_ties_break_by_key() -> None:
+def test_ties_break_by_key(tmp_path: Path) -> None:
     scores = np.array([0.5, 0.9, 0.5, 0.5, 0.1], dtype=np.float32)
     keys = np.array([40, 7, 30, 10, 1], dtype=np.int64)
-    assert top_k_hits(scores, keys, 3) == [(7, pytest.approx(0.9)), (10, 0.5), (30, 0.5)]
+    vectors = np.zeros((len(keys), DIM), dtype=np.float32)
+    vectors[:, 0] = scores  # the query below picks out this column, so these are the scores
+    query = np.zeros(DIM, dtype=np.float32)
+    query[0] = 1.0
+    index = ExactVectorIndex(tmp_path, model_id="m", dim=DIM)
+    index.add(keys, vectors, np.zeros(len(keys), dtype=int))
+    hits = index.search(query, 3, max_level=0)
+    assert hits == [(7, pytest.approx(0.9)), (10, 0.5), (30, 0.5)]
 
 
 def test_filter_matching_one_percent_still_fills_top_k(tmp_path: Path) -> None:

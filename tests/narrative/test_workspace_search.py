@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -12,13 +11,7 @@ from ragspine.errors import QueryError
 from ragspine.narrative.chunk_store import ChunkStore
 from ragspine.narrative.library_profile import ProfileRouter
 
-
-def _beir(folder: Path, records: list[dict[str, object]]) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    with (folder / "corpus.jsonl").open("w", encoding="utf-8") as lines:
-        for record in records:
-            lines.write(json.dumps(record) + "\n")
-    return folder
+from .files import write_beir_corpus
 
 
 def _selective_ws(workspace_dir: Path, tmp_path: Path) -> Workspace:
@@ -36,7 +29,7 @@ def _selective_ws(workspace_dir: Path, tmp_path: Path) -> Workspace:
             }
         )
     ws = Workspace.open(workspace_dir)
-    ws.ingest_beir(_beir(tmp_path / "corpus", records), library="memos")
+    ws.ingest_beir(write_beir_corpus(tmp_path / "corpus", records), library="memos")
     return ws
 
 
@@ -179,7 +172,7 @@ def test_filter_extraction_from_the_question_is_opt_in(workspace_dir: Path, tmp_
         {"_id": "global", "text": "Revenue grew in every market.", "metadata": {"entity": "acme"}},
         {"_id": "china", "text": "Revenue grew in China.", "metadata": {"entity": "acme_cn"}},
     ]
-    ws.ingest_beir(_beir(tmp_path / "corpus", records), library="notes")
+    ws.ingest_beir(write_beir_corpus(tmp_path / "corpus", records), library="notes")
     question = "How did ACME China revenue grow?"
     assert {s.doc_id for s in ws.search(question).snippets} == {"global", "china"}
     result = ws.search(question, extract_filters=True)

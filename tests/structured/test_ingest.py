@@ -17,6 +17,7 @@ import ragspine
 from ragspine import Principal, Workspace
 from ragspine.errors import IngestError
 from ragspine.glossary import MetricKind
+from ragspine.structured.convfinqa import load_filings
 from ragspine.structured.facts import FactKey
 from ragspine.structured.ingest import ColumnMapping
 from ragspine.structured.numbers import parse_value
@@ -147,6 +148,22 @@ def test_xlsx_with_sheet(ws: Workspace, tmp_path: Path) -> None:
 def test_mapping_with_unknown_field_is_rejected() -> None:
     with pytest.raises(IngestError, match="unknown field 'amount'"):
         ColumnMapping.from_dict({"columns": {"amount": "Value"}})
+
+
+def test_unreadable_mapping_and_convfinqa_files_are_named(tmp_path: Path) -> None:
+    (tmp_path / "latin1.toml").write_bytes(b'[columns]\nmetric = "M\xe9trique"\n')
+    (tmp_path / "latin1.json").write_bytes(b'[{"id": "\xe9"}]')
+    cases = [
+        (ColumnMapping.load, "missing.toml", "mapping file .*missing.toml does not exist"),
+        (ColumnMapping.load, "latin1.toml", "latin1.toml is not UTF-8 text: write it as a UTF-8"),
+        (ColumnMapping.load, ".", "cannot read mapping file"),
+        (load_filings, "missing.json", "ConvFinQA file .*missing.json does not exist"),
+        (load_filings, "latin1.json", "latin1.json: is not UTF-8 text; pass a ConvFinQA JSON"),
+        (load_filings, ".", "cannot read ConvFinQA file"),
+    ]
+    for load, name, message in cases:
+        with pytest.raises(IngestError, match=message):
+            load(tmp_path / name)
 
 
 # --- Strict reading: each finding of the hardening review, on real files -----------------------

@@ -10,6 +10,7 @@ constant factor ``k1 + 1`` of the textbook formula: rankings are identical, scor
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -53,10 +54,11 @@ def term_scores(tf: npt.NDArray[np.integer], norms: FloatArray, weight: float) -
     return weight * tf64 / (tf64 + norms)
 
 
-def top_k(scores: FloatArray, keys: IntArray, k: int) -> IntArray:
+def top_k(scores: npt.NDArray[np.floating[Any]], keys: IntArray, k: int) -> IntArray:
     """Positions of the best ``k`` entries: score descending, then key ascending.
 
-    Ties at the cut-off are resolved by key, so the result never depends on storage order.
+    Ties at the cut-off are resolved by key, so the result never depends on storage order. The
+    lexical and the vector indexes both cut their results with it.
     """
     n = len(scores)
     if k <= 0 or n == 0:

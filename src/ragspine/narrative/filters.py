@@ -32,7 +32,6 @@ from collections.abc import Callable, Iterable, Mapping, Sized
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 from enum import StrEnum
-from typing import TypeVar
 
 from ragspine.errors import QueryError, quote_input
 from ragspine.narrative.filter_limits import (
@@ -45,8 +44,6 @@ from ragspine.narrative.filter_limits import (
     shape_of,
 )
 from ragspine.narrative.filter_sql import check_column, sql_equal, sql_key
-
-T = TypeVar("T")
 
 Scalar = str | int | float | bool
 
@@ -484,15 +481,3 @@ def _parse_mapping(spec: Mapping[object, object], depth: int) -> Filter:
 
 def _from_json(value: object) -> object:
     return tuple(value) if isinstance(value, list) else value
-
-
-def apply_filter(
-    items: Iterable[T],
-    flt: Filter | None,
-    *,
-    key: Callable[[T], Mapping[str, object]] = lambda item: item.metadata,  # type: ignore[attr-defined]
-) -> list[T]:
-    """The items whose metadata matches, in their input order (all of them when no filter)."""
-    if flt is None:
-        return list(items)
-    return [item for item in items if flt.matches(key(item))]

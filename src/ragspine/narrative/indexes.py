@@ -19,6 +19,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from ragspine.errors import StoreError
+from ragspine.narrative import bm25
 from ragspine.narrative.analysis import Analyzer
 from ragspine.narrative.chunk_store import ChunkStore, IndexRow
 from ragspine.narrative.lexical import LexicalIndex
@@ -26,9 +27,6 @@ from ragspine.narrative.manifest import committed_generation
 from ragspine.security import Principal, Sensitivity, max_visible_level
 
 log = logging.getLogger("ragspine.narrative")
-
-BM25_K1 = 0.9
-BM25_B = 0.4
 
 
 class IndexFields(StrEnum):
@@ -66,7 +64,12 @@ class LibraryIndexes:
     """Opens, rebuilds and updates the lexical indexes of every library in a workspace."""
 
     def __init__(
-        self, store: ChunkStore, index_dir: Path, *, k1: float = BM25_K1, b: float = BM25_B
+        self,
+        store: ChunkStore,
+        index_dir: Path,
+        *,
+        k1: float = bm25.DEFAULT_K1,
+        b: float = bm25.DEFAULT_B,
     ) -> None:
         self._store = store
         self._index_dir = index_dir

@@ -3,20 +3,25 @@
 :func:`distinctive_terms` ranks each library's terms by how much more often its documents use
 them than the others do (good words for a description). :class:`LibraryProfile` keeps a library's
 term counts (JSON-serialisable), and :class:`ProfileRouter` routes by smoothed query likelihood
-over those counts plus the descriptions, the same ``route`` / ``scores`` API as
-:class:`~ragspine.narrative.routing.LibraryRouter`.
+over those counts plus the descriptions (a :class:`~ragspine.narrative.routing.Router`).
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from ragspine.errors import ConfigError
-from ragspine.narrative.routing import LibraryScore, id_words
+from ragspine.narrative.routing import LibraryScore
 from ragspine.narrative.terms import terms
+
+
+def id_words(library_id: str) -> str:
+    """The words of a library id: ``clinical_trials`` and ``clinicalTrials`` give two words."""
+    return re.sub(r"[_\-./:]+|(?<=[a-z])(?=[A-Z])", " ", library_id)
 
 
 def distinctive_terms(

@@ -8,7 +8,7 @@ from typing import Protocol
 
 from ragspine.errors import ConfigError, QueryError
 from ragspine.narrative.fusion import DEFAULT_RRF_K, FusedHit, reciprocal_rank_fusion
-from ragspine.narrative.routing import Router, RoutingCause, RoutingDecision, route_libraries
+from ragspine.narrative.routing import Router, RoutingDecision, route_libraries
 from ragspine.narrative.snippets import Hit
 from ragspine.narrative.trace import Trace, TraceBuilder
 
@@ -33,10 +33,7 @@ class MultiIndexRetriever:
 
     ``libraries`` is the registered library ids in library order (that order breaks fusion ties).
     ``candidates_per_library`` is how many hits each library contributes (default: ``top_k``).
-    ``weights`` maps library ids to RRF weights (missing ones weigh 1). With
-    ``weight_by_routing``, a routed library's weight is also multiplied by its routing score
-    relative to the best one (for routers that offer ``scores(question)``, such as
-    :class:`LibraryRouter`), so the clearest match leads the fused list.
+    ``weights`` maps library ids to RRF weights (missing ones weigh 1).
     """
 
     def __init__(
@@ -48,7 +45,6 @@ class MultiIndexRetriever:
         k: float = DEFAULT_RRF_K,
         weights: Mapping[str, float] | None = None,
         candidates_per_library: int | None = None,
-        weight_by_routing: bool = False,
     ) -> None:
         self.libraries = tuple(dict.fromkeys(libraries))
         unknown = sorted(set(weights or {}) - set(self.libraries))
@@ -66,7 +62,6 @@ class MultiIndexRetriever:
         self.k = k
         self.weights = dict(weights or {})
         self.candidates_per_library = candidates_per_library
-        self.weight_by_routing = weight_by_routing
 
     def retrieve(
         self, question: str, *, top_k: int = 10, libraries: Sequence[str] | None = None
@@ -94,24 +89,10 @@ class MultiIndexRetriever:
             fused = reciprocal_rank_fusion(
                 ranked,
                 k=self.k,
-                weights=self._weights(question, decision),
+                weights=[self.weights.get(lib, 1.0) for lib in decision.libraries],
                 list_order=decision.libraries,
             )[:top_k]
         builder.add_stage(
             "fuse", sum(len(hits) for hits in ranked), len(fused), seconds=timer.seconds
         )
         return MultiIndexResult(tuple(fused), decision, builder.build())
-
-    def _weights(self, question: str, decision: RoutingDecision) -> list[float]:
-        weights = [self.weights.get(lib, 1.0) for lib in decision.libraries]
-        scorer = getattr(self.router, "scores", None)
-        if not self.weight_by_routing or decision.cause is not RoutingCause.ROUTED or not scorer:
-            return weights
-        scores = {s.library_id: s.score for s in scorer(question)}
-        best = max((scores.get(lib, 0.0) for lib in decision.libraries), default=0.0)
-        if best <= 0:
-            return weights
-        return [
-            w * scores.get(lib, 0.0) / best
-            for w, lib in zip(weights, decision.libraries, strict=True)
-        ]

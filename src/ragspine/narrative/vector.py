@@ -22,6 +22,7 @@ import numpy as np
 
 from ragspine.errors import IngestError, QueryError, StoreError
 from ragspine.files import fsync_dir, write_atomically, write_text_atomically
+from ragspine.narrative import bm25
 from ragspine.security import Sensitivity
 
 FORMAT_NAME = "ragspine-vector-index"
@@ -63,18 +64,9 @@ class VectorIndex(Protocol):
         ...
 
 
-def top_k_hits(scores: np.ndarray, keys: np.ndarray, top_k: int) -> list[Hit]:
+def _best_hits(scores: np.ndarray, keys: np.ndarray, top_k: int) -> list[Hit]:
     """The ``top_k`` (key, score) pairs, by score descending then key ascending (ties by key)."""
-    if top_k <= 0 or len(scores) == 0:
-        return []
-    if len(scores) > top_k:
-        part = np.argpartition(-scores, top_k - 1)[:top_k]
-        threshold = scores[part].min()
-        candidates = np.flatnonzero(scores >= threshold)  # keep every tie at the cut
-    else:
-        candidates = np.arange(len(scores))
-    order = np.lexsort((keys[candidates], -scores[candidates]))[:top_k]
-    chosen = candidates[order]
+    chosen = bm25.top_k(scores, keys, top_k)
     return [(int(k), float(s)) for k, s in zip(keys[chosen], scores[chosen], strict=True)]
 
 
@@ -335,14 +327,14 @@ class ExactVectorIndex:
 
     def _exact(self, q: np.ndarray, top_k: int, rows: np.ndarray | None) -> list[Hit]:
         if rows is None:
-            return top_k_hits(self._vectors @ q, self._keys, top_k)
+            return _best_hits(self._vectors @ q, self._keys, top_k)
         if len(rows) == 0:
             return []
         if len(rows) * 3 > len(self._keys):
             scores = (self._vectors @ q)[rows]  # one pass beats a large gather
         else:
             scores = self._vectors[rows] @ q
-        return top_k_hits(scores, self._keys[rows], top_k)
+        return _best_hits(scores, self._keys[rows], top_k)
 
 
 class HnswVectorIndex(ExactVectorIndex):
@@ -440,7 +432,7 @@ class HnswVectorIndex(ExactVectorIndex):
         if int(found.sum()) < min(top_k, permitted):
             return self._exact(q, top_k, rows)
         hit_rows = labels[0][found]
-        return top_k_hits(scores[0][found], self._keys[hit_rows], top_k)
+        return _best_hits(scores[0][found], self._keys[hit_rows], top_k)
 
 
 def _import_faiss() -> Any:

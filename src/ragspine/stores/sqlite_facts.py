@@ -165,9 +165,5 @@ class SQLiteFactStore:
     def count(self) -> int:
         return int(self._conn.execute("SELECT count(*) FROM facts").fetchone()[0])
 
-    def periods(self) -> list[str]:
-        """Distinct stored period labels."""
-        return [r[0] for r in self._conn.execute("SELECT DISTINCT period FROM facts")]
-
     def close(self) -> None:
         self._conn.close()

@@ -27,6 +27,7 @@ from ragspine.security import Sensitivity
 from ragspine.structured.facts import Fact, FactKey, Scale, utc_now
 from ragspine.structured.ingest import RowProgress
 from ragspine.structured.numbers import parse_value, shown
+from ragspine.structured.tables import read_text_file
 
 DASH_PLACEHOLDER = Decimal("2014.0")
 _YEAR = re.compile(r"^(19|20)\d{2}$")
@@ -66,16 +67,13 @@ def metric_code(label: str) -> str:
 
 def load_filings(path: Path) -> list[Mapping[str, Any]]:
     """The list of filings in a ConvFinQA JSON file (a list, or ``{split: [...]}``)."""
+    text = read_text_file(
+        path,
+        "ConvFinQA",
+        f"{path.name}: is not UTF-8 text; pass a ConvFinQA JSON file such as dev.json",
+    )
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise IngestError(f"ConvFinQA file {path} does not exist") from None
-    except UnicodeDecodeError:
-        raise IngestError(
-            f"{path.name}: is not UTF-8 text; pass a ConvFinQA JSON file such as dev.json"
-        ) from None
-    except OSError as exc:
-        raise IngestError(f"cannot read ConvFinQA file {path}: {exc.strerror}") from None
+        document = json.loads(text)
     except json.JSONDecodeError as exc:
         raise IngestError(f"{path.name}: invalid JSON at line {exc.lineno} ({exc.msg})") from None
     except (ValueError, RecursionError):  # an integer beyond the digit limit, deep nesting

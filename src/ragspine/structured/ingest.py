@@ -45,7 +45,7 @@ from ragspine.periods import parse_period
 from ragspine.security import Sensitivity
 from ragspine.structured.facts import Fact, FactKey, Scale, utc_now
 from ragspine.structured.numbers import SHOWN_LENGTH, is_currency_code, parse_value, shown
-from ragspine.structured.tables import SourceRow, open_table
+from ragspine.structured.tables import SourceRow, open_table, read_text_file
 
 FIELDS = (
     "metric",
@@ -82,16 +82,9 @@ class ColumnMapping:
 
     @classmethod
     def load(cls, path: Path) -> ColumnMapping:
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise IngestError(f"mapping file {path} does not exist") from None
-        except UnicodeDecodeError:
-            raise IngestError(
-                f"mapping file {path} is not UTF-8 text: write it as a UTF-8 TOML file"
-            ) from None
-        except OSError as exc:
-            raise IngestError(f"cannot read mapping file {path}: {exc.strerror}") from None
+        text = read_text_file(
+            path, "mapping", f"mapping file {path} is not UTF-8 text: write it as a UTF-8 TOML file"
+        )
         try:
             document = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:

@@ -59,6 +59,19 @@ def open_table(path: Path, sheet: str | None = None) -> Table:
     )
 
 
+def read_text_file(path: Path, what: str, not_utf8: str) -> str:
+    """The text of a UTF-8 file; :class:`IngestError` when it is missing or unreadable (naming
+    it ``{what} file``) or not UTF-8 (saying ``not_utf8``)."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise IngestError(f"{what} file {path} does not exist") from None
+    except UnicodeDecodeError:
+        raise IngestError(not_utf8) from None
+    except OSError as exc:
+        raise IngestError(f"cannot read {what} file {path}: {exc.strerror}") from None
+
+
 def check_header(names: Iterable[str], where: str) -> None:
     """Raise if two column names are equal up to case and surrounding white space."""
     seen: set[str] = set()
