@@ -101,3 +101,68 @@ def test_public_api_is_pinned() -> None:
             "visible",
         ]
     )
+
+
+def test_every_command_closes_the_workspace_it_opens(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ragspine.workspace import Workspace
+
+    opened: list[Workspace] = []
+    closed: list[Workspace] = []
+    real_init, real_close = Workspace.__init__, Workspace.close
+
+    def tracking_init(self: Workspace, path: Path) -> None:
+        real_init(self, path)
+        opened.append(self)
+
+    def tracking_close(self: Workspace) -> None:
+        closed.append(self)
+        real_close(self)
+
+    monkeypatch.setattr(Workspace, "__init__", tracking_init)
+    monkeypatch.setattr(Workspace, "close", tracking_close)
+    ws = str(tmp_path / "ws")
+    doc = tmp_path / "note.md"
+    doc.write_text("# Note\n\nRevenue grew in Europe.\n", encoding="utf-8")
+    beir = tmp_path / "beir"
+    beir.mkdir()
+    (beir / "corpus.jsonl").write_text('{"_id": "d1", "text": "revenue grew"}\n')
+    (tmp_path / "q.jsonl").write_text('{"_id": "q1", "text": "revenue"}\n')
+    (tmp_path / "qrels.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
+    facts = tmp_path / "facts.json"
+    facts.write_text(
+        '{"facts": [{"metric": "revenue", "entity": "acme", "period": "2024", "value": 1}]}'
+    )
+    commands = [
+        ["init"],
+        ["demo"],
+        ["ingest", "facts", str(facts), "--quiet"],
+        ["metric", "--metric", "revenue", "--entity", "acme", "--period", "FY2024"],
+        ["library", "create", "notes", "--description", "notes"],
+        ["ingest", "docs", str(doc), "--library", "notes", "--quiet"],
+        ["ingest", "beir", str(beir), "--library", "corpus", "--quiet"],
+        ["libraries"],
+        ["library", "describe", "notes"],
+        ["search", "revenue"],
+        ["ask", "revenue"],
+        [
+            "eval",
+            "retrieval",
+            "--library",
+            "corpus",
+            "--queries",
+            str(tmp_path / "q.jsonl"),
+            "--qrels",
+            str(tmp_path / "qrels.tsv"),
+        ],
+        ["document", "delete", "note.md", "--library", "notes"],
+        ["library", "delete", "notes", "--yes"],
+    ]
+    for argv in commands:
+        opened.clear()
+        closed.clear()
+        code, _, err = run(capsys, "--workspace", ws, *argv)
+        assert code == 0, (argv, err)
+        assert opened, argv
+        assert all(any(c is w for c in closed) for w in opened), f"{argv} left a workspace open"

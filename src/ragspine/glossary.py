@@ -222,6 +222,8 @@ def _term_pattern(glossary: Glossary) -> tuple[re.Pattern[str], dict[str, tuple[
         alternation = "|".join(r"\s+".join(map(re.escape, s.split())) for s in spellings)
         pattern = re.compile(rf"(?<!\w)(?:{alternation})(?!\w)") if spellings else re.compile("$^")
         cached = (pattern, owners)
+        # One assignment of a finished value: threads sharing the glossary see none or all of
+        # it (two may build it at once, and build the same).
         object.__setattr__(glossary, "_pattern", cached)
     return cached
 

@@ -8,6 +8,7 @@ files under ``indexes/``.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Mapping, Sequence
 from datetime import date
 from importlib import resources
@@ -62,12 +63,20 @@ class SearchOptions(TypedDict, total=False):
 
 
 class Workspace:
-    """One workspace folder; open it with :meth:`Workspace.open`."""
+    """One workspace folder; open it with :meth:`Workspace.open`.
+
+    One workspace may be shared by any number of threads: each thread reads and writes the
+    database through its own connection, and what is loaded lazily (stores, glossary, indexes)
+    is made once and handed out whole. Writers to one library still take turns (see
+    :mod:`ragspine.locks`). Close it once, after every thread is done with it.
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self._glossary: Glossary | None = None
         self._facts: SQLiteFactStore | None = None
+        self._stores_lock = threading.Lock()  # the fact store and the narrative channel
+        self._glossary_lock = threading.Lock()
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], *, create: bool = True) -> Workspace:
@@ -121,13 +130,14 @@ class Workspace:
         return workspace
 
     def close(self) -> None:
-        """Close the stores this workspace opened."""
-        narrative = self.__dict__.pop("_narrative", None)
+        """Close the stores this workspace opened (every thread's connections)."""
+        with self._stores_lock:
+            narrative = self.__dict__.pop("_narrative", None)
+            facts, self._facts = self._facts, None
         if narrative is not None:
             narrative.close()
-        if self._facts is not None:
-            self._facts.close()
-            self._facts = None
+        if facts is not None:
+            facts.close()
 
     def __enter__(self) -> Workspace:
         return self
@@ -154,9 +164,13 @@ class Workspace:
     @property
     def facts(self) -> SQLiteFactStore:
         """The fact store."""
-        if self._facts is None:
-            self._facts = SQLiteFactStore(self.db_path)
-        return self._facts
+        facts = self._facts
+        if facts is None:
+            with self._stores_lock:
+                facts = self._facts
+                if facts is None:
+                    facts = self._facts = SQLiteFactStore(self.db_path)
+        return facts
 
     def _glossary_files(self, *, exclude: str | None = None) -> list[Path]:
         files = [self.glossary_path] if self.glossary_path.exists() else []
@@ -168,9 +182,17 @@ class Workspace:
     @property
     def glossary(self) -> Glossary:
         """The workspace glossary: ``glossary.toml`` merged with the generated files."""
-        if self._glossary is None:
-            self._glossary = load_glossary(*self._glossary_files())
-        return self._glossary
+        glossary = self._glossary
+        if glossary is None:
+            with self._glossary_lock:  # a writer's newer glossary is never replaced by an older
+                glossary = self._glossary
+                if glossary is None:
+                    glossary = self._glossary = load_glossary(*self._glossary_files())
+        return glossary
+
+    def _set_glossary(self, glossary: Glossary | None) -> None:
+        with self._glossary_lock:
+            self._glossary = glossary
 
     @translate_read_errors
     def query_metric(
@@ -230,7 +252,7 @@ class Workspace:
         source = Path(path)
         filings = load_filings(source)
         with write_lock(self.path / LOCK_DIRNAME / "glossary.lock", resource="the glossary"):
-            self._glossary = None  # another process may have extended it meanwhile
+            self._set_glossary(None)  # another process may have extended it meanwhile
             return self._import_convfinqa(filings, source, progress, write_progress)
 
     def _import_convfinqa(
@@ -259,7 +281,7 @@ class Workspace:
         generated.parent.mkdir(parents=True, exist_ok=True)
         write_text_atomically(generated, text)
         summary = self.facts.write(with_progress(result.facts, write_progress))
-        self._glossary = merged
+        self._set_glossary(merged)
         return result, summary
 
     # --- narrative channel (issue 3): libraries, document ingest, search ---------------------
@@ -272,8 +294,11 @@ class Workspace:
         if service is None:
             from ragspine.narrative.service import Narrative
 
-            service = Narrative(self.db_path, self.index_dir, self.path / LOCK_DIRNAME)
-            self.__dict__["_narrative"] = service
+            with self._stores_lock:
+                service = self.__dict__.get("_narrative")
+                if service is None:
+                    service = Narrative(self.db_path, self.index_dir, self.path / LOCK_DIRNAME)
+                    self.__dict__["_narrative"] = service
         return service
 
     @translate_store_errors

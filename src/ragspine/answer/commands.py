@@ -21,13 +21,13 @@ def _ask(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    workspace = Workspace.open(args.workspace, create=False)
-    answer = workspace.answer_narrative(
-        args.question,
-        top_k=args.top_k,
-        principal=principal_from(args),
-        **search_options(args),
-    )
+    with Workspace.open(args.workspace, create=False) as workspace:
+        answer = workspace.answer_narrative(
+            args.question,
+            top_k=args.top_k,
+            principal=principal_from(args),
+            **search_options(args),
+        )
     if args.json:
         print(json.dumps(answer.to_dict(), indent=2, ensure_ascii=False))
     else:

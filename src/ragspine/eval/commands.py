@@ -11,16 +11,17 @@ from ragspine.workspace import Workspace
 
 
 def _eval_retrieval(args: argparse.Namespace) -> int:
-    report = run_retrieval_eval(
-        Workspace.open(args.workspace, create=False),
-        library=args.library,
-        queries=load_queries(args.queries),
-        qrels=load_qrels(args.qrels),
-        mode=args.mode,
-        lexical_weight=args.lexical_weight,
-        vector_weight=args.vector_weight,
-        principal=principal_from(args),
-    )
+    with Workspace.open(args.workspace, create=False) as workspace:
+        report = run_retrieval_eval(
+            workspace,
+            library=args.library,
+            queries=load_queries(args.queries),
+            qrels=load_qrels(args.qrels),
+            mode=args.mode,
+            lexical_weight=args.lexical_weight,
+            vector_weight=args.vector_weight,
+            principal=principal_from(args),
+        )
     if args.json:
         payload = {
             "library": report.library,

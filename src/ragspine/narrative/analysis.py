@@ -10,6 +10,7 @@ separators ("1,234" -> "1234").
 from __future__ import annotations
 
 import re
+import threading
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -78,15 +79,21 @@ def fold(text: str) -> str:
 
 
 class _Pipeline:
-    """Per-configuration state: the stemmer and a cache from raw word to final token."""
+    """Per-configuration state: the stemmer and a cache from raw word to final token.
 
-    __slots__ = ("cache", "stem_word", "stopwords")
+    Threads share it: the cache is a memo whose entries never change (a word any thread adds,
+    or a clear that drops them all, only decides whether the next thread computes the same token
+    again). PyStemmer's stemmers are not thread-safe, so one thread stems at a time.
+    """
+
+    __slots__ = ("_stemming", "cache", "stem_word", "stopwords")
 
     def __init__(self, language: str | None, stem: bool, stopwords: bool) -> None:
         stemmer = Stemmer.Stemmer(language) if stem and language is not None else None
         self.stem_word = stemmer.stemWord if stemmer is not None else None
         self.stopwords = stopwords_for(language) if stopwords else frozenset()
         self.cache: dict[str, str] = {}
+        self._stemming = threading.Lock()
 
     def slow_tokens(self, raws: list[str]) -> list[str]:
         """Tokens of raw matches when some are not cached yet (and CJK runs, never cached)."""
@@ -110,7 +117,8 @@ class _Pipeline:
         elif raw[0].isdigit() and ("," in raw or "." in raw):
             token = raw.replace(",", "") if _THOUSANDS.fullmatch(raw) else raw
         elif self.stem_word is not None and raw.isalpha():
-            token = self.stem_word(raw)
+            with self._stemming:
+                token = self.stem_word(raw)
         else:
             token = raw
         if len(self.cache) >= _CACHE_LIMIT:
@@ -120,6 +128,7 @@ class _Pipeline:
 
 
 _PIPELINES: dict[tuple[str | None, bool, bool], _Pipeline] = {}
+_PIPELINES_LOCK = threading.Lock()  # one pipeline per configuration, made by one thread
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,7 +197,10 @@ class Analyzer:
         key = (self.language, self.stem, self.stopwords)
         pipeline = _PIPELINES.get(key)
         if pipeline is None:
-            pipeline = _PIPELINES[key] = _Pipeline(*key)
+            with _PIPELINES_LOCK:
+                pipeline = _PIPELINES.get(key)
+                if pipeline is None:
+                    pipeline = _PIPELINES[key] = _Pipeline(*key)
         return pipeline
 
 

@@ -27,7 +27,7 @@ from ragspine.narrative.filters import Filter
 from ragspine.narrative.library_profile import LibraryProfile
 from ragspine.security import Sensitivity
 from ragspine.stores.errors import sqlite_error
-from ragspine.stores.sqlite_connect import connect, has_tables
+from ragspine.stores.sqlite_connect import ThreadConnections, connect, has_tables
 
 SCHEMA_VERSION = 2
 _TABLES = (
@@ -196,17 +196,28 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
+def _open(db_path: Path) -> sqlite3.Connection:
+    db = connect(db_path)
+    db.execute("PRAGMA foreign_keys=ON")
+    return db
+
+
 class ChunkStore:
-    """SQLite-backed store of libraries, documents, parents and chunks."""
+    """SQLite-backed store of libraries, documents, parents and chunks.
+
+    Safe to share between threads: each thread reads and writes through its own connection, so
+    a :meth:`transaction` belongs to the thread that opened it and no other thread sees its rows
+    before it commits. The schema is written (or upgraded) once, here.
+    """
 
     def __init__(self, db_path: Path) -> None:
+        self._connections = ThreadConnections(lambda: _open(db_path))
         try:
-            self._db = connect(db_path)
-            self._db.execute("PRAGMA foreign_keys=ON")
             if not has_tables(self._db, _TABLES):  # a reader of a ready store writes nothing
                 self._db.executescript(_SCHEMA)
                 self._db.executescript(profiles.PROFILE_SCHEMA)
         except sqlite3.Error as exc:
+            self._connections.close()
             raise sqlite_error(exc, db_path.parent, name_writers=False) from None
         columns = {row[1] for row in self._db.execute("PRAGMA table_info(narrative_libraries)")}
         if "vectors" not in columns:  # workspaces made before vector search
@@ -225,20 +236,27 @@ class ChunkStore:
             store_upgrade.upgrade(self._db, int(row[0]), SCHEMA_VERSION, str(db_path))
         profiles.backfill(self._db)
 
+    @property
+    def _db(self) -> sqlite3.Connection:
+        """The calling thread's connection."""
+        return self._connections.get()
+
     def close(self) -> None:
-        """Close the database connection."""
-        self._db.close()
+        """Close every thread's database connection."""
+        self._connections.close()
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        """One atomic write: everything inside commits together or not at all."""
-        self._db.execute("BEGIN IMMEDIATE")
+        """One atomic write on the calling thread's connection: everything this thread writes
+        inside commits together or not at all."""
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
         try:
             yield
         except BaseException:
-            self._db.execute("ROLLBACK")
+            db.execute("ROLLBACK")
             raise
-        self._db.execute("COMMIT")
+        db.execute("COMMIT")
 
     # libraries ---------------------------------------------------------------------------------
 

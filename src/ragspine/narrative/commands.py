@@ -124,8 +124,9 @@ def _document_delete(args: argparse.Namespace) -> int:
 
 
 def _libraries(args: argparse.Namespace) -> int:
-    workspace = Workspace.open(args.workspace, create=False)
-    for library in workspace.libraries(principal=principal_from(args)):
+    with Workspace.open(args.workspace, create=False) as workspace:
+        libraries = workspace.libraries(principal=principal_from(args))
+    for library in libraries:
         print(
             f"{library.library_id}\t{library.documents} documents\t{library.chunks} chunks\t"
             f"{library.default_sensitivity.label}\t{library.description}"
@@ -134,21 +135,21 @@ def _libraries(args: argparse.Namespace) -> int:
 
 
 def _library_create(args: argparse.Namespace) -> int:
-    workspace = Workspace.open(args.workspace, create=False)
-    library = workspace.create_library(
-        args.name,
-        description=args.description,
-        default_sensitivity=args.sensitivity,
-        vectors=args.vectors,
-    )
+    with Workspace.open(args.workspace, create=False) as workspace:
+        library = workspace.create_library(
+            args.name,
+            description=args.description,
+            default_sensitivity=args.sensitivity,
+            vectors=args.vectors,
+        )
     vectors = " with vectors" if library.vectors else ""
     print(f"created library {library.library_id}{vectors}")
     return 0
 
 
 def _library_describe(args: argparse.Namespace) -> int:
-    workspace = Workspace.open(args.workspace, create=False)
-    description = workspace.describe_library(args.name, principal=principal_from(args))
+    with Workspace.open(args.workspace, create=False) as workspace:
+        description = workspace.describe_library(args.name, principal=principal_from(args))
     print(json.dumps(description, indent=2, ensure_ascii=False))
     return 0
 
@@ -207,13 +208,13 @@ def search_options(args: argparse.Namespace) -> SearchOptions:
 
 
 def _search(args: argparse.Namespace) -> int:
-    workspace = Workspace.open(args.workspace, create=False)
-    result = workspace.search(
-        args.question,
-        top_k=args.top_k,
-        principal=principal_from(args),
-        **search_options(args),
-    )
+    with Workspace.open(args.workspace, create=False) as workspace:
+        result = workspace.search(
+            args.question,
+            top_k=args.top_k,
+            principal=principal_from(args),
+            **search_options(args),
+        )
     if args.json:
         print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
         return 0

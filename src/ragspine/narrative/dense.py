@@ -8,12 +8,17 @@ chunk store generation it reflects and is rebuilt (from the cache) when it is be
 
 This module imports no embedding code at import time: the embedder, the cache and the vector
 index are loaded on first use, so lexical-only modes never pull in the embedding stack.
+
+Threads share one :class:`LibraryVectors`: the embedder and the cache are made once, under a
+lock; a writer works on an index of its own, read fresh from disk, and hands it to searches only
+after it has committed it; a search loads the committed index and hands it on whole.
 """
 
 from __future__ import annotations
 
 import logging
 import shutil
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -66,22 +71,39 @@ class LibraryVectors:
         self._embedder: Embedder | None = None
         self._cache: EmbeddingCache | None = None
         self._open: dict[str, ExactVectorIndex] = {}
-        self.rebuilt: list[str] = []
-        self.embedded = 0
+        self._lock = threading.Lock()  # guards replacing _open, the log and the counter
+        self._making = threading.Lock()  # one thread loads the embedder or opens the cache
+        self._rebuilt: list[str] = []
+        self._embedded = 0
+
+    @property
+    def rebuilt(self) -> list[str]:
+        """Vector indexes rebuilt by this object so far (a log: ``library/vectors``)."""
+        with self._lock:
+            return list(self._rebuilt)
+
+    @property
+    def embedded(self) -> int:
         """Texts actually embedded (cache misses) since this object was made."""
+        return self._embedded
 
     # -- the embedder ----------------------------------------------------------------------
 
     def use_embedder(self, embedder: Embedder) -> None:
         """Use ``embedder`` from now on (its ``model_id`` is stored with every vector)."""
-        self._embedder = embedder
-        self._open.clear()
+        with self._lock:
+            self._embedder = embedder
+            self._open = {}
 
     def embedder(self) -> Embedder:
         """The embedder, loaded on first use; :class:`MissingExtraError` when not installed."""
-        if self._embedder is None:
-            self._embedder = self._factory()
-        return self._embedder
+        embedder = self._embedder
+        if embedder is None:
+            with self._making:
+                embedder = self._embedder
+                if embedder is None:
+                    embedder = self._embedder = self._factory()
+        return embedder
 
     def available(self) -> tuple[bool, str]:
         """Whether an embedder can be loaded, and if not, why (for the trace)."""
@@ -93,16 +115,21 @@ class LibraryVectors:
 
     def close(self) -> None:
         """Release the embedding cache."""
-        if self._cache is not None:
-            self._cache.close()
-            self._cache = None
+        with self._making:
+            cache, self._cache = self._cache, None
+        if cache is not None:
+            cache.close()
 
     def _embedding_cache(self) -> EmbeddingCache:
-        if self._cache is None:
-            from ragspine.narrative.embedding_cache import EmbeddingCache
+        cache = self._cache
+        if cache is None:
+            with self._making:
+                cache = self._cache
+                if cache is None:
+                    from ragspine.narrative.embedding_cache import EmbeddingCache
 
-            self._cache = EmbeddingCache(self._index_dir / CACHE_FILE)
-        return self._cache
+                    cache = self._cache = EmbeddingCache(self._index_dir / CACHE_FILE)
+        return cache
 
     def embed(
         self,
@@ -122,7 +149,8 @@ class LibraryVectors:
             batch_size=EMBED_BATCH,
             progress=progress,
         )
-        self.embedded += embedded
+        with self._lock:
+            self._embedded += embedded
         return vectors
 
     def embed_query(self, question: str) -> Any:
@@ -135,27 +163,35 @@ class LibraryVectors:
         """Where the vector index of ``library_id`` lives."""
         return self._index_dir / library_id / "vectors"
 
-    def _open_index(self, library_id: str, *, fresh: bool = False) -> ExactVectorIndex:
-        """The library's index as last committed (``fresh``: read from disk again, as a writer
-        must). Opening writes nothing."""
+    def _read_index(self, library_id: str) -> ExactVectorIndex:
+        """The library's index as last committed, read from disk (a new object, which no other
+        thread sees until :meth:`_publish`). Reading writes nothing."""
         from ragspine.narrative.vector import DEFAULT_ANN_THRESHOLD, open_vector_index
 
         embedder = self.embedder()
-        index = None if fresh else self._open.get(library_id)
-        if index is None or index.model_id != embedder.model_id:
-            index = open_vector_index(
-                self.folder(library_id),
-                model_id=embedder.model_id,
-                dim=embedder.dim,
-                library=library_id,
-                ann_threshold=self._ann_threshold or DEFAULT_ANN_THRESHOLD,
-            )
-            self._open[library_id] = index
-        return index
+        return open_vector_index(
+            self.folder(library_id),
+            model_id=embedder.model_id,
+            dim=embedder.dim,
+            library=library_id,
+            ann_threshold=self._ann_threshold or DEFAULT_ANN_THRESHOLD,
+        )
+
+    def _publish(self, library_id: str, index: ExactVectorIndex) -> None:
+        """Hand a whole (loaded or committed) index to searches, unless one of a newer
+        generation of the same model is already there."""
+        with self._lock:
+            current = self._open.get(library_id)
+            if (
+                current is None
+                or current.model_id != index.model_id
+                or current.generation <= index.generation
+            ):
+                self._open = {**self._open, library_id: index}
 
     def check(self, library_id: str) -> None:
         """Fail before any write when the library's index was built with another model."""
-        self._open_index(library_id, fresh=True)
+        self._read_index(library_id)
 
     def get(self, library_id: str) -> ExactVectorIndex:
         """The index to search: the last committed one, reloaded when a writer committed a
@@ -163,21 +199,26 @@ class LibraryVectors:
         from ragspine.narrative.vector import read_meta
 
         self._require_vectors(library_id)
-        index = self._open_index(library_id)
+        index = self._open.get(library_id)
+        if index is None or index.model_id != self.embedder().model_id:
+            index = self._read_index(library_id)
+            self._publish(library_id, index)
         if index.generation != self._store.generation(library_id):
             meta = read_meta(self.folder(library_id))
             if meta is not None and meta.get("generation") != index.generation:
-                index = self._open_index(library_id, fresh=True)
+                index = self._read_index(library_id)
+                self._publish(library_id, index)
         return index
 
     def refresh(self, library_id: str, *, progress: EmbedProgress | None = None) -> int:
         """Bring the library's index up to the chunk store (the caller holds the library's
         write lock); returns the number of vectors stored."""
         self._require_vectors(library_id)
-        index = self._open_index(library_id, fresh=True)
+        index = self._read_index(library_id)
         generation = self._store.generation(library_id)
         if index.generation != generation:
             self._rebuild(index, library_id, generation, progress)
+        self._publish(library_id, index)
         return len(index)
 
     def _require_vectors(self, library_id: str) -> None:
@@ -207,7 +248,8 @@ class LibraryVectors:
         index.remove(index.keys())
         self._add_rows(index, rows, progress)
         index.commit(generation)
-        self.rebuilt.append(f"{library_id}/vectors")
+        with self._lock:
+            self._rebuilt.append(f"{library_id}/vectors")
 
     def _add_rows(
         self, index: ExactVectorIndex, rows: Sequence[IndexRow], progress: EmbedProgress | None
@@ -230,17 +272,17 @@ class LibraryVectors:
         progress: EmbedProgress | None = None,
     ) -> None:
         """Apply committed chunk-store changes (``since`` -> ``generation``) to the index; an
-        index that was not at ``since`` is rebuilt instead."""
-        index = self._open_index(library_id, fresh=True)
-        if index.generation == generation:
-            return
-        if index.generation != since:
+        index that was not at ``since`` is rebuilt instead. Searches get the index once it is
+        committed."""
+        index = self._read_index(library_id)  # from disk: another process may have committed
+        if index.generation != since and index.generation != generation:
             self._rebuild(index, library_id, generation, progress)
-            return
-        if removed:
-            index.remove(list(removed))
-        self._add_rows(index, searchable(added), progress)
-        index.commit(generation)
+        elif index.generation != generation:
+            if removed:
+                index.remove(list(removed))
+            self._add_rows(index, searchable(added), progress)
+            index.commit(generation)
+        self._publish(library_id, index)
 
     def reembed(self, library_id: str, *, progress: EmbedProgress | None = None) -> int:
         """Drop the library's vector index and build it again with the current embedder;
@@ -251,5 +293,6 @@ class LibraryVectors:
 
     def drop(self, library_id: str) -> None:
         """Forget and delete the library's vector index (rebuilt on demand)."""
-        self._open.pop(library_id, None)
+        with self._lock:
+            self._open = {name: index for name, index in self._open.items() if name != library_id}
         shutil.rmtree(self.folder(library_id), ignore_errors=True)

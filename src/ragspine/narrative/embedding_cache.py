@@ -14,6 +14,7 @@ import numpy as np
 from ragspine.errors import IngestError, StoreError
 from ragspine.narrative.embedding import Embedder
 from ragspine.security import Sensitivity
+from ragspine.stores.sqlite_connect import ThreadConnections
 
 RESTRICTED = int(Sensitivity.RESTRICTED)
 
@@ -34,21 +35,33 @@ def content_hash(text: str) -> str:
 
 
 class EmbeddingCache:
-    """Float32 vectors in one SQLite table, looked up by content hash and model id."""
+    """Float32 vectors in one SQLite table, looked up by content hash and model id.
+
+    Safe to share between threads: each thread uses its own connection.
+    """
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        # Closed by close() from whichever thread calls it; used only by the thread that opened it.
+        self._connections = ThreadConnections(
+            lambda: sqlite3.connect(self.path, check_same_thread=False)
+        )
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(self.path)
             with self._db:
                 self._db.execute(_SCHEMA)
         except (OSError, sqlite3.Error) as exc:
+            self._connections.close()
             raise StoreError(f"cannot open embedding cache {self.path}: {exc}") from exc
 
+    @property
+    def _db(self) -> sqlite3.Connection:
+        """The calling thread's connection."""
+        return self._connections.get()
+
     def close(self) -> None:
-        """Close the database connection."""
-        self._db.close()
+        """Close every thread's database connection."""
+        self._connections.close()
 
     def __enter__(self) -> EmbeddingCache:
         return self

@@ -8,12 +8,18 @@ writer. Readers never write index files: they use the last committed index, relo
 writer has committed a newer one, and build an index that is not on disk (the ``economy`` field
 set, or a damaged folder) in memory only. Chunks no one may see (``restricted``) are never
 indexed, so they take no part in any search or score.
+
+Threads share one :class:`LibraryIndexes`: an index is handed to searches only once it is whole
+(loaded, or built and flushed, or committed by a writer), by replacing the map of open indexes
+in one assignment; a newer generation is never replaced by an older one. One thread at a time
+loads or builds a given index, and the others wait for it instead of building their own.
 """
 
 from __future__ import annotations
 
 import logging
 import shutil
+import threading
 from collections.abc import Iterable, Sequence
 from enum import StrEnum
 from pathlib import Path
@@ -76,7 +82,31 @@ class LibraryIndexes:
         self._k1 = k1
         self._b = b
         self._open: dict[tuple[str, IndexFields], LexicalIndex] = {}
-        self.rebuilt: list[str] = []
+        self._lock = threading.Lock()  # guards replacing _open, _loading and _rebuilt
+        self._loading: dict[tuple[str, IndexFields], threading.Lock] = {}
+        self._rebuilt: list[str] = []
+
+    @property
+    def rebuilt(self) -> list[str]:
+        """Indexes rebuilt by this object so far (a log: ``library/fields``, with
+        ``(in memory)`` for a reader's build)."""
+        with self._lock:
+            return list(self._rebuilt)
+
+    def _note_rebuilt(self, name: str) -> None:
+        with self._lock:
+            self._rebuilt.append(name)
+
+    def _publish(self, key: tuple[str, IndexFields], index: LexicalIndex) -> None:
+        """Hand ``index`` to searches, unless a newer generation is already there."""
+        with self._lock:
+            current = self._open.get(key)
+            if current is None or current.generation <= index.generation:
+                self._open = {**self._open, key: index}
+
+    def _load_lock(self, key: tuple[str, IndexFields]) -> threading.Lock:
+        with self._lock:
+            return self._loading.setdefault(key, threading.Lock())
 
     def folder(self, library_id: str, fields: IndexFields) -> Path:
         """Where the index of ``library_id`` over ``fields`` lives."""
@@ -94,16 +124,21 @@ class LibraryIndexes:
         cached = self._open.get(key)
         if cached is not None and cached.generation == generation:
             return cached
-        folder = self.folder(library_id, fields)
-        committed = committed_generation(folder)
-        if cached is not None and committed is not None and committed == cached.generation:
-            return cached
-        index = self._load_committed(folder) if committed is not None else None
-        if index is None:
-            index = self._build(library_id, fields, generation, folder)
-            self.rebuilt.append(f"{library_id}/{fields.value} (in memory)")
-        self._open[key] = index
-        return index
+        with self._load_lock(key):
+            cached = self._open.get(key)  # another thread may have loaded it meanwhile
+            if cached is not None and cached.generation == generation:
+                return cached
+            folder = self.folder(library_id, fields)
+            committed = committed_generation(folder)
+            if cached is not None and committed is not None and committed == cached.generation:
+                return cached
+            index = self._load_committed(folder) if committed is not None else None
+            if index is None:
+                index = self._build(library_id, fields, generation, folder)
+                index.flush()  # searching it must change nothing: other threads will share it
+                self._note_rebuilt(f"{library_id}/{fields.value} (in memory)")
+            self._publish(key, index)
+            return index
 
     def _load_committed(self, folder: Path) -> LexicalIndex | None:
         """The committed index in ``folder``; None when it is damaged or incompatible.
@@ -178,7 +213,7 @@ class LibraryIndexes:
                 )
                 index = self._build(library_id, fields, generation, folder)
                 index.commit(generation)
-                self.rebuilt.append(f"{library_id}/{fields.value}")
+                self._note_rebuilt(f"{library_id}/{fields.value}")
             else:
                 if removed:
                     index.remove(list(removed))
@@ -190,10 +225,10 @@ class LibraryIndexes:
                     )
                 if index.generation != generation:
                     index.commit(generation)
-            self._open[(library_id, fields)] = index
+            self._publish((library_id, fields), index)  # committed: searches may share it now
 
     def drop(self, library_id: str) -> None:
         """Forget and delete every index of a library (they are rebuilt on demand)."""
-        for key in [key for key in self._open if key[0] == library_id]:
-            del self._open[key]
+        with self._lock:
+            self._open = {key: index for key, index in self._open.items() if key[0] != library_id}
         shutil.rmtree(self._index_dir / library_id, ignore_errors=True)

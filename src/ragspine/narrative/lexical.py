@@ -79,7 +79,12 @@ class _View:
 
 
 class LexicalIndex:
-    """BM25 search over integer keys with sensitivity levels; open it with :meth:`open`."""
+    """BM25 search over integer keys with sensitivity levels; open it with :meth:`open`.
+
+    Threads: one thread changes an index (add, remove, rebuild, commit) before it is handed to
+    others; once flushed (:meth:`flush`, or committed), searching it changes nothing but a cache
+    of views, each built whole before it is stored, so any number of threads may search it.
+    """
 
     def __init__(
         self,
@@ -176,7 +181,7 @@ class LexicalIndex:
     @property
     def segment_count(self) -> int:
         """Number of segments searched (after pending documents are flushed)."""
-        self._flush()
+        self.flush()
         return len(self._segments)
 
     def __len__(self) -> int:
@@ -224,7 +229,7 @@ class LexicalIndex:
 
     def remove(self, keys: Collection[int]) -> int:
         """Delete documents by key (unknown keys are ignored); returns how many were removed."""
-        self._flush()
+        self.flush()
         view = self._state()
         wanted = np.fromiter((_check_key(k) for k in keys), dtype=np.int64, count=len(keys))
         rows = view.rows_of(np.unique(wanted))
@@ -255,7 +260,7 @@ class LexicalIndex:
         """Persist every change atomically and record ``generation`` (an int >= 0)."""
         if isinstance(generation, bool) or not isinstance(generation, int) or generation < 0:
             raise StoreError(f"commit generation must be an integer >= 0, got {generation!r}")
-        self._flush()
+        self.flush()
         fresh_by_level: dict[int, list[Segment]] = {}
         for seg in self._segments:
             if seg.name is None:
@@ -335,7 +340,7 @@ class LexicalIndex:
             raise QueryError(f"top_k must be an integer >= 0, got {top_k!r}")
         if isinstance(max_level, bool) or not isinstance(max_level, int):
             raise QueryError(f"max_level must be an integer sensitivity level, got {max_level!r}")
-        self._flush()
+        self.flush()
         view = self._state(max_level)
         qterms = Counter(self.analyzer.tokens(query))
         if top_k == 0 or not qterms or view.n_live == 0:
@@ -379,8 +384,9 @@ class LexicalIndex:
         best = bm25.top_k(cand_scores, cand_keys, top_k)
         return list(zip(cand_keys[best].tolist(), cand_scores[best].tolist(), strict=True))
 
-    def _flush(self) -> None:
-        """Turn pending documents into in-memory segments, one per level."""
+    def flush(self) -> None:
+        """Turn pending documents into in-memory segments, one per level (an index is flushed
+        before another thread may search it: see the class docstring)."""
         if not self._pending:
             return
         for _, builder in sorted(self._pending.items()):
@@ -398,7 +404,8 @@ class LexicalIndex:
         view = self._views.get(key)
         if view is None:
             chosen = [seg for seg in self._segments if seg.level <= key]
-            view = self._views[key] = _make_view(chosen, self.k1, self.b)
+            view = _make_view(chosen, self.k1, self.b)
+            self._views[key] = view  # stored whole: a concurrent search sees it or builds its own
         return view
 
     def _remove_unreferenced(self, referenced: set[str]) -> None:

@@ -35,6 +35,9 @@ from ragspine.narrative.trace import Trace
 from ragspine.security import PUBLIC, Principal, max_visible_level
 
 MAX_TOP_K = 10_000
+ROUTERS_KEPT = 4
+"""Routers cached at once: one per clearance level that searches (sharing a workspace between
+threads, askers of different levels would otherwise rebuild them in turn)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +67,8 @@ class Retriever:
         self._store = store
         self._indexes = indexes
         self._vectors = vectors
+        # Replaced whole, never changed in place, so a search on another thread sees the old
+        # map or the new one; a router is built whole and never changes after.
         self._routers: dict[tuple[object, ...], ProfileRouter] = {}
 
     def router(self, libraries: Sequence[Library], principal: Principal) -> ProfileRouter:
@@ -79,7 +84,10 @@ class Retriever:
                 [self._store.profile(lib.library_id, max_level) for lib in libraries],
                 descriptions=descriptions,
             )
-            self._routers = {key: router}
+            routers = {**self._routers, key: router}
+            while len(routers) > ROUTERS_KEPT:  # the oldest go first (stale generations)
+                del routers[next(iter(routers))]
+            self._routers = routers
         return router
 
     def search(

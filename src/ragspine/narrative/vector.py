@@ -13,6 +13,7 @@ cosine similarities. Results sort by score descending, then key ascending.
 from __future__ import annotations
 
 import json
+import threading
 import uuid
 from collections.abc import Collection, Sequence
 from pathlib import Path
@@ -289,10 +290,11 @@ class ExactVectorIndex:
         """Row positions of those ``keys`` that are stored (sorted, unique)."""
         if len(keys) == 0 or len(self._keys) == 0:
             return np.zeros(0, dtype=np.int64)
-        if self._sorted is None:
+        sorted_index = self._sorted
+        if sorted_index is None:  # built whole, then stored: searches of a shared index may race
             order = np.argsort(self._keys, kind="stable")
-            self._sorted = (self._keys[order], order)
-        sorted_keys, order = self._sorted
+            sorted_index = self._sorted = (self._keys[order], order)
+        sorted_keys, order = sorted_index
         pos = np.searchsorted(sorted_keys, keys)
         pos = np.minimum(pos, len(sorted_keys) - 1)
         found = sorted_keys[pos] == keys
@@ -369,6 +371,7 @@ class HnswVectorIndex(ExactVectorIndex):
         self.ef_search = ef_search
         self.exact_below = exact_below
         self._graph: Any = None
+        self._graph_lock = threading.Lock()
         super().__init__(folder, model_id=model_id, dim=dim, library=library)
         name = self._meta.get("files", {}).get("hnsw")
         if name:
@@ -382,15 +385,19 @@ class HnswVectorIndex(ExactVectorIndex):
                 self._graph = graph
 
     def _build_graph(self) -> Any:
-        if self._graph is None:
-            graph = self._faiss.IndexHNSWFlat(self.dim, self.m, self._faiss.METRIC_INNER_PRODUCT)
-            graph.hnsw.efConstruction = self.ef_construction
-            self._graph = graph
-        missing = len(self._keys) - self._graph.ntotal
-        if missing > 0:
-            tail = np.ascontiguousarray(self._vectors[self._graph.ntotal :], dtype=np.float32)
-            self._graph.add(tail)
-        return self._graph
+        # Searches of a shared index may get here together: one extends the graph at a time.
+        with self._graph_lock:
+            if self._graph is None:
+                graph = self._faiss.IndexHNSWFlat(
+                    self.dim, self.m, self._faiss.METRIC_INNER_PRODUCT
+                )
+                graph.hnsw.efConstruction = self.ef_construction
+                self._graph = graph
+            missing = len(self._keys) - self._graph.ntotal
+            if missing > 0:
+                tail = np.ascontiguousarray(self._vectors[self._graph.ntotal :], dtype=np.float32)
+                self._graph.add(tail)
+            return self._graph
 
     def _rows_removed(self) -> None:
         self._graph = None

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Iterable, Sequence
 from decimal import Decimal
 from pathlib import Path
 
 from ragspine.errors import StoreError
 from ragspine.security import Sensitivity
-from ragspine.stores.sqlite_connect import connect, has_tables
+from ragspine.stores.sqlite_connect import ThreadConnections, connect, has_tables
 from ragspine.structured.facts import Fact, FactKey, Scale, utc_now
 from ragspine.structured.store import AnswerRow, HistoryEntry, WriteSummary
 
@@ -79,22 +80,37 @@ def _row_from_fact(fact: Fact) -> tuple[object, ...]:
     )
 
 
+def _open(path: Path) -> sqlite3.Connection:
+    db = connect(path)
+    # Point lookups dominate: map the file and keep hot pages cached.
+    db.execute("PRAGMA mmap_size=1073741824")
+    db.execute("PRAGMA cache_size=-65536")
+    return db
+
+
 class SQLiteFactStore:
-    """Facts in the workspace's SQLite file; values stored as exact decimal text."""
+    """Facts in the workspace's SQLite file; values stored as exact decimal text.
+
+    Safe to share between threads: each thread reads and writes through its own connection.
+    """
 
     def __init__(self, path: Path) -> None:
+        self._connections = ThreadConnections(lambda: _open(path))
+        self._cursors = threading.local()
         try:
-            self._conn = connect(path)
-            # Point lookups dominate: map the file and keep hot pages cached.
-            self._conn.execute("PRAGMA mmap_size=1073741824")
-            self._conn.execute("PRAGMA cache_size=-65536")
-            if not has_tables(self._conn, _TABLES):  # a reader of a ready store writes nothing
-                self._conn.executescript(_SCHEMA)
+            conn = self._connections.get()
+            if not has_tables(conn, _TABLES):  # a reader of a ready store writes nothing
+                conn.executescript(_SCHEMA)
             self._check_version()
         except sqlite3.DatabaseError as exc:
+            self._connections.close()
             raise StoreError(f"cannot open fact store at {path}: {exc}") from exc
         self.path = path
-        self._lookup = self._conn.cursor()
+
+    @property
+    def _conn(self) -> sqlite3.Connection:
+        """The calling thread's connection."""
+        return self._connections.get()
 
     def _check_version(self) -> None:
         row = self._conn.execute(
@@ -118,7 +134,11 @@ class SQLiteFactStore:
 
     def get_row(self, metric: str, entity: str, period: str, channel: str) -> AnswerRow | None:
         """The columns an answer needs (the hot path of query_metric; builds no Fact)."""
-        row: AnswerRow | None = self._lookup.execute(
+        try:
+            lookup: sqlite3.Cursor = self._cursors.lookup
+        except AttributeError:  # this thread's first lookup: one cursor, reused
+            lookup = self._cursors.lookup = self._conn.cursor()
+        row: AnswerRow | None = lookup.execute(
             _SELECT_ANSWER, (metric, entity, period, channel)
         ).fetchone()
         return row
@@ -166,4 +186,5 @@ class SQLiteFactStore:
         return int(self._conn.execute("SELECT count(*) FROM facts").fetchone()[0])
 
     def close(self) -> None:
-        self._conn.close()
+        """Close every thread's connection."""
+        self._connections.close()

@@ -54,8 +54,8 @@ def print_import(result: ConvFinQAImport) -> None:
 
 
 def cmd_init(args: argparse.Namespace) -> int:
-    ws = Workspace.init(args.workspace)
-    print(f"workspace ready at {ws.path} (glossary: {ws.glossary_path})")
+    with Workspace.init(args.workspace) as ws:
+        print(f"workspace ready at {ws.path} (glossary: {ws.glossary_path})")
     return 0
 
 
