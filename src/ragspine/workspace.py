@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import date
 from importlib import resources
 from pathlib import Path
@@ -104,9 +105,15 @@ class Workspace:
     def _create_stores(self) -> None:
         """Create the database with the tables of every store, so that reading this workspace
         never needs a schema write (which would wait for any running writer)."""
-        try:
+        with self._creating():
             self.facts  # noqa: B018 - creates the database file and the fact tables
             self.narrative  # noqa: B018 - and the chunk store's tables
+
+    @contextmanager
+    def _creating(self) -> Iterator[None]:
+        """Creating files of this workspace: an OS error says the folder must be writable."""
+        try:
+            yield
         except OSError as exc:
             raise ConfigError(
                 f"cannot create the workspace at {self.path}: {exc.strerror or exc}; "
@@ -118,15 +125,10 @@ class Workspace:
         """Create a workspace with the example glossary (an existing glossary is kept) and the
         schema of every store, so that reading it never needs a write."""
         workspace = cls.open(path)
-        try:
+        with workspace._creating():
             if not workspace.glossary_path.exists():
                 write_text_atomically(workspace.glossary_path, example_glossary_text())
-            workspace._create_stores()
-        except OSError as exc:
-            raise ConfigError(
-                f"cannot create the workspace at {workspace.path}: {exc.strerror or exc}; "
-                "check that the folder is writable"
-            ) from None
+        workspace._create_stores()  # a workspace made by an older version may lack tables
         return workspace
 
     def close(self) -> None:

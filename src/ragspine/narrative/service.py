@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -20,6 +20,8 @@ from ragspine.narrative.filters import parse_filter
 from ragspine.narrative.indexes import LibraryIndexes
 from ragspine.narrative.ingest import (
     BEIR_BATCH,
+    DocumentOutcome,
+    DocumentSource,
     Ingestor,
     IngestReport,
     Progress,
@@ -168,16 +170,7 @@ class Narrative:
             for root in paths
         )  # every file met, skipped ones included: each becomes one outcome
         sources = file_sources(paths, metadata=metadata, sensitivity=sensitivity)
-        with self.writing(library):
-            return self._ingestor.ingest_sources(
-                library,
-                sources,
-                options=options,
-                total=total,
-                progress=progress,
-                vectors=vectors,
-                embed_progress=embed_progress,
-            )
+        return self._ingest(library, sources, options, total, 1, progress, vectors, embed_progress)
 
     def ingest_beir(
         self,
@@ -194,6 +187,22 @@ class Narrative:
         corpus = beir_corpus(Path(folder))
         total = scan_beir_corpus(corpus)
         sources = beir_sources(corpus)
+        return self._ingest(
+            library, sources, options, total, BEIR_BATCH, progress, vectors, embed_progress
+        )
+
+    def _ingest(
+        self,
+        library: str,
+        sources: Iterable[DocumentSource | DocumentOutcome],
+        options: ChunkingOptions,
+        total: int,
+        batch_size: int,
+        progress: Progress | None,
+        vectors: bool | None,
+        embed_progress: EmbedProgress | None,
+    ) -> IngestReport:
+        """Write ``sources`` into ``library`` under its write lock."""
         with self.writing(library):
             return self._ingestor.ingest_sources(
                 library,
@@ -201,7 +210,7 @@ class Narrative:
                 options=options,
                 total=total,
                 progress=progress,
-                batch_size=BEIR_BATCH,
+                batch_size=batch_size,
                 vectors=vectors,
                 embed_progress=embed_progress,
             )
