@@ -32,7 +32,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=None)
     args = parser.parse_args()
     os.environ.setdefault("XDG_CACHE_HOME", tempfile.mkdtemp(prefix="ragspine-xdg-"))
-    from ragspine.narrative.embedding import OnnxMiniLMEmbedder, load_embedder
+    from ragspine.narrative.index.embed.model import OnnxMiniLMEmbedder, load_embedder
 
     texts = load_abstracts(args.docs)
     embedder = load_embedder(threads=args.threads)

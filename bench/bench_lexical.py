@@ -22,9 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from ragspine.narrative.analysis import Analyzer
-from ragspine.narrative.lexical import LexicalIndex
-from ragspine.narrative.stopwords import STOPWORDS
+from ragspine.analysis import Analyzer
+from ragspine.narrative.index.lexical.engine import LexicalIndex
+from ragspine.stopwords import STOPWORDS
 
 SEED = 20261130
 VOCABULARY = 60_000

@@ -30,8 +30,8 @@ from typing import Any
 
 from _beir_subset import first_documents
 from ragspine.eval.retrieval import load_qrels, load_queries, ndcg_at_k, rank_documents
-from ragspine.narrative.library_profile import distinctive_terms
-from ragspine.narrative.terms import terms
+from ragspine.narrative.retrieve.profile_router import distinctive_terms
+from ragspine.terms import terms
 from ragspine.workspace import Workspace
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from _beir_subset import judged_within
-from ragspine.narrative.vector import ExactVectorIndex, HnswVectorIndex
+from ragspine.narrative.index.vector.engine import ExactVectorIndex, HnswVectorIndex
 
 ROOT = Path(__file__).resolve().parent
 DATA = ROOT.parents[1] / "shared" / "data" / "scifact"
@@ -50,7 +50,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     os.environ.setdefault("XDG_CACHE_HOME", tempfile.mkdtemp(prefix="ragspine-xdg-"))
-    from ragspine.narrative.embedding import load_embedder
+    from ragspine.narrative.index.embed.model import load_embedder
 
     docs = [json.loads(line) for line in (DATA / "corpus.jsonl").open(encoding="utf-8")]
     if args.docs:

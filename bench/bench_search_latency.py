@@ -71,8 +71,8 @@ def _percentiles(samples: list[float]) -> dict[str, float]:
 
 
 def run_ours(chunks: int, query_count: int) -> dict[str, float]:
-    from ragspine.narrative.ingest import DocumentSource
-    from ragspine.narrative.loaders import Paragraph, Section
+    from ragspine.narrative.ingest.ingestor import DocumentSource
+    from ragspine.narrative.ingest.loaders import Paragraph, Section
     from ragspine.workspace import Workspace
 
     titles, texts, levels = corpus(chunks)

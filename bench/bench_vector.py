@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from ragspine.narrative.vector import ExactVectorIndex, HnswVectorIndex
+from ragspine.narrative.index.vector.engine import ExactVectorIndex, HnswVectorIndex
 
 DIM = 384
 TOP_K = 10

@@ -98,7 +98,7 @@ def main() -> None:
     parser.add_argument("--docs", type=int, default=40, help="SciFact abstracts to compare")
     args = parser.parse_args()
     os.environ.setdefault("XDG_CACHE_HOME", tempfile.mkdtemp(prefix="ragspine-xdg-"))
-    from ragspine.narrative.embedding import load_embedder
+    from ragspine.narrative.index.embed.model import load_embedder
 
     weights = {k: v.astype(np.float64) for k, v in read_safetensors(args.weights).items()}
     embedder = load_embedder(threads=1)

@@ -21,8 +21,8 @@ from typing import Any
 
 from ragspine import Principal, Workspace
 from ragspine.answer.extractive import AnswerStatus, NarrativeAnswer
-from ragspine.narrative.retriever import SearchResult
-from ragspine.stores.sqlite_connect import ThreadConnections, connect
+from ragspine.narrative.retrieve.retriever import SearchResult
+from ragspine.stores.sqlite.connect import ThreadConnections, connect
 from ragspine.structured.query import MetricStatus
 
 READERS = 8

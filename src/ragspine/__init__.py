@@ -2,8 +2,8 @@
 
 from ragspine.answer.extractive import NarrativeAnswer
 from ragspine.errors import RagSpineError
-from ragspine.narrative.filters import Filter, parse_filter
-from ragspine.narrative.snippets import Snippet
+from ragspine.narrative.filters.expr import Filter, parse_filter
+from ragspine.narrative.retrieve.snippets import Snippet
 from ragspine.security import Principal, Sensitivity, visible
 from ragspine.structured.query import MetricResult, MetricStatus
 from ragspine.workspace import Workspace

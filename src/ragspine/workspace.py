@@ -21,8 +21,8 @@ from ragspine.files import write_text_atomically
 from ragspine.glossary import Glossary, load_glossary, render_glossary
 from ragspine.locks import write_lock
 from ragspine.security import PUBLIC, Principal
-from ragspine.stores.errors import translate_read_errors, translate_store_errors
-from ragspine.stores.sqlite_facts import SQLiteFactStore
+from ragspine.stores.sqlite.errors import translate_read_errors, translate_store_errors
+from ragspine.stores.sqlite.facts import SQLiteFactStore
 from ragspine.structured.convfinqa import ConvFinQAImport, import_convfinqa, load_filings
 from ragspine.structured.ingest import ColumnMapping, RowProgress, rows_to_facts, with_progress
 from ragspine.structured.query import MetricResult, query_metric
@@ -31,11 +31,11 @@ from ragspine.structured.store import WriteSummary
 if TYPE_CHECKING:
     from ragspine.answer.extractive import NarrativeAnswer
     from ragspine.narrative.catalog import LibrarySummary
-    from ragspine.narrative.chunk_store import Library
-    from ragspine.narrative.dense import EmbedProgress
-    from ragspine.narrative.ingest import IngestReport, Progress
-    from ragspine.narrative.retriever import SearchResult
+    from ragspine.narrative.index.vector.library_vectors import EmbedProgress
+    from ragspine.narrative.ingest.ingestor import IngestReport, Progress
+    from ragspine.narrative.retrieve.retriever import SearchResult
     from ragspine.narrative.service import Narrative
+    from ragspine.stores.sqlite.chunks import Library
 
 DB_FILENAME = "workspace.sqlite"
 LOCK_DIRNAME = "locks"

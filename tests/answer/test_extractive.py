@@ -16,7 +16,7 @@ from ragspine.answer import (
     answer_from_snippets,
     citation_violations,
 )
-from ragspine.narrative.snippets import Snippet
+from ragspine.narrative.retrieve.snippets import Snippet
 from ragspine.security import Principal
 
 

@@ -1,6 +1,7 @@
 """A small deterministic TEST embedder (feature hashing of word tokens), not a real model.
 
-It implements the :class:`ragspine.narrative.embedding.Embedder` protocol so that pipeline tests
+It implements the :class:`ragspine.narrative.index.embed.model.Embedder` protocol so that
+pipeline tests
 (ingest, indexes, modes, filters, visibility) run without the ``onnx`` extra and fast; it records
 every text it embeds so tests can count embedder calls. The real ONNX embedder is exercised by
 the ``onnx``-marked tests. It imports nothing from the embedding stack.

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ragspine.narrative.expansion import ParentSection, Passage, SentenceWindow
-from ragspine.narrative.snippets import ChunkRecord, Hit
+from ragspine.narrative.retrieve.expansion import ParentSection, Passage, SentenceWindow
+from ragspine.narrative.retrieve.snippets import ChunkRecord, Hit
 from ragspine.security import Sensitivity
 
 SECRET = "SECRET-MERGER-ALPHA"

@@ -18,16 +18,15 @@ import time
 from pathlib import Path
 
 import pytest
+from files import write_beir_corpus
 
 from conftest import shared_data
 from ragspine.errors import StoreError
 from ragspine.eval.retrieval import load_qrels, load_queries, ndcg_at_k
 from ragspine.locks import write_lock
-from ragspine.narrative.indexes import MAINTAINED_FIELDS
+from ragspine.narrative.index.lexical.library_indexes import MAINTAINED_FIELDS
 from ragspine.security import Principal, max_visible_level
 from ragspine.workspace import Workspace
-
-from .files import write_beir_corpus
 
 WORDS = (
     "revenue",
@@ -197,7 +196,8 @@ READER = textwrap.dedent(
     from pathlib import Path
     from ragspine import Principal, Workspace
     ws_path, stop, report = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
-    from ragspine.narrative import lexical, vector
+    from ragspine.narrative.index.lexical import engine as lexical
+    from ragspine.narrative.index.vector import engine as vector
     def forbidden(*args, **kwargs):
         raise AssertionError("a reader wrote an index file")
     lexical.LexicalIndex.commit = forbidden  # every index file is written by a commit
@@ -336,7 +336,7 @@ def test_a_writer_killed_between_its_commits_is_repaired_by_the_next(tmp_path: P
     script = textwrap.dedent(
         """
         import os, sys
-        from ragspine.narrative.indexes import LibraryIndexes
+        from ragspine.narrative.index.lexical.library_indexes import LibraryIndexes
         from ragspine.workspace import Workspace
         def die(*args, **kwargs):
             os._exit(9)  # killed after the chunk store committed, before any index did

@@ -12,16 +12,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from files import write_beir_corpus
 from hashing_embedder import HashingEmbedder
 
 from ragspine.errors import ConfigError, MissingExtraError, QueryError, StoreError
 from ragspine.eval.retrieval import run_retrieval_eval
-from ragspine.narrative import embedding, retriever
-from ragspine.narrative.embedding_cache import content_hash
+from ragspine.narrative.index.embed import model as embedding
+from ragspine.narrative.index.embed.cache import content_hash
+from ragspine.narrative.retrieve import retriever
 from ragspine.security import Principal
 from ragspine.workspace import Workspace
-
-from .files import write_beir_corpus
 
 TOPICS = ["revenue growth", "supply chain", "board meeting", "cloud platform", "tax audit"]
 

@@ -13,12 +13,12 @@ import logging
 import pytest
 from narrative_fixtures import CHUNKS, CONFIDENTIAL, SECRET, LeakySource, leaky_search
 
-import ragspine.narrative.expansion as expansion
+import ragspine.narrative.retrieve.expansion as expansion
 from ragspine.answer import answer_from_snippets
-from ragspine.narrative.expansion import ExpansionMode
-from ragspine.narrative.filters import parse_filter
-from ragspine.narrative.multi_index import MultiIndexRetriever
-from ragspine.narrative.pipeline import SnippetResult, retrieve_snippets
+from ragspine.narrative.filters.expr import parse_filter
+from ragspine.narrative.retrieve.expansion import ExpansionMode
+from ragspine.narrative.retrieve.multi_index import MultiIndexRetriever
+from ragspine.narrative.retrieve.pipeline import SnippetResult, retrieve_snippets
 from ragspine.security import Principal
 
 PRINCIPALS = [

@@ -11,9 +11,9 @@ import pytest
 from ragspine import Principal, Workspace
 from ragspine.cli import main
 from ragspine.errors import StoreError
-from ragspine.narrative import expansion, ingest, labels, store_upgrade
-from ragspine.narrative.chunk_store import SCHEMA_VERSION
-from ragspine.narrative.ingest import IngestStatus
+from ragspine.narrative import labels
+from ragspine.narrative.ingest import ingestor as ingest
+from ragspine.narrative.ingest.ingestor import IngestStatus
 from ragspine.narrative.labels import (
     at_or_below,
     name_levels,
@@ -24,7 +24,10 @@ from ragspine.narrative.labels import (
     screen_title,
     unmatched_names,
 )
+from ragspine.narrative.retrieve import expansion
 from ragspine.security import Sensitivity
+from ragspine.stores.sqlite import upgrade as store_upgrade
+from ragspine.stores.sqlite.chunks import SCHEMA_VERSION
 
 SECRET = "Zebra7731"
 LEVELS = name_levels([(f"{SECRET} Plan", 3), ("Pay > Bonus", 2), ("pay  > bonus", 1)])

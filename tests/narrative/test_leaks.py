@@ -14,10 +14,13 @@ import pytest
 from leak_detector import Runs, assert_no_leak, build_runs
 
 from ragspine import Principal
-from ragspine.narrative import catalog, ingest, labels, loaders, retriever
-from ragspine.narrative.chunk_store import ChunkStore, Library
-from ragspine.narrative.lexical import LexicalIndex
+from ragspine.narrative import catalog, labels
+from ragspine.narrative.index.lexical.engine import LexicalIndex
+from ragspine.narrative.ingest import ingestor as ingest
+from ragspine.narrative.ingest import loaders
+from ragspine.narrative.retrieve import retriever
 from ragspine.security import Sensitivity
+from ragspine.stores.sqlite.chunks import ChunkStore, Library
 
 PRINCIPALS = [Principal.of("public"), Principal.of("internal", groups=["finance"])]
 

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from ragspine import Principal, Workspace
-from ragspine.narrative import retriever
-from ragspine.narrative.chunk_source import StoreChunkSource
-from ragspine.narrative.expansion import ParentSection, Passage
+from ragspine.narrative.retrieve import retriever
+from ragspine.narrative.retrieve.chunk_source import StoreChunkSource
+from ragspine.narrative.retrieve.expansion import ParentSection, Passage
 from ragspine.security import Sensitivity
 
 SECRET_SECTION = "ZEBRA7731"

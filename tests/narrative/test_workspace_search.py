@@ -5,13 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from files import write_beir_corpus
 
 from ragspine import Workspace, parse_filter
 from ragspine.errors import QueryError
-from ragspine.narrative.chunk_store import ChunkStore
-from ragspine.narrative.library_profile import ProfileRouter
-
-from .files import write_beir_corpus
+from ragspine.narrative.retrieve.profile_router import ProfileRouter
+from ragspine.stores.sqlite.chunks import ChunkStore
 
 
 def _selective_ws(workspace_dir: Path, tmp_path: Path) -> Workspace:
@@ -154,7 +153,7 @@ def test_every_hit_is_tagged_and_fused_by_rrf(workspace_dir: Path, tmp_path: Pat
 
 
 def test_command_line_metadata_numbers_filter_as_numbers() -> None:
-    from ragspine.narrative.ingest import parse_meta_pairs
+    from ragspine.narrative.ingest.ingestor import parse_meta_pairs
 
     meta = parse_meta_pairs(["year=2024", "ratio=3.5", "code=007", "region=EMEA", "big=1e3"])
     assert meta == {"year": 2024, "ratio": 3.5, "code": "007", "region": "EMEA", "big": "1e3"}
@@ -184,7 +183,7 @@ def test_filter_extraction_from_the_question_is_opt_in(workspace_dir: Path, tmp_
 
 
 def test_library_profiles_follow_ingest_incrementally(workspace_dir: Path, tmp_path: Path) -> None:
-    from ragspine.narrative import profiles
+    from ragspine.stores.sqlite import profiles
 
     ws = Workspace.open(workspace_dir)
     doc = tmp_path / "d.txt"

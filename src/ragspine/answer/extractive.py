@@ -15,12 +15,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from ragspine.narrative.expansion import screen_snippets
-from ragspine.narrative.sentences import split_sentences as split_into_sentences
-from ragspine.narrative.snippets import Locator, Snippet, format_locator
-from ragspine.narrative.terms import terms
-from ragspine.narrative.trace import Trace, TraceBuilder
+from ragspine.narrative.ingest.sentences import split_sentences as split_into_sentences
+from ragspine.narrative.retrieve.expansion import screen_snippets
+from ragspine.narrative.retrieve.snippets import Locator, Snippet, format_locator
+from ragspine.narrative.retrieve.trace import Trace, TraceBuilder
 from ragspine.security import Principal
+from ragspine.terms import terms
 
 NO_MATERIAL_TEXT = "No relevant material was found for this question."
 NUMBERS_LEFT_OUT_NOTE = (

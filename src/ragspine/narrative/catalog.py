@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragspine.errors import QueryError
-from ragspine.narrative.chunk_store import ChunkStore, Library
 from ragspine.security import Principal, Sensitivity, max_visible_level, visible
+from ragspine.stores.sqlite.chunks import ChunkStore, Library
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,14 +11,12 @@ from ragspine.errors import QueryError, quote_input
 from ragspine.locks import write_lock
 from ragspine.narrative import catalog
 from ragspine.narrative.catalog import LibrarySummary
-from ragspine.narrative.chunk_store import ChunkStore, Library, check_library_name
-from ragspine.narrative.chunking import ChunkingOptions
-from ragspine.narrative.dense import EmbedProgress, LibraryVectors
-from ragspine.narrative.expansion import Postprocessor
-from ragspine.narrative.filter_extraction import extract_filter
-from ragspine.narrative.filters import parse_filter
-from ragspine.narrative.indexes import LibraryIndexes
-from ragspine.narrative.ingest import (
+from ragspine.narrative.filters.expr import parse_filter
+from ragspine.narrative.filters.extraction import extract_filter
+from ragspine.narrative.index.lexical.library_indexes import LibraryIndexes
+from ragspine.narrative.index.vector.library_vectors import EmbedProgress, LibraryVectors
+from ragspine.narrative.ingest.chunking import ChunkingOptions
+from ragspine.narrative.ingest.ingestor import (
     BEIR_BATCH,
     DocumentOutcome,
     DocumentSource,
@@ -30,11 +28,13 @@ from ragspine.narrative.ingest import (
     file_sources,
     scan_beir_corpus,
 )
-from ragspine.narrative.loaders import iter_document_files
-from ragspine.narrative.modes import RetrievalMode
-from ragspine.narrative.postprocess import snippet_postprocessor
-from ragspine.narrative.retriever import Retriever, SearchResult
+from ragspine.narrative.ingest.loaders import iter_document_files
+from ragspine.narrative.retrieve.expansion import Postprocessor
+from ragspine.narrative.retrieve.modes import RetrievalMode
+from ragspine.narrative.retrieve.postprocess import snippet_postprocessor
+from ragspine.narrative.retrieve.retriever import Retriever, SearchResult
 from ragspine.security import PUBLIC, Principal, Sensitivity
+from ragspine.stores.sqlite.chunks import ChunkStore, Library, check_library_name
 
 
 class Narrative:
@@ -234,7 +234,7 @@ class Narrative:
         """Search the narrative channel; filtered-out and invisible chunks never take a slot.
 
         ``vocabularies`` (field -> alias -> value) turns aliases named in the question into
-        filter conditions (see :func:`~ragspine.narrative.filter_extraction.extract_filter`).
+        filter conditions (see :func:`~ragspine.narrative.filters.extraction.extract_filter`).
         ``lexical_weight`` / ``vector_weight`` weigh the channels of ``hybrid`` fusion.
         ``near_duplicates`` (a Jaccard threshold in (0, 1]) drops snippets nearly identical to
         a better one; ``diversity`` (0..1) reorders by MMR. Both are off by default.

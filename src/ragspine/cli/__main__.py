@@ -1,0 +1,7 @@
+"""``python -m ragspine.cli``."""
+
+import sys
+
+from ragspine.cli import main
+
+sys.exit(main())

@@ -1,0 +1,98 @@
+"""The ``ragspine`` command. Every command calls one library method and maps its errors.
+
+One module per domain in this package (``ragspine.cli.narrative``, ...); each exposes
+``register(subparsers)`` which adds its sub-commands and sets ``func(args) -> int`` on them.
+What they share (the workspace, the asker, ``--quiet``) is in :mod:`ragspine.cli.common`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import os
+import sys
+from collections.abc import Sequence
+
+from ragspine.cli.common import DEFAULT_WORKSPACE
+from ragspine.errors import RagSpineError
+
+COMMAND_MODULES = (
+    "ragspine.cli.demo",
+    "ragspine.cli.structured",
+    "ragspine.cli.workflows",
+    "ragspine.cli.narrative",
+    "ragspine.cli.eval",
+    "ragspine.cli.answer",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Build the full argument parser with every domain's sub-commands."""
+    parser = argparse.ArgumentParser(
+        prog="ragspine",
+        description="Question answering over business reports that never invents a number.",
+    )
+    parser.add_argument(
+        "--workspace",
+        default=os.environ.get("RAGSPINE_WORKSPACE", DEFAULT_WORKSPACE),
+        help="workspace folder (default ./ragspine-data, or $RAGSPINE_WORKSPACE)",
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    subparsers.required = True
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the process exit code (2 for a RAGSpine error)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    _log_to_stderr()
+    try:
+        code: int = args.func(args)
+        sys.stdout.flush()
+    except RagSpineError as exc:
+        print(f"ragspine: error: {_bounded(str(exc))}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("ragspine: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # The reader went away (``ragspine search ... | head``): stop quietly. Point stdout at
+        # devnull so the interpreter's final flush does not fail again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+    except Exception as exc:  # a bug: say so in one line, never a traceback
+        if os.environ.get("RAGSPINE_DEBUG"):
+            raise
+        print(
+            f"ragspine: internal error: {type(exc).__name__}: {_bounded(str(exc))} "
+            "(set RAGSPINE_DEBUG=1 for the traceback and report it)",
+            file=sys.stderr,
+        )
+        return 1
+    return code
+
+
+def _log_to_stderr() -> None:
+    """Show the library's warnings (a writer waiting for a lock, an index being rebuilt) on
+    stderr as ``ragspine: ...`` lines."""
+    logger = logging.getLogger("ragspine")
+    if not any(getattr(h, "_ragspine_cli", False) for h in logger.handlers):
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("ragspine: %(message)s"))
+        handler._ragspine_cli = True  # type: ignore[attr-defined]
+        logger.addHandler(handler)
+        logger.setLevel(logging.WARNING)
+
+
+def _bounded(text: str, limit: int = 2000) -> str:
+    """An error message of bounded length (inputs echoed in it may be huge)."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,93 @@
+"""``ragspine demo``: both channels over the bundled ConvFinQA sample (real filings, MIT)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from importlib import resources
+from pathlib import Path
+
+from ragspine.cli.structured import print_import, print_summary
+from ragspine.security import Principal
+from ragspine.workspace import Workspace
+
+DEMO_LIBRARY = "filings"
+METRIC_QUESTIONS = (
+    ("revenue", "IP", "FY2006", None),
+    ("operating profit", "IP", "2005", None),
+    ("revenue", "IP", "FY2010", None),
+    ("revenue", "IP", "FY2006", "wholesale"),
+)
+NARRATIVE_QUESTION = "Why did consumer packaging operating profits decline?"
+
+
+def detokenize(text: str) -> str:
+    """Undo ConvFinQA's lower-cased, space-separated tokens enough for sentence splitting."""
+    text = re.sub(r"\s+([.,;:%)])", r"\1", text)
+    text = re.sub(r"([($])\s+", r"\1", text)
+    text = re.sub(r"(\w)- (\w)", r"\1\2", text)  # words hyphenated across PDF lines
+    text = re.sub(r"\d+% \(\d+%\)", lambda m: m.group(0).split(" ")[0], text)
+    # Capitalize sentence starts, but not after abbreviations such as "u.s." ("u.s. products").
+    return re.sub(
+        r"(^|(?<!\.[a-z])[.!?]\s+)([a-z])", lambda m: m.group(1) + m.group(2).upper(), text
+    )
+
+
+def write_filing_texts(sample: Path, folder: Path) -> list[Path]:
+    """Write each sample filing's narrative text (pre- and post-table) as one .txt file."""
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for filing in json.loads(sample.read_text(encoding="utf-8"))["dev"]:
+        name = filing["id"].replace("/", "_").replace(".pdf", "") + ".txt"
+        doc = filing["doc"]
+        path = folder / name
+        text = f"{detokenize(doc['pre_text'])}\n\n{detokenize(doc['post_text'])}\n"
+        path.write_text(text, encoding="utf-8")
+        paths.append(path)
+    return paths
+
+
+def run_demo(workspace: str | Path) -> None:
+    """Ingest the sample into ``workspace`` and print structured and narrative answers."""
+    sample = resources.files("ragspine").joinpath("data/convfinqa_sample.json")
+    with resources.as_file(sample) as path, Workspace.init(workspace) as ws:
+        print(f"Workspace: {ws.path.resolve()}")
+        print("Bundled sample: 12 ConvFinQA filings (MIT, see ragspine/data/NOTICE.convfinqa)")
+        print("\n== Structured channel: facts from the filings' tables")
+        result, summary = ws.ingest_convfinqa(Path(path))
+        print_import(result)
+        print_summary(summary)
+        principal = Principal.of("internal")
+        for metric, entity, period, channel in METRIC_QUESTIONS:
+            asked = f"metric={metric!r} entity={entity!r} period={period!r}"
+            asked += f" channel={channel!r}" if channel else ""
+            print(f"\n? {asked}")
+            res = ws.query_metric(metric, entity, period, channel, principal=principal)
+            print(f"[{res.status.value}] {res.text}")
+            if res.source_doc_id:
+                print(f"  source: {res.source_doc_id} | locator: {res.locator}")
+
+        print("\n== Narrative channel: the filings' text as a document library")
+        texts = write_filing_texts(Path(path), ws.path / "demo-filings")
+        if DEMO_LIBRARY not in {lib.library_id for lib in ws.libraries()}:
+            ws.create_library(
+                DEMO_LIBRARY, description="ConvFinQA sample filings: management discussion text"
+            )
+        report = ws.ingest_documents(texts, library=DEMO_LIBRARY)
+        print(report.summary())
+        print(f"\n? {NARRATIVE_QUESTION}")
+        answer = ws.answer_narrative(NARRATIVE_QUESTION, principal=principal)
+        print(answer.render())
+
+
+def _demo(args: argparse.Namespace) -> int:
+    run_demo(args.workspace)
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``demo`` command."""
+    subparsers.add_parser(
+        "demo", help="ingest the bundled ConvFinQA sample and answer questions on both channels"
+    ).set_defaults(func=_demo)

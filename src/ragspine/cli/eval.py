@@ -1,0 +1,59 @@
+"""CLI commands of evaluation: ``ragspine eval retrieval``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from ragspine.cli.common import add_principal_arguments, open_workspace, principal_from
+from ragspine.eval.retrieval import load_qrels, load_queries, run_retrieval_eval
+
+
+def _eval_retrieval(args: argparse.Namespace) -> int:
+    with open_workspace(args) as workspace:
+        report = run_retrieval_eval(
+            workspace,
+            library=args.library,
+            queries=load_queries(args.queries),
+            qrels=load_qrels(args.qrels),
+            mode=args.mode,
+            lexical_weight=args.lexical_weight,
+            vector_weight=args.vector_weight,
+            principal=principal_from(args),
+        )
+    if args.json:
+        payload = {
+            "library": report.library,
+            "mode": report.mode,
+            "queries": report.queries,
+            "metrics": {name: round(value, 4) for name, value in report.metrics.items()},
+        }
+        print(json.dumps(payload))
+        return 0
+    print(f"library {report.library}, mode {report.mode}, {report.queries} judged queries")
+    for name, value in report.metrics.items():
+        print(f"{name:>11}  {value:.4f}" if name != "qps" else f"{name:>11}  {value:.1f}")
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the evaluation commands."""
+    evaluate = subparsers.add_parser("eval", help="evaluate retrieval or answers")
+    kinds = evaluate.add_subparsers(dest="kind", metavar="KIND")
+    kinds.required = True
+    retrieval = kinds.add_parser("retrieval", help="nDCG@10, Recall@100, MRR@10 and queries/s")
+    retrieval.add_argument("--library", required=True)
+    retrieval.add_argument("--queries", required=True, help="BEIR queries.jsonl")
+    retrieval.add_argument(
+        "--qrels", required=True, help="BEIR qrels TSV (query-id corpus-id score)"
+    )
+    retrieval.add_argument(
+        "--mode",
+        default="bm25",
+        help="retrieval mode: economy, bm25, lexical, vector, hybrid or auto (default bm25)",
+    )
+    retrieval.add_argument("--lexical-weight", type=float, default=1.0, help="hybrid RRF weight")
+    retrieval.add_argument("--vector-weight", type=float, default=1.0, help="hybrid RRF weight")
+    retrieval.add_argument("--json", action="store_true", help="print one JSON object")
+    add_principal_arguments(retrieval)
+    retrieval.set_defaults(func=_eval_retrieval)

@@ -1,0 +1,167 @@
+"""CLI commands of the structured channel: init, ingest facts / convfinqa, metric, demo."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from contextlib import ExitStack
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from ragspine.cli.common import (
+    add_principal_arguments,
+    add_quiet_argument,
+    command_group,
+    open_workspace,
+    principal_from,
+)
+from ragspine.errors import ConfigError
+from ragspine.progress import progress_bar
+from ragspine.structured.convfinqa import ConvFinQAImport
+from ragspine.structured.ingest import RowProgress
+from ragspine.structured.query import MetricResult
+from ragspine.structured.store import WriteSummary
+from ragspine.workspace import Workspace
+
+
+def _reference_date(raw: str | None) -> date | None:
+    if raw is None:
+        return None
+    try:
+        return date.fromisoformat(raw)
+    except ValueError:
+        raise ConfigError(
+            f"--reference-date {raw!r} is not an ISO date such as 2024-12-31"
+        ) from None
+
+
+def print_summary(summary: WriteSummary) -> None:
+    print(
+        f"facts: {summary.added} added, {summary.replaced} replaced, {summary.unchanged} unchanged"
+    )
+
+
+def print_import(result: ConvFinQAImport) -> None:
+    print(
+        f"filings: {result.filings}, facts: {len(result.facts)}, "
+        f"new glossary terms: {len(result.new_terms)}"
+    )
+    reasons = result.skip_reasons()
+    if reasons:
+        print("skipped:")
+        for reason, count in sorted(reasons.items()):
+            print(f"  {count:6d}  {reason}")
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    with Workspace.init(args.workspace) as ws:
+        print(f"workspace ready at {ws.path} (glossary: {ws.glossary_path})")
+    return 0
+
+
+class _Bars:
+    """Progress bars on stderr fed by the library's ``progress(done, total)`` callbacks."""
+
+    def __init__(self, quiet: bool) -> None:
+        self._quiet = quiet
+        self._stack = ExitStack()
+
+    def __enter__(self) -> _Bars:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stack.close()
+
+    def callback(self, desc: str, unit: str) -> RowProgress:
+        """A callback that shows a bar from its first call and closes it when done == total."""
+        bar: Any = None
+
+        def update(done: int, total: int | None) -> None:
+            nonlocal bar
+            if bar is None:
+                bar = self._stack.enter_context(
+                    progress_bar(total, desc=desc, unit=unit, quiet=self._quiet)
+                )
+            if total is not None and bar.total != total:
+                bar.total = total
+            bar.update(done - bar.n)
+            if done == total:
+                bar.close()
+
+        return update
+
+
+def cmd_ingest_facts(args: argparse.Namespace) -> int:
+    with open_workspace(args, create=True) as ws, _Bars(args.quiet) as bars:
+        summary = ws.ingest_facts(
+            args.file,
+            mapping=args.mapping,
+            progress=bars.callback(f"checking {args.file.name}", "rows"),
+            write_progress=bars.callback("writing facts", "facts"),
+        )
+    print_summary(summary)
+    return 0
+
+
+def cmd_ingest_convfinqa(args: argparse.Namespace) -> int:
+    with open_workspace(args, create=True) as ws, _Bars(args.quiet) as bars:
+        result, summary = ws.ingest_convfinqa(
+            args.file,
+            progress=bars.callback(f"reading {args.file.name}", "filings"),
+            write_progress=bars.callback("writing facts", "facts"),
+        )
+    print_import(result)
+    print_summary(summary)
+    return 0
+
+
+def print_metric_result(result: MetricResult, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
+        return
+    print(f"[{result.status.value}] {result.text}")
+
+
+def cmd_metric(args: argparse.Namespace) -> int:
+    with open_workspace(args) as ws:
+        result = ws.query_metric(
+            args.metric,
+            args.entity,
+            args.period,
+            args.channel,
+            principal=principal_from(args),
+            reference_date=_reference_date(args.reference_date),
+        )
+    print_metric_result(result, args.json)
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the structured-channel commands."""
+    p = subparsers.add_parser("init", help="create a workspace with an example glossary")
+    p.set_defaults(func=cmd_init)
+
+    ingest = command_group(subparsers, "ingest", "ingest facts or documents into the workspace")
+    p = ingest.add_parser("facts", help="ingest a CSV, XLSX, JSON or JSONL fact table")
+    p.add_argument("file", type=Path)
+    p.add_argument("--mapping", type=Path, help="TOML column mapping (see README)")
+    add_quiet_argument(p)
+    p.set_defaults(func=cmd_ingest_facts)
+
+    p = ingest.add_parser("convfinqa", help="import ConvFinQA filings as facts")
+    p.add_argument("file", type=Path)
+    add_quiet_argument(p)
+    p.set_defaults(func=cmd_ingest_convfinqa)
+
+    p = subparsers.add_parser(
+        "metric", help="look up one fact (found / not_found / unrecognized_param)"
+    )
+    p.add_argument("--metric", required=True)
+    p.add_argument("--entity", required=True)
+    p.add_argument("--period", required=True)
+    p.add_argument("--channel")
+    p.add_argument("--reference-date", help="ISO date for relative periods (default today)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_principal_arguments(p)
+    p.set_defaults(func=cmd_metric)

@@ -1,0 +1,234 @@
+"""Per-library lexical indexes kept in step with the chunk store by a generation number.
+
+Each library has one index per *field set* (which chunk fields are indexed). Writers (who hold the
+library's write lock, see :mod:`ragspine.locks`) apply their changes after the chunk store
+commits and keep the field sets of the default modes (``bm25`` and ``lexical``) on disk; an
+index that missed a change (a writer killed between the two commits) is rebuilt by the next
+writer. Readers never write index files: they use the last committed index, reloading it when a
+writer has committed a newer one, and build an index that is not on disk (the ``economy`` field
+set, or a damaged folder) in memory only. Chunks no one may see (``restricted``) are never
+indexed, so they take no part in any search or score.
+
+Threads share one :class:`LibraryIndexes`: an index is handed to searches only once it is whole
+(loaded, or built and flushed, or committed by a writer), by replacing the map of open indexes
+in one assignment; a newer generation is never replaced by an older one. One thread at a time
+loads or builds a given index, and the others wait for it instead of building their own.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import threading
+from collections.abc import Iterable, Sequence
+from enum import StrEnum
+from pathlib import Path
+
+from ragspine.analysis import Analyzer
+from ragspine.errors import StoreError
+from ragspine.narrative.index.lexical import bm25
+from ragspine.narrative.index.lexical.engine import LexicalIndex
+from ragspine.narrative.index.lexical.manifest import committed_generation
+from ragspine.security import Principal, Sensitivity, max_visible_level
+from ragspine.stores.sqlite.chunks import ChunkStore, IndexRow
+
+log = logging.getLogger("ragspine.narrative")
+
+
+class IndexFields(StrEnum):
+    """Which chunk fields an index covers."""
+
+    TEXT = "text"  # child text only
+    TITLE_TEXT = "title_text"  # document title + child text
+    TITLE_HEADING_TEXT = "title_heading_text"  # document title + heading path + child text
+
+
+def indexed_text(fields: IndexFields, row: IndexRow) -> str:
+    """The text an index of ``fields`` holds for ``row``."""
+    if fields is IndexFields.TEXT:
+        return row.text
+    if fields is IndexFields.TITLE_TEXT:
+        return f"{row.title}\n{row.text}"
+    return f"{row.title}\n{row.heading}\n{row.text}"
+
+
+DEFAULT_FIELDS = IndexFields.TITLE_TEXT
+MAINTAINED_FIELDS = (IndexFields.TITLE_TEXT, IndexFields.TITLE_HEADING_TEXT)
+"""Field sets every writer keeps on disk (those of ``bm25`` and of ``lexical`` / ``hybrid``)."""
+_LOAD_ATTEMPTS = 5
+
+HIGHEST_VISIBLE = max_visible_level(Principal(Sensitivity.RESTRICTED))
+"""The highest level anyone may see; chunks above it are never indexed."""
+
+
+def searchable(rows: Iterable[IndexRow]) -> list[IndexRow]:
+    """The rows someone may see (what an index holds)."""
+    return [row for row in rows if row.sensitivity <= HIGHEST_VISIBLE]
+
+
+class LibraryIndexes:
+    """Opens, rebuilds and updates the lexical indexes of every library in a workspace."""
+
+    def __init__(
+        self,
+        store: ChunkStore,
+        index_dir: Path,
+        *,
+        k1: float = bm25.DEFAULT_K1,
+        b: float = bm25.DEFAULT_B,
+    ) -> None:
+        self._store = store
+        self._index_dir = index_dir
+        self._k1 = k1
+        self._b = b
+        self._open: dict[tuple[str, IndexFields], LexicalIndex] = {}
+        self._lock = threading.Lock()  # guards replacing _open, _loading and _rebuilt
+        self._loading: dict[tuple[str, IndexFields], threading.Lock] = {}
+        self._rebuilt: list[str] = []
+
+    @property
+    def rebuilt(self) -> list[str]:
+        """Indexes rebuilt by this object so far (a log: ``library/fields``, with
+        ``(in memory)`` for a reader's build)."""
+        with self._lock:
+            return list(self._rebuilt)
+
+    def _note_rebuilt(self, name: str) -> None:
+        with self._lock:
+            self._rebuilt.append(name)
+
+    def _publish(self, key: tuple[str, IndexFields], index: LexicalIndex) -> None:
+        """Hand ``index`` to searches, unless a newer generation is already there."""
+        with self._lock:
+            current = self._open.get(key)
+            if current is None or current.generation <= index.generation:
+                self._open = {**self._open, key: index}
+
+    def _load_lock(self, key: tuple[str, IndexFields]) -> threading.Lock:
+        with self._lock:
+            return self._loading.setdefault(key, threading.Lock())
+
+    def folder(self, library_id: str, fields: IndexFields) -> Path:
+        """Where the index of ``library_id`` over ``fields`` lives."""
+        return self._index_dir / library_id / f"lexical-{fields.value}"
+
+    def get(self, library_id: str, fields: IndexFields) -> LexicalIndex:
+        """The index to search: the last committed one (never written by this call).
+
+        While a writer is between its chunk-store commit and its index commit, or after a
+        writer died there, this is the previous commit; an index with nothing usable on disk is
+        built in memory from the chunk store for this process.
+        """
+        generation = self._store.generation(library_id)
+        key = (library_id, fields)
+        cached = self._open.get(key)
+        if cached is not None and cached.generation == generation:
+            return cached
+        with self._load_lock(key):
+            cached = self._open.get(key)  # another thread may have loaded it meanwhile
+            if cached is not None and cached.generation == generation:
+                return cached
+            folder = self.folder(library_id, fields)
+            committed = committed_generation(folder)
+            if cached is not None and committed is not None and committed == cached.generation:
+                return cached
+            index = self._load_committed(folder) if committed is not None else None
+            if index is None:
+                index = self._build(library_id, fields, generation, folder)
+                index.flush()  # searching it must change nothing: other threads will share it
+                self._note_rebuilt(f"{library_id}/{fields.value} (in memory)")
+            self._publish(key, index)
+            return index
+
+    def _load_committed(self, folder: Path) -> LexicalIndex | None:
+        """The committed index in ``folder``; None when it is damaged or incompatible.
+
+        A writer may commit (and delete the files of the previous commit) while this reads: a
+        failed read is retried while the manifest keeps changing.
+        """
+        for _attempt in range(_LOAD_ATTEMPTS):
+            before = committed_generation(folder)
+            try:
+                return LexicalIndex.open(folder, k1=self._k1, b=self._b)
+            except StoreError as exc:
+                if committed_generation(folder) != before:
+                    continue
+                log.warning(
+                    "lexical index at %s cannot be used (%s): searching in memory", folder, exc
+                )
+                return None
+        return None
+
+    def _build(
+        self, library_id: str, fields: IndexFields, generation: int, folder: Path
+    ) -> LexicalIndex:
+        """A new index over the chunk store's rows of ``library_id`` (not yet committed)."""
+        index = LexicalIndex(folder, k1=self._k1, b=self._b, analyzer=Analyzer())
+        rows = searchable(self._store.index_rows(library_id))
+        index.rebuild(
+            [row.key for row in rows],
+            [indexed_text(fields, row) for row in rows],
+            [row.sensitivity for row in rows],
+        )
+        index.mark_generation(generation)
+        return index
+
+    def apply(
+        self,
+        library_id: str,
+        removed: Sequence[int],
+        added: Iterable[IndexRow],
+        *,
+        since: int,
+        generation: int,
+    ) -> None:
+        """Bring every stored index of the library to ``generation`` (the caller holds the
+        library's write lock and has committed the chunk-store changes ``removed`` / ``added``
+        that moved it from ``since``).
+
+        The maintained field sets are always written; others only when they exist on disk. An
+        index that was not at ``since`` is rebuilt from the chunk store instead.
+        """
+        added_rows = searchable(added)
+        for fields in IndexFields:
+            folder = self.folder(library_id, fields)
+            committed = committed_generation(folder)
+            if committed is None and fields not in MAINTAINED_FIELDS:
+                continue
+            if committed == generation == since:
+                continue
+            folder.mkdir(parents=True, exist_ok=True)
+            # Always from disk: another process may have committed since this one last looked.
+            index = LexicalIndex.open(folder, k1=self._k1, b=self._b, recreate_if_incompatible=True)
+            if index.generation != since:
+                fresh = index.generation == 0 and len(index) == 0
+                (log.info if fresh else log.warning)(
+                    "lexical index %s/%s is at generation %s but the chunk store is at %s: "
+                    "%s it from the chunk store",
+                    library_id,
+                    fields.value,
+                    index.generation,
+                    generation,
+                    "building" if fresh else "rebuilding",
+                )
+                index = self._build(library_id, fields, generation, folder)
+                index.commit(generation)
+                self._note_rebuilt(f"{library_id}/{fields.value}")
+            else:
+                if removed:
+                    index.remove(list(removed))
+                if added_rows:
+                    index.add(
+                        [row.key for row in added_rows],
+                        [indexed_text(fields, row) for row in added_rows],
+                        [row.sensitivity for row in added_rows],
+                    )
+                if index.generation != generation:
+                    index.commit(generation)
+            self._publish((library_id, fields), index)  # committed: searches may share it now
+
+    def drop(self, library_id: str) -> None:
+        """Forget and delete every index of a library (they are rebuilt on demand)."""
+        with self._lock:
+            self._open = {key: index for key, index in self._open.items() if key[0] != library_id}
+        shutil.rmtree(self._index_dir / library_id, ignore_errors=True)

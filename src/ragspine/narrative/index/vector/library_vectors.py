@@ -1,0 +1,298 @@
+"""Per-library vector indexes kept in step with the chunk store, and the workspace's embedder.
+
+A library keeps vectors only when its ``vectors`` setting is on (``library create --vectors``).
+Its chunks are embedded at ingest (title, heading path and child text), through a workspace-wide
+cache keyed by (text hash, model id), so an unchanged text is never embedded twice; restricted
+chunks are neither embedded nor written. Like the lexical indexes, each vector index carries the
+chunk store generation it reflects and is rebuilt (from the cache) when it is behind.
+
+This module imports no embedding code at import time: the embedder, the cache and the vector
+index are loaded on first use, so lexical-only modes never pull in the embedding stack.
+
+Threads share one :class:`LibraryVectors`: the embedder and the cache are made once, under a
+lock; a writer works on an index of its own, read fresh from disk, and hands it to searches only
+after it has committed it; a search loads the committed index and hands it on whole.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ragspine.errors import ConfigError, MissingExtraError
+from ragspine.narrative.index.lexical.library_indexes import searchable
+from ragspine.stores.sqlite.chunks import ChunkStore, IndexRow
+
+if TYPE_CHECKING:
+    from ragspine.narrative.index.embed.cache import EmbeddingCache
+    from ragspine.narrative.index.embed.model import Embedder
+    from ragspine.narrative.index.vector.engine import ExactVectorIndex
+
+log = logging.getLogger("ragspine.narrative")
+
+EmbedProgress = Callable[[int, int], None]
+"""``(embedded, total)`` texts of the current embedding run."""
+
+CACHE_FILE = "embedding-cache.sqlite"
+EMBED_BATCH = 32
+
+
+def embedded_text(title: str, heading: str, text: str) -> str:
+    """The text embedded for a chunk: document title, heading path and child text."""
+    return "\n".join(part for part in (title, heading, text) if part)
+
+
+def default_embedder() -> Embedder:
+    """The installed ONNX embedder; :class:`MissingExtraError` without ``ragspine[onnx]``."""
+    from ragspine.narrative.index.embed import model as embedding
+
+    return embedding.load_embedder()
+
+
+class LibraryVectors:
+    """Opens, rebuilds and updates the vector index of every library that uses vectors."""
+
+    def __init__(
+        self,
+        store: ChunkStore,
+        index_dir: Path,
+        *,
+        embedder_factory: Callable[[], Embedder] = default_embedder,
+        ann_threshold: int | None = None,
+    ) -> None:
+        self._store = store
+        self._index_dir = index_dir
+        self._factory = embedder_factory
+        self._ann_threshold = ann_threshold
+        self._embedder: Embedder | None = None
+        self._cache: EmbeddingCache | None = None
+        self._open: dict[str, ExactVectorIndex] = {}
+        self._lock = threading.Lock()  # guards replacing _open, the log and the counter
+        self._making = threading.Lock()  # one thread loads the embedder or opens the cache
+        self._rebuilt: list[str] = []
+        self._embedded = 0
+
+    @property
+    def rebuilt(self) -> list[str]:
+        """Vector indexes rebuilt by this object so far (a log: ``library/vectors``)."""
+        with self._lock:
+            return list(self._rebuilt)
+
+    @property
+    def embedded(self) -> int:
+        """Texts actually embedded (cache misses) since this object was made."""
+        return self._embedded
+
+    # -- the embedder ----------------------------------------------------------------------
+
+    def use_embedder(self, embedder: Embedder) -> None:
+        """Use ``embedder`` from now on (its ``model_id`` is stored with every vector)."""
+        with self._lock:
+            self._embedder = embedder
+            self._open = {}
+
+    def embedder(self) -> Embedder:
+        """The embedder, loaded on first use; :class:`MissingExtraError` when not installed."""
+        embedder = self._embedder
+        if embedder is None:
+            with self._making:
+                embedder = self._embedder
+                if embedder is None:
+                    embedder = self._embedder = self._factory()
+        return embedder
+
+    def available(self) -> tuple[bool, str]:
+        """Whether an embedder can be loaded, and if not, why (for the trace)."""
+        try:
+            self.embedder()
+        except MissingExtraError as exc:
+            return False, str(exc)
+        return True, ""
+
+    def close(self) -> None:
+        """Release the embedding cache."""
+        with self._making:
+            cache, self._cache = self._cache, None
+        if cache is not None:
+            cache.close()
+
+    def _embedding_cache(self) -> EmbeddingCache:
+        cache = self._cache
+        if cache is None:
+            with self._making:
+                cache = self._cache
+                if cache is None:
+                    from ragspine.narrative.index.embed.cache import EmbeddingCache
+
+                    cache = self._cache = EmbeddingCache(self._index_dir / CACHE_FILE)
+        return cache
+
+    def embed(
+        self,
+        texts: Sequence[str],
+        levels: Sequence[int],
+        *,
+        progress: EmbedProgress | None = None,
+    ) -> Any:
+        """Vectors of ``texts`` through the cache (restricted rows: zeros, never embedded)."""
+        from ragspine.narrative.index.embed.cache import embed_with_cache
+
+        vectors, embedded = embed_with_cache(
+            self.embedder(),
+            texts,
+            levels,
+            self._embedding_cache(),
+            batch_size=EMBED_BATCH,
+            progress=progress,
+        )
+        with self._lock:
+            self._embedded += embedded
+        return vectors
+
+    def embed_query(self, question: str) -> Any:
+        """The query vector of ``question`` (not cached)."""
+        return self.embedder().embed([question])[0]
+
+    # -- the indexes -----------------------------------------------------------------------
+
+    def folder(self, library_id: str) -> Path:
+        """Where the vector index of ``library_id`` lives."""
+        return self._index_dir / library_id / "vectors"
+
+    def _read_index(self, library_id: str) -> ExactVectorIndex:
+        """The library's index as last committed, read from disk (a new object, which no other
+        thread sees until :meth:`_publish`). Reading writes nothing."""
+        from ragspine.narrative.index.vector.engine import DEFAULT_ANN_THRESHOLD, open_vector_index
+
+        embedder = self.embedder()
+        return open_vector_index(
+            self.folder(library_id),
+            model_id=embedder.model_id,
+            dim=embedder.dim,
+            library=library_id,
+            ann_threshold=self._ann_threshold or DEFAULT_ANN_THRESHOLD,
+        )
+
+    def _publish(self, library_id: str, index: ExactVectorIndex) -> None:
+        """Hand a whole (loaded or committed) index to searches, unless one of a newer
+        generation of the same model is already there."""
+        with self._lock:
+            current = self._open.get(library_id)
+            if (
+                current is None
+                or current.model_id != index.model_id
+                or current.generation <= index.generation
+            ):
+                self._open = {**self._open, library_id: index}
+
+    def check(self, library_id: str) -> None:
+        """Fail before any write when the library's index was built with another model."""
+        self._read_index(library_id)
+
+    def get(self, library_id: str) -> ExactVectorIndex:
+        """The index to search: the last committed one, reloaded when a writer committed a
+        newer one (never written by this call)."""
+        from ragspine.narrative.index.vector.engine import read_meta
+
+        self._require_vectors(library_id)
+        index = self._open.get(library_id)
+        if index is None or index.model_id != self.embedder().model_id:
+            index = self._read_index(library_id)
+            self._publish(library_id, index)
+        if index.generation != self._store.generation(library_id):
+            meta = read_meta(self.folder(library_id))
+            if meta is not None and meta.get("generation") != index.generation:
+                index = self._read_index(library_id)
+                self._publish(library_id, index)
+        return index
+
+    def refresh(self, library_id: str, *, progress: EmbedProgress | None = None) -> int:
+        """Bring the library's index up to the chunk store (the caller holds the library's
+        write lock); returns the number of vectors stored."""
+        self._require_vectors(library_id)
+        index = self._read_index(library_id)
+        generation = self._store.generation(library_id)
+        if index.generation != generation:
+            self._rebuild(index, library_id, generation, progress)
+        self._publish(library_id, index)
+        return len(index)
+
+    def _require_vectors(self, library_id: str) -> None:
+        if not self._store.library(library_id).vectors:
+            raise ConfigError(
+                f"library {library_id!r} keeps no vectors: turn them on with "
+                f"`ragspine library vectors {library_id} on` (or create it with --vectors), "
+                "or search it in a lexical mode"
+            )
+
+    def _rebuild(
+        self,
+        index: ExactVectorIndex,
+        library_id: str,
+        generation: int,
+        progress: EmbedProgress | None,
+    ) -> None:
+        fresh = index.generation == 0 and len(index) == 0
+        (log.info if fresh else log.warning)(
+            "vector index of %s is at generation %s but the chunk store is at %s: %s it",
+            library_id,
+            index.generation,
+            generation,
+            "building" if fresh else "rebuilding",
+        )
+        rows = searchable(self._store.index_rows(library_id))
+        index.remove(index.keys())
+        self._add_rows(index, rows, progress)
+        index.commit(generation)
+        with self._lock:
+            self._rebuilt.append(f"{library_id}/vectors")
+
+    def _add_rows(
+        self, index: ExactVectorIndex, rows: Sequence[IndexRow], progress: EmbedProgress | None
+    ) -> None:
+        if not rows:
+            return
+        texts = [embedded_text(row.title, row.heading, row.text) for row in rows]
+        levels = [row.sensitivity for row in rows]
+        vectors = self.embed(texts, levels, progress=progress)
+        index.add([row.key for row in rows], vectors, levels)
+
+    def apply(
+        self,
+        library_id: str,
+        removed: Sequence[int],
+        added: Iterable[IndexRow],
+        *,
+        since: int,
+        generation: int,
+        progress: EmbedProgress | None = None,
+    ) -> None:
+        """Apply committed chunk-store changes (``since`` -> ``generation``) to the index; an
+        index that was not at ``since`` is rebuilt instead. Searches get the index once it is
+        committed."""
+        index = self._read_index(library_id)  # from disk: another process may have committed
+        if index.generation != since and index.generation != generation:
+            self._rebuild(index, library_id, generation, progress)
+        elif index.generation != generation:
+            if removed:
+                index.remove(list(removed))
+            self._add_rows(index, searchable(added), progress)
+            index.commit(generation)
+        self._publish(library_id, index)
+
+    def reembed(self, library_id: str, *, progress: EmbedProgress | None = None) -> int:
+        """Drop the library's vector index and build it again with the current embedder;
+        returns the number of vectors stored."""
+        self._require_vectors(library_id)
+        self.drop(library_id)
+        return self.refresh(library_id, progress=progress)
+
+    def drop(self, library_id: str) -> None:
+        """Forget and delete the library's vector index (rebuilt on demand)."""
+        with self._lock:
+            self._open = {name: index for name, index in self._open.items() if name != library_id}
+        shutil.rmtree(self.folder(library_id), ignore_errors=True)

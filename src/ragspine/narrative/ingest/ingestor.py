@@ -1,0 +1,639 @@
+"""Atomic, incremental document ingest into a library.
+
+Each document is loaded and chunked entirely in memory first; only then is it written, in one
+transaction that replaces any older version. An unchanged document (same content, metadata,
+sensitivity and chunking options) is a no-op. The lexical indexes follow after the writes commit.
+In a library that keeps vectors, each batch's chunks are embedded (into the embedding cache)
+before the batch is written, so an embedding failure writes nothing; the vector index then
+follows from the cache like the lexical ones.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from ragspine.errors import ConfigError, IngestError, RagSpineError, quote_input
+from ragspine.narrative.index.lexical.library_indexes import LibraryIndexes
+from ragspine.narrative.index.vector.library_vectors import (
+    EmbedProgress,
+    LibraryVectors,
+    embedded_text,
+)
+from ragspine.narrative.ingest.chunking import (
+    HEADING_SEPARATOR,
+    ChunkDraft,
+    ChunkingOptions,
+    ParentDraft,
+    chunk_sections,
+)
+from ragspine.narrative.ingest.loaders import (
+    SIDECAR_SUFFIX,
+    Paragraph,
+    Section,
+    iter_document_files,
+    load_document,
+)
+from ragspine.narrative.labels import (
+    at_or_below,
+    name_levels,
+    path_level,
+    screen_locator,
+    screen_path,
+    screen_title,
+    unmatched_names,
+)
+from ragspine.security import Sensitivity
+from ragspine.stores.sqlite.chunks import (
+    ChunkRow,
+    ChunkStore,
+    IndexRow,
+    Library,
+    ParentRow,
+    StoredDocument,
+)
+
+RESERVED_META_KEYS = ("doc_id", "title", "sensitivity", "section_sensitivity")
+BEIR_BATCH = 1000
+DEFAULT_CHUNKING = ChunkingOptions()
+SECTION_RULE = "section-names:2"
+"""Part of the fingerprint of a document with ``section_sensitivity``: changes whenever headings
+are matched to its keys by another rule, so the next ingest labels such documents again."""
+HEADINGS_LISTED = 20
+
+
+class IngestStatus(StrEnum):
+    """What happened to one document."""
+
+    ADDED = "added"
+    UNCHANGED = "unchanged"
+    REPLACED = "replaced"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentOutcome:
+    """The result for one source document."""
+
+    source: str
+    doc_id: str
+    status: IngestStatus
+    chunks: int = 0
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class IngestReport:
+    """Outcomes of one ingest run, in input order."""
+
+    library_id: str
+    outcomes: tuple[DocumentOutcome, ...]
+    generation: int
+    created_library: bool = False
+
+    def count(self, status: IngestStatus) -> int:
+        """How many documents ended with ``status``."""
+        return sum(1 for outcome in self.outcomes if outcome.status is status)
+
+    @property
+    def failures(self) -> tuple[DocumentOutcome, ...]:
+        return tuple(o for o in self.outcomes if o.status is IngestStatus.FAILED)
+
+    def summary(self) -> str:
+        """A human-readable summary ending with one line per failure and its reason."""
+        counts = ", ".join(f"{self.count(status)} {status.value}" for status in IngestStatus)
+        lines = [f"library {self.library_id}: {counts}"]
+        lines += [
+            f"  {o.status.value} {o.source}: {o.reason}"
+            for o in self.outcomes
+            if o.reason and o.status is not IngestStatus.ADDED
+        ]
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentSource:
+    """A document ready to chunk: its identity, text sections and what makes it unique."""
+
+    doc_id: str
+    title: str
+    source: str
+    sections: tuple[Section, ...]
+    content_hash: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+    sensitivity: Sensitivity | None = None
+    section_levels: tuple[tuple[str, Sensitivity], ...] = ()
+    """``(heading, level)``: chunks under a section with that heading (at any depth) get at
+    least that level, and the name itself is that sensitive wherever it appears (a heading
+    path, the title); see :mod:`ragspine.narrative.labels`."""
+
+
+def parse_section_levels(raw: object, where: str) -> tuple[tuple[str, Sensitivity], ...]:
+    """Read a sidecar's ``section_sensitivity`` mapping (heading -> level)."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, dict):
+        raise IngestError(
+            f"{where}: section_sensitivity must map section headings to levels, "
+            'e.g. {"Compensation": "confidential"}'
+        )
+    return tuple(sorted((str(h).strip(), Sensitivity.parse(v)) for h, v in raw.items()))
+
+
+def check_section_names(source: DocumentSource) -> None:
+    """Fail when a ``section_sensitivity`` key names no heading of ``source``, so that a typo
+    never leaves the section it meant public."""
+    if not source.section_levels:
+        return
+    headings = list(
+        dict.fromkeys(name for section in source.sections for name in section.heading_path)
+    )
+    missing = unmatched_names([name for name, _ in source.section_levels], headings)
+    if not missing:
+        return
+    listed = ", ".join(quote_input(name) for name in headings[:HEADINGS_LISTED]) or "none"
+    if len(headings) > HEADINGS_LISTED:
+        listed += f" and {len(headings) - HEADINGS_LISTED} more"
+    raise IngestError(
+        f"{source.source}: section_sensitivity names no heading of the document: "
+        f"{', '.join(quote_input(name) for name in missing)} (its headings: {listed}); spell "
+        "each key like its heading (case, spacing and invisible characters aside)"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Labelled:
+    """The level a section or chunk draft is stored at, and the heading, locator and title a
+    reader of that level may see."""
+
+    level: Sensitivity
+    heading: str
+    locator: dict[str, Any]
+    title: str
+
+
+def label(
+    heading_path: tuple[str, ...],
+    locator: dict[str, Any],
+    source: DocumentSource,
+    level: Sensitivity,
+) -> Labelled:
+    """Level and visible names of a draft under ``heading_path`` in a document at ``level``.
+
+    The level is the document's raised by every section named on the path; the heading path,
+    the locator's heading path and the title keep only names at or below that level.
+    """
+    levels = name_levels(source.section_levels)
+    chunk_level = path_level(heading_path, level, levels)
+    may_see = at_or_below(chunk_level)
+    return Labelled(
+        chunk_level,
+        HEADING_SEPARATOR.join(screen_path(heading_path, levels, may_see)),
+        screen_locator(locator, levels, may_see),
+        screen_title(source.title, source.source, levels, may_see),
+    )
+
+
+Progress = Callable[[int, int | None, DocumentOutcome], None]
+
+
+def _digest(*parts: bytes | str) -> str:
+    sha = hashlib.sha256()
+    for part in parts:
+        sha.update(part.encode("utf-8") if isinstance(part, str) else part)
+        sha.update(b"\x00")
+    return sha.hexdigest()
+
+
+def read_sidecar(path: Path) -> dict[str, Any]:
+    """Metadata from ``<file>.meta.json`` beside ``path`` (empty when there is none)."""
+    sidecar = path.with_name(path.name + SIDECAR_SUFFIX)
+    if not sidecar.exists():
+        return {}
+    try:
+        data = json.loads(sidecar.read_text(encoding="utf-8"))
+    except RecursionError:
+        raise IngestError(f"{sidecar}: metadata sidecar nests too deeply; fix the JSON") from None
+    except (OSError, ValueError) as exc:
+        raise IngestError(f"{sidecar}: unreadable metadata sidecar ({exc}); fix the JSON") from None
+    if not isinstance(data, dict):
+        raise IngestError(f"{sidecar}: metadata sidecar must hold a JSON object")
+    return data
+
+
+def meta_value(raw: str) -> str | int | float:
+    """A ``--meta`` value: a number when it reads back exactly (``2024``, ``3.5``), else text
+    (``007`` and ``1e3`` stay text), so numeric filters work on command-line metadata."""
+    for kind in (int, float):
+        try:
+            number = kind(raw)
+        except ValueError:
+            continue
+        if str(number) == raw:
+            return number
+    return raw
+
+
+def parse_meta_pairs(pairs: Iterable[str]) -> dict[str, str | int | float]:
+    """Parse ``key=value`` strings (from ``--meta``); exact numbers become numbers."""
+    result: dict[str, str | int | float] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise IngestError(f"--meta {quote_input(pair)}: expected key=value")
+        result[key.strip()] = meta_value(value.strip())
+    return result
+
+
+class Ingestor:
+    """Writes documents into libraries and keeps the lexical indexes in step."""
+
+    def __init__(
+        self, store: ChunkStore, indexes: LibraryIndexes, vectors: LibraryVectors | None = None
+    ) -> None:
+        self._store = store
+        self._indexes = indexes
+        self._vectors = vectors
+
+    def _library(self, library_id: str, vectors: bool | None) -> tuple[Library, bool]:
+        if library_id in self._store.library_names():
+            library = self._store.library(library_id)
+            if vectors is not None and vectors != library.vectors:
+                library = self._store.set_vectors(library_id, vectors)
+            return library, False
+        return self._store.create_library(library_id, vectors=bool(vectors)), True
+
+    def _embed_batch(self, batch: Sequence[_Prepared], progress: EmbedProgress | None) -> None:
+        """Embed a batch's chunks into the cache before anything of it is written."""
+        assert self._vectors is not None
+        texts: list[str] = []
+        levels: list[int] = []
+        for prepared in batch:
+            for chunk, labels in zip(prepared.chunks, prepared.chunk_labels, strict=True):
+                texts.append(embedded_text(labels.title, labels.heading, chunk.text))
+                levels.append(int(labels.level))
+        if texts:
+            self._vectors.embed(texts, levels, progress=progress)
+
+    def ingest_sources(
+        self,
+        library_id: str,
+        sources: Iterable[DocumentSource | DocumentOutcome],
+        *,
+        options: ChunkingOptions = DEFAULT_CHUNKING,
+        total: int | None = None,
+        progress: Progress | None = None,
+        batch_size: int = 1,
+        vectors: bool | None = None,
+        embed_progress: EmbedProgress | None = None,
+    ) -> IngestReport:
+        """Ingest prepared sources (an outcome in the stream is a failure found while loading).
+
+        Each document is chunked in memory before anything is written; a document that fails
+        becomes a failed outcome and the others go on. Writes are grouped ``batch_size``
+        documents to a transaction; each document's old version is replaced in the same one.
+        ``vectors`` turns the library's vector setting on or off (``None``: keep it; a new
+        library starts without vectors); ``embed_progress`` follows each batch's embedding.
+        """
+        library, created = self._library(library_id, vectors)
+        dense = self._vectors if library.vectors else None
+        if library.vectors and dense is None:
+            raise ConfigError(f"library {library_id!r} keeps vectors but no embedder is set up")
+        if dense is not None:
+            dense.check(library_id)  # a model change fails here, before anything is written
+        since = self._store.generation(library_id)
+        outcomes: list[DocumentOutcome] = []
+        removed: list[int] = []
+        added: dict[int, IndexRow] = {}
+        batch: list[_Prepared] = []
+        reported = 0
+
+        def flush() -> None:
+            if dense is not None:
+                self._embed_batch(batch, embed_progress)
+            with self._store.transaction():
+                for prepared in batch:
+                    outcomes.append(self._write(library, prepared, removed, added))
+            batch.clear()
+
+        for item in sources:
+            outcome = item if isinstance(item, DocumentOutcome) else None
+            if outcome is None:
+                assert isinstance(item, DocumentSource)
+                outcome, prepared = self._prepare(library, item, options)
+                if prepared is not None:
+                    batch.append(prepared)
+            if outcome is not None:
+                if batch:
+                    flush()
+                outcomes.append(outcome)
+            elif len(batch) >= batch_size:
+                flush()
+            reported = _report(progress, outcomes, reported, total)
+        if batch:
+            flush()
+        _report(progress, outcomes, reported, total)
+        generation = self._store.generation(library_id)
+        self._indexes.apply(library_id, removed, added.values(), since=since, generation=generation)
+        if dense is not None:
+            dense.apply(
+                library_id,
+                removed,
+                added.values(),
+                since=since,
+                generation=generation,
+                progress=embed_progress,
+            )
+        return IngestReport(library_id, tuple(outcomes), generation, created)
+
+    def _prepare(
+        self, library: Library, source: DocumentSource, options: ChunkingOptions
+    ) -> tuple[DocumentOutcome | None, _Prepared | None]:
+        """Decide whether ``source`` changed and chunk it; nothing is written here."""
+        level = (
+            source.sensitivity if source.sensitivity is not None else library.default_sensitivity
+        )
+        fingerprint = _digest(
+            source.content_hash,
+            json.dumps(source.metadata, sort_keys=True, ensure_ascii=False, default=str),
+            str(int(level)),
+            source.title,
+            options.signature,
+            json.dumps([(h, int(v)) for h, v in source.section_levels]),
+            *((SECTION_RULE,) if source.section_levels else ()),
+        )
+        previous = self._store.document(library.library_id, source.doc_id)
+        if previous is not None and previous.fingerprint == fingerprint:
+            return DocumentOutcome(source.source, source.doc_id, IngestStatus.UNCHANGED), None
+        try:
+            if not any(p.text.strip() for sec in source.sections for p in sec.paragraphs):
+                raise IngestError(f"{source.source}: no text to ingest")
+            check_section_names(source)
+            parents, chunks = chunk_sections(source.sections, source.source, options)
+        except Exception as exc:  # any failure of one document must not stop the others
+            reason = str(exc) if isinstance(exc, RagSpineError) else f"{type(exc).__name__}: {exc}"
+            failed = DocumentOutcome(source.source, source.doc_id, IngestStatus.FAILED, 0, reason)
+            return failed, None
+        return None, _Prepared(
+            source,
+            level,
+            fingerprint,
+            parents,
+            chunks,
+            [label(p.heading_path, p.locator, source, level) for p in parents],
+            [label(c.heading_path, c.locator, source, level) for c in chunks],
+        )
+
+    def _write(
+        self,
+        library: Library,
+        prepared: _Prepared,
+        removed: list[int],
+        added: dict[int, IndexRow],
+    ) -> DocumentOutcome:
+        """Replace one document inside the caller's transaction; record index changes."""
+        source, level, fingerprint = prepared.source, prepared.level, prepared.fingerprint
+        previous = self._store.document(library.library_id, source.doc_id)
+        if previous is not None and previous.fingerprint == fingerprint:  # a duplicate in a batch
+            return DocumentOutcome(source.source, source.doc_id, IngestStatus.UNCHANGED)
+        prefix = f"{library.library_id}:{source.doc_id}"
+        if previous is not None:
+            for key in self._store.delete_document(library.library_id, source.doc_id):
+                if added.pop(key, None) is None:
+                    removed.append(key)
+        chunks = prepared.chunks
+        document_title = label((), {}, source, level).title
+        keys = self._store.insert_document(
+            StoredDocument(
+                library.library_id, source.doc_id, document_title, source.content_hash,
+                fingerprint, level,
+            ),
+            source=source.source,
+            metadata=source.metadata,
+            section_levels=[(name, int(lv)) for name, lv in source.section_levels],
+            parents=[
+                ParentRow(f"{prefix}#p{p.ordinal}", labels.heading, labels.locator, p.text)
+                for p, labels in zip(prepared.parents, prepared.parent_labels, strict=True)
+            ],
+            chunks=[
+                ChunkRow(
+                    f"{prefix}#{c.ordinal}", c.ordinal, c.text, labels.heading, labels.title,
+                    labels.locator, f"{prefix}#p{c.parent_ordinal}", c.window_text,
+                    _digest(c.text)[:32], labels.level,
+                )
+                for c, labels in zip(chunks, prepared.chunk_labels, strict=True)
+            ],
+        )  # fmt: skip
+        for key, chunk, labels in zip(keys, chunks, prepared.chunk_labels, strict=True):
+            added[key] = IndexRow(key, labels.title, labels.heading, chunk.text, int(labels.level))
+        self._store.bump_generation(library.library_id)
+        if previous is None:
+            return DocumentOutcome(source.source, source.doc_id, IngestStatus.ADDED, len(chunks))
+        moved = (
+            f"replaces the version read from {previous.source}"
+            if previous.source and previous.source != source.source
+            else ""
+        )
+        return DocumentOutcome(
+            source.source, source.doc_id, IngestStatus.REPLACED, len(chunks), moved
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _Prepared:
+    """A changed document, chunked and ready to write."""
+
+    source: DocumentSource
+    level: Sensitivity
+    fingerprint: str
+    parents: list[ParentDraft]
+    chunks: list[ChunkDraft]
+    parent_labels: list[Labelled]
+    chunk_labels: list[Labelled]
+
+
+def _report(
+    progress: Progress | None, outcomes: list[DocumentOutcome], reported: int, total: int | None
+) -> int:
+    """Tell ``progress`` about outcomes not yet reported; return the new reported count."""
+    if progress is not None:
+        for index in range(reported, len(outcomes)):
+            progress(index + 1, total, outcomes[index])
+    return len(outcomes)
+
+
+def file_sources(
+    paths: Iterable[str | Path],
+    *,
+    metadata: Mapping[str, Any] | None = None,
+    sensitivity: str | Sensitivity | None = None,
+) -> Iterator[DocumentSource | DocumentOutcome]:
+    """Load every supported file under ``paths``; a file that fails becomes a failed outcome
+    and a file not ingested (see :func:`iter_document_files`) a skipped one.
+
+    The document id is the path relative to the folder given (or the file name for a file
+    given directly) unless the sidecar sets ``doc_id``. Files of one run that would share an id
+    are all refused, so that none silently replaces another. Explicit ``sensitivity`` beats
+    the sidecar's, which beats the library default; ``metadata`` overrides sidecar keys.
+    """
+    explicit = Sensitivity.parse(sensitivity) if sensitivity is not None else None
+    planned: list[DocumentOutcome | tuple[Path, str, dict[str, Any]]] = []
+    for root in map(Path, paths):
+        if not root.exists() and not root.is_symlink():
+            planned.append(
+                DocumentOutcome(str(root), "", IngestStatus.FAILED, 0, "no such file or folder")
+            )
+            continue
+        for found in iter_document_files(root):
+            path = found.path
+            if found.skipped is not None:
+                planned.append(
+                    DocumentOutcome(str(path), "", IngestStatus.SKIPPED, 0, found.skipped)
+                )
+                continue
+            doc_id = path.name if not root.is_dir() else path.relative_to(root).as_posix()
+            try:
+                meta = {**read_sidecar(path), **(metadata or {})}
+            except RagSpineError as exc:
+                planned.append(DocumentOutcome(str(path), doc_id, IngestStatus.FAILED, 0, str(exc)))
+                continue
+            given = meta.pop("doc_id", doc_id)
+            if not valid_doc_id(given):
+                reason = f"{path}: sidecar doc_id {quote_input(given)} must be a non-empty string"
+                planned.append(DocumentOutcome(str(path), "", IngestStatus.FAILED, 0, reason))
+                continue
+            planned.append((path, str(given), meta))
+    sources: dict[str, list[str]] = {}
+    for item in planned:
+        if isinstance(item, tuple):
+            sources.setdefault(item[1], []).append(str(item[0]))
+    for item in planned:
+        if isinstance(item, DocumentOutcome):
+            yield item
+            continue
+        path, doc_id, meta = item
+        if len(sources[doc_id]) > 1:
+            others = ", ".join(p for p in sources[doc_id] if p != str(path))
+            reason = (
+                f"document id {doc_id!r} is also the id of {others} in this run: ingest the "
+                "folder that holds both (ids are paths relative to it) or give each a "
+                "distinct doc_id in its .meta.json sidecar"
+            )
+            yield DocumentOutcome(str(path), doc_id, IngestStatus.FAILED, 0, reason)
+            continue
+        try:
+            title = meta.pop("title", None)
+            raw_level = meta.pop("sensitivity", None)
+            section_levels = parse_section_levels(meta.pop("section_sensitivity", None), str(path))
+            level = explicit
+            if level is None and raw_level is not None:
+                level = Sensitivity.parse(raw_level)
+            loaded = load_document(path)
+        except RagSpineError as exc:
+            yield DocumentOutcome(str(path), doc_id, IngestStatus.FAILED, 0, str(exc))
+            continue
+        except Exception as exc:  # a third-party loader failed: report it, go on
+            reason = f"{path}: loader failed ({type(exc).__name__}: {exc})"
+            yield DocumentOutcome(str(path), doc_id, IngestStatus.FAILED, 0, reason)
+            continue
+        yield DocumentSource(
+            doc_id=doc_id,
+            title=str(title or loaded.title),
+            source=str(path),
+            sections=loaded.sections,
+            content_hash=_digest(loaded.content),
+            metadata=meta,
+            sensitivity=level,
+            section_levels=section_levels,
+        )
+
+
+def valid_doc_id(value: object) -> bool:
+    """Whether ``value`` can be a document id: a non-empty string without surrounding blanks
+    (or an integer, as BEIR corpora often write them)."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return True
+    return isinstance(value, str) and value.strip() == value and value != ""
+
+
+def _record_id(record: object) -> str:
+    """The ``_id`` of a BEIR record; ValueError/KeyError/TypeError when it has no valid one."""
+    if not isinstance(record, dict):
+        raise TypeError("not an object")
+    value = record["_id"]
+    if not valid_doc_id(value):
+        raise ValueError(f"invalid _id {value!r}")
+    return str(value)
+
+
+def scan_beir_corpus(corpus: Path) -> int:
+    """Check that every ``_id`` of a BEIR ``corpus.jsonl`` is unique (before anything is
+    written); returns the number of non-blank lines (each becomes one outcome)."""
+    first_line: dict[str, int] = {}
+    records = 0
+    try:
+        with corpus.open(encoding="utf-8") as lines:
+            for number, line in enumerate(lines, start=1):
+                if not line.strip():
+                    continue
+                records += 1
+                try:
+                    doc_id = _record_id(json.loads(line))
+                except (ValueError, KeyError, TypeError, RecursionError):
+                    continue  # reported per line as a failed document
+                if doc_id in first_line:
+                    raise IngestError(
+                        f"{corpus}: line {number} repeats the _id {quote_input(doc_id)} of line "
+                        f"{first_line[doc_id]}; each document needs its own _id, nothing was "
+                        "ingested"
+                    )
+                first_line[doc_id] = number
+    except UnicodeDecodeError as exc:
+        raise IngestError(
+            f"{corpus}: not UTF-8 text ({exc.reason}); nothing was ingested"
+        ) from None
+    return records
+
+
+def beir_corpus(folder: Path) -> Path:
+    """The ``corpus.jsonl`` of a BEIR folder (or the file itself); an error when missing."""
+    corpus = folder / "corpus.jsonl" if folder.is_dir() else folder
+    if not corpus.is_file():
+        raise IngestError(f"{corpus}: not found; pass a BEIR folder holding corpus.jsonl")
+    return corpus
+
+
+def beir_sources(corpus: Path) -> Iterator[DocumentSource | DocumentOutcome]:
+    """Documents of a BEIR ``corpus.jsonl`` (``_id``, ``title``, ``text``)."""
+    with corpus.open(encoding="utf-8") as lines:
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+                doc_id = _record_id(record)
+            except (ValueError, KeyError, TypeError, RecursionError):
+                reason = (
+                    f"{corpus}:{number}: not a JSON object with an _id (a non-empty string or "
+                    "an integer)"
+                )
+                yield DocumentOutcome(f"{corpus}:{number}", "", IngestStatus.FAILED, 0, reason)
+                continue
+            title, text = str(record.get("title") or ""), str(record.get("text") or "")
+            metadata = record.get("metadata") if isinstance(record.get("metadata"), dict) else {}
+            yield DocumentSource(
+                doc_id=doc_id,
+                title=title,
+                source=corpus.name,
+                sections=(Section((), (Paragraph(text.strip() or title),)),),
+                content_hash=_digest(title, text),
+                metadata=dict(metadata or {}),
+            )

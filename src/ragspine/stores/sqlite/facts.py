@@ -1,0 +1,190 @@
+"""SQLite implementation of the fact store (the embedded default)."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterable, Sequence
+from decimal import Decimal
+from pathlib import Path
+
+from ragspine.errors import StoreError
+from ragspine.security import Sensitivity
+from ragspine.stores.sqlite.connect import ThreadConnections, connect, has_tables
+from ragspine.structured.facts import Fact, FactKey, Scale, utc_now
+from ragspine.structured.store import AnswerRow, HistoryEntry, WriteSummary
+
+SCHEMA_VERSION = 1
+
+_COLUMNS = (
+    "metric, entity, period, channel, value, unit, currency, scale, source_doc_id, locator, "
+    "sensitivity, valid_as_of, ingested_at"
+)
+_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS facts (
+    metric TEXT NOT NULL, entity TEXT NOT NULL, period TEXT NOT NULL, channel TEXT NOT NULL,
+    value TEXT NOT NULL, unit TEXT NOT NULL, currency TEXT NOT NULL, scale TEXT NOT NULL,
+    source_doc_id TEXT NOT NULL, locator TEXT NOT NULL, sensitivity INTEGER NOT NULL,
+    valid_as_of TEXT NOT NULL, ingested_at TEXT NOT NULL,
+    PRIMARY KEY (metric, entity, period, channel)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS fact_history (
+    {_COLUMNS.replace(", ", " TEXT, ")} TEXT,
+    replaced_at TEXT NOT NULL, replaced_by_source_doc_id TEXT NOT NULL,
+    replaced_by_locator TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS fact_history_key ON fact_history (metric, entity, period, channel);
+CREATE TABLE IF NOT EXISTS fact_store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+_TABLES = ("facts", "fact_history", "fact_store_meta")
+_SELECT_ANSWER = (
+    "SELECT value, unit, currency, scale, source_doc_id, locator, sensitivity, valid_as_of "
+    "FROM facts WHERE metric=? AND entity=? AND period=? AND channel=?"
+)
+_SELECT = f"SELECT {_COLUMNS} FROM facts WHERE metric=? AND entity=? AND period=? AND channel=?"
+
+
+def _fact_from_row(row: Sequence[object]) -> Fact:
+    return Fact(
+        str(row[0]),
+        str(row[1]),
+        str(row[2]),
+        str(row[3]),
+        Decimal(str(row[4])),
+        str(row[5]),
+        str(row[6]),
+        Scale(str(row[7])),
+        str(row[8]),
+        str(row[9]),
+        Sensitivity(int(str(row[10]))),
+        str(row[11]),
+        str(row[12]),
+    )
+
+
+def _row_from_fact(fact: Fact) -> tuple[object, ...]:
+    return (
+        fact.metric,
+        fact.entity,
+        fact.period,
+        fact.channel,
+        str(fact.value),
+        fact.unit,
+        fact.currency,
+        fact.scale.value,
+        fact.source_doc_id,
+        fact.locator,
+        int(fact.sensitivity),
+        fact.valid_as_of,
+        fact.ingested_at,
+    )
+
+
+def _open(path: Path) -> sqlite3.Connection:
+    db = connect(path)
+    # Point lookups dominate: map the file and keep hot pages cached.
+    db.execute("PRAGMA mmap_size=1073741824")
+    db.execute("PRAGMA cache_size=-65536")
+    return db
+
+
+class SQLiteFactStore:
+    """Facts in the workspace's SQLite file; values stored as exact decimal text.
+
+    Safe to share between threads: each thread reads and writes through its own connection.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self._connections = ThreadConnections(lambda: _open(path))
+        self._cursors = threading.local()
+        try:
+            conn = self._connections.get()
+            if not has_tables(conn, _TABLES):  # a reader of a ready store writes nothing
+                conn.executescript(_SCHEMA)
+            self._check_version()
+        except sqlite3.DatabaseError as exc:
+            self._connections.close()
+            raise StoreError(f"cannot open fact store at {path}: {exc}") from exc
+        self.path = path
+
+    @property
+    def _conn(self) -> sqlite3.Connection:
+        """The calling thread's connection."""
+        return self._connections.get()
+
+    def _check_version(self) -> None:
+        row = self._conn.execute(
+            "SELECT value FROM fact_store_meta WHERE key='schema_version'"
+        ).fetchone()
+        if row is None:
+            self._conn.execute(
+                "INSERT INTO fact_store_meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
+            )
+        elif int(row[0]) != SCHEMA_VERSION:
+            raise StoreError(
+                f"fact store schema version {row[0]} is not the supported {SCHEMA_VERSION}: "
+                "re-ingest into a new workspace"
+            )
+
+    def get(self, key: FactKey) -> Fact | None:
+        row = self._conn.execute(
+            _SELECT, (key.metric, key.entity, key.period, key.channel)
+        ).fetchone()
+        return None if row is None else _fact_from_row(row)
+
+    def get_row(self, metric: str, entity: str, period: str, channel: str) -> AnswerRow | None:
+        """The columns an answer needs (the hot path of query_metric; builds no Fact)."""
+        try:
+            lookup: sqlite3.Cursor = self._cursors.lookup
+        except AttributeError:  # this thread's first lookup: one cursor, reused
+            lookup = self._cursors.lookup = self._conn.cursor()
+        row: AnswerRow | None = lookup.execute(
+            _SELECT_ANSWER, (metric, entity, period, channel)
+        ).fetchone()
+        return row
+
+    def write(self, facts: Iterable[Fact]) -> WriteSummary:
+        added = replaced = unchanged = 0
+        now = utc_now()
+        cur = self._conn.cursor()
+        cur.execute("BEGIN IMMEDIATE")  # outside the try: a failed BEGIN has nothing to roll back
+        try:
+            for fact in facts:
+                row = _row_from_fact(fact)
+                old = cur.execute(_SELECT, row[:4]).fetchone()
+                if old is None:
+                    added += 1
+                elif old[4:10] == row[4:10] and old[10] == row[10]:
+                    unchanged += 1
+                    continue
+                else:
+                    replaced += 1
+                    cur.execute(
+                        "INSERT INTO fact_history VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                        (*old, now, fact.source_doc_id, fact.locator),
+                    )
+                cur.execute(
+                    f"INSERT OR REPLACE INTO facts ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    row,
+                )
+            cur.execute("COMMIT")
+        except BaseException:
+            cur.execute("ROLLBACK")
+            raise
+        return WriteSummary(added, replaced, unchanged)
+
+    def history(self, key: FactKey) -> list[HistoryEntry]:
+        rows = self._conn.execute(
+            f"SELECT {_COLUMNS}, replaced_at, replaced_by_source_doc_id, replaced_by_locator "
+            "FROM fact_history WHERE metric=? AND entity=? AND period=? AND channel=? "
+            "ORDER BY rowid",
+            (key.metric, key.entity, key.period, key.channel),
+        ).fetchall()
+        return [HistoryEntry(_fact_from_row(r[:13]), r[13], r[14], r[15]) for r in rows]
+
+    def count(self) -> int:
+        return int(self._conn.execute("SELECT count(*) FROM facts").fetchone()[0])
+
+    def close(self) -> None:
+        """Close every thread's connection."""
+        self._connections.close()

@@ -1,0 +1,103 @@
+"""Per-library term statistics for routing, kept in the chunk store's SQLite file.
+
+Counts are kept per library *and sensitivity level*, so a router built for a principal only ever
+uses the text that principal may see. They change in the same transaction as the chunks they
+count (atomic with ingest), and are rebuilt from the chunks once for a store that predates them.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import Counter
+from collections.abc import Iterable, Mapping
+
+from ragspine.narrative.retrieve.profile_router import LibraryProfile
+from ragspine.terms import terms
+
+PROFILE_SCHEMA = """
+CREATE TABLE IF NOT EXISTS narrative_profiles (
+    library_id TEXT NOT NULL,
+    level INTEGER NOT NULL,
+    term TEXT NOT NULL,
+    count INTEGER NOT NULL,
+    PRIMARY KEY (library_id, level, term)
+) WITHOUT ROWID;
+"""
+PROFILE_META_KEY = "profiles_version"
+PROFILE_VERSION = "1"
+
+
+def profile_text(title: str, text: str) -> str:
+    """The text a chunk contributes to its library's profile (its stored title, screened for
+    its level, and its text)."""
+    return f"{title}\n{text}"
+
+
+def count_terms(rows: Iterable[tuple[int, str]]) -> dict[int, Counter[str]]:
+    """Term counts per sensitivity level of ``(level, text)`` rows."""
+    counts: dict[int, Counter[str]] = {}
+    for level, text in rows:
+        counts.setdefault(int(level), Counter()).update(terms(text))
+    return counts
+
+
+def apply_counts(
+    db: sqlite3.Connection, library_id: str, counts: Mapping[int, Counter[str]], sign: int
+) -> None:
+    """Add (``sign=1``) or subtract (``sign=-1``) term counts; call inside a transaction."""
+    for level, counter in counts.items():
+        db.executemany(
+            "INSERT INTO narrative_profiles (library_id, level, term, count) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (library_id, level, term) DO UPDATE SET count = count + excluded.count",
+            [(library_id, level, term, sign * n) for term, n in counter.items()],
+        )
+    if sign < 0:
+        db.execute(
+            "DELETE FROM narrative_profiles WHERE library_id = ? AND count <= 0", (library_id,)
+        )
+
+
+def chunk_rows(
+    db: sqlite3.Connection, library_id: str, doc_id: str | None
+) -> list[tuple[int, str]]:
+    """``(level, profile text)`` of a document's chunks (every chunk when ``doc_id`` is None)."""
+    sql = "SELECT sensitivity, title, text FROM narrative_chunks WHERE library_id = ?"
+    params: list[object] = [library_id]
+    if doc_id is not None:
+        sql += " AND doc_id = ?"
+        params.append(doc_id)
+    return [
+        (int(level), profile_text(title, text)) for level, title, text in db.execute(sql, params)
+    ]
+
+
+def backfill(db: sqlite3.Connection) -> None:
+    """Build every library's counts from its chunks once (for stores written before profiles)."""
+    row = db.execute(
+        "SELECT value FROM narrative_meta WHERE key = ?", (PROFILE_META_KEY,)
+    ).fetchone()
+    if row is not None:
+        return
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        db.execute("DELETE FROM narrative_profiles")
+        for (library_id,) in db.execute("SELECT library_id FROM narrative_libraries").fetchall():
+            apply_counts(db, library_id, count_terms(chunk_rows(db, library_id, None)), 1)
+        db.execute(
+            "INSERT INTO narrative_meta (key, value) VALUES (?, ?)",
+            (PROFILE_META_KEY, PROFILE_VERSION),
+        )
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
+def load_profile(db: sqlite3.Connection, library_id: str, max_level: int) -> LibraryProfile:
+    """The library's profile over the chunks at or below ``max_level``."""
+    rows = db.execute(
+        "SELECT term, SUM(count) FROM narrative_profiles WHERE library_id = ? AND level <= ? "
+        "GROUP BY term ORDER BY term",
+        (library_id, max_level),
+    )
+    return LibraryProfile(library_id, {term: int(n) for term, n in rows if n > 0})

@@ -1,0 +1,199 @@
+"""The structured channel's CLI commands, run through ``ragspine.cli.app``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+
+import ragspine
+from ragspine.cli import main
+from ragspine.cli import structured as commands
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture()
+def ws(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> str:
+    workspace = str(tmp_path / "ws")
+    assert run(capsys, "--workspace", workspace, "init")[0] == 0
+    return workspace
+
+
+def test_metric_asks_as_public_unless_told(
+    ws: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = tmp_path / "acme.csv"
+    src.write_text(
+        "metric,entity,period,value,sensitivity\nrevenue,acme,FY2024,12,internal\n",
+        encoding="utf-8",
+    )
+    assert run(capsys, "--workspace", ws, "ingest", "facts", str(src))[0] == 0
+    ask = ["--workspace", ws, "metric", "--metric", "revenue", "--entity", "acme"]
+    code, out, _ = run(capsys, *ask, "--period", "FY2024")
+    assert code == 0 and out.startswith("[not_found]")
+    code, out, _ = run(capsys, *ask, "--period", "FY2024", "--clearance", "internal")
+    assert code == 0 and out.startswith("[found] ACME Corp's Revenue in FY2024 was 12 US dollars.")
+
+
+def fails_cleanly(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    """Run a command that must fail: exit 2, one ``ragspine: error:`` line, no traceback."""
+    code, out, err = run(capsys, *argv)
+    assert code == 2, err
+    assert err.startswith("ragspine: error: ") and err.count("\n") == 1, err
+    assert "Traceback" not in out + err
+    return err
+
+
+PNG = bytes.fromhex("89504e470d0a1a0a0000000d49484452") + bytes(range(256))
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        ("binary.csv", PNG, "binary.csv: is not UTF-8 text (byte 0x89 on line 1)"),
+        (
+            "latin1.csv",
+            "metric,entity,period,value\nrevenue,ACME Zürich,FY2024,1\n".encode("latin-1"),
+            "latin1.csv: is not UTF-8 text (byte 0xfc on line 2); if it is a table, save it",
+        ),
+        ("binary.json", PNG, "binary.json: is not UTF-8 text (byte 0x89 on line 1)"),
+        (
+            "cp1252.jsonl",
+            '{"metric": "revenue", "entity": "acme", "period": "2024", "value": 1}\n'
+            '{"metric": "revenue", "entity": "acme", "period": "2023", "value": "€1"}\n'.encode(
+                "cp1252"
+            ),
+            "cp1252.jsonl: line 2: is not UTF-8 text (byte 0x80)",
+        ),
+        ("deep.json", b"[" * 100_000 + b"]" * 100_000, "deep.json: JSON nested too deeply"),
+        ("long.jsonl", b'{"value": 1' + b"0" * 5000 + b"}\n", "long.jsonl: line 1: holds a number"),
+    ],
+)
+def test_unreadable_fact_files_fail_cleanly(
+    ws: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    name: str,
+    content: bytes,
+    message: str,
+) -> None:
+    src = tmp_path / name
+    src.write_bytes(content)
+    err = fails_cleanly(capsys, "--workspace", ws, "ingest", "facts", str(src))
+    assert message in err
+
+
+@pytest.mark.parametrize(
+    ("mapping", "message"),
+    [
+        (
+            "columns = 1\n",
+            'columns must be a table such as [columns] value = "Amount", not a number',
+        ),
+        ('defaults = "x"\n', "defaults must be a table such as [defaults]"),
+        ("[defaults]\nscale = [1, 2]\n", '[defaults] scale must be a string such as "million"'),
+        ("[columns]\nvalue = 3\n", "[columns] value must be a string"),
+        ("[columns\n", "is not valid TOML"),
+        ("[sheets]\n", "unknown sections ['sheets']"),
+    ],
+)
+def test_malformed_mapping_files_fail_cleanly(
+    ws: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], mapping: str, message: str
+) -> None:
+    src = tmp_path / "f.csv"
+    src.write_text("metric,entity,period,value\nrevenue,acme,FY2024,1\n", encoding="utf-8")
+    (tmp_path / "map.toml").write_text(mapping, encoding="utf-8")
+    argv = ["--workspace", ws, "ingest", "facts", str(src), "--mapping", str(tmp_path / "map.toml")]
+    err = fails_cleanly(capsys, *argv)
+    assert "map.toml" in err and message in err
+    (tmp_path / "map.toml").write_bytes(b"\xff\xfe[\x00c\x00")
+    assert "map.toml is not UTF-8 text" in fails_cleanly(capsys, *argv)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (PNG, "bad.json: is not UTF-8 text; pass a ConvFinQA JSON file"),
+        (b'{"dev": [1, 2]}', "bad.json: expected ConvFinQA filings"),
+        (b"[{", "bad.json: invalid JSON at line 1"),
+        (
+            b'{"dev": [{"id": "Single_X/2007/page_1.pdf", "doc": "text"}]}',
+            "bad.json: filing 'Single_X/2007/page_1.pdf': doc.table must map column headers",
+        ),
+        (
+            b'[{"id": "Single_X/2007/page_1.pdf", "doc": {"table": {"2007": [1, 2]}}}]',
+            "bad.json: filing 'Single_X/2007/page_1.pdf': doc.table must map column headers",
+        ),
+    ],
+)
+def test_malformed_convfinqa_files_fail_cleanly(
+    ws: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes, message: str
+) -> None:
+    src = tmp_path / "bad.json"
+    src.write_bytes(content)
+    err = fails_cleanly(capsys, "--workspace", ws, "ingest", "convfinqa", str(src))
+    assert message in err
+
+
+class FakeBar:
+    """Records what the CLI does with a progress bar."""
+
+    made: ClassVar[list[FakeBar]] = []
+
+    def __init__(self, total: int | None, *, desc: str, unit: str, quiet: bool) -> None:
+        self.total, self.desc, self.unit, self.quiet = total, desc, unit, quiet
+        self.n = 0
+        self.closed = False
+        FakeBar.made.append(self)
+
+    def __enter__(self) -> FakeBar:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def update(self, step: int) -> None:
+        self.n += step
+
+    def close(self) -> None:
+        self.closed = True
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_ingest_commands_show_progress_unless_quiet(
+    ws: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    quiet: bool,
+) -> None:
+    monkeypatch.setattr(commands, "progress_bar", FakeBar)
+    FakeBar.made = []
+    src = tmp_path / "f.csv"
+    src.write_text("metric,entity,period,value\nrevenue,acme,FY2024,1\nrevenue,acme,FY2023,2\n")
+    flag = ["--quiet"] if quiet else []
+    assert run(capsys, "--workspace", ws, "ingest", "facts", str(src), *flag)[0] == 0
+    sample = str(Path(ragspine.__file__).parent / "data" / "convfinqa_sample.json")
+    assert run(capsys, "--workspace", ws, "ingest", "convfinqa", sample, *flag)[0] == 0
+    seen = [(b.desc, b.unit, b.n, b.total, b.quiet, b.closed) for b in FakeBar.made]
+    assert seen == [
+        ("checking f.csv", "rows", 2, 2, quiet, True),
+        ("writing facts", "facts", 2, 2, quiet, True),
+        ("reading convfinqa_sample.json", "filings", 12, 12, quiet, True),
+        ("writing facts", "facts", 138, 138, quiet, True),
+    ]
+
+
+def test_progress_is_silent_off_a_terminal(
+    ws: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = tmp_path / "f.csv"
+    src.write_text("metric,entity,period,value\nrevenue,acme,FY2024,1\n")
+    code, out, err = run(capsys, "--workspace", ws, "ingest", "facts", str(src))
+    assert (code, out, err) == (0, "facts: 1 added, 0 replaced, 0 unchanged\n", "")

@@ -1,0 +1,235 @@
+"""Ingest is atomic per document, incremental, and keeps the lexical index consistent."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from ragspine.errors import IngestError, StoreError
+from ragspine.narrative.ingest import ingestor as ingest
+from ragspine.narrative.ingest.ingestor import IngestStatus
+from ragspine.security import Principal
+from ragspine.stores.sqlite import chunks as chunk_store
+from ragspine.workspace import Workspace
+
+
+def _snapshot(ws: Workspace) -> dict[str, list[tuple[object, ...]]]:
+    db = sqlite3.connect(ws.db_path)
+    tables = ["narrative_documents", "narrative_parents", "narrative_chunks"]
+    result = {}
+    for table in tables:
+        rows = db.execute(f"SELECT * FROM {table} ORDER BY 1, 2").fetchall()
+        result[table] = [tuple(v for v in row if not str(v).startswith("20")) for row in rows]
+    db.close()
+    return result
+
+
+@pytest.fixture()
+def docs(tmp_path: Path) -> Path:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "a.md").write_text(
+        "# Report\n\n## Revenue\n\nRevenue grew 3.5% to $1,234.5 million.\n", encoding="utf-8"
+    )
+    (folder / "b.txt").write_text("Cash flow improved in the U.S. market.", encoding="utf-8")
+    return folder
+
+
+def test_reingest_unchanged_is_a_noop(workspace_dir: Path, docs: Path) -> None:
+    ws = Workspace.open(workspace_dir)
+    first = ws.ingest_documents([docs], library="reports")
+    assert [o.status for o in first.outcomes] == [IngestStatus.ADDED, IngestStatus.ADDED]
+    before = _snapshot(ws)
+    second = ws.ingest_documents([docs], library="reports")
+    assert [o.status for o in second.outcomes] == [IngestStatus.UNCHANGED] * 2
+    assert second.generation == first.generation
+    assert _snapshot(ws) == before
+
+
+def test_changed_document_replaces_old_chunks(workspace_dir: Path, docs: Path) -> None:
+    ws = Workspace.open(workspace_dir)
+    ws.ingest_documents([docs], library="reports")
+    (docs / "b.txt").write_text("Dividends were raised to 2.5 per share.", encoding="utf-8")
+    report = ws.ingest_documents([docs], library="reports")
+    assert [o.status for o in report.outcomes] == [IngestStatus.UNCHANGED, IngestStatus.REPLACED]
+    assert ws.search("cash flow").snippets == ()
+    hits = ws.search("dividends").snippets
+    assert [(s.doc_id, s.text) for s in hits] == [
+        ("b.txt", "Dividends were raised to 2.5 per share.")
+    ]
+    assert ws.describe_library("reports")["chunks"] == 2
+
+
+def test_metadata_change_replaces_and_sensitivity_precedence(
+    workspace_dir: Path, docs: Path
+) -> None:
+    ws = Workspace.open(workspace_dir)
+    ws.create_library("reports", description="Annual reports", default_sensitivity="internal")
+    (docs / "b.txt.meta.json").write_text('{"sensitivity": "confidential", "region": "EU"}')
+    ws.ingest_documents([docs], library="reports")
+    counts = ws.describe_library("reports", principal=Principal.of("confidential"))
+    assert (counts["chunks_internal"], counts["chunks_confidential"]) == (1, 1)
+    report = ws.ingest_documents([docs], library="reports", sensitivity="public")
+    assert [o.status for o in report.outcomes] == [IngestStatus.REPLACED] * 2
+    assert ws.describe_library("reports")["chunks_public"] == 2
+    report = ws.ingest_documents(
+        [docs], library="reports", sensitivity="public", metadata={"region": "US"}
+    )
+    assert [o.status for o in report.outcomes] == [IngestStatus.REPLACED] * 2
+    (hit,) = ws.search("cash flow").snippets
+    chunk = ws.narrative.store.chunks_by_key(ws.narrative.store.chunk_keys("reports", "b.txt"))
+    assert next(iter(chunk.values())).metadata == {"region": "US"}
+    assert hit.doc_id == "b.txt"
+
+
+def test_failed_file_does_not_stop_others(workspace_dir: Path, docs: Path) -> None:
+    (docs / "broken.pdf").write_bytes(b"garbage")
+    ws = Workspace.open(workspace_dir)
+    report = ws.ingest_documents([docs, docs / "missing.txt"], library="reports")
+    statuses = {o.source.rsplit("/", 1)[-1]: o.status for o in report.outcomes}
+    assert statuses == {
+        "a.md": IngestStatus.ADDED,
+        "b.txt": IngestStatus.ADDED,
+        "broken.pdf": IngestStatus.FAILED,
+        "missing.txt": IngestStatus.FAILED,
+    }
+    assert "broken.pdf" in report.summary() and "no such file" in report.summary()
+
+
+def test_loader_error_after_chunks_leaves_previous_state(
+    workspace_dir: Path, docs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ws = Workspace.open(workspace_dir)
+    ws.ingest_documents([docs], library="reports")
+    before = _snapshot(ws)
+    (docs / "b.txt").write_text("A new version about dividends. " * 50, encoding="utf-8")
+    real_chunk = ingest.chunk_sections
+
+    def chunk_then_fail(*args, **kwargs):  # type: ignore[no-untyped-def]
+        _, chunks = real_chunk(*args, **kwargs)
+        assert chunks  # chunks were produced before the failure
+        raise IngestError("loader failed midway")
+
+    monkeypatch.setattr(ingest, "chunk_sections", chunk_then_fail)
+    report = ws.ingest_documents([docs / "b.txt"], library="reports")
+    assert [(o.status, o.reason) for o in report.outcomes] == [
+        (IngestStatus.FAILED, "loader failed midway")
+    ]
+    assert _snapshot(ws) == before
+    assert [s.doc_id for s in ws.search("cash flow").snippets] == ["b.txt"]
+
+
+def test_store_failure_midway_rolls_back(
+    workspace_dir: Path, docs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ws = Workspace.open(workspace_dir)
+    ws.ingest_documents([docs], library="reports")
+    before = _snapshot(ws)
+    generation = ws.narrative.store.generation("reports")
+    (docs / "b.txt").write_text("First new sentence. Second new sentence.", encoding="utf-8")
+    real_insert = chunk_store.ChunkStore.insert_document
+
+    def insert_then_fail(self, document, **kwargs):  # type: ignore[no-untyped-def]
+        real_insert(self, document, **kwargs)  # rows are written ...
+        raise sqlite3.OperationalError("disk I/O error")  # ... then the write fails
+
+    monkeypatch.setattr(chunk_store.ChunkStore, "insert_document", insert_then_fail)
+    with pytest.raises(StoreError, match=r"could not be written \(disk I/O error"):
+        ws.ingest_documents([docs / "b.txt"], library="reports")
+    assert _snapshot(ws) == before
+    assert ws.narrative.store.generation("reports") == generation
+    assert [s.doc_id for s in ws.search("cash flow").snippets] == ["b.txt"]
+
+
+def _index_files(ws: Workspace) -> dict[str, bytes]:
+    return {
+        str(path.relative_to(ws.index_dir)): path.read_bytes()
+        for path in sorted(ws.index_dir.rglob("*"))
+        if path.is_file()
+    }
+
+
+def test_stale_index_is_read_as_committed_and_rebuilt_by_the_next_writer(
+    workspace_dir: Path, docs: Path
+) -> None:
+    ws = Workspace.open(workspace_dir)
+    ws.ingest_documents([docs], library="reports")
+    db = sqlite3.connect(ws.db_path)
+    with db:  # simulate a crash after the store committed but before the index did
+        db.execute("UPDATE narrative_libraries SET generation = generation + 5")
+    db.close()
+    files = _index_files(ws)
+    reopened = Workspace.open(workspace_dir)
+    for mode in ("bm25", "lexical"):  # a reader uses the last committed index ...
+        result = reopened.search("revenue", mode=mode)
+        assert [s.doc_id for s in result.snippets] == ["a.md"]
+    assert reopened.narrative.indexes.rebuilt == []
+    assert _index_files(ws) == files  # ... and writes nothing
+    report = reopened.ingest_documents([docs], library="reports")  # the next writer repairs
+    assert report.count(IngestStatus.UNCHANGED) == 2
+    assert sorted(reopened.narrative.indexes.rebuilt) == [
+        "reports/title_heading_text",
+        "reports/title_text",
+    ]
+    generation = reopened.narrative.store.generation("reports")
+    for fields in ("title_text", "title_heading_text"):
+        manifest = json.loads(
+            (ws.index_dir / "reports" / f"lexical-{fields}" / "lexical.json").read_text()
+        )
+        assert manifest["generation"] == generation
+
+
+def test_adding_a_document_does_not_rebuild(workspace_dir: Path, docs: Path) -> None:
+    ws = Workspace.open(workspace_dir)
+    ws.ingest_documents([docs / "a.md"], library="reports")
+    ws.search("revenue")
+    ws.ingest_documents([docs / "b.txt"], library="reports")
+    result = ws.search("cash flow")
+    assert ws.narrative.indexes.rebuilt == []
+    assert [s.doc_id for s in result.snippets] == ["b.txt"]
+
+
+def test_window_chunks(workspace_dir: Path, tmp_path: Path) -> None:
+    path = tmp_path / "w.txt"
+    path.write_text("One alpha. Two beta. Three gamma. Four delta.", encoding="utf-8")
+    ws = Workspace.open(workspace_dir)
+    ws.ingest_documents([path], library="w", window=1)
+    store = ws.narrative.store
+    chunks = sorted(
+        store.chunks_by_key(store.chunk_keys("w", "w.txt")).values(), key=lambda c: c.key
+    )
+    assert [(c.text, c.window_text) for c in chunks] == [
+        ("One alpha.", "One alpha. Two beta."),
+        ("Two beta.", "One alpha. Two beta. Three gamma."),
+        ("Three gamma.", "Two beta. Three gamma. Four delta."),
+        ("Four delta.", "Three gamma. Four delta."),
+    ]
+    assert {c.parent_id for c in chunks} == {"w:w.txt#p0"}
+    assert ws.describe_library("w")["parents"] == 1
+
+
+def test_beir_ingest_and_missing_corpus(workspace_dir: Path, tmp_path: Path) -> None:
+    corpus = tmp_path / "beir"
+    corpus.mkdir()
+    (corpus / "corpus.jsonl").write_text(
+        '{"_id": "7", "title": "Photosynthesis", "text": "Plants convert light."}\n'
+        "not json\n"
+        '{"_id": "9", "title": "Only a title", "text": ""}\n',
+        encoding="utf-8",
+    )
+    ws = Workspace.open(workspace_dir)
+    seen: list[tuple[int, int | None]] = []
+    report = ws.ingest_beir(corpus, library="b", progress=lambda i, t, o: seen.append((i, t)))
+    assert [(o.doc_id, o.status) for o in report.outcomes] == [
+        ("7", IngestStatus.ADDED),
+        ("", IngestStatus.FAILED),
+        ("9", IngestStatus.ADDED),
+    ]
+    assert seen == [(1, 3), (2, 3), (3, 3)]
+    assert [s.doc_id for s in ws.search("photosynthesis").snippets] == ["7"]
+    assert [s.doc_id for s in ws.search("title").snippets] == ["9"]
+    with pytest.raises(IngestError, match=r"nowhere: not found; pass a BEIR folder"):
+        ws.ingest_beir(tmp_path / "nowhere", library="b")
