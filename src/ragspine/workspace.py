@@ -21,12 +21,12 @@ from ragspine.files import write_text_atomically
 from ragspine.glossary import Glossary, load_glossary, render_glossary
 from ragspine.locks import write_lock
 from ragspine.security import PUBLIC, Principal
+from ragspine.stores.facts import WriteSummary
 from ragspine.stores.sqlite.errors import translate_read_errors, translate_store_errors
 from ragspine.stores.sqlite.facts import SQLiteFactStore
 from ragspine.structured.convfinqa import ConvFinQAImport, import_convfinqa, load_filings
 from ragspine.structured.ingest import ColumnMapping, RowProgress, rows_to_facts, with_progress
 from ragspine.structured.query import MetricResult, query_metric
-from ragspine.structured.store import WriteSummary
 
 if TYPE_CHECKING:
     from ragspine.answer.extractive import NarrativeAnswer

@@ -12,10 +12,10 @@ import pytest
 
 from ragspine import Principal, Workspace
 from ragspine.security import Sensitivity
+from ragspine.stores.facts import FactStore, StoredFact
 from ragspine.structured import query as query_module
-from ragspine.structured.facts import Fact, Scale
+from ragspine.structured.facts import Fact, FactKey, Scale
 from ragspine.structured.query import MetricResult, MetricStatus
-from ragspine.structured.store import AnswerRow
 
 INTERNAL = Principal.of("internal")
 REF = date(2025, 2, 1)
@@ -128,12 +128,14 @@ def test_contract_holds_for_the_real_store(ws: Workspace) -> None:
 class InventingStore:
     """A broken store that makes up a value when a key is missing."""
 
-    def __init__(self, inner: object) -> None:
+    def __init__(self, inner: FactStore) -> None:
         self.inner = inner
 
-    def get_row(self, metric: str, entity: str, period: str, channel: str) -> AnswerRow | None:
-        row = self.inner.get_row(metric, entity, period, channel)  # type: ignore[attr-defined]
-        return row or ("42", "USD", "USD", "one", "guess", "nowhere", 0, "")
+    def lookup(self, key: FactKey, *, max_level: int) -> StoredFact | None:
+        stored = self.inner.lookup(key, max_level=max_level)
+        return stored or StoredFact(
+            Decimal("42"), "USD", "USD", Scale.ONE, "guess", "nowhere", Sensitivity.PUBLIC, ""
+        )
 
 
 def test_contract_check_catches_an_inventing_store(

@@ -18,10 +18,10 @@ from ragspine.cli.common import (
 )
 from ragspine.errors import ConfigError
 from ragspine.progress import progress_bar
+from ragspine.stores.facts import WriteSummary
 from ragspine.structured.convfinqa import ConvFinQAImport
 from ragspine.structured.ingest import RowProgress
 from ragspine.structured.query import MetricResult
-from ragspine.structured.store import WriteSummary
 from ragspine.workspace import Workspace
 
 

@@ -1,1 +1,1 @@
-"""Structured channel: facts, the fact store, table ingestion and query_metric."""
+"""Structured channel: facts, table ingestion and query_metric (store: ragspine.stores.facts)."""

@@ -6,14 +6,18 @@ from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
 from enum import StrEnum
-from typing import Any, Protocol
+from functools import lru_cache
+from typing import Any
 
 from ragspine.errors import PeriodError, quote_input
 from ragspine.glossary import DEFAULT_CHANNEL, Glossary, MetricKind
 from ragspine.periods import PERIOD_EXAMPLES, parse_period, suggest_periods
-from ragspine.security import Principal, visible
-from ragspine.structured.facts import Scale
-from ragspine.structured.store import AnswerRow
+from ragspine.security import Principal, max_visible_level
+from ragspine.stores.facts import FactStore
+from ragspine.structured.facts import FactKey, Scale
+
+_level_of = lru_cache(maxsize=256)(max_visible_level)
+"""``max_visible_level`` remembered per principal: it costs about 3 us, a fifth of a lookup."""
 
 MAX_RAW_CHARS = 1000
 """``MetricResult.raw`` keeps an unrecognized input up to this many characters (then ``…``)."""
@@ -68,12 +72,6 @@ class MetricResult:
         return data
 
 
-class AnswerRowSource(Protocol):
-    """What query_metric needs from a store: the raw row of one key, or None."""
-
-    def get_row(self, metric: str, entity: str, period: str, channel: str) -> AnswerRow | None: ...
-
-
 _CURRENCY_NAMES = {
     "USD": "US dollars",
     "EUR": "euros",
@@ -86,9 +84,6 @@ _CURRENCY_NAMES = {
     "INR": "rupees",
     "SEK": "Swedish kronor",
 }
-
-
-_SCALES = {scale.value: scale for scale in Scale}
 
 
 def format_value(value: Decimal) -> str:
@@ -122,7 +117,7 @@ def not_found_text(period_label: str) -> str:
 
 def query_metric(
     glossary: Glossary,
-    store: AnswerRowSource,
+    store: FactStore,
     metric: str,
     entity: str,
     period: str,
@@ -152,8 +147,11 @@ def query_metric(
     except PeriodError:
         return _unrecognized("period", period, suggest_periods(period, reference))
 
-    row = store.get_row(metric_code, entity_code, period_label, channel_code)
-    if row is None or not visible(principal, row[6]):
+    stored = store.lookup(
+        FactKey(metric_code, entity_code, period_label, channel_code),
+        max_level=_level_of(principal),
+    )
+    if stored is None:  # missing, or above the asker's level: one refusal (no oracle)
         return MetricResult(
             MetricStatus.NOT_FOUND,
             not_found_text(period_label),
@@ -163,10 +161,9 @@ def query_metric(
             channel_code,
         )
     metric_term = glossary.metrics.terms[metric_code]
-    value_text, unit, currency, scale_name, source_doc_id, locator, _, valid_as_of = row
-    value = Decimal(value_text)
-    scale = _SCALES[scale_name]
-    amount = render_amount(value, unit, currency, scale, metric_term.kind)
+    amount = render_amount(
+        stored.value, stored.unit, stored.currency, stored.scale, metric_term.kind
+    )
     channel_phrase = (
         ""
         if channel_code == DEFAULT_CHANNEL
@@ -174,7 +171,8 @@ def query_metric(
     )
     text = (
         f"{glossary.entities.terms[entity_code].label}'s {metric_term.label}{channel_phrase} "
-        f"in {period_label} was {amount}. Source: {_source_phrase(source_doc_id, locator)}."
+        f"in {period_label} was {amount}. "
+        f"Source: {_source_phrase(stored.source_doc_id, stored.locator)}."
     )
     return MetricResult(
         MetricStatus.FOUND,
@@ -183,13 +181,13 @@ def query_metric(
         entity_code,
         period_label,
         channel_code,
-        value,
-        unit,
-        currency,
-        scale,
-        source_doc_id,
-        locator,
-        valid_as_of,
+        stored.value,
+        stored.unit,
+        stored.currency,
+        stored.scale,
+        stored.source_doc_id,
+        stored.locator,
+        stored.valid_as_of,
     )
 
 

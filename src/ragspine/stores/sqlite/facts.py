@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from decimal import Decimal
 from pathlib import Path
 
 from ragspine.errors import StoreError
 from ragspine.security import Sensitivity
+from ragspine.stores.facts import HistoryEntry, StoredFact, WriteSummary
 from ragspine.stores.sqlite.connect import ThreadConnections, connect, has_tables
 from ragspine.structured.facts import Fact, FactKey, Scale, utc_now
-from ragspine.structured.store import AnswerRow, HistoryEntry, WriteSummary
 
 SCHEMA_VERSION = 1
 
@@ -37,11 +37,14 @@ CREATE INDEX IF NOT EXISTS fact_history_key ON fact_history (metric, entity, per
 CREATE TABLE IF NOT EXISTS fact_store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 _TABLES = ("facts", "fact_history", "fact_store_meta")
-_SELECT_ANSWER = (
+_SELECT_VISIBLE = (
     "SELECT value, unit, currency, scale, source_doc_id, locator, sensitivity, valid_as_of "
-    "FROM facts WHERE metric=? AND entity=? AND period=? AND channel=?"
+    "FROM facts WHERE metric=? AND entity=? AND period=? AND channel=? AND sensitivity<=?"
 )
 _SELECT = f"SELECT {_COLUMNS} FROM facts WHERE metric=? AND entity=? AND period=? AND channel=?"
+_SCAN_BATCH = 1000
+_SCALES = {scale.value: scale for scale in Scale}
+_LEVELS = {int(level): level for level in Sensitivity}
 
 
 def _fact_from_row(row: Sequence[object]) -> Fact:
@@ -132,16 +135,46 @@ class SQLiteFactStore:
         ).fetchone()
         return None if row is None else _fact_from_row(row)
 
-    def get_row(self, metric: str, entity: str, period: str, channel: str) -> AnswerRow | None:
-        """The columns an answer needs (the hot path of query_metric; builds no Fact)."""
+    def lookup(self, key: FactKey, *, max_level: int) -> StoredFact | None:
+        """The columns an answer needs, screened in the query (the hot path of query_metric)."""
         try:
-            lookup: sqlite3.Cursor = self._cursors.lookup
+            cursor: sqlite3.Cursor = self._cursors.lookup
         except AttributeError:  # this thread's first lookup: one cursor, reused
-            lookup = self._cursors.lookup = self._conn.cursor()
-        row: AnswerRow | None = lookup.execute(
-            _SELECT_ANSWER, (metric, entity, period, channel)
+            cursor = self._cursors.lookup = self._conn.cursor()
+        row = cursor.execute(
+            _SELECT_VISIBLE, (key.metric, key.entity, key.period, key.channel, max_level)
         ).fetchone()
-        return row
+        if row is None:
+            return None
+        value, unit, currency, scale, source_doc_id, locator, sensitivity, valid_as_of = row
+        return StoredFact(
+            Decimal(value),
+            unit,
+            currency,
+            _SCALES[scale],
+            source_doc_id,
+            locator,
+            _LEVELS[sensitivity],
+            valid_as_of,
+        )
+
+    def scan(
+        self, *, max_level: int, metric: str | None = None, entity: str | None = None
+    ) -> Iterator[Fact]:
+        where = ["sensitivity<=?"]
+        params: list[object] = [max_level]
+        for column, wanted in (("metric", metric), ("entity", entity)):
+            if wanted is not None:
+                where.append(f"{column}=?")
+                params.append(wanted)
+        cursor = self._conn.execute(
+            f"SELECT {_COLUMNS} FROM facts WHERE {' AND '.join(where)} "
+            "ORDER BY metric, entity, period, channel",
+            params,
+        )
+        while rows := cursor.fetchmany(_SCAN_BATCH):
+            for row in rows:
+                yield _fact_from_row(row)
 
     def write(self, facts: Iterable[Fact]) -> WriteSummary:
         added = replaced = unchanged = 0

@@ -1,0 +1,96 @@
+"""The fact-store seam: every backend implements :class:`FactStore`.
+
+Backends live in ``ragspine/stores/<backend>/facts.py``; their SQL stays there. The contract suite
+in ``tests/stores/contracts/fact_store.py`` states what every backend must do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Protocol
+
+from ragspine.security import Sensitivity
+from ragspine.structured.facts import Fact, FactKey, Scale
+
+
+@dataclass(frozen=True, slots=True)
+class StoredFact:
+    """What an answer needs of one stored fact (its key is the one asked for)."""
+
+    value: Decimal
+    unit: str
+    currency: str
+    scale: Scale
+    source_doc_id: str
+    locator: str
+    sensitivity: Sensitivity
+    valid_as_of: str
+
+
+@dataclass(frozen=True, slots=True)
+class WriteSummary:
+    """What one atomic write did."""
+
+    added: int
+    replaced: int
+    unchanged: int
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryEntry:
+    """A superseded fact and the lineage of its replacement."""
+
+    fact: Fact
+    replaced_at: str
+    replaced_by_source_doc_id: str
+    replaced_by_locator: str
+
+
+class FactStore(Protocol):
+    """Storage of facts by identity (metric, entity, period, channel).
+
+    ``max_level`` is the highest sensitivity the asker may see
+    (:func:`ragspine.security.max_visible_level`); a store applies it in its own query, so a fact
+    above it is never read into Python.
+    """
+
+    def get(self, key: FactKey) -> Fact | None:
+        """The current fact for ``key``, regardless of who asks (for ingestion and upkeep)."""
+        ...
+
+    def lookup(self, key: FactKey, *, max_level: int) -> StoredFact | None:
+        """The current fact for ``key`` if its sensitivity is at most ``max_level``, else None.
+
+        A fact above ``max_level`` and a missing one give the same answer.
+        """
+        ...
+
+    def scan(
+        self, *, max_level: int, metric: str | None = None, entity: str | None = None
+    ) -> Iterator[Fact]:
+        """Current facts of sensitivity at most ``max_level``, narrowed to ``metric`` and
+        ``entity`` when given, ordered by (metric, entity, period, channel)."""
+        ...
+
+    def write(self, facts: Iterable[Fact]) -> WriteSummary:
+        """Store ``facts`` atomically: all land or none.
+
+        A fact whose value (as exact decimal text), unit, currency, scale, source, locator and
+        sensitivity equal the stored ones is unchanged; any other difference replaces the stored
+        fact and moves it to history.
+        """
+        ...
+
+    def history(self, key: FactKey) -> Sequence[HistoryEntry]:
+        """Superseded versions of ``key``, oldest first."""
+        ...
+
+    def count(self) -> int:
+        """Number of current facts."""
+        ...
+
+    def close(self) -> None:
+        """Release the store's connections."""
+        ...
