@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from ragspine.narrative.ingest.ingestor import IngestReport, Progress
     from ragspine.narrative.retrieve.retriever import SearchResult
     from ragspine.narrative.service import Narrative
-    from ragspine.stores.sqlite.chunks import Library
+    from ragspine.stores.chunks import Library
 
 DB_FILENAME = "workspace.sqlite"
 LOCK_DIRNAME = "locks"

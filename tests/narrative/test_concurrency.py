@@ -91,7 +91,7 @@ def _state(ws: Workspace, library: str) -> dict[str, object]:
     """Everything a search depends on, independent of chunk keys and write order."""
     store = ws.narrative.store
     chunk_ids = {
-        key: ids[1]
+        key: ids.chunk_id
         for key, ids in store.chunk_ids([row.key for row in store.index_rows(library)]).items()
     }
     state: dict[str, object] = {"counts": ws.describe_library(library)}
@@ -119,7 +119,7 @@ def _rankings(ws: Workspace, library: str, queries: dict[str, str]) -> dict[str,
     for qid, text in queries.items():
         hits = index.search(text, 50, max_level=level)
         ids = store.chunk_ids([key for key, _ in hits])
-        ranked = [(round(score, 9), ids[key][2]) for key, score in hits]
+        ranked = [(round(score, 9), ids[key].doc_id) for key, score in hits]
         result[qid] = sorted(ranked, key=lambda pair: (-pair[0], pair[1]))[:10]
     return result
 

@@ -94,7 +94,7 @@ def test_a_restricted_first_heading_is_not_the_title_of_public_chunks(
         assert ws.search("bonus", mode=mode, principal=Principal.of("internal")).snippets
     (hit,) = ws.search("budget").snippets
     assert (hit.title, hit.heading) == ("report", "Budget overview")
-    assert "zebra7731" not in ws.narrative.store.profile("r", 2).term_counts
+    assert "zebra7731" not in ws.narrative.store.term_counts("r", 2)
 
 
 def test_a_leaky_title_rule_is_caught(

@@ -20,7 +20,8 @@ from ragspine.narrative.ingest import ingestor as ingest
 from ragspine.narrative.ingest import loaders
 from ragspine.narrative.retrieve import retriever
 from ragspine.security import Sensitivity
-from ragspine.stores.sqlite.chunks import ChunkStore, Library
+from ragspine.stores.chunks import Library
+from ragspine.stores.sqlite.chunks import SQLiteChunkStore
 
 PRINCIPALS = [Principal.of("public"), Principal.of("internal", groups=["finance"])]
 
@@ -157,9 +158,11 @@ def test_a_backend_that_counts_hidden_matches_is_caught(
 def test_library_counts_over_every_level_are_caught(
     runs: Runs, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = ChunkStore.visible_counts
+    real = SQLiteChunkStore.visible_counts
     monkeypatch.setattr(
-        ChunkStore, "visible_counts", lambda self, library_id, max_level: real(self, library_id, 3)
+        SQLiteChunkStore,
+        "visible_counts",
+        lambda self, library_id, max_level: real(self, library_id, 3),
     )
     with pytest.raises(AssertionError, match="depends on content public may not see"):
         assert_no_leak(runs, PUBLIC, only=_starts("libraries", "describe "))

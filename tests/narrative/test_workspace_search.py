@@ -10,7 +10,7 @@ from files import write_beir_corpus
 from ragspine import Workspace, parse_filter
 from ragspine.errors import QueryError
 from ragspine.narrative.retrieve.profile_router import ProfileRouter
-from ragspine.stores.sqlite.chunks import ChunkStore
+from ragspine.stores.sqlite.chunks import SQLiteChunkStore
 
 
 def _selective_ws(workspace_dir: Path, tmp_path: Path) -> Workspace:
@@ -50,7 +50,7 @@ def test_post_filtering_would_under_fill(
 ) -> None:
     """A deliberately broken store (no filter pushdown) loses every slot to the re-check."""
     ws = _selective_ws(workspace_dir, tmp_path)
-    monkeypatch.setattr(ChunkStore, "filtered_keys", lambda self, library_id, flt: None)
+    monkeypatch.setattr(SQLiteChunkStore, "filtered_keys", lambda self, library_id, flt: None)
     result = ws.search("pricing", top_k=5, filters="region=APAC")
     assert len(result.snippets) < 5
     assert result.trace.stage("recheck").dropped_by_filter > 0
@@ -191,12 +191,12 @@ def test_library_profiles_follow_ingest_incrementally(workspace_dir: Path, tmp_p
     (tmp_path / "e.txt").write_text("Gamma rays.\n")
     ws.ingest_documents([doc, tmp_path / "e.txt"], library="physics")
     store = ws.narrative.store
-    assert store.profile("physics", 3).term_counts["alpha"] == 2
+    assert store.term_counts("physics", 3)["alpha"] == 2
     doc.write_text("Beta decay only.\n")
     ws.ingest_documents([doc], library="physics")  # replaced in one transaction
-    incremental = dict(store.profile("physics", 3).term_counts)
+    incremental = store.term_counts("physics", 3)
     assert "alpha" not in incremental and incremental["beta"] == 1 and incremental["gamma"] == 1
     db = store._db  # rebuilding from the chunks gives the same counts
     db.execute("DELETE FROM narrative_meta WHERE key = ?", (profiles.PROFILE_META_KEY,))
     profiles.backfill(db)
-    assert dict(store.profile("physics", 3).term_counts) == incremental
+    assert store.term_counts("physics", 3) == incremental

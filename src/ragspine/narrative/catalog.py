@@ -19,7 +19,7 @@ from typing import Any
 
 from ragspine.errors import QueryError
 from ragspine.security import Principal, Sensitivity, max_visible_level, visible
-from ragspine.stores.sqlite.chunks import ChunkStore, Library
+from ragspine.stores.chunks import ChunkStore, Library
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,8 +78,8 @@ def summaries(store: ChunkStore, principal: Principal) -> list[LibrarySummary]:
                 library.default_sensitivity,
                 library.created_at,
                 library.vectors,
-                counts["documents"],
-                counts["chunks"],
+                counts.documents,
+                counts.chunks,
             )
         )
     return result
@@ -92,7 +92,7 @@ def describe(store: ChunkStore, name: str, principal: Principal) -> dict[str, An
     max_level = max_visible_level(principal)
     counts = store.visible_counts(name, max_level)
     per_level = {
-        f"chunks_{level.label}": counts.get(f"chunks_{level.label}", 0)
+        f"chunks_{level.label}": counts.chunks_by_level.get(level, 0)
         for level in Sensitivity
         if visible(principal, level)
     }
@@ -102,8 +102,8 @@ def describe(store: ChunkStore, name: str, principal: Principal) -> dict[str, An
         "default_sensitivity": library.default_sensitivity.label,
         "created_at": library.created_at,
         "vectors": library.vectors,
-        "documents": counts["documents"],
-        "parents": counts["parents"],
-        "chunks": counts["chunks"],
+        "documents": counts.documents,
+        "parents": counts.parents,
+        "chunks": counts.chunks,
         **per_level,
     }

@@ -34,7 +34,8 @@ from ragspine.narrative.retrieve.modes import RetrievalMode
 from ragspine.narrative.retrieve.postprocess import snippet_postprocessor
 from ragspine.narrative.retrieve.retriever import Retriever, SearchResult
 from ragspine.security import PUBLIC, Principal, Sensitivity
-from ragspine.stores.sqlite.chunks import ChunkStore, Library, check_library_name
+from ragspine.stores.chunks import ChunkStore, Library, check_library_name
+from ragspine.stores.sqlite.chunks import SQLiteChunkStore
 
 
 class Narrative:
@@ -45,7 +46,7 @@ class Narrative:
     """
 
     def __init__(self, db_path: Path, index_dir: Path, lock_dir: Path | None = None) -> None:
-        self.store = ChunkStore(db_path)
+        self.store: ChunkStore = SQLiteChunkStore(db_path)
         self.indexes = LibraryIndexes(self.store, index_dir)
         self.vectors = LibraryVectors(self.store, index_dir)
         self._lock_dir = lock_dir if lock_dir is not None else index_dir.parent / "locks"

@@ -1,4 +1,8 @@
-"""Metadata filters: semantics, parsing, errors, narrowing and the SQLite push-down."""
+"""Metadata filters: semantics, parsing, errors, narrowing and the SQLite compiler.
+
+That a store's pushed-down filter selects exactly what :meth:`Filter.matches` selects is part of
+the chunk-store contract (``tests/stores/contracts/chunk_store.py``).
+"""
 
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from narrative.filters.strategies import FIELDS, filters, metadata, scalars
 from ragspine.errors import QueryError
 from ragspine.narrative.filters.expr import (
     Condition,
@@ -24,6 +29,7 @@ from ragspine.narrative.filters.expr import (
     parse_filter,
 )
 from ragspine.narrative.filters.limits import MAX_CONDITIONS, MAX_DEPTH
+from ragspine.stores.sqlite.filter_sql import filter_to_sql
 
 ROWS = [
     {"year": 2019, "region": "EMEA", "status": "final", "date": "2019-03-31"},
@@ -129,65 +135,6 @@ def test_date_key_accepts_iso_dates_and_datetimes_only() -> None:
 
 # ---- property tests -------------------------------------------------------------------------
 
-FIELDS = ["a", "b", "c"]
-texts = st.sampled_from(["x", "y", "EMEA", "", "2020", "draft", "2020-01-01x"])
-dates = st.dates().map(lambda d: d.isoformat()) | st.sampled_from(
-    [
-        "2020-01-01",
-        "2020-01-01T00:00",
-        "2021-06-30 23:59:59.5+02:00",
-        "2024-02-29",
-        "2023-02-29",
-        "0000-02-29",
-        "2020-01-32",
-        "2020-00-10",
-        "2020-01-01T1",
-        "2020-01-01\n10:00",
-    ]
-)
-numbers = (
-    st.integers(-(2**53), 2**53)
-    | st.floats(allow_nan=False, allow_infinity=False, width=64)
-    | st.sampled_from([0, 1, -1, 2020, 2020.0, 2.5])
-)
-scalars = st.one_of(numbers, st.booleans(), texts, dates)
-field_values = st.one_of(scalars, st.none(), st.just([1, 2]), st.just({"k": 1}))
-metadata = st.dictionaries(st.sampled_from(FIELDS), field_values, max_size=3)
-comparable = st.one_of(
-    numbers,
-    st.dates().map(lambda d: d.isoformat()),
-    st.sampled_from(["2020-06-15", "2020-06-15T08:00"]),
-)
-
-
-@st.composite
-def conditions(draw: st.DrawFn) -> Filter:
-    field = draw(st.sampled_from(FIELDS))
-    op = draw(st.sampled_from(list(Op)))
-    if op in (Op.EQ, Op.NE):
-        return Condition(field, op, draw(scalars))
-    if op in (Op.IN, Op.NIN):
-        return Condition(field, op, tuple(draw(st.lists(scalars, min_size=1, max_size=3))))
-    if op is Op.BETWEEN:
-        kind = draw(st.sampled_from(["n", "d"]))
-        pool = numbers if kind == "n" else st.dates().map(lambda d: d.isoformat())
-        low, high = sorted(
-            [draw(pool), draw(pool)], key=lambda v: v if kind == "n" else date_key(v)
-        )
-        return Condition(field, op, (low, high))
-    return Condition(field, op, draw(comparable))
-
-
-filters = st.recursive(
-    conditions(),
-    lambda children: st.builds(
-        Group,
-        st.sampled_from(list(GroupMode)),
-        st.lists(children, min_size=1, max_size=3).map(tuple),
-    ),
-    max_leaves=6,
-)
-
 
 @dataclass(frozen=True)
 class Item:
@@ -214,21 +161,6 @@ def test_dict_form_round_trips(flt: Filter) -> None:
     assert parse_filter(json.loads(json.dumps(flt.to_dict()))) == flt
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(metadata, min_size=1, max_size=10), filters)
-def test_sql_push_down_selects_exactly_the_rows_matches_selects(
-    rows: list[dict[str, object]], flt: Filter
-) -> None:
-    db = sqlite3.connect(":memory:")
-    db.execute("CREATE TABLE chunk (id INTEGER, metadata TEXT)")
-    db.executemany(
-        "INSERT INTO chunk VALUES (?, ?)", [(i, json.dumps(r)) for i, r in enumerate(rows)]
-    )
-    where, params = flt.to_sql("metadata")
-    got = [r[0] for r in db.execute(f"SELECT id FROM chunk WHERE {where} ORDER BY id", params)]
-    assert got == [i for i, row in enumerate(rows) if flt.matches(row)]
-
-
 class _WidenedCondition(Condition):
     """A broken variant: 'ne' also matches missing fields."""
 
@@ -243,15 +175,15 @@ def test_differential_check_catches_a_missing_field_bug() -> None:
     db = sqlite3.connect(":memory:")
     db.execute("CREATE TABLE chunk (id INTEGER, metadata TEXT)")
     db.execute("INSERT INTO chunk VALUES (0, '{}')")
-    where, params = broken.to_sql("metadata")
+    where, params = filter_to_sql(broken, "metadata")
     assert [r[0] for r in db.execute(f"SELECT id FROM chunk WHERE {where}", params)] == []
     assert broken.matches({}) is True  # the reference disagrees, so the differential test fails
 
 
-def test_to_sql_rejects_unsafe_column_names() -> None:
+def test_sql_compiler_rejects_unsafe_column_names() -> None:
     with pytest.raises(QueryError):
-        parse_filter("a=1").to_sql("metadata; DROP TABLE chunk")
-    assert parse_filter("a=1").to_sql("c.metadata")[0].count("c.metadata") == 2
+        filter_to_sql(parse_filter("a=1"), "metadata; DROP TABLE chunk")
+    assert filter_to_sql(parse_filter("a=1"), "c.metadata")[0].count("c.metadata") == 2
 
 
 def test_pushed_down_filter_matching_one_percent_still_fills_top_k() -> None:
@@ -271,7 +203,7 @@ def test_pushed_down_filter_matching_one_percent_still_fills_top_k() -> None:
     ]
     db.executemany("INSERT INTO chunk VALUES (?, ?, ?, ?)", rows)
     flt = parse_filter("region = APAC")
-    where, params = flt.to_sql("metadata")
+    where, params = filter_to_sql(flt, "metadata")
 
     def search_one(library_id: str, question: str, top_k: int) -> list[Hit]:
         sql = (
@@ -310,7 +242,7 @@ def sql_rows(flt: Filter, rows: list[dict[str, object]] = WIDE_ROWS) -> list[int
         "INSERT INTO chunk VALUES (?, ?)",
         [(i, json.dumps(r, ensure_ascii=False)) for i, r in enumerate(rows)],
     )
-    where, params = flt.to_sql("metadata")
+    where, params = filter_to_sql(flt, "metadata")
     return [r[0] for r in db.execute(f"SELECT id FROM chunk WHERE {where} ORDER BY id", params)]
 
 

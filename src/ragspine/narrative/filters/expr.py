@@ -1,4 +1,4 @@
-"""Metadata filters: build once, then match metadata in Python or push down into SQLite.
+"""Metadata filters: build once, then match metadata in Python or compile for a store.
 
 A filter is a tree of :class:`Condition` leaves (``field op value``) joined by :class:`Group`
 nodes (``and`` / ``or``). Values are typed when the filter is built:
@@ -15,6 +15,11 @@ A missing field (or JSON ``null``) never matches, not even ``ne`` or ``nin``. Pa
 Unicode: field names are read in NFKC (a full-width ``year`` is ``year``); string values are
 kept in NFC and match metadata stored in NFC or in NFD, so a composed and a decomposed ``é`` are
 the same letter on both sides.
+
+A filter is backend-neutral: each store compiles it for its own query language by walking the
+public fields (``Condition.field`` / ``op`` / ``operands`` / ``key_sets``, ``Group.mode`` /
+``members``), e.g. :mod:`ragspine.stores.sqlite.filter_sql`; the result must select exactly the
+rows :meth:`Filter.matches` accepts.
 
 Size: every filter that builds also runs, in Python and pushed down into SQLite. The limits
 (:mod:`ragspine.narrative.filters.limits`) are checked while the filter is built, and a
@@ -43,7 +48,6 @@ from ragspine.narrative.filters.limits import (
     check_limits,
     shape_of,
 )
-from ragspine.stores.sqlite.filter_sql import check_column, sql_equal, sql_key
 
 Scalar = str | int | float | bool
 
@@ -105,7 +109,9 @@ def date_key(value: object) -> str | None:
     return value[:10] if day <= days else None
 
 
-class _Kind(StrEnum):
+class ValueKind(StrEnum):
+    """What a filter value compares as (and which metadata values it can match)."""
+
     NUMBER = "number"
     DATE = "date"
     BOOL = "bool"
@@ -113,10 +119,10 @@ class _Kind(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
-class _Operand:
+class Operand:
     """One typed filter value: its kind and the key it compares by."""
 
-    kind: _Kind
+    kind: ValueKind
     key: Scalar
     raw: Scalar
 
@@ -140,55 +146,55 @@ def _clean_value(value: object, op: Op) -> object:
     return value
 
 
-def _operand(value: object, op: Op) -> _Operand:
+def _operand(value: object, op: Op) -> Operand:
     if isinstance(value, bool):
-        return _Operand(_Kind.BOOL, value, value)
+        return Operand(ValueKind.BOOL, value, value)
     if isinstance(value, int | float):
         if not math.isfinite(value):
             raise _error(f"filter value {value!r} for '{op}' is not a finite number")
-        return _Operand(_Kind.NUMBER, value, value)
+        return Operand(ValueKind.NUMBER, value, value)
     if isinstance(value, str):
         key = date_key(value)
         if key is not None:
-            return _Operand(_Kind.DATE, key, value)
-        return _Operand(_Kind.TEXT, value, value)
+            return Operand(ValueKind.DATE, key, value)
+        return Operand(ValueKind.TEXT, value, value)
     raise _error(
         f"filter value {quote_input(value)} for '{op}' must be a string, number or boolean"
     )
 
 
 @dataclass(frozen=True, slots=True)
-class _KeySet:
+class KeySet:
     """The keys one equality test accepts for operands of one kind (text: NFC and NFD forms)."""
 
-    kind: _Kind
+    kind: ValueKind
     keys: tuple[Scalar, ...]
     lookup: frozenset[Scalar]
 
 
-def _key_sets(operands: Iterable[_Operand]) -> tuple[_KeySet, ...]:
+def _key_sets(operands: Iterable[Operand]) -> tuple[KeySet, ...]:
     """Operand keys grouped by kind, in order of first appearance, without repeats."""
-    grouped: dict[_Kind, dict[Scalar, None]] = {}
+    grouped: dict[ValueKind, dict[Scalar, None]] = {}
     for operand in operands:
         keys = grouped.setdefault(operand.kind, {})
-        if operand.kind is _Kind.TEXT:
+        if operand.kind is ValueKind.TEXT:
             text = str(operand.key)
             keys[text] = None
             keys[unicodedata.normalize("NFD", text)] = None
         else:
             keys[operand.key] = None
-    return tuple(_KeySet(kind, tuple(keys), frozenset(keys)) for kind, keys in grouped.items())
+    return tuple(KeySet(kind, tuple(keys), frozenset(keys)) for kind, keys in grouped.items())
 
 
-def _field_key(value: object, kind: _Kind) -> Scalar | None:
+def _field_key(value: object, kind: ValueKind) -> Scalar | None:
     """The comparable key of a metadata value for operands of ``kind``, or None."""
-    if kind is _Kind.NUMBER:
+    if kind is ValueKind.NUMBER:
         if isinstance(value, int | float) and not isinstance(value, bool):
             return value
         return None
-    if kind is _Kind.BOOL:
+    if kind is ValueKind.BOOL:
         return value if isinstance(value, bool) else None
-    if kind is _Kind.DATE:
+    if kind is ValueKind.DATE:
         return date_key(value)
     return value if isinstance(value, str) else None
 
@@ -201,10 +207,6 @@ class Filter(ABC):
     @abstractmethod
     def matches(self, metadata: Mapping[str, object]) -> bool:
         """Whether ``metadata`` satisfies the filter."""
-
-    @abstractmethod
-    def to_sql(self, json_column: str) -> tuple[str, list[object]]:
-        """A SQLite WHERE fragment over a JSON column selecting exactly the rows :meth:`matches`."""
 
     @abstractmethod
     def to_dict(self) -> dict[str, object]:
@@ -222,10 +224,10 @@ class Condition(Filter):
     field: str
     op: Op
     value: Scalar | tuple[Scalar, ...]
-    _parsed: tuple[_Operand, ...] = dataclass_field(
+    _parsed: tuple[Operand, ...] = dataclass_field(
         default=(), init=False, repr=False, compare=False
     )
-    _sets: tuple[_KeySet, ...] = dataclass_field(default=(), init=False, repr=False, compare=False)
+    _sets: tuple[KeySet, ...] = dataclass_field(default=(), init=False, repr=False, compare=False)
     _shape: FilterShape = dataclass_field(
         default=FilterShape(0, 1, 1), init=False, repr=False, compare=False
     )
@@ -264,8 +266,8 @@ class Condition(Filter):
             object.__setattr__(self, "value", _clean_value(self.value, op))
             operands = (_operand(self.value, op),)
             if op in (Op.GT, Op.GTE, Op.LT, Op.LTE) and operands[0].kind not in (
-                _Kind.NUMBER,
-                _Kind.DATE,
+                ValueKind.NUMBER,
+                ValueKind.DATE,
             ):
                 raise _error(
                     f"'{field} {op} {quote_input(self.value)}' compares order: the value must be "
@@ -276,12 +278,12 @@ class Condition(Filter):
         if op in (Op.EQ, Op.NE, Op.IN, Op.NIN):
             object.__setattr__(self, "_sets", _key_sets(operands))
 
-    def _check_between(self, operands: tuple[_Operand, ...]) -> None:
+    def _check_between(self, operands: tuple[Operand, ...]) -> None:
         shown = quote_input(list(self.value) if isinstance(self.value, tuple) else self.value)
         if len(operands) != 2:
             raise _error(f"'{self.field} between' needs exactly two bounds, got {shown}")
         low, high = operands
-        if low.kind != high.kind or low.kind not in (_Kind.NUMBER, _Kind.DATE):
+        if low.kind != high.kind or low.kind not in (ValueKind.NUMBER, ValueKind.DATE):
             raise _error(f"'{self.field} between {shown}' needs two numbers or two ISO dates")
         if low.key > high.key:  # type: ignore[operator]
             raise _error(f"'{self.field} between' bounds are reversed: {shown}")
@@ -303,34 +305,16 @@ class Condition(Filter):
             return False
         return _ORDER_TESTS[self.op](key, operand.key)
 
-    def to_sql(self, json_column: str) -> tuple[str, list[object]]:
-        column = check_column(json_column)
-        path = f'$."{self.field}"'
-        typ = f"json_type({column}, ?)"
-        val = f"json_extract({column}, ?)"
-        if self._sets:
-            parts: list[str] = []
-            params: list[object] = []
-            for key_set in self._sets:
-                sql, p = sql_equal(typ, val, path, key_set.kind, key_set.keys)
-                parts.append(sql)
-                params.extend(p)
-            any_equal = parts[0] if len(parts) == 1 else "(" + " OR ".join(parts) + ")"
-            if self.op in (Op.EQ, Op.IN):
-                return any_equal, params
-            present = f"COALESCE({typ} NOT IN ('null'), 0)"
-            return f"({present} AND NOT {any_equal})", [path, *params]
-        if self.op is Op.BETWEEN:
-            low, high = self._parsed
-            key_sql, key_params = sql_key(typ, val, path, low.kind)
-            return (
-                f"COALESCE(({key_sql}) BETWEEN ? AND ?, 0)",
-                [*key_params, low.key, high.key],
-            )
-        operand = self._parsed[0]
-        key_sql, key_params = sql_key(typ, val, path, operand.kind)
-        symbol = {Op.GT: ">", Op.GTE: ">=", Op.LT: "<", Op.LTE: "<="}[self.op]
-        return f"COALESCE(({key_sql}) {symbol} ?, 0)", [*key_params, operand.key]
+    @property
+    def operands(self) -> tuple[Operand, ...]:
+        """The typed values, in the order given (two bounds for ``between``)."""
+        return self._parsed
+
+    @property
+    def key_sets(self) -> tuple[KeySet, ...]:
+        """For ``eq`` / ``ne`` / ``in`` / ``nin``: the keys an equality accepts, per value kind
+        (text in NFC and NFD); empty for the order operators."""
+        return self._sets
 
     def to_dict(self) -> dict[str, object]:
         value = list(self.value) if isinstance(self.value, tuple) else self.value
@@ -389,20 +373,6 @@ class Group(Filter):
     def matches(self, metadata: Mapping[str, object]) -> bool:
         combine = all if self.mode is GroupMode.AND else any
         return combine(m.matches(metadata) for m in self.members)
-
-    def to_sql(self, json_column: str) -> tuple[str, list[object]]:
-        # Largest members first: SQLite's parser then holds little while reading the others, which
-        # keeps every filter within the limits inside its parser stack and expression depth.
-        # AND and OR are commutative in SQL, so the order changes nothing else.
-        ordered = sorted(self.members, key=lambda m: -shape_of(m).conditions)
-        parts: list[str] = []
-        params: list[object] = []
-        for member in ordered:
-            sql, p = member.to_sql(json_column)
-            parts.append(sql)
-            params.extend(p)
-        joiner = " AND " if self.mode is GroupMode.AND else " OR "
-        return "(" + joiner.join(parts) + ")", params
 
     def to_dict(self) -> dict[str, object]:
         return {self.mode.value: [m.to_dict() for m in self.members]}

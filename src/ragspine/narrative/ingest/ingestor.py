@@ -49,7 +49,7 @@ from ragspine.narrative.labels import (
     unmatched_names,
 )
 from ragspine.security import Sensitivity
-from ragspine.stores.sqlite.chunks import (
+from ragspine.stores.chunks import (
     ChunkRow,
     ChunkStore,
     IndexRow,

@@ -16,7 +16,7 @@ from ragspine.narrative.retrieve.expansion import (
     window_from_neighbours,
 )
 from ragspine.narrative.retrieve.snippets import ChunkRecord
-from ragspine.stores.sqlite.chunks import ChunkStore, StoredChunk
+from ragspine.stores.chunks import ChunkStore, StoredChunk
 
 
 class StoreChunkSource:

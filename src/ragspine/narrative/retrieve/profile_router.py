@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from ragspine.errors import ConfigError
 from ragspine.narrative.retrieve.routing import LibraryScore
+from ragspine.stores.chunks import ChunkStore
 from ragspine.terms import terms
 
 
@@ -79,6 +80,11 @@ class LibraryProfile:
         for text in texts:
             counts.update(terms(text))
         return cls(library_id, dict(sorted(counts.items())))
+
+    @classmethod
+    def stored(cls, store: ChunkStore, library_id: str, max_level: int) -> LibraryProfile:
+        """The profile of the chunks a reader at ``max_level`` may see, from the store's counts."""
+        return cls(library_id, store.term_counts(library_id, max_level))
 
     def to_dict(self) -> dict[str, object]:
         """A JSON-ready form (terms sorted)."""

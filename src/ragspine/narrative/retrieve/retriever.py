@@ -29,11 +29,11 @@ from ragspine.narrative.retrieve.fusion import DEFAULT_RRF_K, fuse_keyed
 from ragspine.narrative.retrieve.modes import ModePlan, RetrievalMode, plan_for
 from ragspine.narrative.retrieve.multi_index import MultiIndexRetriever
 from ragspine.narrative.retrieve.pipeline import retrieve_snippets
-from ragspine.narrative.retrieve.profile_router import ProfileRouter
+from ragspine.narrative.retrieve.profile_router import LibraryProfile, ProfileRouter
 from ragspine.narrative.retrieve.snippets import Hit, Snippet
 from ragspine.narrative.retrieve.trace import Trace
 from ragspine.security import PUBLIC, Principal, max_visible_level
-from ragspine.stores.sqlite.chunks import ChunkStore, Library
+from ragspine.stores.chunks import ChunkStore, Library
 
 MAX_TOP_K = 10_000
 ROUTERS_KEPT = 4
@@ -81,8 +81,9 @@ class Retriever:
         key += tuple(sorted(descriptions.items()))
         router = self._routers.get(key)
         if router is None:
+            store = self._store
             router = ProfileRouter(
-                [self._store.profile(lib.library_id, max_level) for lib in libraries],
+                [LibraryProfile.stored(store, lib.library_id, max_level) for lib in libraries],
                 descriptions=descriptions,
             )
             routers = {**self._routers, key: router}
@@ -226,9 +227,8 @@ class Retriever:
             found = ids.get(key)
             if found is None:
                 continue
-            owner, chunk_id, doc_id = found
-            row_keys[(owner, chunk_id)] = key
-            hits.append(Hit(chunk_id, score, owner, doc_id))
+            row_keys[(found.library_id, found.chunk_id)] = key
+            hits.append(Hit(found.chunk_id, score, found.library_id, found.doc_id))
         return hits
 
 

@@ -12,22 +12,32 @@ every change bumps, so an index can tell it is stale.
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ragspine.errors import ConfigError, QueryError, quote_input
+from ragspine.errors import ConfigError, QueryError
 from ragspine.narrative.filters.expr import Filter
-from ragspine.narrative.retrieve.profile_router import LibraryProfile
 from ragspine.security import Sensitivity
+from ragspine.stores.chunks import (
+    ChunkColumn,
+    ChunkIdentity,
+    ChunkRow,
+    IndexRow,
+    Library,
+    ParentRow,
+    StoredChunk,
+    StoredDocument,
+    VisibleCounts,
+    check_library_name,
+)
 from ragspine.stores.sqlite import profiles, upgrade
 from ragspine.stores.sqlite.connect import ThreadConnections, connect, has_tables
 from ragspine.stores.sqlite.errors import sqlite_error
+from ragspine.stores.sqlite.filter_sql import filter_to_sql
 
 SCHEMA_VERSION = 2
 _TABLES = (
@@ -93,103 +103,6 @@ CREATE INDEX IF NOT EXISTS narrative_chunks_level ON narrative_chunks (library_i
 """
 
 _LEVELS = {int(level): level for level in Sensitivity}
-_LIBRARY_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
-
-
-@dataclass(frozen=True, slots=True)
-class Library:
-    """A named collection of documents; the description is used for routing."""
-
-    library_id: str
-    description: str
-    default_sensitivity: Sensitivity
-    created_at: str
-    generation: int
-    vectors: bool = False
-    """Whether the library keeps chunk embeddings (computed at ingest) for vector search."""
-
-
-@dataclass(frozen=True, slots=True)
-class StoredDocument:
-    """The stored identity of a document, enough to decide whether re-ingest is a no-op."""
-
-    library_id: str
-    doc_id: str
-    title: str
-    content_hash: str
-    fingerprint: str
-    sensitivity: Sensitivity
-    source: str = ""
-    """Where the stored version was read from (a file path, or the BEIR corpus name)."""
-
-
-@dataclass(frozen=True, slots=True)
-class ParentRow:
-    """A section to insert: its id, heading, locator and full text."""
-
-    parent_id: str
-    heading: str
-    locator: dict[str, Any]
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class ChunkRow:
-    """A child chunk to insert, with the title and level it is stored under."""
-
-    chunk_id: str
-    ordinal: int
-    text: str
-    heading: str
-    title: str
-    locator: dict[str, Any]
-    parent_id: str
-    window_text: str | None
-    content_hash: str
-    level: Sensitivity
-
-
-@dataclass(frozen=True, slots=True)
-class StoredChunk:
-    """A child chunk as stored, with its document's metadata and its parent's locator."""
-
-    key: int
-    chunk_id: str
-    doc_id: str
-    library_id: str
-    text: str
-    heading: str
-    title: str
-    source_locator: dict[str, Any]
-    parent_id: str
-    parent_locator: dict[str, Any]
-    window_text: str | None
-    metadata: dict[str, Any]
-    sensitivity: Sensitivity
-    content_hash: str
-    section_levels: tuple[tuple[str, int], ...] = ()
-    """The document's section levels (heading name, level), for screening names."""
-
-
-@dataclass(frozen=True, slots=True)
-class IndexRow:
-    """What the lexical index needs of one chunk."""
-
-    key: int
-    title: str
-    heading: str
-    text: str
-    sensitivity: int
-
-
-def check_library_name(name: str) -> str:
-    """``name`` when it is a valid library name, else a :class:`ConfigError` saying what is."""
-    if not isinstance(name, str) or not _LIBRARY_NAME.fullmatch(name):
-        raise ConfigError(
-            f"invalid library name {quote_input(name)}: use 1-64 letters, digits, '.', '_' or '-', "
-            "starting with a letter or digit"
-        )
-    return name
 
 
 def _now() -> str:
@@ -202,8 +115,9 @@ def _open(db_path: Path) -> sqlite3.Connection:
     return db
 
 
-class ChunkStore:
-    """SQLite-backed store of libraries, documents, parents and chunks.
+class SQLiteChunkStore:
+    """The :class:`~ragspine.stores.chunks.ChunkStore` of libraries, documents, parents and
+    chunks in the workspace's SQLite file.
 
     Safe to share between threads: each thread reads and writes through its own connection, so
     a :meth:`transaction` belongs to the thread that opened it and no other thread sees its rows
@@ -552,7 +466,7 @@ class ChunkStore:
 
     def filtered_keys(self, library_id: str, flt: Filter) -> list[int]:
         """Keys of the library's chunks whose document metadata matches ``flt`` (in SQL)."""
-        where, params = flt.to_sql("d.metadata")
+        where, params = filter_to_sql(flt, "d.metadata")
         rows = self._db.execute(
             "SELECT c.chunk_key FROM narrative_chunks c JOIN narrative_documents d "
             "ON d.library_id = c.library_id AND d.doc_id = c.doc_id "
@@ -561,11 +475,11 @@ class ChunkStore:
         )
         return [row[0] for row in rows]
 
-    def profile(self, library_id: str, max_level: int) -> LibraryProfile:
-        """The library's term profile over chunks at or below ``max_level`` (for routing)."""
-        return profiles.load_profile(self._db, library_id, max_level)
+    def term_counts(self, library_id: str, max_level: int) -> dict[str, int]:
+        """The library's term counts over chunks at or below ``max_level`` (for routing)."""
+        return profiles.load_counts(self._db, library_id, max_level)
 
-    def chunks_where(self, column: str, values: Sequence[str]) -> list[StoredChunk]:
+    def chunks_where(self, column: ChunkColumn, values: Sequence[str]) -> list[StoredChunk]:
         """Chunks whose ``parent_id`` or ``doc_id`` is one of ``values``, in document order."""
         if column not in ("parent_id", "doc_id") or not values:
             return []
@@ -579,8 +493,8 @@ class ChunkStore:
         found = self.chunks_by_key(keys)
         return [found[key] for key in keys if key in found]
 
-    def chunk_ids(self, keys: Sequence[int]) -> dict[int, tuple[str, str, str]]:
-        """``key -> (library_id, chunk_id, doc_id)`` for the given keys (missing ones absent)."""
+    def chunk_ids(self, keys: Sequence[int]) -> dict[int, ChunkIdentity]:
+        """Library, chunk id and document of the given keys (missing ones absent)."""
         if not keys:
             return {}
         marks = ",".join("?" * len(keys))
@@ -589,14 +503,7 @@ class ChunkStore:
             f"WHERE chunk_key IN ({marks})",
             list(keys),
         )
-        return {row[0]: (row[1], row[2], row[3]) for row in rows}
-
-    def library_states(self) -> dict[str, tuple[int, str]]:
-        """``library_id -> (generation, description)`` of every library (cheap: no counts)."""
-        rows = self._db.execute(
-            "SELECT library_id, generation, description FROM narrative_libraries"
-        )
-        return {row[0]: (int(row[1]), str(row[2])) for row in rows}
+        return {row[0]: ChunkIdentity(row[1], row[2], row[3]) for row in rows}
 
     def keys_of(self, chunk_ids: Sequence[str]) -> dict[str, int]:
         """Integer keys of the given chunk ids (unknown ids are absent)."""
@@ -618,19 +525,20 @@ class ChunkStore:
         ).fetchone()
         return bool(row[0])
 
-    def visible_counts(self, library_id: str, max_level: int) -> dict[str, int]:
+    def visible_counts(self, library_id: str, max_level: int) -> VisibleCounts:
         """Documents, parents (sections) and chunks of a library that hold a chunk at or below
-        ``max_level``, and those chunks per level (``chunks_public``, ...; absent when none)."""
+        ``max_level``, and those chunks per level."""
         row = self._db.execute(
             "SELECT COUNT(DISTINCT doc_id), COUNT(DISTINCT parent_id), COUNT(*) "
             "FROM narrative_chunks WHERE library_id = ? AND sensitivity <= ?",
             (library_id, max_level),
         ).fetchone()
-        result = {"documents": int(row[0]), "parents": int(row[1]), "chunks": int(row[2])}
-        for level, count in self._db.execute(
-            "SELECT sensitivity, COUNT(*) FROM narrative_chunks WHERE library_id = ? "
-            "AND sensitivity <= ? GROUP BY sensitivity ORDER BY sensitivity",
-            (library_id, max_level),
-        ):
-            result[f"chunks_{Sensitivity(level).label}"] = int(count)
-        return result
+        by_level = {
+            _LEVELS[level]: int(count)
+            for level, count in self._db.execute(
+                "SELECT sensitivity, COUNT(*) FROM narrative_chunks WHERE library_id = ? "
+                "AND sensitivity <= ? GROUP BY sensitivity ORDER BY sensitivity",
+                (library_id, max_level),
+            )
+        }
+        return VisibleCounts(int(row[0]), int(row[1]), int(row[2]), by_level)

@@ -1,4 +1,5 @@
-"""Per-library term statistics for routing, kept in the chunk store's SQLite file.
+"""Per-library term counts (what routing builds its library profiles from), kept in the chunk
+store's SQLite file.
 
 Counts are kept per library *and sensitivity level*, so a router built for a principal only ever
 uses the text that principal may see. They change in the same transaction as the chunks they
@@ -11,7 +12,6 @@ import sqlite3
 from collections import Counter
 from collections.abc import Iterable, Mapping
 
-from ragspine.narrative.retrieve.profile_router import LibraryProfile
 from ragspine.terms import terms
 
 PROFILE_SCHEMA = """
@@ -93,11 +93,11 @@ def backfill(db: sqlite3.Connection) -> None:
     db.execute("COMMIT")
 
 
-def load_profile(db: sqlite3.Connection, library_id: str, max_level: int) -> LibraryProfile:
-    """The library's profile over the chunks at or below ``max_level``."""
+def load_counts(db: sqlite3.Connection, library_id: str, max_level: int) -> dict[str, int]:
+    """The library's term counts over the chunks at or below ``max_level`` (sorted by term)."""
     rows = db.execute(
         "SELECT term, SUM(count) FROM narrative_profiles WHERE library_id = ? AND level <= ? "
         "GROUP BY term ORDER BY term",
         (library_id, max_level),
     )
-    return LibraryProfile(library_id, {term: int(n) for term, n in rows if n > 0})
+    return {term: int(n) for term, n in rows if n > 0}

@@ -1,4 +1,5 @@
-"""Embedding cache: unchanged text is never re-embedded, restricted vectors are never stored."""
+"""Embedding through the cache: unchanged text is never re-embedded, restricted text never
+embedded (the cache itself is checked by ``tests/stores/contracts/embedding_cache.py``)."""
 
 from __future__ import annotations
 
@@ -7,11 +8,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
-import pytest
 
-from ragspine.errors import IngestError
-from ragspine.narrative.index.embed.cache import EmbeddingCache, content_hash, embed_with_cache
+from ragspine.narrative.index.embed.cache import embed_with_cache
 from ragspine.narrative.index.embed.model import Embedder, l2_normalize
+from ragspine.stores.sqlite.embeddings import SQLiteEmbeddingCache
 
 
 class CountingEmbedder:
@@ -37,35 +37,12 @@ class CountingEmbedder:
         return l2_normalize(np.array(rows, dtype=np.float32).reshape(len(texts), self.dim) + 1)
 
 
-def test_put_and_get_round_trip_per_model(tmp_path: Path) -> None:
-    vectors = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
-    hashes = [content_hash(t) for t in ("a", "b", "c")]
-    with EmbeddingCache(tmp_path / "cache.sqlite") as cache:
-        assert cache.put_many(hashes, "m1", vectors, levels=[0, 1, 2]) == 3
-        got = cache.get_many([*hashes, content_hash("zzz")], "m1")
-        assert set(got) == set(hashes)
-        np.testing.assert_array_equal(got[hashes[1]], vectors[1])
-        assert cache.get_many(hashes, "m2") == {}
-        assert cache.drop_model("m1") == 3 and len(cache) == 0
-    with pytest.raises(IngestError, match="one of each"):
-        EmbeddingCache(tmp_path / "c2.sqlite").put_many(hashes, "m1", vectors[:2], levels=[0, 0, 0])
-
-
-def test_restricted_vectors_are_not_cached(tmp_path: Path) -> None:
-    marker = np.full((1, 16), 0.123456789, dtype=np.float32)
-    path = tmp_path / "cache.sqlite"
-    with EmbeddingCache(path) as cache:
-        assert cache.put_many([content_hash("secret")], "m", marker, levels=[3]) == 0
-        assert cache.get_many([content_hash("secret")], "m") == {}
-    assert marker.tobytes() not in path.read_bytes()
-
-
 def test_unchanged_text_is_not_re_embedded(tmp_path: Path) -> None:
     embedder = CountingEmbedder()
     assert isinstance(embedder, Embedder)
     texts = ["alpha report", "beta report", "secret memo", "gamma report"]
     levels = [0, 2, 3, 1]
-    with EmbeddingCache(tmp_path / "cache.sqlite") as cache:
+    with SQLiteEmbeddingCache(tmp_path / "cache.sqlite") as cache:
         first, embedded = embed_with_cache(embedder, texts, levels, cache)
         assert embedded == 3 and "secret memo" not in embedder.seen
         assert not first[2].any()  # restricted row left as zeros

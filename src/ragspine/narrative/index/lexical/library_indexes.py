@@ -18,7 +18,6 @@ loads or builds a given index, and the others wait for it instead of building th
 from __future__ import annotations
 
 import logging
-import shutil
 import threading
 from collections.abc import Iterable, Sequence
 from enum import StrEnum
@@ -30,7 +29,8 @@ from ragspine.narrative.index.lexical import bm25
 from ragspine.narrative.index.lexical.engine import LexicalIndex
 from ragspine.narrative.index.lexical.manifest import committed_generation
 from ragspine.security import Principal, Sensitivity, max_visible_level
-from ragspine.stores.sqlite.chunks import ChunkStore, IndexRow
+from ragspine.stores.chunks import ChunkStore, IndexRow
+from ragspine.stores.indexes import IndexStorage, index_storage
 
 log = logging.getLogger("ragspine.narrative")
 
@@ -72,13 +72,13 @@ class LibraryIndexes:
     def __init__(
         self,
         store: ChunkStore,
-        index_dir: Path,
+        index_dir: IndexStorage | Path,
         *,
         k1: float = bm25.DEFAULT_K1,
         b: float = bm25.DEFAULT_B,
     ) -> None:
         self._store = store
-        self._index_dir = index_dir
+        self._storage = index_storage(index_dir)
         self._k1 = k1
         self._b = b
         self._open: dict[tuple[str, IndexFields], LexicalIndex] = {}
@@ -110,7 +110,7 @@ class LibraryIndexes:
 
     def folder(self, library_id: str, fields: IndexFields) -> Path:
         """Where the index of ``library_id`` over ``fields`` lives."""
-        return self._index_dir / library_id / f"lexical-{fields.value}"
+        return self._storage.folder(library_id, f"lexical-{fields.value}")
 
     def get(self, library_id: str, fields: IndexFields) -> LexicalIndex:
         """The index to search: the last committed one (never written by this call).
@@ -231,4 +231,4 @@ class LibraryIndexes:
         """Forget and delete every index of a library (they are rebuilt on demand)."""
         with self._lock:
             self._open = {key: index for key, index in self._open.items() if key[0] != library_id}
-        shutil.rmtree(self._index_dir / library_id, ignore_errors=True)
+        self._storage.drop(library_id)

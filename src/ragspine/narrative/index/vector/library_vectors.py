@@ -17,7 +17,6 @@ after it has committed it; a search loads the committed index and hands it on wh
 from __future__ import annotations
 
 import logging
-import shutil
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -25,12 +24,13 @@ from typing import TYPE_CHECKING, Any
 
 from ragspine.errors import ConfigError, MissingExtraError
 from ragspine.narrative.index.lexical.library_indexes import searchable
-from ragspine.stores.sqlite.chunks import ChunkStore, IndexRow
+from ragspine.stores.chunks import ChunkStore, IndexRow
+from ragspine.stores.indexes import IndexStorage, index_storage
 
 if TYPE_CHECKING:
-    from ragspine.narrative.index.embed.cache import EmbeddingCache
     from ragspine.narrative.index.embed.model import Embedder
     from ragspine.narrative.index.vector.engine import ExactVectorIndex
+    from ragspine.stores.embeddings import EmbeddingCache
 
 log = logging.getLogger("ragspine.narrative")
 
@@ -38,6 +38,8 @@ EmbedProgress = Callable[[int, int], None]
 """``(embedded, total)`` texts of the current embedding run."""
 
 CACHE_FILE = "embedding-cache.sqlite"
+VECTORS = "vectors"
+"""The name of a library's vector index folder."""
 EMBED_BATCH = 32
 
 
@@ -59,13 +61,13 @@ class LibraryVectors:
     def __init__(
         self,
         store: ChunkStore,
-        index_dir: Path,
+        index_dir: IndexStorage | Path,
         *,
         embedder_factory: Callable[[], Embedder] = default_embedder,
         ann_threshold: int | None = None,
     ) -> None:
         self._store = store
-        self._index_dir = index_dir
+        self._storage = index_storage(index_dir)
         self._factory = embedder_factory
         self._ann_threshold = ann_threshold
         self._embedder: Embedder | None = None
@@ -126,9 +128,10 @@ class LibraryVectors:
             with self._making:
                 cache = self._cache
                 if cache is None:
-                    from ragspine.narrative.index.embed.cache import EmbeddingCache
+                    from ragspine.stores.sqlite.embeddings import SQLiteEmbeddingCache
 
-                    cache = self._cache = EmbeddingCache(self._index_dir / CACHE_FILE)
+                    path = self._storage.shared_file(CACHE_FILE)
+                    cache = self._cache = SQLiteEmbeddingCache(path)
         return cache
 
     def embed(
@@ -161,7 +164,7 @@ class LibraryVectors:
 
     def folder(self, library_id: str) -> Path:
         """Where the vector index of ``library_id`` lives."""
-        return self._index_dir / library_id / "vectors"
+        return self._storage.folder(library_id, VECTORS)
 
     def _read_index(self, library_id: str) -> ExactVectorIndex:
         """The library's index as last committed, read from disk (a new object, which no other
@@ -295,4 +298,4 @@ class LibraryVectors:
         """Forget and delete the library's vector index (rebuilt on demand)."""
         with self._lock:
             self._open = {name: index for name, index in self._open.items() if name != library_id}
-        shutil.rmtree(self.folder(library_id), ignore_errors=True)
+        self._storage.drop(library_id, VECTORS)
