@@ -1,10 +1,12 @@
 """Every analyzer returns exactly what the code before the one-module refactor returned.
 
-``fixtures/analysis_equivalence.json`` was written by the pre-refactor functions (``Analyzer``,
-``terms.terms`` / ``terms.words`` / ``terms.stem``, ``postprocess.word_set``,
-``text.normalize_input``, ``extractive.numbers_in``) for the inline strings below and for real
-strings from ``../shared/data`` (stored by reference, see :mod:`real_text`; their outputs as the
-first 12 hex digits of the SHA-256 of their JSON, one list per analyzer in string order).
+``fixtures/analysis_equivalence.json`` was written (commit 2dcac72) by the pre-refactor
+functions (``Analyzer``, ``terms.terms`` / ``terms.words`` / ``terms.stem``,
+``postprocess.word_set``, ``text.normalize_input``, ``extractive.numbers_in``; now
+``routing_terms``, ``routing_words``, ``light_stem``, ``word_set``, ``match_key`` and the guard's
+``numbers_in``) for the inline strings below and for real strings from ``../shared/data``
+(stored by reference, see :mod:`real_text`; their outputs as the first 12 hex digits of the
+SHA-256 of their JSON, one list per analyzer in string order).
 """
 
 from __future__ import annotations
@@ -16,11 +18,16 @@ from pathlib import Path
 
 import pytest
 
-from ragspine.analysis import Analyzer, fold
+from ragspine.analysis import (
+    Analyzer,
+    fold,
+    light_stem,
+    match_key,
+    routing_terms,
+    routing_words,
+    word_set,
+)
 from ragspine.answer.extractive import numbers_in
-from ragspine.narrative.retrieve.postprocess import word_set
-from ragspine.terms import stem, terms, words
-from ragspine.text import normalize_input
 
 FIXTURE = Path(__file__).parent / "fixtures" / "analysis_equivalence.json"
 
@@ -52,11 +59,11 @@ ANALYZERS: dict[str, Outputs] = {
     "index_no_language": Analyzer(language=None).tokens,
     "index_german": Analyzer(language="german").tokens,
     "fold": fold,
-    "routing_terms": terms,
-    "routing_words": words,
-    "light_stem": lambda text: [stem(w) for w in words(text)],
+    "routing_terms": routing_terms,
+    "routing_words": routing_words,
+    "light_stem": lambda text: [light_stem(w) for w in routing_words(text)],
     "word_set": lambda text: sorted(word_set(text)),
-    "match_key": normalize_input,
+    "match_key": match_key,
     "numbers": numbers_in,
 }
 

@@ -15,12 +15,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from ragspine.analysis import routing_terms
 from ragspine.narrative.ingest.sentences import split_sentences as split_into_sentences
 from ragspine.narrative.retrieve.expansion import screen_snippets
 from ragspine.narrative.retrieve.snippets import Locator, Snippet, format_locator
 from ragspine.narrative.retrieve.trace import Trace, TraceBuilder
 from ragspine.security import Principal
-from ragspine.terms import terms
 
 NO_MATERIAL_TEXT = "No relevant material was found for this question."
 NUMBERS_LEFT_OUT_NOTE = (
@@ -139,7 +139,7 @@ class _Candidate:
 
 
 def _candidates(question: str, snippets: Sequence[Snippet]) -> list[_Candidate]:
-    wanted = set(terms(question))
+    wanted = set(routing_terms(question))
     pool: list[tuple[str, int, int, bool, set[str]]] = []
     seen: set[str] = set()
     for index, snippet in enumerate(snippets):
@@ -149,7 +149,7 @@ def _candidates(question: str, snippets: Sequence[Snippet]) -> list[_Candidate]:
             if not sentence or sentence in seen:
                 continue
             seen.add(sentence)
-            pool.append((sentence, index, position, in_child, set(terms(sentence))))
+            pool.append((sentence, index, position, in_child, set(routing_terms(sentence))))
     df: Counter[str] = Counter()
     for *_, sentence_terms in pool:
         df.update(sentence_terms & wanted)
