@@ -27,7 +27,7 @@ from ragspine.analysis import (
     routing_words,
     word_set,
 )
-from ragspine.answer.extractive import numbers_in
+from ragspine.answer.guard import numbers_in
 
 FIXTURE = Path(__file__).parent / "fixtures" / "analysis_equivalence.json"
 

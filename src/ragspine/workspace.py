@@ -29,7 +29,7 @@ from ragspine.structured.query import MetricResult, query_metric
 from ragspine.structured.store import WriteSummary
 
 if TYPE_CHECKING:
-    from ragspine.answer.extractive import NarrativeAnswer
+    from ragspine.answer.types import Answer as NarrativeAnswer
     from ragspine.narrative.catalog import LibrarySummary
     from ragspine.narrative.index.vector.library_vectors import EmbedProgress
     from ragspine.narrative.ingest.ingestor import IngestReport, Progress
