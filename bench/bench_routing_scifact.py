@@ -29,9 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from _beir_subset import first_documents
+from ragspine.analysis import routing_terms
 from ragspine.eval.retrieval import load_qrels, load_queries, ndcg_at_k, rank_documents
 from ragspine.narrative.retrieve.profile_router import distinctive_terms
-from ragspine.terms import terms
 from ragspine.workspace import Workspace
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"
@@ -105,7 +105,7 @@ def topic_thirds(
 def split_corpus(corpus: Path, out: Path) -> dict[str, tuple[Path, str]]:
     """Write three topic thirds of ``corpus`` as BEIR folders; name -> (folder, description)."""
     raw = [json.loads(line) for line in corpus.open(encoding="utf-8") if line.strip()]
-    docs = [(d["_id"], terms(f"{d.get('title', '')} {d.get('text', '')}")) for d in raw]
+    docs = [(d["_id"], routing_terms(f"{d.get('title', '')} {d.get('text', '')}")) for d in raw]
     labels = topic_thirds(docs)
     groups: dict[int, list[dict[str, Any]]] = defaultdict(list)
     for record, label in zip(raw, labels, strict=True):

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ragspine import Principal, Workspace
-from ragspine.answer.extractive import AnswerStatus, NarrativeAnswer
+from ragspine.answer.types import Answer, AnswerStatus
 from ragspine.narrative.retrieve.retriever import SearchResult
 from ragspine.stores.sqlite.connect import ThreadConnections, connect
 from ragspine.structured.query import MetricStatus
@@ -106,7 +106,7 @@ def _check_search(result: SearchResult, mode: str) -> None:
         assert snippet.text.strip() and snippet.text in snippet.prompt_text
 
 
-def _check_answer(answer: NarrativeAnswer) -> None:
+def _check_answer(answer: Answer) -> None:
     assert answer.status in (AnswerStatus.ANSWERED, AnswerStatus.NO_MATERIAL), answer.status
     assert [s.marker for s in answer.sources] == list(range(1, len(answer.sources) + 1))
     for source in answer.sources:

@@ -1,6 +1,6 @@
 """RAGSpine: question answering over business reports that never invents a number."""
 
-from ragspine.answer.extractive import NarrativeAnswer
+from ragspine.answer.types import Answer as NarrativeAnswer
 from ragspine.errors import RagSpineError
 from ragspine.narrative.filters.expr import Filter, parse_filter
 from ragspine.narrative.retrieve.snippets import Snippet

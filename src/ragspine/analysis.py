@@ -1,10 +1,35 @@
-"""Text analysis for lexical search: the same tokens for documents and queries.
+"""Text analysis: every way RAGSpine turns text into comparable units, in one module.
 
-Steps: Unicode NFKC, case folding, diacritic folding ("città" -> "citta"), tokenization into
-words, numbers and CJK runs; CJK runs (Chinese, Japanese kana, Korean hangul) become overlapping
-character bigrams (a lone character stays a unigram); words lose stopwords and are stemmed with
-the Snowball stemmer of the language. Numbers keep their decimal point ("3.5") and drop thousands
-separators ("1,234" -> "1234").
+Each caller takes a named analyzer from here and never tokenizes on its own. The analyzers differ
+on purpose, because each one's output is persisted or pinned (index segments and manifests,
+stored routing profiles, answers); the choices, and why they stay apart:
+
+- **Index terms** (:class:`Analyzer`, ``Analyzer(...).tokens``; the lexical index, its
+  segments and manifests). :func:`fold` (NFKC, case folding, diacritics stripped), the index
+  tokenizer (words, numbers with their decimal point and without thousands separators, CJK runs
+  as character bigrams, runs over :data:`MAX_TOKEN_CHARS` dropped), the language's stop list
+  (:data:`ragspine.stopwords.STOPWORDS`) and its Snowball stemmer (PyStemmer). Configurable per
+  index and versioned (:data:`ANALYSIS_VERSION`): changing it means rebuilding indexes.
+- **Routing terms** (:func:`routing_terms`; routing profiles in ``stores/sqlite/profiles.py`` and
+  ``narrative/retrieve/profile_router.py``, and the question/sentence overlap of the extractive
+  answer). NFKC and case folding with accents kept, the word tokenizer :func:`routing_words`
+  (letters and digits, one inner apostrophe kept: ``don't``), the short English stop list
+  :data:`ragspine.stopwords.ROUTING_STOPWORDS` and :func:`light_stem`, a light suffix stripper
+  that leaves non-English words nearly whole (``umsätze`` -> ``umsätz``). It is not Snowball:
+  library profiles stored in workspaces hold its terms, and routing decisions and extractive
+  answers are pinned by tests, so swapping in the index stemmer would change both.
+- **Word sets** (:func:`word_set`; Jaccard similarity for near-duplicate removal and MMR).
+  ``\\w+`` words (underscores kept inside), case-folded, as a set: no stemming, no stop words,
+  so two snippets count as duplicates only when their words really are the same.
+- **Match keys** (:func:`match_key`; glossary terms, filter aliases found in questions, periods,
+  section-label names, suggestions). A whole-string form for exact matching, not tokens: NFKC,
+  case folding, invisible characters dropped, white space collapsed and trimmed.
+
+Shared: every analyzer starts from Unicode NFKC and case folding; the stop lists are declared
+once, as data, in :mod:`ragspine.stopwords`; each stemmer is made once (a Snowball stemmer per
+language and configuration, the light stemmer memoised). The tokenizers are not shared because
+they do not agree (CJK bigrams and decimals for the index, inner apostrophes for routing,
+underscores for word sets): each is declared beside its analyzer.
 """
 
 from __future__ import annotations
@@ -14,12 +39,13 @@ import threading
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import Stemmer
 
 from ragspine.errors import ConfigError
-from ragspine.stopwords import stopwords_for
+from ragspine.stopwords import ROUTING_STOPWORDS, STOPWORDS
 
 ANALYSIS_VERSION = 1
 """Bumped whenever the tokens produced for the same text and options change."""
@@ -68,6 +94,13 @@ _LETTERS = str.maketrans(
     }
 )
 _CACHE_LIMIT = 1_000_000
+
+
+def stopwords_for(language: str | None) -> frozenset[str]:
+    """The folded index stop list of ``language`` (empty when there is no list for it)."""
+    if language is None:
+        return frozenset()
+    return STOPWORDS.get(language, frozenset())
 
 
 def fold(text: str) -> str:
@@ -219,3 +252,95 @@ def _languages() -> frozenset[str]:
     if not _LANGUAGES:
         _LANGUAGES = frozenset(Stemmer.algorithms())
     return _LANGUAGES
+
+
+# --- routing terms -------------------------------------------------------------------------
+
+_ROUTING_WORD = re.compile("[^\\W_]+(?:['\u2019][^\\W_]+)?")
+
+_LIGHT_SUFFIXES = (
+    "ational",
+    "ization",
+    "fulness",
+    "ousness",
+    "iveness",
+    "ations",
+    "ation",
+    "ments",
+    "ment",
+    "ness",
+    "ings",
+    "ing",
+    "ies",
+    "ied",
+    "edly",
+    "ed",
+    "es",
+    "ly",
+    "s",
+)
+
+
+@lru_cache(maxsize=1 << 18)
+def light_stem(word: str) -> str:
+    """Strip one common English suffix and a final "e", keeping a stem of at least three letters."""
+    if len(word) <= 3 or not word.isalpha():
+        return word
+    base = word
+    for suffix in _LIGHT_SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            base = word[: -len(suffix)]
+            if suffix in ("ies", "ied"):
+                base += "y"
+            elif suffix == "es" and not base.endswith(("s", "x", "z", "ch", "sh")):
+                base = word[:-1]
+            elif suffix == "s" and word.endswith(("ss", "us", "is")):
+                base = word
+            elif suffix in ("ing", "ings", "ed") and len(base) > 3 and base[-1] == base[-2]:
+                base = base[:-1]
+            break
+    if base.endswith("e") and len(base) > 4:
+        base = base[:-1]
+    return base
+
+
+def routing_words(text: str) -> list[str]:
+    """Lower-cased words of ``text`` in order (NFKC-normalised, accents kept)."""
+    return _ROUTING_WORD.findall(unicodedata.normalize("NFKC", text).casefold())
+
+
+def routing_terms(text: str) -> list[str]:
+    """Light-stemmed content words of ``text`` in order, routing stop words removed."""
+    return [light_stem(w) for w in routing_words(text) if w not in ROUTING_STOPWORDS]
+
+
+# --- word sets -----------------------------------------------------------------------------
+
+_SET_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def word_set(text: str) -> frozenset[str]:
+    """Case-folded ``\\w+`` words of ``text``, for Jaccard similarity."""
+    return frozenset(token.casefold() for token in _SET_WORD.findall(text))
+
+
+# --- match keys ----------------------------------------------------------------------------
+
+
+def _dropped_for_matching(ch: str) -> bool:
+    category = unicodedata.category(ch)
+    return category in ("Cf", "Cs") or (category == "Cc" and not ch.isspace())
+
+
+def match_key(text: str) -> str:
+    """The matching form of ``text``: NFKC, case-folded, invisible characters dropped, white
+    space collapsed to single spaces and trimmed.
+
+    Two spellings match when their match keys are equal. Never stored or shown.
+    """
+    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
+    if not folded.isascii():
+        folded = "".join(ch for ch in folded if not _dropped_for_matching(ch))
+    elif not folded.isprintable():
+        folded = "".join(ch for ch in folded if ch.isprintable() or ch.isspace())
+    return " ".join(folded.split())

@@ -1,6 +1,6 @@
 """Controlled vocabularies (metrics, entities, channels) and the fiscal calendar, from TOML.
 
-Matching is exact after normalization (:func:`ragspine.text.normalize_input`: NFKC, case folding,
+Matching is exact after normalization (:func:`ragspine.analysis.match_key`: NFKC, case folding,
 invisible characters dropped, white space collapsed) and never a guess; finding terms inside free
 text respects word boundaries, so ``cn`` never matches in ``concern``. Labels and aliases are
 stored and shown in their display form (:func:`ragspine.text.display_text`, NFC).
@@ -36,8 +36,9 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from ragspine.analysis import match_key
 from ragspine.errors import GlossaryError, quote_input
-from ragspine.text import closest, display_text, normalize_input
+from ragspine.text import closest, display_text
 
 DEFAULT_CHANNEL = "total"
 
@@ -76,11 +77,6 @@ class Term:
         return (self.code, self.label, *self.aliases)
 
 
-def normalize_term(text: str) -> str:
-    """The matching form of a term (see :func:`ragspine.text.normalize_input`)."""
-    return normalize_input(text)
-
-
 _CODE = re.compile(r"^[a-z0-9][a-z0-9_.\-]*$")
 
 
@@ -94,7 +90,7 @@ class Vocabulary:
 
     def resolve(self, raw: str) -> str | None:
         """The code ``raw`` names exactly (after normalization), else ``None``."""
-        return self.index.get(normalize_term(raw))
+        return self.index.get(match_key(raw))
 
     def suggest(self, raw: str, limit: int = 3) -> list[str]:
         """Up to ``limit`` codes whose spellings are closest to ``raw``, closest first (for the
@@ -110,7 +106,7 @@ def _build_vocabulary(term_type: TermType, terms: Iterable[Term]) -> Vocabulary:
             raise GlossaryError(f"{term_type} code {quote_input(term.code)} is defined twice")
         by_code[term.code] = term
         for spelling in term.spellings():
-            key = normalize_term(spelling)
+            key = match_key(spelling)
             if not key:
                 raise GlossaryError(f"{term_type} {quote_input(term.code)} has an empty alias")
             owner = index.setdefault(key, term.code)
@@ -126,7 +122,7 @@ def _build_vocabulary(term_type: TermType, terms: Iterable[Term]) -> Vocabulary:
 class TermHit:
     """A glossary term found inside free text.
 
-    ``start`` and ``end`` index the text's matching form, ``normalize_input(text)``.
+    ``start`` and ``end`` index the text's matching form, ``match_key(text)``.
     """
 
     type: TermType
@@ -199,7 +195,7 @@ class Glossary:
         """Every glossary term in ``text``, longest match first, on word boundaries."""
         pattern, owners = _term_pattern(self)
         hits = []
-        for match in pattern.finditer(normalize_input(text)):
+        for match in pattern.finditer(match_key(text)):
             key = " ".join(match.group(0).split())
             term_type, code = owners[key]
             hits.append(TermHit(term_type, code, match.start(), match.end()))

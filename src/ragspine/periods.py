@@ -6,7 +6,7 @@ ends, so with a fiscal year starting in October, FY2024 runs from 2023-10-01 to 
 the default January start, fiscal and calendar years coincide. Two-digit years map to 2000-2069
 (``00``-``69``) and 1970-1999 (``70``-``99``).
 
-Input is read in its matching form (:func:`ragspine.text.normalize_input`), so full-width digits
+Input is read in its matching form (:func:`ragspine.analysis.match_key`), so full-width digits
 and letters, no-break spaces and case do not matter: a full-width ``FY2024`` is ``FY2024``.
 """
 
@@ -19,8 +19,9 @@ from datetime import date
 from enum import StrEnum
 from functools import lru_cache
 
+from ragspine.analysis import match_key
 from ragspine.errors import PeriodError, quote_input
-from ragspine.text import closest, normalize_input
+from ragspine.text import closest
 
 
 class PeriodKind(StrEnum):
@@ -130,7 +131,7 @@ _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'"})
 
 
 def _normalize(raw: str) -> str:
-    return normalize_input(raw.translate(_APOSTROPHES))
+    return match_key(raw.translate(_APOSTROPHES))
 
 
 @lru_cache(maxsize=65536)

@@ -1,7 +1,10 @@
-"""Stopword lists per Snowball language, written for RAGSpine and stored already folded.
+"""Stop lists, written for RAGSpine: the data of :mod:`ragspine.analysis`.
 
-Words are lower case without diacritics because the analyzer folds text before it checks them.
-Languages without a list here are stemmed without stopword removal.
+:data:`STOPWORDS` holds the index analyzer's list per Snowball language, stored already folded
+(lower case without diacritics, because the index analyzer folds text before it checks them);
+languages without a list here are stemmed without stopword removal. :data:`ROUTING_STOPWORDS` is
+the shorter English list of the routing analyzer (:func:`ragspine.analysis.routing_terms`); the
+two stay apart because routing profiles stored in workspaces were counted with it.
 """
 
 from __future__ import annotations
@@ -53,6 +56,15 @@ je kan maar met mij naar niet nog of om ook op over te tot uit van voor was wat 
 worden zal ze zich zij zijn
 """
 
+_ROUTING = """
+a about above after again against all also am an and any are as at be because been before being
+below between both but by can could did do does doing down during each few for from further had
+has have having he her here hers him his how i if in into is it its itself just me more most my no
+nor not now of off on once only or other our ours out over own same she should so some such than
+that the their theirs them then there these they this those through to too under until up very
+was we were what when where which while who whom why will with would you your yours
+"""
+
 STOPWORDS: dict[str, frozenset[str]] = {
     "english": frozenset(_ENGLISH.split()),
     "porter": frozenset(_ENGLISH.split()),
@@ -66,8 +78,4 @@ STOPWORDS: dict[str, frozenset[str]] = {
 }
 
 
-def stopwords_for(language: str | None) -> frozenset[str]:
-    """The folded stopword set of ``language`` (empty when there is no list for it)."""
-    if language is None:
-        return frozenset()
-    return STOPWORDS.get(language, frozenset())
+ROUTING_STOPWORDS: frozenset[str] = frozenset(_ROUTING.split())

@@ -1,10 +1,10 @@
-"""Unicode rules shared by every input path: one form for matching, one for storing and showing.
+"""Unicode rules shared by every input path: one form for storing and showing, and suggestions.
 
-- **Matching** (:func:`normalize_input`): NFKC, case folding, invisible characters dropped, white
-  space collapsed. Glossary terms (TOML spellings and query values alike), periods, filter field
-  names and the words the glossary looks for in free text all go through it, so a full-width
-  ``FY2024``, a decomposed and a composed ``Café``, and ``net sales`` with a no-break space all
-  match their plain forms.
+- **Matching** is an analyzer (:func:`ragspine.analysis.match_key`: NFKC, case folding, invisible
+  characters dropped, white space collapsed). Glossary terms (TOML spellings and query values
+  alike), periods, filter field names and the words the glossary looks for in free text all go
+  through it, so a full-width ``FY2024``, a decomposed and a composed ``Café``, and ``net sales``
+  with a no-break space all match their plain forms.
 - **Storing and showing** (:func:`display_text`): NFC (canonically equal text is stored one
   way, compatibility characters such as full-width letters are kept as written), with control
   characters, bidirectional controls and other invisible format characters removed, so a title
@@ -18,29 +18,12 @@ import unicodedata
 from collections.abc import Iterable
 from difflib import SequenceMatcher
 
+from ragspine.analysis import match_key
+
 _KEEP_FORMAT = frozenset("\u200c\u200d")
 """Zero-width (non-)joiners: they shape Persian, Indic scripts and emoji and reorder nothing."""
 
 _DROP_NONCHARACTERS = frozenset("\ufffe\uffff")
-
-
-def _dropped_for_matching(ch: str) -> bool:
-    category = unicodedata.category(ch)
-    return category in ("Cf", "Cs") or (category == "Cc" and not ch.isspace())
-
-
-def normalize_input(text: str) -> str:
-    """The matching form of ``text``: NFKC, case-folded, invisible characters dropped, white
-    space collapsed to single spaces and trimmed.
-
-    Two spellings match when their matching forms are equal. Never stored or shown.
-    """
-    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
-    if not folded.isascii():
-        folded = "".join(ch for ch in folded if not _dropped_for_matching(ch))
-    elif not folded.isprintable():
-        folded = "".join(ch for ch in folded if ch.isprintable() or ch.isspace())
-    return " ".join(folded.split())
 
 
 def _display_char(ch: str) -> str:
@@ -82,17 +65,17 @@ def closest(
     """Up to ``limit`` values whose spellings are closest to ``raw``, best first.
 
     ``candidates`` are ``(spelling, value)`` pairs; a value scores as its closest spelling.
-    Closeness is :class:`difflib.SequenceMatcher` ratio between matching forms
-    (:func:`normalize_input`); values scoring below ``cutoff`` are left out; ties go to the
-    smaller value, so the result depends only on the input and the candidates.
+    Closeness is :class:`difflib.SequenceMatcher` ratio between match keys
+    (:func:`ragspine.analysis.match_key`); values scoring below ``cutoff`` are left out; ties go
+    to the smaller value, so the result depends only on the input and the candidates.
     """
-    key = normalize_input(raw)
+    key = match_key(raw)
     if not key or limit <= 0:
         return []
     matcher: SequenceMatcher[str] | None = None
     best: dict[str, float] = {}
     for spelling, value in candidates:
-        target = normalize_input(spelling)
+        target = match_key(spelling)
         total = len(key) + len(target)
         if not target or 2 * min(len(key), len(target)) / total < cutoff:
             continue  # not even a perfect overlap could reach the cutoff

@@ -29,7 +29,7 @@ from ragspine.structured.ingest import ColumnMapping, RowProgress, rows_to_facts
 from ragspine.structured.query import MetricResult, query_metric
 
 if TYPE_CHECKING:
-    from ragspine.answer.extractive import NarrativeAnswer
+    from ragspine.answer.types import Answer as NarrativeAnswer
     from ragspine.narrative.catalog import LibrarySummary
     from ragspine.narrative.index.vector.library_vectors import EmbedProgress
     from ragspine.narrative.ingest.ingestor import IngestReport, Progress

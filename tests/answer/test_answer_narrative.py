@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from ragspine import NarrativeAnswer, Workspace
-from ragspine.answer.extractive import NO_MATERIAL_TEXT, AnswerStatus, numbers_in
+from ragspine.answer.guard import numbers_in
+from ragspine.answer.types import NO_MATERIAL_TEXT, AnswerStatus
 from ragspine.cli import main
 
 REPORT = """# Annual report 2023

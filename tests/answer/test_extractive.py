@@ -16,6 +16,7 @@ from ragspine.answer import (
     answer_from_snippets,
     citation_violations,
 )
+from ragspine.answer.guard import GuardReport, numbers_in
 from ragspine.narrative.retrieve.snippets import Snippet
 from ragspine.security import Principal
 
@@ -69,7 +70,10 @@ def test_parent_sentence_with_numbers_absent_from_child_is_left_out_and_said() -
 
 
 def test_broken_extractor_without_numeric_guard_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(extractive, "numbers_supported", lambda sentence, child: True)
+    def no_guard(text: str, evidence: object) -> GuardReport:
+        return GuardReport(tuple(numbers_in(text)), ())
+
+    monkeypatch.setattr(extractive, "check_numbers", no_guard)
     answer = answer_from_snippets("What happened to revenue in APAC?", SNIPPETS)
     assert "fell 7%" in answer.text
     assert (1, "7") in citation_violations(answer, SNIPPETS)

@@ -100,7 +100,7 @@ def test_headings_matched_by_split_path_are_caught(
 
 
 def _old_name_rule(name: str) -> str:
-    """Section names compared before ``normalize_input``: NFKC and case folding only, so
+    """Section names compared before ``match_key``: NFKC and case folding only, so
     invisible characters count."""
     return " ".join(unicodedata.normalize("NFKC", name).casefold().split())
 

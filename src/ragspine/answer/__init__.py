@@ -1,21 +1,28 @@
-"""Answers: the offline extractive narrative answer and its numeric guard."""
+"""Answers: the shared answer shape, the numeric guard and the offline extractive answer."""
 
 from __future__ import annotations
 
-from ragspine.answer.extractive import (
+from ragspine.answer.extractive import answer_from_snippets
+from ragspine.answer.guard import GuardReport, check_numbers, citation_violations, numbers_in
+from ragspine.answer.types import (
     NO_MATERIAL_TEXT,
+    Answer,
     AnswerStatus,
-    NarrativeAnswer,
-    NarrativeSource,
-    answer_from_snippets,
-    citation_violations,
+    FactKey,
+    Source,
+    SourceKind,
 )
 
 __all__ = [
     "NO_MATERIAL_TEXT",
+    "Answer",
     "AnswerStatus",
-    "NarrativeAnswer",
-    "NarrativeSource",
+    "FactKey",
+    "GuardReport",
+    "Source",
+    "SourceKind",
     "answer_from_snippets",
+    "check_numbers",
     "citation_violations",
+    "numbers_in",
 ]

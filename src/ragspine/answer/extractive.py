@@ -1,9 +1,10 @@
-"""The offline extractive answer of the narrative route, with citations and a numeric guard.
+"""The offline extractive answer of the narrative route: cited, checked by the numeric guard.
 
 Sentences are taken from the snippets' ``prompt_text`` by lexical overlap with the question
-(IDF-weighted, deterministic, ties by snippet order then chunk id). Each sentence is followed by
-a marker ``[n]`` naming the child chunk it came with. A sentence whose numbers do not all appear
-in that child chunk's own ``text`` is left out, and the answer says so (contract 2).
+(routing terms, IDF-weighted, deterministic, ties by snippet order then chunk id). Each sentence
+is followed by a marker ``[n]`` naming the child chunk it came with. The numeric guard
+(:mod:`ragspine.answer.guard`) checks each sentence against that child chunk's own ``text``; a
+sentence it does not pass is left out, and the answer says so (contract 2).
 """
 
 from __future__ import annotations
@@ -12,99 +13,25 @@ import math
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from enum import StrEnum
+from dataclasses import dataclass
 
+from ragspine.analysis import routing_terms
+from ragspine.answer.guard import check_numbers
+from ragspine.answer.types import Answer, AnswerStatus, Source
 from ragspine.narrative.ingest.sentences import split_sentences as split_into_sentences
 from ragspine.narrative.retrieve.expansion import screen_snippets
-from ragspine.narrative.retrieve.snippets import Locator, Snippet, format_locator
+from ragspine.narrative.retrieve.snippets import Snippet
 from ragspine.narrative.retrieve.trace import Trace, TraceBuilder
 from ragspine.security import Principal
-from ragspine.terms import terms
 
-NO_MATERIAL_TEXT = "No relevant material was found for this question."
+ROUTE = "narrative"
 NUMBERS_LEFT_OUT_NOTE = (
     "Some sentences were left out because their numbers do not appear in the cited passage."
 )
 DEFAULT_MAX_SENTENCES = 3
 
 _PARAGRAPH_RE = re.compile(r"\n\s*\n")
-_NUMBER_RE = re.compile(r"[0-9]+(?:[.,][0-9]+)*")
 _REFERENCE_RE = re.compile(r"\s*\[[0-9][0-9,\s\u2013-]*\]")
-_MARKED_RE = re.compile(r"(.+?) \[([0-9]+)\](?: |$)", re.DOTALL)
-
-
-class AnswerStatus(StrEnum):
-    """Whether the narrative route found material to answer from."""
-
-    ANSWERED = "answered"
-    NO_MATERIAL = "no_material"
-
-
-@dataclass(frozen=True, slots=True)
-class NarrativeSource:
-    """One citation: the child chunk behind marker ``[marker]``."""
-
-    marker: int
-    chunk_id: str
-    doc_id: str
-    library_id: str
-    source_locator: Locator
-    parent_locator: Locator | None
-
-
-@dataclass(frozen=True, slots=True)
-class NarrativeAnswer:
-    """A cited narrative answer."""
-
-    route: str = "narrative"
-    status: AnswerStatus = AnswerStatus.NO_MATERIAL
-    text: str = NO_MATERIAL_TEXT
-    sources: tuple[NarrativeSource, ...] = ()
-    trace: Trace = field(default_factory=Trace)
-    notes: tuple[str, ...] = ()
-
-    def to_dict(self, *, timings: bool = True) -> dict[str, object]:
-        """A JSON-ready form (``timings=False`` zeroes the trace timings for exact comparisons)."""
-        trace = self.trace if timings else self.trace.without_timings()
-        return {
-            "route": self.route,
-            "status": self.status.value,
-            "text": self.text,
-            "sources": [
-                {
-                    "marker": s.marker,
-                    "chunk_id": s.chunk_id,
-                    "doc_id": s.doc_id,
-                    "library_id": s.library_id,
-                    "source_locator": _plain(s.source_locator),
-                    "parent_locator": _plain(s.parent_locator),
-                }
-                for s in self.sources
-            ],
-            "notes": list(self.notes),
-            "trace": trace.to_dict(),
-        }
-
-    def render(self) -> str:
-        """The answer text followed by its numbered sources, for a terminal."""
-        lines = [self.text]
-        if self.sources:
-            lines.append("")
-            lines.append("Sources:")
-            for s in self.sources:
-                parent = (
-                    f" (section {format_locator(s.parent_locator)})" if s.parent_locator else ""
-                )
-                lines.append(
-                    f"[{s.marker}] {s.library_id} / {s.doc_id} / {s.chunk_id}: "
-                    f"{format_locator(s.source_locator)}{parent}"
-                )
-        return "\n".join(lines)
-
-
-def _plain(locator: Locator | None) -> object:
-    return locator if locator is None or isinstance(locator, str) else dict(locator)
 
 
 def split_sentences(text: str) -> list[str]:
@@ -118,17 +45,6 @@ def split_sentences(text: str) -> list[str]:
     ]
 
 
-def numbers_in(text: str) -> list[str]:
-    """The numbers written in ``text``, thousands separators removed."""
-    return [match.replace(",", "") for match in _NUMBER_RE.findall(text)]
-
-
-def numbers_supported(sentence: str, child_text: str) -> bool:
-    """Whether every number in ``sentence`` also appears in ``child_text``."""
-    available = set(numbers_in(child_text))
-    return all(number in available for number in numbers_in(sentence))
-
-
 @dataclass(frozen=True, slots=True)
 class _Candidate:
     sentence: str
@@ -139,7 +55,7 @@ class _Candidate:
 
 
 def _candidates(question: str, snippets: Sequence[Snippet]) -> list[_Candidate]:
-    wanted = set(terms(question))
+    wanted = set(routing_terms(question))
     pool: list[tuple[str, int, int, bool, set[str]]] = []
     seen: set[str] = set()
     for index, snippet in enumerate(snippets):
@@ -149,7 +65,7 @@ def _candidates(question: str, snippets: Sequence[Snippet]) -> list[_Candidate]:
             if not sentence or sentence in seen:
                 continue
             seen.add(sentence)
-            pool.append((sentence, index, position, in_child, set(terms(sentence))))
+            pool.append((sentence, index, position, in_child, set(routing_terms(sentence))))
     df: Counter[str] = Counter()
     for *_, sentence_terms in pool:
         df.update(sentence_terms & wanted)
@@ -178,7 +94,7 @@ def answer_from_snippets(
     max_sentences: int = DEFAULT_MAX_SENTENCES,
     principal: Principal | None = None,
     trace: Trace | None = None,
-) -> NarrativeAnswer:
+) -> Answer:
     """The extractive answer to ``question`` from ``snippets`` (best first), with citations.
 
     With ``principal`` given, snippets it may not see are dropped before anything is read.
@@ -193,7 +109,8 @@ def answer_from_snippets(
         for candidate in pool:
             if len(chosen) >= max_sentences:
                 break
-            if numbers_supported(candidate.sentence, snippets[candidate.snippet_index].text):
+            guard = check_numbers(candidate.sentence, (snippets[candidate.snippet_index].text,))
+            if guard.supported:
                 chosen.append(candidate)
             else:
                 left_out += 1
@@ -204,10 +121,10 @@ def answer_from_snippets(
     built = builder.build()
     full_trace = trace.merged(built) if trace is not None else built
     if not chosen:
-        return NarrativeAnswer(trace=full_trace, notes=notes)
+        return Answer(ROUTE, trace=full_trace, notes=notes)
 
     markers: dict[tuple[str, str], int] = {}
-    sources: list[NarrativeSource] = []
+    sources: list[Source] = []
     parts: list[str] = []
     for candidate in chosen:
         snippet = snippets[candidate.snippet_index]
@@ -215,8 +132,8 @@ def answer_from_snippets(
         if key not in markers:
             markers[key] = len(markers) + 1
             sources.append(
-                NarrativeSource(
-                    marker=markers[key],
+                Source.of_chunk(
+                    markers[key],
                     chunk_id=snippet.chunk_id,
                     doc_id=snippet.doc_id,
                     library_id=snippet.library_id,
@@ -228,42 +145,11 @@ def answer_from_snippets(
     text = " ".join(parts)
     if notes:
         text = f"{text}\n\n{' '.join(notes)}"
-    return NarrativeAnswer(
+    return Answer(
+        ROUTE,
         status=AnswerStatus.ANSWERED,
         text=text,
         sources=tuple(sources),
         trace=full_trace,
         notes=notes,
     )
-
-
-def citation_violations(
-    answer: NarrativeAnswer, snippets: Sequence[Snippet]
-) -> list[tuple[int, str]]:
-    """``(marker, number)`` pairs where a cited sentence holds a number its child chunk lacks.
-
-    Also reports a marker that names no source, or a source that is not one of ``snippets``'
-    child chunks, as ``(marker, "")``. An empty list means every citation holds up.
-    """
-    if answer.status is not AnswerStatus.ANSWERED:
-        return [] if not numbers_in(answer.text) else [(0, n) for n in numbers_in(answer.text)]
-    children = {(s.library_id, s.chunk_id): s.text for s in snippets}
-    by_marker = {source.marker: source for source in answer.sources}
-    body = answer.text
-    for note in answer.notes:
-        body = body.replace(note, "")
-    body = body.strip()
-    violations: list[tuple[int, str]] = []
-    covered = 0
-    for match in _MARKED_RE.finditer(body):
-        covered = match.end()
-        marker = int(match.group(2))
-        source = by_marker.get(marker)
-        child_text = children.get((source.library_id, source.chunk_id)) if source else None
-        if child_text is None:
-            violations.append((marker, ""))
-            continue
-        available = set(numbers_in(child_text))
-        violations.extend((marker, n) for n in numbers_in(match.group(1)) if n not in available)
-    violations.extend((0, n) for n in numbers_in(body[covered:]))
-    return violations

@@ -3,7 +3,7 @@
 A document's sidecar may give sections a higher sensitivity by heading name
 (``section_sensitivity``). A *name* is then as sensitive as the most sensitive section it
 names: a heading or a title equal to such a heading carries that section's level. Names are
-compared in their matching form (:func:`ragspine.text.normalize_input`: NFKC, case folding,
+compared in their matching form (:func:`ragspine.analysis.match_key`: NFKC, case folding,
 invisible characters such as soft hyphens and zero-width spaces dropped, whitespace collapsed),
 the sidecar key and the heading alike; a key that names no heading of its document fails that
 document (:func:`unmatched_names`), so a typo never leaves a section public. The rule, applied
@@ -26,8 +26,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import PurePath
 from typing import Any
 
+from ragspine.analysis import match_key
 from ragspine.security import Sensitivity
-from ragspine.text import normalize_input
 
 SectionLevels = Sequence[tuple[str, int]]
 """``(heading name, level)`` pairs from a document's ``section_sensitivity`` sidecar entry."""
@@ -37,9 +37,9 @@ MaySee = Callable[[int], bool]
 
 
 def normalize_name(name: str) -> str:
-    """The form names are compared in: :func:`ragspine.text.normalize_input` (NFKC, case-folded,
+    """The form names are compared in: :func:`ragspine.analysis.match_key` (NFKC, case-folded,
     invisible characters dropped, whitespace collapsed and trimmed)."""
-    return normalize_input(name)
+    return match_key(name)
 
 
 def unmatched_names(names: Iterable[str], headings: Iterable[str]) -> list[str]:

@@ -129,7 +129,7 @@ def query_metric(
     """Look up one fact; see :class:`MetricStatus` for the three outcomes.
 
     Metric, entity and channel match glossary spellings in their matching form
-    (:func:`ragspine.text.normalize_input`); suggestions for an unrecognized one come from the
+    (:func:`ragspine.analysis.match_key`); suggestions for an unrecognized one come from the
     glossary or the period grammar only, never from stored facts.
     """
     metric_code = glossary.metrics.resolve(metric)

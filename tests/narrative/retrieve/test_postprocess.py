@@ -9,12 +9,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ragspine.analysis import word_set
 from ragspine.errors import ConfigError
 from ragspine.narrative.retrieve.postprocess import (
     mmr_order,
     remove_near_duplicates,
     similarity_matrix,
-    word_set,
 )
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import itertools
 import json
 
+from ragspine.analysis import light_stem, routing_terms
 from ragspine.narrative.retrieve.trace import Trace, TraceBuilder
-from ragspine.terms import stem, terms
 
 
 def test_builder_records_stages_routing_and_timings() -> None:
@@ -40,6 +40,10 @@ def test_builder_records_stages_routing_and_timings() -> None:
 
 
 def test_terms_stem_and_drop_stop_words() -> None:
-    assert terms("The revenues of the Growing markets") == ["revenu", "grow", "market"]
-    assert stem("studies") == "study" and stem("classes") == "class" and stem("status") == "status"
-    assert terms("Umsätze im Jahr 2024") == ["umsätz", "im", "jahr", "2024"]
+    assert routing_terms("The revenues of the Growing markets") == ["revenu", "grow", "market"]
+    assert (
+        light_stem("studies") == "study"
+        and light_stem("classes") == "class"
+        and light_stem("status") == "status"
+    )
+    assert routing_terms("Umsätze im Jahr 2024") == ["umsätz", "im", "jahr", "2024"]

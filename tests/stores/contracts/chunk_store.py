@@ -10,7 +10,8 @@ for SQLite; a future PostgreSQL backend reuses the whole suite the same way::
             ...
 
 Every expected result is computed in plain Python from what the test wrote (visibility from the
-levels written, filters with :meth:`Filter.matches`, term counts with :func:`ragspine.terms.terms`),
+levels written, filters with :meth:`Filter.matches`, term counts with
+:func:`ragspine.analysis.routing_terms`),
 never hard-coded. The backend modules also run chosen tests against deliberately broken
 subclasses, marked ``xfail(strict=True)``, so a test that stops catching its bug fails.
 """
@@ -28,6 +29,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from narrative.filters.strategies import filters, metadata
+from ragspine.analysis import routing_terms as terms
 from ragspine.errors import ConfigError, QueryError
 from ragspine.narrative.filters.expr import Filter, parse_filter
 from ragspine.security import Sensitivity
@@ -40,7 +42,6 @@ from ragspine.stores.chunks import (
     StoredChunk,
     StoredDocument,
 )
-from ragspine.terms import terms
 
 LEVELS = tuple(Sensitivity)
 

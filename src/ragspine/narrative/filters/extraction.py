@@ -2,7 +2,7 @@
 
 Given controlled vocabularies per metadata field (for example the glossary's entities:
 ``{"region": {"emea": "EMEA", "europe": "EMEA", "asia pacific": "APAC"}}``), every alias found in
-the question on word boundaries (exact after :func:`ragspine.text.normalize_input`, the
+the question on word boundaries (exact after :func:`ragspine.analysis.match_key`, the
 normalization glossary matching uses; never a guess) becomes a condition on its field: one value
 gives ``eq``, several give ``in``. Extra extractors (such as a period parser) may add conditions
 of their own.
@@ -14,8 +14,8 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from ragspine.analysis import match_key
 from ragspine.narrative.filters.expr import Condition, Filter, Op, Scalar, all_of
-from ragspine.text import normalize_input
 
 Extractor = Callable[[str], Iterable[Condition]]
 
@@ -42,13 +42,13 @@ def extract_filter(
     extractors: Sequence[Extractor] = (),
 ) -> ExtractedFilter:
     """Conditions for every vocabulary alias in ``question``, ANDed across fields."""
-    text = normalize_input(question)
+    text = match_key(question)
     found: list[tuple[int, str, str, Scalar]] = []
     for field in sorted(vocabularies):
         aliases = sorted(vocabularies[field].items(), key=lambda item: (-len(item[0]), item[0]))
         taken: list[tuple[int, int]] = []
         for alias, value in aliases:
-            needle = normalize_input(alias)
+            needle = match_key(alias)
             if not needle:
                 continue
             pattern = re.compile(rf"(?<!\w){re.escape(needle)}(?!\w)")

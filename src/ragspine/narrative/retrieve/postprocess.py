@@ -8,12 +8,12 @@ from token sets (Jaccard); pass exactly one.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence, Set
 from typing import TypeVar
 
 import numpy as np
 
+from ragspine.analysis import word_set
 from ragspine.errors import ConfigError
 from ragspine.narrative.retrieve.expansion import Postprocessor, PostprocessStep, deduplicate
 from ragspine.narrative.retrieve.snippets import Snippet
@@ -22,12 +22,6 @@ T = TypeVar("T")
 
 DEFAULT_VECTOR_DUPLICATE = 0.95
 DEFAULT_TOKEN_DUPLICATE = 0.9
-_WORD = re.compile(r"\w+", re.UNICODE)
-
-
-def word_set(text: str) -> frozenset[str]:
-    """Lower-cased word tokens of ``text``, for Jaccard similarity."""
-    return frozenset(token.casefold() for token in _WORD.findall(text))
 
 
 def similarity_matrix(

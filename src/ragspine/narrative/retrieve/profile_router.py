@@ -14,10 +14,10 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from ragspine.analysis import routing_terms
 from ragspine.errors import ConfigError
 from ragspine.narrative.retrieve.routing import LibraryScore
 from ragspine.stores.chunks import ChunkStore
-from ragspine.terms import terms
 
 
 def id_words(library_id: str) -> str:
@@ -42,7 +42,7 @@ def distinctive_terms(
         counts: Counter[str] = Counter()
         size = 0
         for text in texts:
-            counts.update(set(terms(text)))
+            counts.update(set(routing_terms(text)))
             size += 1
         df[library_id] = counts
         sizes[library_id] = size
@@ -78,7 +78,7 @@ class LibraryProfile:
         """Count the terms of a library's chunk texts."""
         counts: Counter[str] = Counter()
         for text in texts:
-            counts.update(terms(text))
+            counts.update(routing_terms(text))
         return cls(library_id, dict(sorted(counts.items())))
 
     @classmethod
@@ -144,7 +144,7 @@ class ProfileRouter:
         for profile in profiles:
             counts = Counter(profile.term_counts)
             text = (descriptions or {}).get(profile.library_id, "")
-            for term in terms(f"{id_words(profile.library_id)} {text}"):
+            for term in routing_terms(f"{id_words(profile.library_id)} {text}"):
                 counts[term] += description_weight
             self._counts.append(counts)
         self._lengths = [sum(c.values()) for c in self._counts]
@@ -157,7 +157,7 @@ class ProfileRouter:
 
     def scores(self, question: str) -> list[LibraryScore]:
         """Every library's score for ``question``, best first (ties by registered order)."""
-        query = [t for t in terms(question) if self._background.get(t)]
+        query = [t for t in routing_terms(question) if self._background.get(t)]
         results: list[tuple[float, int]] = []
         for index, (counts, length) in enumerate(zip(self._counts, self._lengths, strict=True)):
             score = 0.0
@@ -171,7 +171,7 @@ class ProfileRouter:
 
     def route(self, question: str) -> list[str]:
         """The picked library ids, in registered order (empty when no term is known)."""
-        if not any(self._background.get(t) for t in terms(question)):
+        if not any(self._background.get(t) for t in routing_terms(question)):
             return []
         scored = self.scores(question)
         best = scored[0].score

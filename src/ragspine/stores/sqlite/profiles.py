@@ -12,7 +12,7 @@ import sqlite3
 from collections import Counter
 from collections.abc import Iterable, Mapping
 
-from ragspine.terms import terms
+from ragspine.analysis import routing_terms
 
 PROFILE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS narrative_profiles (
@@ -37,7 +37,7 @@ def count_terms(rows: Iterable[tuple[int, str]]) -> dict[int, Counter[str]]:
     """Term counts per sensitivity level of ``(level, text)`` rows."""
     counts: dict[int, Counter[str]] = {}
     for level, text in rows:
-        counts.setdefault(int(level), Counter()).update(terms(text))
+        counts.setdefault(int(level), Counter()).update(routing_terms(text))
     return counts
 
 
