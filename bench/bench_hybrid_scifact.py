@@ -81,7 +81,7 @@ def main() -> None:
         )
         seconds = time.perf_counter() - started
         chunks = ws.describe_library("scifact")["chunks"]
-        embedded = ws.narrative.vectors.embedded
+        embedded = ws.vector_indexes.embedded
         print(
             f"ingest in hybrid mode (vectors on): {seconds:.1f} s for {chunks} chunks, "
             f"{embedded} embedded ({embedded / seconds:.2f} chunks/s end to end); "

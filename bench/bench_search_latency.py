@@ -92,8 +92,7 @@ def run_ours(chunks: int, query_count: int) -> dict[str, float]:
             )
             for i in range(chunks)
         )
-        narrative = ws.narrative
-        narrative._ingestor.ingest_sources("synthetic", sources, batch_size=5000)
+        ws.library_writer.ingest_sources("synthetic", sources, batch_size=5000)
         ws.search("warm up", top_k=10)
         build = time.perf_counter() - started
         qs = queries(query_count)

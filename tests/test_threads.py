@@ -241,7 +241,7 @@ def test_closing_a_shared_workspace_closes_every_threads_connection(tmp_path: Pa
     def read() -> None:
         ws.search("revenue", top_k=TOP_K)
         ws.query_metric("revenue", "acme", "FY2023", principal=INTERNAL)
-        opened.append(ws.narrative.store._db)
+        opened.append(ws.chunks._db)
         opened.append(ws.facts._conn)
 
     threads = [threading.Thread(target=read) for _ in range(3)]
@@ -262,7 +262,7 @@ def test_closing_a_shared_workspace_closes_every_threads_connection(tmp_path: Pa
 
 def test_a_writers_open_transaction_is_invisible_to_other_threads(tmp_path: Path) -> None:
     with Workspace.init(tmp_path / "ws") as ws:
-        store = ws.narrative.store
+        store = ws.chunks
         inside, checked = threading.Event(), threading.Event()
 
         def write() -> None:

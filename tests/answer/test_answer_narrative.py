@@ -47,7 +47,7 @@ def _cited_sentences(answer: NarrativeAnswer) -> list[tuple[str, int]]:
 
 
 def test_every_citation_points_at_a_child_holding_its_numbers(ws: Workspace) -> None:
-    store = ws.narrative.store
+    store = ws.chunks
     for question in ("How much did revenue rise in 2023?", "What margin is expected?", "dividend"):
         answer = ws.answer_narrative(question)
         assert answer.status is AnswerStatus.ANSWERED

@@ -88,12 +88,14 @@ def test_public_api_is_pinned() -> None:
 
     assert sorted(ragspine.__all__) == sorted(
         [
+            "AnswerOptions",
             "Filter",
             "MetricResult",
             "MetricStatus",
             "NarrativeAnswer",
             "Principal",
             "RagSpineError",
+            "SearchOptions",
             "Sensitivity",
             "Snippet",
             "Workspace",

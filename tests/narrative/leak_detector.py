@@ -138,7 +138,7 @@ def build_workspace(root: Path, word: str, *, extra_hidden: bool) -> None:
 def _open(path: Path) -> Workspace:
     """The workspace at ``path``, embedding with the deterministic test embedder."""
     ws = Workspace.open(path)
-    ws.narrative.vectors.use_embedder(HashingEmbedder())
+    ws.vector_indexes.use_embedder(HashingEmbedder())
     return ws
 
 

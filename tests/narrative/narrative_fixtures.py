@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ragspine.narrative.retrieve.expansion import ParentSection, Passage, SentenceWindow
-from ragspine.narrative.retrieve.snippets import ChunkRecord, Hit
+from ragspine.narrative.retrieve.snippets import ChunkRecord, LibraryHit
 from ragspine.security import Sensitivity
 
 SECRET = "SECRET-MERGER-ALPHA"
@@ -141,6 +141,8 @@ class LeakySource:
         return {c: WINDOWS[c] for c in chunk_ids if c in WINDOWS}
 
 
-def leaky_search(library_id: str, question: str, top_k: int) -> list[Hit]:
+def leaky_search(library_id: str, question: str, top_k: int) -> list[LibraryHit]:
     """Ignores visibility and filters: returns every chunk of the library."""
-    return [Hit(c.chunk_id, 1.0, library_id) for c in CHUNKS if c.library_id == library_id][:top_k]
+    return [LibraryHit(c.chunk_id, 1.0, library_id) for c in CHUNKS if c.library_id == library_id][
+        :top_k
+    ]

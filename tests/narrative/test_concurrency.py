@@ -89,7 +89,7 @@ def _synthetic(count: int, seed: int, prefix: str) -> list[dict[str, str]]:
 
 def _state(ws: Workspace, library: str) -> dict[str, object]:
     """Everything a search depends on, independent of chunk keys and write order."""
-    store = ws.narrative.store
+    store = ws.chunks
     chunk_ids = {
         key: ids.chunk_id
         for key, ids in store.chunk_ids([row.key for row in store.index_rows(library)]).items()
@@ -97,7 +97,7 @@ def _state(ws: Workspace, library: str) -> dict[str, object]:
     state: dict[str, object] = {"counts": ws.describe_library(library)}
     generation = store.generation(library)
     for fields in MAINTAINED_FIELDS:
-        index = ws.narrative.indexes.get(library, fields)
+        index = ws.lexical_indexes.get(library, fields)
         assert index.generation == generation, f"{fields} index is not current"
         assert len(index) == len(chunk_ids), f"{fields} index misses chunks"
         state[fields.value] = len(index)
@@ -112,8 +112,8 @@ def _rankings(ws: Workspace, library: str, queries: dict[str, str]) -> dict[str,
     Chunk keys (the index's own tie-break) depend on which writer ran first, so 50 hits are
     fetched and re-sorted by doc id before the cut.
     """
-    store = ws.narrative.store
-    index = ws.narrative.indexes.get(library, MAINTAINED_FIELDS[0])
+    store = ws.chunks
+    index = ws.lexical_indexes.get(library, MAINTAINED_FIELDS[0])
     level = max_visible_level(Principal.of("confidential"))
     result = {}
     for qid, text in queries.items():
@@ -347,7 +347,7 @@ def test_a_writer_killed_between_its_commits_is_repaired_by_the_next(tmp_path: P
     assert subprocess.run([sys.executable, "-c", script, str(ws_path), str(second)]).returncode == 9
     ws = Workspace.open(ws_path, create=False)
     assert ws.describe_library("lib")["documents"] == 200
-    stale = ws.narrative.indexes.get("lib", MAINTAINED_FIELDS[0])
+    stale = ws.lexical_indexes.get("lib", MAINTAINED_FIELDS[0])
     assert len(stale) == 100  # readers keep the last committed index
     corpus = write_beir_corpus(tmp_path / "c2", _synthetic(10, 7, "n"))
     ws.ingest_beir(corpus, library="lib")

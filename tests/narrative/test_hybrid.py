@@ -28,7 +28,7 @@ TOPICS = ["revenue growth", "supply chain", "board meeting", "cloud platform", "
 
 def _open(path: Path, embedder: HashingEmbedder) -> Workspace:
     ws = Workspace.open(path)
-    ws.narrative.vectors.use_embedder(embedder)
+    ws.vector_indexes.use_embedder(embedder)
     return ws
 
 
@@ -117,11 +117,11 @@ def test_restricted_chunks_never_reach_vectors_or_results(
     ws = _open(workspace_dir, embedder)
     ws.ingest_documents([_reports(tmp_path)], library="r", vectors=True)
     assert not any("Zanzibar" in text for text in embedder.calls)  # never embedded
-    restricted_key = ws.narrative.store.keys_of(["r:secret.txt#0"])["r:secret.txt#0"]
-    folder = ws.narrative.vectors.folder("r")
+    restricted_key = ws.chunks.keys_of(["r:secret.txt#0"])["r:secret.txt#0"]
+    folder = ws.vector_indexes.folder("r")
     stored_keys = np.concatenate([np.load(p) for p in folder.glob("keys-*.npy")])
     assert restricted_key not in stored_keys and len(stored_keys) == 2
-    cache = ws.narrative.vectors._embedding_cache()
+    cache = ws.vector_indexes._embedding_cache()
     secret_text = "secret\nZanzibar merger revenue Europe plan."
     assert not cache.get_many([content_hash(secret_text)], embedder.model_id)
     assert len(cache) == 2
@@ -146,8 +146,8 @@ def test_unchanged_reingest_does_not_embed_again(workspace_dir: Path, tmp_path: 
     assert embedder.calls[2:] == ["budget\nThe budget for Asia shrank."]
     # A fresh workspace object, and an index rebuilt from scratch, reuse the cache.
     again = _open(workspace_dir, embedder)
-    assert again.reembed("r") == len(again.narrative.vectors.get("r"))
-    assert "r/vectors" in again.narrative.vectors.rebuilt
+    assert again.reembed("r") == len(again.vector_indexes.get("r"))
+    assert "r/vectors" in again.vector_indexes.rebuilt
     assert len(embedder.calls) == 3  # every chunk came from the cache
     result = again.search("budget Asia", mode="hybrid", libraries=["r"])
     assert result.snippets[0].doc_id == "budget.txt"
@@ -175,7 +175,7 @@ def test_model_change_is_detected_and_reembed_fixes_it(workspace_dir: Path, tmp_
     docs = _reports(tmp_path)
     ws.ingest_documents([docs], library="r", vectors=True)
     other = HashingEmbedder(model_id="hash-b", dim=32)
-    ws.narrative.vectors.use_embedder(other)
+    ws.vector_indexes.use_embedder(other)
     with pytest.raises(StoreError, match=r"ragspine reembed --library r"):
         ws.search("revenue", mode="hybrid")
     chunks = ws.describe_library("r")["chunks"]
@@ -267,7 +267,7 @@ def test_eval_retrieval_in_vector_and_hybrid_modes(
 def test_turning_vectors_off_deletes_them(workspace_dir: Path, tmp_path: Path) -> None:
     ws = _open(workspace_dir, HashingEmbedder())
     ws.ingest_documents([_reports(tmp_path)], library="r", vectors=True)
-    folder = ws.narrative.vectors.folder("r")
+    folder = ws.vector_indexes.folder("r")
     assert (folder / "meta.json").exists()
     assert ws.set_library_vectors("r", False).vectors is False
     assert not folder.exists()

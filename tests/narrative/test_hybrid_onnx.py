@@ -71,8 +71,8 @@ def test_unchanged_reingest_embeds_nothing_with_the_real_model(tmp_path: Path) -
         (folder / name).write_text(text, encoding="utf-8")
     ws = Workspace.open(tmp_path / "ws")
     ws.ingest_documents([folder], library="news", vectors=True)
-    assert ws.narrative.vectors.embedded == 4
+    assert ws.vector_indexes.embedded == 4
     ws.ingest_documents([folder], library="news")
-    assert ws.narrative.vectors.embedded == 4
+    assert ws.vector_indexes.embedded == 4
     hits = ws.search("lending costs went up", mode="hybrid", top_k=1).snippets
     assert hits[0].doc_id == "rates.txt"

@@ -79,7 +79,7 @@ def test_a_restricted_first_heading_is_not_the_title_of_public_chunks(
 ) -> None:
     ws = Workspace.open(workspace_dir)
     ws.ingest_documents([_titled_doc(tmp_path / "docs")], library="r")
-    store = ws.narrative.store
+    store = ws.chunks
     chunks = sorted(
         store.chunks_by_key(store.chunk_keys("r", "report.md")).values(), key=lambda c: c.key
     )
@@ -94,7 +94,7 @@ def test_a_restricted_first_heading_is_not_the_title_of_public_chunks(
         assert ws.search("bonus", mode=mode, principal=Principal.of("internal")).snippets
     (hit,) = ws.search("budget").snippets
     assert (hit.title, hit.heading) == ("report", "Budget overview")
-    assert "zebra7731" not in ws.narrative.store.term_counts("r", 2)
+    assert "zebra7731" not in ws.chunks.term_counts("r", 2)
 
 
 def test_a_leaky_title_rule_is_caught(
@@ -188,7 +188,7 @@ def test_a_section_key_matches_its_heading_however_the_heading_is_spelled(
     report = ws.ingest_documents([docs], library="r")
     assert [o.status for o in report.outcomes] == [IngestStatus.ADDED]
     assert ws.search("zwsword").snippets == ()
-    store = ws.narrative.store
+    store = ws.chunks
     chunks = sorted(
         store.chunks_by_key(store.chunk_keys("r", "plan.md")).values(), key=lambda c: c.key
     )
@@ -211,7 +211,7 @@ def test_a_section_key_naming_no_heading_fails_the_document(
     assert outcome.status is IngestStatus.FAILED
     assert "section_sensitivity names no heading of the document: 'Typo secton'" in outcome.reason
     assert "(its headings: 'Plan', 'Salary Review')" in outcome.reason
-    assert ws.narrative.store.document("r", "plan.md") is None  # nothing of it is written
+    assert ws.chunks.document("r", "plan.md") is None  # nothing of it is written
     assert ws.search("overview").snippets == ()
 
 
@@ -276,7 +276,7 @@ def test_a_v1_store_is_upgraded_in_place_and_screened(workspace_dir: Path, tmp_p
     (docs / "notes.txt").write_text("Budget notes for everyone.\n", encoding="utf-8")
     ws = Workspace.open(workspace_dir)
     ws.ingest_documents([docs], library="r")
-    generation = ws.narrative.store.generation("r")
+    generation = ws.chunks.generation("r")
     ws.close()
     _downgrade_to_v1(workspace_dir / "workspace.sqlite", f"{SECRET} Plan")
     for manifest in (workspace_dir / "indexes" / "r").glob("lexical-*/lexical.json"):
@@ -284,7 +284,7 @@ def test_a_v1_store_is_upgraded_in_place_and_screened(workspace_dir: Path, tmp_p
         manifest.write_text(json.dumps({**old, "version": 1}))
 
     upgraded = Workspace.open(workspace_dir)
-    store = upgraded.narrative.store
+    store = upgraded.chunks
     assert store.generation("r") == generation + 1  # the indexes are rebuilt from the new rows
     titles = {
         (c.doc_id, c.title)
@@ -296,7 +296,7 @@ def test_a_v1_store_is_upgraded_in_place_and_screened(workspace_dir: Path, tmp_p
     assert titles == {("report.md", "report"), ("notes.txt", f"{SECRET} Plan")}
     result = upgraded.search("budget", libraries=["r"])
     # a reader never uses the old-format index: it builds one in memory until the next writer
-    assert upgraded.narrative.indexes.rebuilt == ["r/title_text (in memory)"]
+    assert upgraded.lexical_indexes.rebuilt == ["r/title_text (in memory)"]
     assert all(s.title != f"{SECRET} Plan" for s in result.snippets if s.doc_id == "report.md")
     # the next ingest of the same files rewrites every document under the exact rules
     report = upgraded.ingest_documents([docs], library="r")
@@ -308,7 +308,7 @@ def test_a_v1_store_is_upgraded_in_place_and_screened(workspace_dir: Path, tmp_p
 
 def test_a_newer_store_is_refused_with_what_to_do(workspace_dir: Path) -> None:
     ws = Workspace.open(workspace_dir)
-    ws.narrative  # noqa: B018 - creates the chunk store
+    ws.chunks  # noqa: B018 - creates the chunk store
     ws.close()
     db = sqlite3.connect(workspace_dir / "workspace.sqlite")
     with db:
@@ -320,7 +320,7 @@ def test_a_newer_store_is_refused_with_what_to_do(workspace_dir: Path) -> None:
     with pytest.raises(
         StoreError, match=f"schema v{SCHEMA_VERSION + 1}.*RAGSpine version that wrote it"
     ):
-        Workspace.open(workspace_dir).narrative  # noqa: B018
+        Workspace.open(workspace_dir).chunks  # noqa: B018
 
 
 def test_an_upgrade_another_process_finished_is_not_repeated(workspace_dir: Path) -> None:

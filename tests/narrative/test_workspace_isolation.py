@@ -103,7 +103,7 @@ def test_a_leaky_chunk_source_is_caught(
     """Reverse proof: a parent built from the document's whole text marked public leaks, and
     the leak check sees it."""
     ws = _ws(workspace_dir, tmp_path)
-    store = ws.narrative.store
+    store = ws.chunks
 
     def leaky_parents(self: StoreChunkSource, parent_ids: Sequence[str]) -> Mapping[str, object]:
         parents = {}

@@ -190,7 +190,7 @@ def test_library_profiles_follow_ingest_incrementally(workspace_dir: Path, tmp_p
     doc.write_text("Alpha particles and alpha decay.\n")
     (tmp_path / "e.txt").write_text("Gamma rays.\n")
     ws.ingest_documents([doc, tmp_path / "e.txt"], library="physics")
-    store = ws.narrative.store
+    store = ws.chunks
     assert store.term_counts("physics", 3)["alpha"] == 2
     doc.write_text("Beta decay only.\n")
     ws.ingest_documents([doc], library="physics")  # replaced in one transaction

@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 
+from ragspine.answer.options import AnswerOptions
 from ragspine.cli.common import open_workspace, principal_from
 from ragspine.cli.narrative import add_search_arguments, search_options
 
@@ -22,10 +23,7 @@ def _ask(args: argparse.Namespace) -> int:
         return 2
     with open_workspace(args) as workspace:
         answer = workspace.answer_narrative(
-            args.question,
-            top_k=args.top_k,
-            principal=principal_from(args),
-            **search_options(args),
+            args.question, search_options(args, AnswerOptions), principal=principal_from(args)
         )
     if args.json:
         print(json.dumps(answer.to_dict(), indent=2, ensure_ascii=False))

@@ -7,6 +7,7 @@ import json
 
 from ragspine.cli.common import add_principal_arguments, open_workspace, principal_from
 from ragspine.eval.retrieval import load_qrels, load_queries, run_retrieval_eval
+from ragspine.narrative.retrieve.options import SearchOptions
 
 
 def _eval_retrieval(args: argparse.Namespace) -> int:
@@ -16,9 +17,11 @@ def _eval_retrieval(args: argparse.Namespace) -> int:
             library=args.library,
             queries=load_queries(args.queries),
             qrels=load_qrels(args.qrels),
-            mode=args.mode,
-            lexical_weight=args.lexical_weight,
-            vector_weight=args.vector_weight,
+            options=SearchOptions(
+                mode=args.mode,
+                lexical_weight=args.lexical_weight,
+                vector_weight=args.vector_weight,
+            ),
             principal=principal_from(args),
         )
     if args.json:

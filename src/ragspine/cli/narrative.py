@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import Any, TypeVar
 
 from ragspine.cli.common import (
     add_principal_arguments,
@@ -17,9 +17,11 @@ from ragspine.cli.common import (
 from ragspine.errors import ConfigError
 from ragspine.narrative.ingest.ingestor import DocumentOutcome, IngestReport, parse_meta_pairs
 from ragspine.narrative.retrieve.modes import RetrievalMode
+from ragspine.narrative.retrieve.options import SearchOptions
 from ragspine.narrative.retrieve.snippets import format_locator
 from ragspine.progress import progress_bar
-from ragspine.workspace import SearchOptions
+
+OptionsT = TypeVar("OptionsT", bound=SearchOptions)
 
 
 class _Progress:
@@ -199,11 +201,13 @@ def add_search_arguments(parser: argparse.ArgumentParser, *, default_top_k: int)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
-def search_options(args: argparse.Namespace) -> SearchOptions:
-    """The Workspace search options named by :func:`add_search_arguments`."""
-    return SearchOptions(
+def search_options(args: argparse.Namespace, kind: type[OptionsT]) -> OptionsT:
+    """The options (:class:`SearchOptions` or :class:`AnswerOptions`) named by
+    :func:`add_search_arguments`."""
+    return kind(
         libraries=args.library or None,
         mode=args.mode,
+        top_k=args.top_k,
         filters=args.filter or None,
         extract_filters=args.extract_filters,
         lexical_weight=args.lexical_weight,
@@ -216,10 +220,7 @@ def search_options(args: argparse.Namespace) -> SearchOptions:
 def _search(args: argparse.Namespace) -> int:
     with open_workspace(args) as workspace:
         result = workspace.search(
-            args.question,
-            top_k=args.top_k,
-            principal=principal_from(args),
-            **search_options(args),
+            args.question, search_options(args, SearchOptions), principal=principal_from(args)
         )
     if args.json:
         print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))

@@ -14,9 +14,10 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ragspine.errors import ConfigError
+from ragspine.narrative.retrieve.options import SearchOptions, resolve_options
 from ragspine.security import PUBLIC, Principal
 
 if TYPE_CHECKING:
@@ -138,32 +139,27 @@ def run_retrieval_eval(
     library: str,
     queries: Mapping[str, str],
     qrels: Qrels,
-    mode: str = "bm25",
+    options: SearchOptions | None = None,
     depth: int = 100,
-    lexical_weight: float = 1.0,
-    vector_weight: float = 1.0,
     principal: Principal = PUBLIC,
+    **changes: Any,
 ) -> RetrievalReport:
-    """Search every judged query as ``principal`` and score documents by their best chunk
-    (``hybrid`` channel weights as in :meth:`Workspace.search`)."""
+    """Search every judged query of ``library`` as ``principal`` and score documents by their
+    best chunk. ``options`` and ``changes`` are those of :meth:`Workspace.search` (e.g.
+    ``mode``, ``lexical_weight``); the library and the depth are set here."""
     judged = [qid for qid in qrels if qid in queries]
     if not judged:
         raise ConfigError("no query in the qrels file has a text in the queries file: check ids")
+    chosen = resolve_options(options, SearchOptions(), changes).with_changes(
+        {"libraries": (library,), "top_k": depth * CHUNKS_PER_DOC_DEPTH}
+    )
     rankings: dict[str, list[str]] = {}
     started = time.perf_counter()
     for qid in judged:
-        result = workspace.search(
-            queries[qid],
-            libraries=[library],
-            mode=mode,
-            top_k=depth * CHUNKS_PER_DOC_DEPTH,
-            lexical_weight=lexical_weight,
-            vector_weight=vector_weight,
-            principal=principal,
-        )
+        result = workspace.search(queries[qid], chosen, principal=principal)
         hits = [(snippet.doc_id, snippet.score) for snippet in result.snippets]
         rankings[qid] = rank_documents(hits)[:depth]
     seconds = time.perf_counter() - started
     metrics = evaluate_rankings(rankings, qrels)
     metrics["qps"] = len(judged) / seconds if seconds > 0 else float("inf")
-    return RetrievalReport(library, str(mode), len(judged), metrics, seconds)
+    return RetrievalReport(library, chosen.mode.value, len(judged), metrics, seconds)

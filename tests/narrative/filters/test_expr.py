@@ -188,7 +188,7 @@ def test_sql_compiler_rejects_unsafe_column_names() -> None:
 
 def test_pushed_down_filter_matching_one_percent_still_fills_top_k() -> None:
     from ragspine.narrative.retrieve.multi_index import MultiIndexRetriever
-    from ragspine.narrative.retrieve.snippets import Hit
+    from ragspine.narrative.retrieve.snippets import LibraryHit
 
     db = sqlite3.connect(":memory:")
     db.execute("CREATE TABLE chunk (chunk_id TEXT, library_id TEXT, score REAL, metadata TEXT)")
@@ -205,12 +205,14 @@ def test_pushed_down_filter_matching_one_percent_still_fills_top_k() -> None:
     flt = parse_filter("region = APAC")
     where, params = filter_to_sql(flt, "metadata")
 
-    def search_one(library_id: str, question: str, top_k: int) -> list[Hit]:
+    def search_one(library_id: str, question: str, top_k: int) -> list[LibraryHit]:
         sql = (
             f"SELECT chunk_id, score FROM chunk WHERE library_id = ? AND {where} "
             "ORDER BY score DESC, chunk_id LIMIT ?"
         )
-        return [Hit(c, s, library_id) for c, s in db.execute(sql, [library_id, *params, top_k])]
+        return [
+            LibraryHit(c, s, library_id) for c, s in db.execute(sql, [library_id, *params, top_k])
+        ]
 
     hits = MultiIndexRetriever(search_one, ["reports"]).retrieve("q", top_k=10).hits
     assert len(hits) == 10

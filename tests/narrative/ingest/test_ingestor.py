@@ -80,7 +80,7 @@ def test_metadata_change_replaces_and_sensitivity_precedence(
     )
     assert [o.status for o in report.outcomes] == [IngestStatus.REPLACED] * 2
     (hit,) = ws.search("cash flow").snippets
-    chunk = ws.narrative.store.chunks_by_key(ws.narrative.store.chunk_keys("reports", "b.txt"))
+    chunk = ws.chunks.chunks_by_key(ws.chunks.chunk_keys("reports", "b.txt"))
     assert next(iter(chunk.values())).metadata == {"region": "US"}
     assert hit.doc_id == "b.txt"
 
@@ -128,7 +128,7 @@ def test_store_failure_midway_rolls_back(
     ws = Workspace.open(workspace_dir)
     ws.ingest_documents([docs], library="reports")
     before = _snapshot(ws)
-    generation = ws.narrative.store.generation("reports")
+    generation = ws.chunks.generation("reports")
     (docs / "b.txt").write_text("First new sentence. Second new sentence.", encoding="utf-8")
     real_insert = chunk_store.SQLiteChunkStore.insert_document
 
@@ -140,7 +140,7 @@ def test_store_failure_midway_rolls_back(
     with pytest.raises(StoreError, match=r"could not be written \(disk I/O error"):
         ws.ingest_documents([docs / "b.txt"], library="reports")
     assert _snapshot(ws) == before
-    assert ws.narrative.store.generation("reports") == generation
+    assert ws.chunks.generation("reports") == generation
     assert [s.doc_id for s in ws.search("cash flow").snippets] == ["b.txt"]
 
 
@@ -166,15 +166,15 @@ def test_stale_index_is_read_as_committed_and_rebuilt_by_the_next_writer(
     for mode in ("bm25", "lexical"):  # a reader uses the last committed index ...
         result = reopened.search("revenue", mode=mode)
         assert [s.doc_id for s in result.snippets] == ["a.md"]
-    assert reopened.narrative.indexes.rebuilt == []
+    assert reopened.lexical_indexes.rebuilt == []
     assert _index_files(ws) == files  # ... and writes nothing
     report = reopened.ingest_documents([docs], library="reports")  # the next writer repairs
     assert report.count(IngestStatus.UNCHANGED) == 2
-    assert sorted(reopened.narrative.indexes.rebuilt) == [
+    assert sorted(reopened.lexical_indexes.rebuilt) == [
         "reports/title_heading_text",
         "reports/title_text",
     ]
-    generation = reopened.narrative.store.generation("reports")
+    generation = reopened.chunks.generation("reports")
     for fields in ("title_text", "title_heading_text"):
         manifest = json.loads(
             (ws.index_dir / "reports" / f"lexical-{fields}" / "lexical.json").read_text()
@@ -188,7 +188,7 @@ def test_adding_a_document_does_not_rebuild(workspace_dir: Path, docs: Path) -> 
     ws.search("revenue")
     ws.ingest_documents([docs / "b.txt"], library="reports")
     result = ws.search("cash flow")
-    assert ws.narrative.indexes.rebuilt == []
+    assert ws.lexical_indexes.rebuilt == []
     assert [s.doc_id for s in result.snippets] == ["b.txt"]
 
 
@@ -197,7 +197,7 @@ def test_window_chunks(workspace_dir: Path, tmp_path: Path) -> None:
     path.write_text("One alpha. Two beta. Three gamma. Four delta.", encoding="utf-8")
     ws = Workspace.open(workspace_dir)
     ws.ingest_documents([path], library="w", window=1)
-    store = ws.narrative.store
+    store = ws.chunks
     chunks = sorted(
         store.chunks_by_key(store.chunk_keys("w", "w.txt")).values(), key=lambda c: c.key
     )

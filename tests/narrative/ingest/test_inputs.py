@@ -217,7 +217,7 @@ def test_a_reader_stuck_on_a_locked_database_is_told_no_library_name(
         raise locked
 
     ws = Workspace.open(workspace_dir, create=False)
-    monkeypatch.setattr(ws.narrative, "search", locked_search)
+    monkeypatch.setattr(ws.retriever, "search", locked_search)
     with (
         write_lock(lock, resource="library 'secret-merger'"),
         pytest.raises(StoreError) as caught,

@@ -6,11 +6,11 @@ import pytest
 
 from ragspine.errors import QueryError
 from ragspine.narrative.retrieve.fusion import reciprocal_rank_fusion
-from ragspine.narrative.retrieve.snippets import Hit
+from ragspine.narrative.retrieve.snippets import LibraryHit
 
 
-def hits(*ids: str) -> list[Hit]:
-    return [Hit(chunk_id=i, score=10.0 - n) for n, i in enumerate(ids)]
+def hits(*ids: str) -> list[LibraryHit]:
+    return [LibraryHit(chunk_id=i, score=10.0 - n) for n, i in enumerate(ids)]
 
 
 def test_scores_match_hand_computed_values() -> None:
@@ -53,7 +53,7 @@ def test_ties_break_by_library_order_then_chunk_id() -> None:
 def test_every_hit_is_tagged_with_its_library_and_libraries_do_not_merge() -> None:
     fused = reciprocal_rank_fusion([hits("same"), hits("same")], list_order=["one", "two"])
     assert [(f.library_id, f.chunk_id) for f in fused] == [("one", "same"), ("two", "same")]
-    untagged = reciprocal_rank_fusion([[Hit("c", 1.0, library_id="own")]])
+    untagged = reciprocal_rank_fusion([[LibraryHit("c", 1.0, library_id="own")]])
     assert untagged[0].library_id == "own"
 
 

@@ -123,7 +123,7 @@ def test_lexical_modes_import_no_embedding_stack(workspace_dir: Path, tmp_path: 
         from hashing_embedder import HashingEmbedder
         from ragspine.workspace import Workspace
         ws = Workspace.open({str(workspace_dir)!r})
-        ws.narrative.vectors.use_embedder(HashingEmbedder())
+        ws.vector_indexes.use_embedder(HashingEmbedder())
         ws.ingest_documents([{str(tmp_path / "a.txt")!r}], library="v", vectors=True)
         """
     )
@@ -144,7 +144,8 @@ def test_lexical_modes_import_no_embedding_stack(workspace_dir: Path, tmp_path: 
         print("BANNED", banned)
         """
     )
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}
+    paths = [str(Path(__file__).parents[1]), os.environ.get("PYTHONPATH", "")]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in paths if p)}
     subprocess.run([sys.executable, "-c", ingest], check=True, env=env)
     assert (workspace_dir / "indexes" / "v" / "vectors" / "meta.json").exists()
     out = subprocess.run(

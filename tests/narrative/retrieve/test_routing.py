@@ -10,7 +10,7 @@ from ragspine.errors import ConfigError, QueryError
 from ragspine.narrative.retrieve.multi_index import MultiIndexRetriever
 from ragspine.narrative.retrieve.profile_router import LibraryProfile, ProfileRouter
 from ragspine.narrative.retrieve.routing import RoutingCause, route_libraries
-from ragspine.narrative.retrieve.snippets import Hit
+from ragspine.narrative.retrieve.snippets import LibraryHit
 
 LIBRARIES = {
     "annual_reports": "Annual reports and financial statements: revenue, profit, margins by region",
@@ -137,10 +137,11 @@ class Recorder:
     def __init__(self) -> None:
         self.calls: list[tuple[str, int]] = []
 
-    def __call__(self, library_id: str, question: str, top_k: int) -> list[Hit]:
+    def __call__(self, library_id: str, question: str, top_k: int) -> list[LibraryHit]:
         self.calls.append((library_id, top_k))
         return [
-            Hit(c, 1.0 / (n + 1), library_id="wrong-tag") for n, c in enumerate(INDEX[library_id])
+            LibraryHit(c, 1.0 / (n + 1), library_id="wrong-tag")
+            for n, c in enumerate(INDEX[library_id])
         ][:top_k]
 
 

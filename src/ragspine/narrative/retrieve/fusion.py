@@ -7,25 +7,32 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ragspine.errors import QueryError
-from ragspine.narrative.retrieve.snippets import Hit
+from ragspine.narrative.retrieve.snippets import LibraryHit
 
 DEFAULT_RRF_K = 60
 
 
 @dataclass(frozen=True, slots=True)
 class FusedHit:
-    """A chunk after fusion: its RRF score and the ranks it held in each list it appeared in."""
+    """A chunk after fusion of several ranked lists: its RRF score, the ranks it held in each
+    list it appeared in, and the :class:`LibraryHit` it first appeared as."""
 
     chunk_id: str
     library_id: str
     score: float
-    hit: Hit
+    hit: LibraryHit
     ranks: tuple[tuple[int, int], ...]
     """``(list index, rank from 1)`` for every list the chunk appeared in."""
 
 
+def check_rrf_k(k: object) -> None:
+    """Check the RRF constant: a finite number > 0 (a :class:`QueryError` otherwise)."""
+    if isinstance(k, bool) or not isinstance(k, int | float) or not math.isfinite(k) or k <= 0:
+        raise QueryError(f"RRF k must be a positive number, got {k!r}; the usual value is 60")
+
+
 def reciprocal_rank_fusion(
-    ranked_lists: Sequence[Sequence[Hit]],
+    ranked_lists: Sequence[Sequence[LibraryHit]],
     *,
     k: float = DEFAULT_RRF_K,
     weights: Sequence[float] | None = None,
@@ -38,8 +45,7 @@ def reciprocal_rank_fusion(
     list only its first occurrence counts. Ties break by library order (first appearance in
     ``list_order``, else in the lists), then chunk id.
     """
-    if isinstance(k, bool) or not isinstance(k, int | float) or not math.isfinite(k) or k <= 0:
-        raise QueryError(f"RRF k must be a positive number, got {k!r}; the usual value is 60")
+    check_rrf_k(k)
     count = len(ranked_lists)
     if weights is None:
         weights = [1.0] * count
@@ -61,7 +67,7 @@ def reciprocal_rank_fusion(
         for library in list_order:
             library_rank.setdefault(library, len(library_rank))
     scores: dict[tuple[str, str], float] = {}
-    first_hit: dict[tuple[str, str], Hit] = {}
+    first_hit: dict[tuple[str, str], LibraryHit] = {}
     ranks: dict[tuple[str, str], list[tuple[int, int]]] = {}
     for index, (hits, weight) in enumerate(zip(ranked_lists, weights, strict=True)):
         seen: set[tuple[str, str]] = set()
@@ -97,6 +103,6 @@ def fuse_keyed(
 ) -> list[tuple[int, float]]:
     """RRF over ranked ``(key, score)`` lists of one library (e.g. lexical and vector channels):
     ``(key, fused score)`` best first, ties by key."""
-    hits = [[Hit(str(key), score, "", "") for key, score in pairs] for pairs in ranked_lists]
+    hits = [[LibraryHit(str(key), score, "", "") for key, score in pairs] for pairs in ranked_lists]
     fused = reciprocal_rank_fusion(hits, k=k, weights=weights, list_order=[""] * len(hits))
     return sorted(((int(f.chunk_id), f.score) for f in fused), key=lambda pair: (-pair[1], pair[0]))

@@ -9,14 +9,26 @@ from typing import Protocol
 from ragspine.errors import ConfigError, QueryError
 from ragspine.narrative.retrieve.fusion import DEFAULT_RRF_K, FusedHit, reciprocal_rank_fusion
 from ragspine.narrative.retrieve.routing import Router, RoutingDecision, route_libraries
-from ragspine.narrative.retrieve.snippets import Hit
+from ragspine.narrative.retrieve.snippets import LibraryHit
 from ragspine.narrative.retrieve.trace import Trace, TraceBuilder
 
 
-class SearchOne(Protocol):
-    """Search one library; return its best hits, best first."""
+@dataclass(frozen=True, slots=True)
+class LibrarySearchResult:
+    """One library's best hits (best first) and how many matches its metadata filter dropped
+    (counted over what the asker may see); the ``search:<library>`` stage records both."""
 
-    def __call__(self, library_id: str, question: str, top_k: int) -> Sequence[Hit]: ...
+    hits: Sequence[LibraryHit]
+    dropped_by_filter: int = 0
+
+
+class SearchOne(Protocol):
+    """Search one library; return its best hits, best first (a plain sequence of hits, or a
+    :class:`LibrarySearchResult` when a filter was applied inside the search)."""
+
+    def __call__(
+        self, library_id: str, question: str, top_k: int
+    ) -> Sequence[LibraryHit] | LibrarySearchResult: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,11 +91,21 @@ class MultiIndexRetriever:
             "route", len(self.libraries), len(decision.libraries), seconds=timer.seconds
         )
         depth = self.candidates_per_library or top_k
-        ranked: list[Sequence[Hit]] = []
+        ranked: list[Sequence[LibraryHit]] = []
         for library_id in decision.libraries:
             with builder.timed() as timer:
-                hits = list(self._search_one(library_id, question, depth))[:depth]
-            builder.add_stage(f"search:{library_id}", depth, len(hits), seconds=timer.seconds)
+                found = self._search_one(library_id, question, depth)
+            if isinstance(found, LibrarySearchResult):
+                hits, dropped = list(found.hits)[:depth], found.dropped_by_filter
+            else:
+                hits, dropped = list(found)[:depth], 0
+            builder.add_stage(
+                f"search:{library_id}",
+                depth,
+                len(hits),
+                dropped_by_filter=dropped,
+                seconds=timer.seconds,
+            )
             ranked.append(hits)
         with builder.timed() as timer:
             fused = reciprocal_rank_fusion(

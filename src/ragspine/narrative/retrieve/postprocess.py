@@ -133,16 +133,28 @@ def mmr_order(
     return [items[i] for i in chosen]
 
 
+def check_postprocess_options(near_duplicates: float | None, diversity: float | None) -> None:
+    """Check the options of :func:`snippet_postprocessor` (a :class:`ConfigError` names the bad
+    one)."""
+    if near_duplicates is not None and not _number_in(near_duplicates, 0.0, 1.0, open_low=True):
+        raise ConfigError(f"near_duplicates must be in (0, 1], got {near_duplicates}")
+    if diversity is not None and not _number_in(diversity, 0.0, 1.0):
+        raise ConfigError(f"diversity must be between 0 and 1, got {diversity}")
+
+
+def _number_in(value: object, low: float, high: float, *, open_low: bool = False) -> bool:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    return (low < value if open_low else low <= value) and value <= high
+
+
 def snippet_postprocessor(
     *, near_duplicates: float | None = None, diversity: float | None = None
 ) -> Postprocessor:
     """The post-fusion stage over snippets: de-duplication, then (if given) near-duplicate
     removal at Jaccard ``near_duplicates`` and MMR reordering with ``diversity``, both over the
     snippets' word sets. The stage only drops or reorders (the :class:`Postprocessor` checks)."""
-    if near_duplicates is not None and not 0.0 < near_duplicates <= 1.0:
-        raise ConfigError(f"near_duplicates must be in (0, 1], got {near_duplicates}")
-    if diversity is not None and not 0.0 <= diversity <= 1.0:
-        raise ConfigError(f"diversity must be between 0 and 1, got {diversity}")
+    check_postprocess_options(near_duplicates, diversity)
     steps: list[PostprocessStep] = [deduplicate]
     if near_duplicates is not None:
         threshold = near_duplicates

@@ -15,27 +15,28 @@ cover only what the asker may see (contract 11).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ragspine.errors import ConfigError, QueryError
+from ragspine.errors import ConfigError
 from ragspine.narrative.catalog import check_libraries, description_for, visible_libraries
 from ragspine.narrative.filters.expr import Filter, all_of
+from ragspine.narrative.filters.extraction import extract_filter
 from ragspine.narrative.index.lexical.library_indexes import LibraryIndexes
 from ragspine.narrative.index.vector.library_vectors import LibraryVectors
 from ragspine.narrative.retrieve.chunk_source import StoreChunkSource
-from ragspine.narrative.retrieve.expansion import ExpansionMode, Postprocessor
-from ragspine.narrative.retrieve.fusion import DEFAULT_RRF_K, fuse_keyed
+from ragspine.narrative.retrieve.expansion import ExpansionMode
+from ragspine.narrative.retrieve.fusion import fuse_keyed
 from ragspine.narrative.retrieve.modes import ModePlan, RetrievalMode, plan_for
-from ragspine.narrative.retrieve.multi_index import MultiIndexRetriever
+from ragspine.narrative.retrieve.multi_index import LibrarySearchResult, MultiIndexRetriever
+from ragspine.narrative.retrieve.options import SearchOptions
 from ragspine.narrative.retrieve.pipeline import retrieve_snippets
 from ragspine.narrative.retrieve.profile_router import LibraryProfile, ProfileRouter
-from ragspine.narrative.retrieve.snippets import Hit, Snippet
+from ragspine.narrative.retrieve.snippets import LibraryHit, Snippet
 from ragspine.narrative.retrieve.trace import Trace
 from ragspine.security import PUBLIC, Principal, max_visible_level
 from ragspine.stores.chunks import ChunkStore, Library
 
-MAX_TOP_K = 10_000
 ROUTERS_KEPT = 4
 """Routers cached at once: one per clearance level that searches (sharing a workspace between
 threads, askers of different levels would otherwise rebuild them in turn)."""
@@ -95,141 +96,122 @@ class Retriever:
     def search(
         self,
         question: str,
+        options: SearchOptions | None = None,
         *,
-        libraries: Sequence[str] | None = None,
-        mode: str | RetrievalMode = RetrievalMode.BM25,
-        top_k: int = 10,
-        flt: Filter | None = None,
-        extracted: Filter | None = None,
         principal: Principal = PUBLIC,
-        route: bool = True,
-        expansion: ExpansionMode = ExpansionMode.AUTO,
-        postprocess: Postprocessor | None = None,
-        weights: Mapping[str, float] | None = None,
-        rrf_k: float = DEFAULT_RRF_K,
-        lexical_weight: float = 1.0,
-        vector_weight: float = 1.0,
+        vocabularies: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> SearchResult:
-        """Search ``libraries`` (default: the routed ones) for ``question`` as ``principal``.
+        """Search for ``question`` as ``principal`` with ``options`` (default
+        :class:`SearchOptions`); filtered-out and invisible chunks never take a slot.
 
-        ``lexical_weight`` / ``vector_weight`` weigh the two channels in ``hybrid`` (and
-        ``auto``) fusion within each library.
+        With ``options.extract_filters``, ``vocabularies`` (field -> alias -> value) turns
+        aliases named in the question into filter conditions (see
+        :func:`~ragspine.narrative.filters.extraction.extract_filter`).
         """
-        plan = plan_for(mode)
-        for name, value in (("lexical_weight", lexical_weight), ("vector_weight", vector_weight)):
-            if isinstance(value, bool) or not 0 <= value < float("inf"):
-                raise QueryError(f"{name} must be a finite number >= 0, got {value!r}")
+        options = options if options is not None else SearchOptions()
+        plan = plan_for(options.mode)
+        expansion = options.expansion
         if plan.mode is RetrievalMode.ECONOMY:
             expansion = ExpansionMode.NONE  # economy: the child text alone, nothing read around it
-        if isinstance(top_k, bool) or not 1 <= top_k <= MAX_TOP_K:
-            raise QueryError(f"top_k must be between 1 and {MAX_TOP_K}, got {top_k!r}")
+        extracted = None
+        if options.extract_filters and vocabularies is not None:
+            extracted = extract_filter(question, vocabularies).filter
         seen = visible_libraries(self._store, principal)
-        explicit = check_libraries(self._store, libraries, principal) if libraries else None
-        registered = [lib.library_id for lib in seen]
-        max_level = int(max_visible_level(principal))
-        given = [f for f in (flt, extracted) if f is not None]
+        explicit = (
+            check_libraries(self._store, options.libraries, principal)
+            if options.libraries
+            else None
+        )
+        given = [f for f in (options.filters, extracted) if f is not None]
         combined = all_of(given) if given else None
-        row_keys: dict[tuple[str, str], int] = {}
-        filtered: dict[str, int] = {}
-        dense = _DenseChannel(self._store, self._vectors, plan, question)
-        channel_weights = (lexical_weight, vector_weight)
-
-        def search_one(library_id: str, question: str, top_k: int) -> list[Hit]:
-            return self._search_library(
-                library_id,
-                question,
-                plan,
-                top_k,
-                max_level,
-                combined,
-                row_keys,
-                filtered,
-                dense,
-                channel_weights,
-                rrf_k,
-            )
-
-        router = self.router(seen, principal) if route and not explicit else None
+        call = _LibrarySearch(
+            store=self._store,
+            indexes=self._indexes,
+            plan=plan,
+            max_level=int(max_visible_level(principal)),
+            flt=combined,
+            dense=_DenseChannel(self._store, self._vectors, plan, question),
+            channel_weights=(options.lexical_weight, options.vector_weight),
+            rrf_k=options.rrf_k,
+        )
+        router = self.router(seen, principal) if options.route and not explicit else None
         retriever = MultiIndexRetriever(
-            search_one,
-            registered,
+            call.search,
+            [lib.library_id for lib in seen],
             router=router,
-            k=rrf_k,
-            weights=weights,
-            candidates_per_library=plan.pool(top_k),
+            k=options.rrf_k,
+            weights=options.weights,
+            candidates_per_library=plan.pool(options.top_k),
         )
         result = retrieve_snippets(
             question,
             retriever=retriever,
-            source=StoreChunkSource(self._store, row_keys),
+            source=StoreChunkSource(self._store, call.row_keys),
             principal=principal,
             flt=combined,
-            top_k=top_k,
+            top_k=options.top_k,
             mode=expansion,
             libraries=explicit,
-            postprocess=postprocess,
+            postprocess=options.postprocessor(),
         )
-        stages = tuple(
-            replace(stage, dropped_by_filter=filtered[stage.name[7:]])
-            if stage.name.startswith("search:") and stage.name[7:] in filtered
-            else stage
-            for stage in result.trace.stages
-        )
-        notes = (*dense.notes, *result.trace.notes)
+        notes = (*call.dense.notes, *result.trace.notes)
         if extracted is not None:
             notes = (f"filter taken from the question: {extracted.describe()}", *notes)
-        trace = replace(
-            result.trace,
-            stages=stages,
-            notes=notes,
-            mode=plan.mode.value,
-        )
+        trace = replace(result.trace, notes=notes, mode=plan.mode.value)
         return SearchResult(question, result.snippets, trace)
 
-    def _search_library(
-        self,
-        library_id: str,
-        question: str,
-        plan: ModePlan,
-        depth: int,
-        max_level: int,
-        flt: Filter | None,
-        row_keys: dict[tuple[str, str], int],
-        filtered: dict[str, int],
-        dense: _DenseChannel,
-        channel_weights: tuple[float, float],
-        rrf_k: float,
-    ) -> list[Hit]:
-        """One library's hits by mode (BM25, vector, or both fused by RRF): the filter (as
-        SQL-chosen keys) and visibility are applied inside each search, before top-k."""
-        allowed = self._store.filtered_keys(library_id, flt) if flt is not None else None
-        use_dense = dense.use(library_id)
+
+@dataclass(slots=True)
+class _LibrarySearch:
+    """What every library's search shares within one request; :meth:`search` runs one."""
+
+    store: ChunkStore
+    indexes: LibraryIndexes
+    plan: ModePlan
+    max_level: int
+    flt: Filter | None
+    dense: _DenseChannel
+    channel_weights: tuple[float, float]
+    rrf_k: float
+    row_keys: dict[tuple[str, str], int] = field(default_factory=dict)
+    """``(library_id, chunk_id)`` -> chunk key, for reading the chunks found."""
+
+    def search(self, library_id: str, question: str, top_k: int) -> LibrarySearchResult:
+        """One library's best ``top_k`` hits by mode (BM25, vector, or both fused by RRF): the
+        filter (as SQL-chosen keys) and visibility are applied inside each search, before
+        top-k."""
+        depth = top_k
+        store = self.store
+        allowed = store.filtered_keys(library_id, self.flt) if self.flt is not None else None
+        use_dense = self.dense.use(library_id)
         lists: list[list[tuple[int, float]]] = []
         weights: list[float] = []
         stats: dict[str, int] = {}
-        if plan.lexical:
-            index = self._indexes.get(library_id, plan.fields)
+        if self.plan.lexical:
+            index = self.indexes.get(library_id, self.plan.fields)
             lists.append(
-                index.search(question, depth, max_level=max_level, allowed=allowed, stats=stats)
+                index.search(
+                    question, depth, max_level=self.max_level, allowed=allowed, stats=stats
+                )
             )
-            weights.append(channel_weights[0])
+            weights.append(self.channel_weights[0])
         if use_dense:
-            lists.append(dense.search(library_id, depth, max_level, allowed))
-            weights.append(channel_weights[1])
-        filtered[library_id] = stats.get("filtered", 0)
+            lists.append(self.dense.search(library_id, depth, self.max_level, allowed))
+            weights.append(self.channel_weights[1])
+        dropped = stats.get("filtered", 0)
         if not lists:
-            return []
-        pairs = lists[0] if len(lists) == 1 else fuse_keyed(lists, k=rrf_k, weights=weights)
+            return LibrarySearchResult((), dropped)
+        pairs = lists[0] if len(lists) == 1 else fuse_keyed(lists, k=self.rrf_k, weights=weights)
         pairs = pairs[:depth]
-        ids = self._store.chunk_ids([key for key, _ in pairs])
+        ids = store.chunk_ids([key for key, _ in pairs])
         hits = []
         for key, score in pairs:
             found = ids.get(key)
             if found is None:
                 continue
-            row_keys[(found.library_id, found.chunk_id)] = key
-            hits.append(Hit(found.chunk_id, score, found.library_id, found.doc_id))
-        return hits
+            self.row_keys[(found.library_id, found.chunk_id)] = key
+            hits.append(LibraryHit(found.chunk_id, score, found.library_id, found.doc_id))
+        return LibrarySearchResult(hits, dropped)
 
 
 class _DenseChannel:

@@ -1,8 +1,11 @@
 """The values that flow between narrative stages: search hits and snippets.
 
-A :class:`Hit` is what one library's search returns for one chunk; a :class:`Snippet` is what
-retrieval hands to generation: the child chunk's own fields plus its expansion (``prompt_text``)
-and the ``parent_locator`` back-reference. Citations always point at the child.
+A :class:`LibraryHit` is what one library's search returns for one chunk (its score in that
+library's ranking); fusion across libraries turns those into
+:class:`~ragspine.narrative.retrieve.fusion.FusedHit` (the RRF score and the rank held in each
+list). A :class:`Snippet` is what retrieval hands to generation: the child chunk's own fields
+plus its expansion (``prompt_text``) and the ``parent_locator`` back-reference. Citations always
+point at the child.
 """
 
 from __future__ import annotations
@@ -34,8 +37,9 @@ def format_locator(locator: Locator | None) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class Hit:
-    """One chunk found by one library's search, with its score there."""
+class LibraryHit:
+    """One chunk found by one library's search, with its score in that library's ranking
+    (BM25, cosine or the per-library fusion of both); not comparable across libraries."""
 
     chunk_id: str
     score: float

@@ -32,7 +32,7 @@ META_FILE = "meta.json"
 RESTRICTED = int(Sensitivity.RESTRICTED)
 DEFAULT_ANN_THRESHOLD = 50_000
 
-Hit = tuple[int, float]
+ScoredKey = tuple[int, float]
 KeySet = Collection[int] | np.ndarray
 
 
@@ -60,12 +60,12 @@ class VectorIndex(Protocol):
 
     def search(
         self, query: np.ndarray, top_k: int, *, max_level: int, allowed: KeySet | None = None
-    ) -> list[Hit]:
+    ) -> list[ScoredKey]:
         """The ``top_k`` best keys with level <= ``max_level`` and, if given, in ``allowed``."""
         ...
 
 
-def _best_hits(scores: np.ndarray, keys: np.ndarray, top_k: int) -> list[Hit]:
+def _best_hits(scores: np.ndarray, keys: np.ndarray, top_k: int) -> list[ScoredKey]:
     """The ``top_k`` (key, score) pairs, by score descending then key ascending (ties by key)."""
     chosen = bm25.top_k(scores, keys, top_k)
     return [(int(k), float(s)) for k, s in zip(keys[chosen], scores[chosen], strict=True)]
@@ -322,12 +322,12 @@ class ExactVectorIndex:
 
     def search(
         self, query: np.ndarray, top_k: int, *, max_level: int, allowed: KeySet | None = None
-    ) -> list[Hit]:
+    ) -> list[ScoredKey]:
         """Exact top-k among keys with level <= ``max_level`` (and in ``allowed`` if given)."""
         q = self._check_query(query, top_k)
         return self._exact(q, top_k, self.candidate_rows(max_level, allowed))
 
-    def _exact(self, q: np.ndarray, top_k: int, rows: np.ndarray | None) -> list[Hit]:
+    def _exact(self, q: np.ndarray, top_k: int, rows: np.ndarray | None) -> list[ScoredKey]:
         if rows is None:
             return _best_hits(self._vectors @ q, self._keys, top_k)
         if len(rows) == 0:
@@ -413,7 +413,7 @@ class HnswVectorIndex(ExactVectorIndex):
 
     def search(
         self, query: np.ndarray, top_k: int, *, max_level: int, allowed: KeySet | None = None
-    ) -> list[Hit]:
+    ) -> list[ScoredKey]:
         """Approximate top-k among permitted keys; exact when the permitted set is small."""
         q = self._check_query(query, top_k)
         rows = self.candidate_rows(max_level, allowed)

@@ -1,0 +1,76 @@
+"""Workspace locations: a folder or sqlite:/// URL opens the SQLite stores; others are errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ragspine import Workspace
+from ragspine.cli import main
+from ragspine.errors import ConfigError
+from ragspine.stores.backend import DB_FILENAME, SQLiteBackend, sqlite_folder
+
+
+def test_a_folder_path_and_a_sqlite_url_name_the_same_folder(tmp_path: Path) -> None:
+    folder = tmp_path / "ws"
+    assert sqlite_folder(folder) == folder
+    assert sqlite_folder(str(folder)) == folder
+    assert sqlite_folder(f"sqlite://{folder}") == folder  # sqlite:///abs/path
+    assert sqlite_folder("sqlite://relative/ws") == Path("relative/ws")
+    assert sqlite_folder("sqlite:///srv/my%20ws") == Path("/srv/my ws")
+    assert sqlite_folder("SQLite:///srv/ws") == Path("/srv/ws")
+    assert sqlite_folder("~/ws") == Path.home() / "ws"
+    assert sqlite_folder("C:/data/ws") == Path("C:/data/ws")  # a drive letter is no scheme
+
+
+def test_workspace_open_accepts_a_sqlite_url(tmp_path: Path) -> None:
+    folder = tmp_path / "ws"
+    with Workspace.open(f"sqlite://{folder}") as ws:
+        assert ws.path == folder and ws.backend == SQLiteBackend(folder)
+        ws.create_library("notes")
+    assert (folder / DB_FILENAME).is_file()
+    with Workspace.open(folder, create=False) as again:
+        assert [lib.library_id for lib in again.libraries()] == ["notes"]
+
+
+def test_postgresql_is_not_available_yet(tmp_path: Path) -> None:
+    for url in ("postgresql://db.example/ragspine", "postgres://db.example/ragspine"):
+        with pytest.raises(ConfigError, match=r"PostgreSQL backend is not available yet \(issue"):
+            Workspace.open(url)
+    with pytest.raises(ConfigError) as caught:
+        Workspace.open("postgresql://alice:s3cret@db.example/ragspine")
+    assert "s3cret" not in str(caught.value) and "alice:***@db.example" in str(caught.value)
+
+
+def test_another_scheme_names_the_input_and_the_accepted_forms(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as caught:
+        Workspace.open("mysql://db.example/ragspine")
+    message = str(caught.value)
+    assert "'mysql://db.example/ragspine'" in message
+    assert "a folder path or sqlite:///path/to/folder" in message
+    for bad in ("sqlite://", "sqlite:///srv/ws?mode=ro"):
+        with pytest.raises(ConfigError, match="use sqlite:///path/to/folder"):
+            Workspace.open(bad)
+
+
+def test_folder_errors_are_unchanged(tmp_path: Path) -> None:
+    a_file = tmp_path / "file"
+    a_file.write_text("x")
+    with pytest.raises(ConfigError, match="is a file: pass a folder with --workspace"):
+        Workspace.open(a_file)
+    with pytest.raises(ConfigError, match="no RAGSpine workspace at"):
+        Workspace.open(tmp_path / "missing", create=False)
+    assert not (tmp_path / "missing").exists()
+
+
+def test_the_cli_takes_a_url_and_reports_a_bad_one_without_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "ws"
+    assert main(["--workspace", f"sqlite://{folder}", "init"]) == 0
+    assert (folder / DB_FILENAME).is_file()
+    capsys.readouterr()
+    code = main(["--workspace", "postgresql://db.example/x", "libraries"])
+    _, err = capsys.readouterr()
+    assert code != 0 and "Traceback" not in err and "issue 18" in err
