@@ -14,6 +14,7 @@ from enum import StrEnum
 from ragspine.errors import ConfigError
 from ragspine.narrative.retrieve.snippets import Locator, format_locator
 from ragspine.narrative.retrieve.trace import Trace
+from ragspine.structured.facts import FactKey
 
 NO_MATERIAL_TEXT = "No relevant material was found for this question."
 
@@ -30,16 +31,6 @@ class SourceKind(StrEnum):
 
     CHUNK = "chunk"
     FACT = "fact"
-
-
-@dataclass(frozen=True, slots=True)
-class FactKey:
-    """The coordinates of one cited fact."""
-
-    metric: str
-    entity: str
-    period: str
-    channel: str
 
 
 @dataclass(frozen=True, slots=True)
