@@ -86,6 +86,10 @@ class _NarrativeParts:
         self.chunks.close()
 
 
+DEFAULT_SEARCH = SearchOptions()
+DEFAULT_ANSWER = AnswerOptions()
+
+
 class Workspace:
     """One workspace; open it with :meth:`Workspace.open`.
 
@@ -435,7 +439,7 @@ class Workspace:
         (``ws.search("q", mode="hybrid", top_k=3)``). An unknown name is a
         :class:`~ragspine.errors.QueryError` listing the valid ones.
         """
-        chosen = resolve_options(options, SearchOptions(), changes)
+        chosen = resolve_options(options, DEFAULT_SEARCH, changes)
         return self.retriever.search(
             question,
             chosen,
@@ -463,7 +467,7 @@ class Workspace:
         given = options
         if given is not None and not isinstance(given, AnswerOptions):
             given = AnswerOptions(**{f.name: getattr(given, f.name) for f in fields(given)})
-        chosen = resolve_options(given, AnswerOptions(), changes)
+        chosen = resolve_options(given, DEFAULT_ANSWER, changes)
         result = self.search(question, chosen, principal=principal)
         return answer_from_snippets(
             question,
