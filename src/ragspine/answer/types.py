@@ -119,7 +119,11 @@ class Source:
 
 @dataclass(frozen=True, slots=True)
 class Answer:
-    """A cited answer from one channel (``route``) or, later, several."""
+    """A cited answer from one channel (``route``) or, later, several.
+
+    ``notes`` are part of ``text``; ``notices`` are not: they say where the search behind the
+    answer ran differently from its mode (``auto`` falling back to lexical), for the asker.
+    """
 
     route: str
     status: AnswerStatus = AnswerStatus.NO_MATERIAL
@@ -127,6 +131,7 @@ class Answer:
     sources: tuple[Source, ...] = ()
     trace: Trace = field(default_factory=Trace)
     notes: tuple[str, ...] = ()
+    notices: tuple[str, ...] = ()
 
     def to_dict(self, *, timings: bool = True) -> dict[str, object]:
         """A JSON-ready form (``timings=False`` zeroes the trace timings for exact comparisons)."""
@@ -137,6 +142,7 @@ class Answer:
             "text": self.text,
             "sources": [source.to_dict() for source in self.sources],
             "notes": list(self.notes),
+            "notices": list(self.notices),
             "trace": trace.to_dict(),
         }
 

@@ -44,11 +44,17 @@ threads, askers of different levels would otherwise rebuild them in turn)."""
 
 @dataclass(frozen=True, slots=True)
 class SearchResult:
-    """Snippets best first, and a trace of how they were found (counts and names only)."""
+    """Snippets best first, and a trace of how they were found (counts and names only).
+
+    ``notices`` say, for the person asking, where the search ran differently from its mode:
+    ``auto`` searching a library lexically because it keeps no vectors or the embedder is not
+    installed (each notice also appears in ``trace.notes``). Empty when nothing fell back.
+    """
 
     question: str
     snippets: tuple[Snippet, ...]
     trace: Trace
+    notices: tuple[str, ...] = ()
 
     def to_dict(self, *, timings: bool = True) -> dict[str, object]:
         """A JSON-ready form (``timings=False`` zeroes the trace timings)."""
@@ -56,6 +62,7 @@ class SearchResult:
         return {
             "question": self.question,
             "snippets": [snippet.to_dict() for snippet in self.snippets],
+            "notices": list(self.notices),
             "trace": trace.to_dict(),
         }
 
@@ -124,13 +131,15 @@ class Retriever:
         )
         given = [f for f in (options.filters, extracted) if f is not None]
         combined = all_of(given) if given else None
+        dense = _DenseChannel(self._store, self._vectors, plan, question)
+        dense.check(seen if explicit is None else [self._store.library(n) for n in explicit])
         call = _LibrarySearch(
             store=self._store,
             indexes=self._indexes,
             plan=plan,
             max_level=int(max_visible_level(principal)),
             flt=combined,
-            dense=_DenseChannel(self._store, self._vectors, plan, question),
+            dense=dense,
             channel_weights=(options.lexical_weight, options.vector_weight),
             rrf_k=options.rrf_k,
         )
@@ -158,7 +167,7 @@ class Retriever:
         if extracted is not None:
             notes = (f"filter taken from the question: {extracted.describe()}", *notes)
         trace = replace(result.trace, notes=notes, mode=plan.mode.value)
-        return SearchResult(question, result.snippets, trace)
+        return SearchResult(question, result.snippets, trace, tuple(call.dense.notices))
 
 
 @dataclass(slots=True)
@@ -216,7 +225,8 @@ class _LibrarySearch:
 
 class _DenseChannel:
     """The vector side of one search: which libraries use it, the query vector (embedded once)
-    and the notes saying what ``auto`` / ``hybrid`` decided."""
+    and the notes saying what ``auto`` / ``hybrid`` decided (``notices``: where ``auto`` fell
+    back to lexical, for the asker; ``notes``: every decision, for the trace)."""
 
     def __init__(
         self, store: ChunkStore, vectors: LibraryVectors | None, plan: ModePlan, question: str
@@ -229,10 +239,21 @@ class _DenseChannel:
         self._installed: bool | None = None
         self._why = ""
         self.notes: list[str] = []
-        if plan.dense and plan.mode is not RetrievalMode.AUTO:
-            if vectors is None:
-                raise ConfigError("vector search is not set up for this workspace")
-            vectors.embedder()  # MissingExtraError naming pip install 'ragspine[onnx]'
+        self.notices: list[str] = []
+        if plan.dense and plan.mode is not RetrievalMode.AUTO and vectors is None:
+            raise ConfigError("vector search is not set up for this workspace")
+
+    def check(self, libraries: Sequence[Library]) -> None:
+        """Fail before searching when ``vector`` / ``hybrid`` would search a library that keeps
+        no vectors (``libraries``: those the request may search, all visible to the asker) or
+        the embedder is not installed."""
+        if not self._plan.dense or self._plan.mode is RetrievalMode.AUTO:
+            return
+        without = [lib.library_id for lib in libraries if not lib.vectors]
+        if without:
+            raise _no_vectors_error(self._plan.mode, without)
+        assert self._vectors is not None
+        self._vectors.embedder()  # MissingExtraError naming pip install 'ragspine[onnx]'
 
     def use(self, library_id: str) -> bool:
         """Whether ``library_id`` is searched by vector in this request."""
@@ -240,26 +261,29 @@ class _DenseChannel:
             return False
         has_vectors = self._store.library(library_id).vectors
         mode = self._plan.mode
-        if mode is RetrievalMode.VECTOR:
-            if not has_vectors:
-                raise ConfigError(
-                    f"library {library_id!r} keeps no vectors, so mode 'vector' cannot search "
-                    f"it: turn them on with `ragspine library vectors {library_id} on`"
-                )
+        if mode is not RetrievalMode.AUTO:
+            if not has_vectors:  # turned off since :meth:`check`
+                raise _no_vectors_error(mode, [library_id])
             return True
         if not has_vectors:
-            self.notes.append(f"{mode.value}: library {library_id} keeps no vectors: lexical")
+            self._fell_back(
+                f"auto: library {library_id} keeps no vectors, searched lexical "
+                f"(turn them on with `ragspine library vectors {library_id} on`)"
+            )
             return False
-        if mode is RetrievalMode.AUTO:
-            if self._installed is None:
-                self._installed, self._why = (
-                    self._vectors.available() if self._vectors else (False, "no embedder set up")
-                )
-            if not self._installed:
-                self.notes.append(f"auto: {library_id} searched lexical ({self._why})")
-                return False
-            self.notes.append(f"auto: {library_id} searched hybrid (lexical + vector)")
+        if self._installed is None:
+            self._installed, self._why = (
+                self._vectors.available() if self._vectors else (False, "no embedder set up")
+            )
+        if not self._installed:
+            self._fell_back(f"auto: library {library_id} searched lexical ({self._why})")
+            return False
+        self.notes.append(f"auto: {library_id} searched hybrid (lexical + vector)")
         return True
+
+    def _fell_back(self, notice: str) -> None:
+        self.notices.append(notice)
+        self.notes.append(notice)
 
     def search(
         self, library_id: str, depth: int, max_level: int, allowed: Sequence[int] | None
@@ -270,3 +294,16 @@ class _DenseChannel:
         if self._query is None:
             self._query = self._vectors.embed_query(self._question)
         return index.search(self._query, depth, max_level=max_level, allowed=allowed)
+
+
+def _no_vectors_error(mode: RetrievalMode, library_ids: Sequence[str]) -> ConfigError:
+    """The error for ``vector`` / ``hybrid`` over libraries that keep no vectors."""
+    names = ", ".join(repr(name) for name in library_ids)
+    first = library_ids[0]
+    plural = "libraries" if len(library_ids) > 1 else "library"
+    keeps = "keep" if len(library_ids) > 1 else "keeps"
+    return ConfigError(
+        f"mode {mode.value!r} needs vectors, and {plural} {names} {keeps} none: turn them on "
+        f"with `ragspine library vectors {first} on`, name libraries that keep vectors, "
+        "or use mode 'auto' (lexical where there are none)"
+    )
