@@ -134,17 +134,20 @@ class Answer:
     notices: tuple[str, ...] = ()
 
     def to_dict(self, *, timings: bool = True) -> dict[str, object]:
-        """A JSON-ready form (``timings=False`` zeroes the trace timings for exact comparisons)."""
+        """A JSON-ready form (``timings=False`` zeroes the trace timings for exact comparisons);
+        ``notices`` appears only when the search fell back."""
         trace = self.trace if timings else self.trace.without_timings()
-        return {
+        shown: dict[str, object] = {
             "route": self.route,
             "status": self.status.value,
             "text": self.text,
             "sources": [source.to_dict() for source in self.sources],
             "notes": list(self.notes),
-            "notices": list(self.notices),
-            "trace": trace.to_dict(),
         }
+        if self.notices:  # only when there are any: an answer's JSON is otherwise unchanged
+            shown["notices"] = list(self.notices)
+        shown["trace"] = trace.to_dict()
+        return shown
 
     def render(self) -> str:
         """The answer text followed by its numbered sources, for a terminal."""

@@ -84,7 +84,7 @@ class Retriever:
         # Replaced whole, never changed in place, so a search on another thread sees the old
         # map or the new one; a router is built whole and never changes after.
         self._routers: dict[tuple[object, ...], ProfileRouter] = {}
-        self._filter_keys: dict[tuple[str, int, str], Sequence[int]] = {}  # replaced whole too
+        self._filter_keys: dict[tuple[str, int, str], Sequence[int] | None] = {}  # whole too
 
     def router(self, libraries: Sequence[Library], principal: Principal) -> ProfileRouter:
         """A profile router over ``libraries`` built from the text and descriptions
@@ -106,18 +106,19 @@ class Retriever:
             self._routers = routers
         return router
 
-    def filtered_keys(self, library_id: str, flt: Filter) -> Sequence[int]:
+    def filtered_keys(self, library_id: str, flt: Filter) -> Sequence[int] | None:
         """Keys of the library's chunks whose document metadata matches ``flt``, whatever their
         level (the searches apply the asker's level), kept until the library changes."""
         generation = self._store.generation(library_id)  # read first: a later write misses
         key = (library_id, generation, repr(flt))  # repr tells 1, 1.0 and True apart
-        keys = self._filter_keys.get(key)
-        if keys is None:
-            keys = tuple(self._store.filtered_keys(library_id, flt))
-            kept = {**self._filter_keys, key: keys}
-            while len(kept) > FILTER_KEYS_KEPT:  # the oldest go first (stale generations)
-                del kept[next(iter(kept))]
-            self._filter_keys = kept
+        if key in self._filter_keys:
+            return self._filter_keys[key]
+        found = self._store.filtered_keys(library_id, flt)
+        keys = None if found is None else tuple(found)  # None: a store that does not filter
+        kept = {**self._filter_keys, key: keys}
+        while len(kept) > FILTER_KEYS_KEPT:  # the oldest go first (stale generations)
+            del kept[next(iter(kept))]
+        self._filter_keys = kept
         return keys
 
     def search(
@@ -196,7 +197,7 @@ class _LibrarySearch:
     """What every library's search shares within one request; :meth:`search` runs one."""
 
     store: ChunkStore
-    filtered_keys: Callable[[str, Filter], Sequence[int]]
+    filtered_keys: Callable[[str, Filter], Sequence[int] | None]
     indexes: LibraryIndexes
     plan: ModePlan
     max_level: int
