@@ -111,8 +111,9 @@ class Retriever:
         level (the searches apply the asker's level), kept until the library changes."""
         generation = self._store.generation(library_id)  # read first: a later write misses
         key = (library_id, generation, repr(flt))  # repr tells 1, 1.0 and True apart
-        if key in self._filter_keys:
-            return self._filter_keys[key]
+        known = self._filter_keys  # one map throughout: another thread may replace it
+        if key in known:
+            return known[key]
         found = self._store.filtered_keys(library_id, flt)
         keys = None if found is None else tuple(found)  # None: a store that does not filter
         kept = {**self._filter_keys, key: keys}
