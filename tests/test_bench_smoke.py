@@ -171,6 +171,18 @@ CASES = {
         data=("scifact",),
         modules=(*ONNX_EXTRA, "faiss"),
     ),
+    "bench_scale": SmokeCase(
+        args=("--chunks", "1000", "--queries", "10", "--workdir", "{tmp}/scale"),
+        labels=(
+            "chunks/s",
+            "peak RSS ingest",
+            "disk:",
+            "search (Workspace.search",
+            "goal p50 < 20 ms",
+            "filtered search p50",
+        ),
+        data=("scifact",),
+    ),
     "bench_search_latency": SmokeCase(
         args=("--chunks", "300", "--queries", "20"),
         labels=("p50 ms", "p50 speed-up of ragspine over bm25s", "over rank_bm25"),

@@ -16,7 +16,7 @@ import os
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from datetime import date
 from importlib import resources
 from pathlib import Path
@@ -469,13 +469,14 @@ class Workspace:
             given = AnswerOptions(**{f.name: getattr(given, f.name) for f in fields(given)})
         chosen = resolve_options(given, DEFAULT_ANSWER, changes)
         result = self.search(question, chosen, principal=principal)
-        return answer_from_snippets(
+        answer = answer_from_snippets(
             question,
             result.snippets,
             max_sentences=chosen.max_sentences,
             principal=principal,
             trace=result.trace,
         )
+        return replace(answer, notices=result.notices) if result.notices else answer
 
     def _entity_vocabulary(self) -> dict[str, dict[str, object]]:
         """Glossary entity spellings -> entity codes, for filter extraction."""

@@ -45,3 +45,25 @@ def test_cli_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert payload["trace"]["mode"] == "bm25"
     assert main([*ws, "search", "revenue", "--mode", "semantic"]) == 2
     assert "use one of economy, bm25, lexical, hybrid, vector, auto" in capsys.readouterr().err
+
+
+def test_modes_without_vectors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ws = ["--workspace", str(tmp_path / "ws")]
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "q3.md").write_text("# Q3\n\nRevenue grew in the U.S. market.\n")
+    assert main([*ws, "init"]) == 0
+    assert main([*ws, "ingest", "docs", str(docs), "--library", "reports"]) == 0
+    capsys.readouterr()
+    for mode in ("hybrid", "vector"):
+        assert main([*ws, "search", "revenue", "--mode", mode]) == 2
+        err = capsys.readouterr().err
+        assert f"mode '{mode}' needs vectors" in err
+        assert "`ragspine library vectors reports on`" in err
+    note = "note: auto: library reports keeps no vectors, searched lexical"
+    assert main([*ws, "search", "revenue", "--mode", "auto"]) == 0
+    out, err = capsys.readouterr()
+    assert note in err and "reports/q3.md" in out
+    assert main([*ws, "ask", "How did revenue grow?", "--mode", "auto", "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert note in err and json.loads(out)["notices"][0] in err

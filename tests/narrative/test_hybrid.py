@@ -203,13 +203,19 @@ def test_auto_falls_back_to_lexical_without_the_extra(
     result = ws.search("revenue Europe", mode="auto", libraries=["r"])
     lexical = ws.search("revenue Europe", mode="lexical", libraries=["r"])
     assert [s.chunk_id for s in result.snippets] == [s.chunk_id for s in lexical.snippets]
-    assert any(
-        "r searched lexical" in note and "pip install 'ragspine[onnx]'" in note
-        for note in result.trace.notes
-    )
+    (notice,) = result.notices
+    assert "library r searched lexical" in notice and "pip install 'ragspine[onnx]'" in notice
+    assert notice in result.trace.notes
+    assert result.to_dict()["notices"] == [notice]
     assert result.trace.mode == "auto"
     plain = ws.search("revenue", mode="auto", libraries=["plain"])
-    assert plain.trace.notes == ("auto: library plain keeps no vectors: lexical",)
+    expected = (
+        "auto: library plain keeps no vectors, searched lexical "
+        "(turn them on with `ragspine library vectors plain on`)"
+    )
+    assert plain.notices == plain.trace.notes == (expected,)
+    answer = ws.answer_narrative("revenue", mode="auto", libraries=["plain"])
+    assert answer.notices == (expected,) and expected not in answer.text
     for mode in ("hybrid", "vector"):
         with pytest.raises(MissingExtraError, match=r"pip install 'ragspine\[onnx\]'"):
             ws.search("revenue", mode=mode, libraries=["r"])
@@ -223,8 +229,13 @@ def test_auto_uses_hybrid_when_available_and_vector_needs_vectors(
     ws.ingest_documents([tmp_path / "docs" / "open.txt"], library="plain")
     result = ws.search("revenue", mode="auto", libraries=["r"])
     assert result.trace.notes == ("auto: r searched hybrid (lexical + vector)",)
-    with pytest.raises(ConfigError, match="library vectors plain on"):
-        ws.search("revenue", mode="vector", libraries=["plain"])
+    assert result.notices == ()
+    for mode in ("vector", "hybrid"):
+        with pytest.raises(ConfigError, match=f"mode '{mode}' needs vectors.*library 'plain'"):
+            ws.search("revenue", mode=mode, libraries=["plain"])
+        with pytest.raises(ConfigError, match="`ragspine library vectors plain on`"):
+            ws.search("revenue", mode=mode)  # every library the asker sees is checked
+    assert ws.search("revenue", mode="hybrid", libraries=["r"]).snippets
     ws.set_library_vectors("plain", True)
     assert ws.search("revenue", mode="vector", libraries=["plain"]).snippets
 
@@ -271,6 +282,22 @@ def test_turning_vectors_off_deletes_them(workspace_dir: Path, tmp_path: Path) -
     assert (folder / "meta.json").exists()
     assert ws.set_library_vectors("r", False).vectors is False
     assert not folder.exists()
-    result = ws.search("revenue", mode="hybrid", libraries=["r"])
-    assert result.trace.notes == ("hybrid: library r keeps no vectors: lexical",)
+    with pytest.raises(ConfigError, match="`ragspine library vectors r on`"):
+        ws.search("revenue", mode="hybrid", libraries=["r"])
     assert ws.describe_library("r")["vectors"] is False
+
+
+def test_hybrid_checks_only_libraries_the_asker_sees(workspace_dir: Path, tmp_path: Path) -> None:
+    ws = _open(workspace_dir, HashingEmbedder())
+    ws.ingest_documents([_reports(tmp_path)], library="r", vectors=True)
+    hidden = tmp_path / "hidden"
+    hidden.mkdir()
+    (hidden / "plan.txt").write_text("Revenue plan for the hidden merger.")
+    ws.create_library("board", default_sensitivity="confidential")
+    ws.ingest_documents([hidden], library="board", sensitivity="confidential")
+    assert ws.search("revenue", mode="hybrid").snippets  # 'board' is invisible: not checked
+    with pytest.raises(QueryError, match="unknown library 'board'") as caught:
+        ws.search("revenue", mode="hybrid", libraries=["board"])
+    assert "vectors" not in str(caught.value)
+    with pytest.raises(ConfigError, match="library 'board' keeps none"):
+        ws.search("revenue", mode="hybrid", principal=Principal.of("confidential"))

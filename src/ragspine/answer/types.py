@@ -119,7 +119,11 @@ class Source:
 
 @dataclass(frozen=True, slots=True)
 class Answer:
-    """A cited answer from one channel (``route``) or, later, several."""
+    """A cited answer from one channel (``route``) or, later, several.
+
+    ``notes`` are part of ``text``; ``notices`` are not: they say where the search behind the
+    answer ran differently from its mode (``auto`` falling back to lexical), for the asker.
+    """
 
     route: str
     status: AnswerStatus = AnswerStatus.NO_MATERIAL
@@ -127,18 +131,23 @@ class Answer:
     sources: tuple[Source, ...] = ()
     trace: Trace = field(default_factory=Trace)
     notes: tuple[str, ...] = ()
+    notices: tuple[str, ...] = ()
 
     def to_dict(self, *, timings: bool = True) -> dict[str, object]:
-        """A JSON-ready form (``timings=False`` zeroes the trace timings for exact comparisons)."""
+        """A JSON-ready form (``timings=False`` zeroes the trace timings for exact comparisons);
+        ``notices`` appears only when the search fell back."""
         trace = self.trace if timings else self.trace.without_timings()
-        return {
+        shown: dict[str, object] = {
             "route": self.route,
             "status": self.status.value,
             "text": self.text,
             "sources": [source.to_dict() for source in self.sources],
             "notes": list(self.notes),
-            "trace": trace.to_dict(),
         }
+        if self.notices:  # only when there are any: an answer's JSON is otherwise unchanged
+            shown["notices"] = list(self.notices)
+        shown["trace"] = trace.to_dict()
+        return shown
 
     def render(self) -> str:
         """The answer text followed by its numbered sources, for a terminal."""

@@ -8,7 +8,7 @@ import sys
 
 from ragspine.answer.options import AnswerOptions
 from ragspine.cli.common import open_workspace, principal_from
-from ragspine.cli.narrative import add_search_arguments, search_options
+from ragspine.cli.narrative import add_search_arguments, print_notices, search_options
 
 CHANNELS = ("narrative", "structured", "composite")
 
@@ -25,6 +25,7 @@ def _ask(args: argparse.Namespace) -> int:
         answer = workspace.answer_narrative(
             args.question, search_options(args, AnswerOptions), principal=principal_from(args)
         )
+    print_notices(answer.notices)
     if args.json:
         print(json.dumps(answer.to_dict(), indent=2, ensure_ascii=False))
     else:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from typing import Any, TypeVar
 
 from ragspine.cli.common import (
@@ -217,11 +218,19 @@ def search_options(args: argparse.Namespace, kind: type[OptionsT]) -> OptionsT:
     )
 
 
+def print_notices(notices: Sequence[str]) -> None:
+    """Each notice (e.g. ``auto`` searched a library lexically) as a ``note:`` line on stderr,
+    before the results."""
+    for notice in notices:
+        print(f"note: {notice}", file=sys.stderr)
+
+
 def _search(args: argparse.Namespace) -> int:
     with open_workspace(args) as workspace:
         result = workspace.search(
             args.question, search_options(args, SearchOptions), principal=principal_from(args)
         )
+    print_notices(result.notices)
     if args.json:
         print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
         return 0

@@ -152,3 +152,37 @@ def test_lexical_modes_import_no_embedding_stack(workspace_dir: Path, tmp_path: 
         [sys.executable, "-c", search], capture_output=True, text=True, check=True
     ).stdout
     assert "BANNED []" in out
+
+
+def test_filter_keys_are_kept_until_the_library_changes(
+    workspace_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "a.txt").write_text("Revenue grew in Europe.")
+    (folder / "a.txt.meta.json").write_text('{"year": 1}')
+    (folder / "b.txt").write_text("Revenue fell in Asia.")
+    (folder / "b.txt.meta.json").write_text('{"year": true}')
+    ws = Workspace.open(workspace_dir)
+    ws.ingest_documents([folder], library="r")
+    reads: list[str] = []
+    store = ws.retriever._store
+    original = store.filtered_keys
+
+    def counted(library_id: str, flt: object) -> list[int]:
+        reads.append(library_id)
+        return original(library_id, flt)
+
+    monkeypatch.setattr(store, "filtered_keys", counted)
+
+    def found(flt: str) -> list[str]:
+        return [s.doc_id for s in ws.search("revenue", filters=flt).snippets]
+
+    assert found("year=1") == found("year=1") == ["a.txt"]
+    assert found("year=true") == ["b.txt"]  # 1 and True are different filters
+    assert reads == ["r", "r"]
+    (folder / "c.txt").write_text("Revenue doubled in Africa.")
+    (folder / "c.txt.meta.json").write_text('{"year": 1}')
+    ws.ingest_documents([folder], library="r")
+    assert sorted(found("year=1")) == ["a.txt", "c.txt"]  # a new generation: read again
+    assert len(reads) == 3

@@ -14,7 +14,7 @@ cover only what the asker may see (contract 11).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -41,14 +41,25 @@ ROUTERS_KEPT = 4
 """Routers cached at once: one per clearance level that searches (sharing a workspace between
 threads, askers of different levels would otherwise rebuild them in turn)."""
 
+FILTER_KEYS_KEPT = 16
+"""Filters whose chunk keys are kept per library generation: choosing them in SQL reads every
+chunk's document metadata (about 1.7 ms per 1,000 chunks), so a filter repeated across searches
+(a fixed facet, a paged listing) is chosen once per library change."""
+
 
 @dataclass(frozen=True, slots=True)
 class SearchResult:
-    """Snippets best first, and a trace of how they were found (counts and names only)."""
+    """Snippets best first, and a trace of how they were found (counts and names only).
+
+    ``notices`` say, for the person asking, where the search ran differently from its mode:
+    ``auto`` searching a library lexically because it keeps no vectors or the embedder is not
+    installed (each notice also appears in ``trace.notes``). Empty when nothing fell back.
+    """
 
     question: str
     snippets: tuple[Snippet, ...]
     trace: Trace
+    notices: tuple[str, ...] = ()
 
     def to_dict(self, *, timings: bool = True) -> dict[str, object]:
         """A JSON-ready form (``timings=False`` zeroes the trace timings)."""
@@ -56,6 +67,7 @@ class SearchResult:
         return {
             "question": self.question,
             "snippets": [snippet.to_dict() for snippet in self.snippets],
+            "notices": list(self.notices),
             "trace": trace.to_dict(),
         }
 
@@ -72,6 +84,7 @@ class Retriever:
         # Replaced whole, never changed in place, so a search on another thread sees the old
         # map or the new one; a router is built whole and never changes after.
         self._routers: dict[tuple[object, ...], ProfileRouter] = {}
+        self._filter_keys: dict[tuple[str, int, str], Sequence[int] | None] = {}  # whole too
 
     def router(self, libraries: Sequence[Library], principal: Principal) -> ProfileRouter:
         """A profile router over ``libraries`` built from the text and descriptions
@@ -92,6 +105,22 @@ class Retriever:
                 del routers[next(iter(routers))]
             self._routers = routers
         return router
+
+    def filtered_keys(self, library_id: str, flt: Filter) -> Sequence[int] | None:
+        """Keys of the library's chunks whose document metadata matches ``flt``, whatever their
+        level (the searches apply the asker's level), kept until the library changes."""
+        generation = self._store.generation(library_id)  # read first: a later write misses
+        key = (library_id, generation, repr(flt))  # repr tells 1, 1.0 and True apart
+        known = self._filter_keys  # one map throughout: another thread may replace it
+        if key in known:
+            return known[key]
+        found = self._store.filtered_keys(library_id, flt)
+        keys = None if found is None else tuple(found)  # None: a store that does not filter
+        kept = {**self._filter_keys, key: keys}
+        while len(kept) > FILTER_KEYS_KEPT:  # the oldest go first (stale generations)
+            del kept[next(iter(kept))]
+        self._filter_keys = kept
+        return keys
 
     def search(
         self,
@@ -124,13 +153,16 @@ class Retriever:
         )
         given = [f for f in (options.filters, extracted) if f is not None]
         combined = all_of(given) if given else None
+        dense = _DenseChannel(self._store, self._vectors, plan, question)
+        dense.check(seen if explicit is None else [self._store.library(n) for n in explicit])
         call = _LibrarySearch(
             store=self._store,
+            filtered_keys=self.filtered_keys,
             indexes=self._indexes,
             plan=plan,
             max_level=int(max_visible_level(principal)),
             flt=combined,
-            dense=_DenseChannel(self._store, self._vectors, plan, question),
+            dense=dense,
             channel_weights=(options.lexical_weight, options.vector_weight),
             rrf_k=options.rrf_k,
         )
@@ -158,7 +190,7 @@ class Retriever:
         if extracted is not None:
             notes = (f"filter taken from the question: {extracted.describe()}", *notes)
         trace = replace(result.trace, notes=notes, mode=plan.mode.value)
-        return SearchResult(question, result.snippets, trace)
+        return SearchResult(question, result.snippets, trace, tuple(call.dense.notices))
 
 
 @dataclass(slots=True)
@@ -166,6 +198,7 @@ class _LibrarySearch:
     """What every library's search shares within one request; :meth:`search` runs one."""
 
     store: ChunkStore
+    filtered_keys: Callable[[str, Filter], Sequence[int] | None]
     indexes: LibraryIndexes
     plan: ModePlan
     max_level: int
@@ -182,7 +215,7 @@ class _LibrarySearch:
         top-k."""
         depth = top_k
         store = self.store
-        allowed = store.filtered_keys(library_id, self.flt) if self.flt is not None else None
+        allowed = self.filtered_keys(library_id, self.flt) if self.flt is not None else None
         use_dense = self.dense.use(library_id)
         lists: list[list[tuple[int, float]]] = []
         weights: list[float] = []
@@ -216,7 +249,8 @@ class _LibrarySearch:
 
 class _DenseChannel:
     """The vector side of one search: which libraries use it, the query vector (embedded once)
-    and the notes saying what ``auto`` / ``hybrid`` decided."""
+    and the notes saying what ``auto`` / ``hybrid`` decided (``notices``: where ``auto`` fell
+    back to lexical, for the asker; ``notes``: every decision, for the trace)."""
 
     def __init__(
         self, store: ChunkStore, vectors: LibraryVectors | None, plan: ModePlan, question: str
@@ -229,10 +263,21 @@ class _DenseChannel:
         self._installed: bool | None = None
         self._why = ""
         self.notes: list[str] = []
-        if plan.dense and plan.mode is not RetrievalMode.AUTO:
-            if vectors is None:
-                raise ConfigError("vector search is not set up for this workspace")
-            vectors.embedder()  # MissingExtraError naming pip install 'ragspine[onnx]'
+        self.notices: list[str] = []
+        if plan.dense and plan.mode is not RetrievalMode.AUTO and vectors is None:
+            raise ConfigError("vector search is not set up for this workspace")
+
+    def check(self, libraries: Sequence[Library]) -> None:
+        """Fail before searching when ``vector`` / ``hybrid`` would search a library that keeps
+        no vectors (``libraries``: those the request may search, all visible to the asker) or
+        the embedder is not installed."""
+        if not self._plan.dense or self._plan.mode is RetrievalMode.AUTO:
+            return
+        without = [lib.library_id for lib in libraries if not lib.vectors]
+        if without:
+            raise _no_vectors_error(self._plan.mode, without)
+        assert self._vectors is not None
+        self._vectors.embedder()  # MissingExtraError naming pip install 'ragspine[onnx]'
 
     def use(self, library_id: str) -> bool:
         """Whether ``library_id`` is searched by vector in this request."""
@@ -240,26 +285,29 @@ class _DenseChannel:
             return False
         has_vectors = self._store.library(library_id).vectors
         mode = self._plan.mode
-        if mode is RetrievalMode.VECTOR:
-            if not has_vectors:
-                raise ConfigError(
-                    f"library {library_id!r} keeps no vectors, so mode 'vector' cannot search "
-                    f"it: turn them on with `ragspine library vectors {library_id} on`"
-                )
+        if mode is not RetrievalMode.AUTO:
+            if not has_vectors:  # turned off since :meth:`check`
+                raise _no_vectors_error(mode, [library_id])
             return True
         if not has_vectors:
-            self.notes.append(f"{mode.value}: library {library_id} keeps no vectors: lexical")
+            self._fell_back(
+                f"auto: library {library_id} keeps no vectors, searched lexical "
+                f"(turn them on with `ragspine library vectors {library_id} on`)"
+            )
             return False
-        if mode is RetrievalMode.AUTO:
-            if self._installed is None:
-                self._installed, self._why = (
-                    self._vectors.available() if self._vectors else (False, "no embedder set up")
-                )
-            if not self._installed:
-                self.notes.append(f"auto: {library_id} searched lexical ({self._why})")
-                return False
-            self.notes.append(f"auto: {library_id} searched hybrid (lexical + vector)")
+        if self._installed is None:
+            self._installed, self._why = (
+                self._vectors.available() if self._vectors else (False, "no embedder set up")
+            )
+        if not self._installed:
+            self._fell_back(f"auto: library {library_id} searched lexical ({self._why})")
+            return False
+        self.notes.append(f"auto: {library_id} searched hybrid (lexical + vector)")
         return True
+
+    def _fell_back(self, notice: str) -> None:
+        self.notices.append(notice)
+        self.notes.append(notice)
 
     def search(
         self, library_id: str, depth: int, max_level: int, allowed: Sequence[int] | None
@@ -270,3 +318,16 @@ class _DenseChannel:
         if self._query is None:
             self._query = self._vectors.embed_query(self._question)
         return index.search(self._query, depth, max_level=max_level, allowed=allowed)
+
+
+def _no_vectors_error(mode: RetrievalMode, library_ids: Sequence[str]) -> ConfigError:
+    """The error for ``vector`` / ``hybrid`` over libraries that keep no vectors."""
+    names = ", ".join(repr(name) for name in library_ids)
+    first = library_ids[0]
+    plural = "libraries" if len(library_ids) > 1 else "library"
+    keeps = "keep" if len(library_ids) > 1 else "keeps"
+    return ConfigError(
+        f"mode {mode.value!r} needs vectors, and {plural} {names} {keeps} none: turn them on "
+        f"with `ragspine library vectors {first} on`, name libraries that keep vectors, "
+        "or use mode 'auto' (lexical where there are none)"
+    )
