@@ -37,7 +37,8 @@ from __future__ import annotations
 import re
 import threading
 import unicodedata
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -131,11 +132,14 @@ class _Pipeline:
     def slow_tokens(self, raws: list[str]) -> list[str]:
         """Tokens of raw matches when some are not cached yet (and CJK runs, never cached)."""
         out: list[str] = []
+        cached = self.cache.get
         for raw in raws:
-            if _CJK_CHAR.match(raw):
-                out.extend(cjk_bigrams(raw))
-                continue
-            token = self.word(raw)
+            token = cached(raw)
+            if token is None:
+                if _CJK_CHAR.match(raw):  # CJK runs are never cached
+                    out.extend(cjk_bigrams(raw))
+                    continue
+                token = self.word(raw)
             if token:
                 out.append(token)
         return out
@@ -312,6 +316,19 @@ def routing_words(text: str) -> list[str]:
 def routing_terms(text: str) -> list[str]:
     """Light-stemmed content words of ``text`` in order, routing stop words removed."""
     return [light_stem(w) for w in routing_words(text) if w not in ROUTING_STOPWORDS]
+
+
+def routing_term_counts(texts: Iterable[str]) -> Counter[str]:
+    """How often each routing term occurs in ``texts``: the counts of :func:`routing_terms`
+    over all of them, with each distinct word stemmed once."""
+    words: Counter[str] = Counter()
+    for text in texts:
+        words.update(routing_words(text))
+    counts: Counter[str] = Counter()
+    for word, n in words.items():
+        if word not in ROUTING_STOPWORDS:
+            counts[light_stem(word)] += n
+    return counts
 
 
 # --- word sets -----------------------------------------------------------------------------

@@ -130,13 +130,13 @@ def test_store_failure_midway_rolls_back(
     before = _snapshot(ws)
     generation = ws.chunks.generation("reports")
     (docs / "b.txt").write_text("First new sentence. Second new sentence.", encoding="utf-8")
-    real_insert = chunk_store.SQLiteChunkStore.insert_document
+    real_insert = chunk_store.SQLiteChunkStore.insert_documents
 
-    def insert_then_fail(self, document, **kwargs):  # type: ignore[no-untyped-def]
-        real_insert(self, document, **kwargs)  # rows are written ...
+    def insert_then_fail(self, documents):  # type: ignore[no-untyped-def]
+        real_insert(self, documents)  # rows are written ...
         raise sqlite3.OperationalError("disk I/O error")  # ... then the write fails
 
-    monkeypatch.setattr(chunk_store.SQLiteChunkStore, "insert_document", insert_then_fail)
+    monkeypatch.setattr(chunk_store.SQLiteChunkStore, "insert_documents", insert_then_fail)
     with pytest.raises(StoreError, match=r"could not be written \(disk I/O error"):
         ws.ingest_documents([docs / "b.txt"], library="reports")
     assert _snapshot(ws) == before

@@ -202,11 +202,30 @@ class LexicalIndex:
                 f"add() needs as many keys, texts and levels, got {len(keys)}, {len(texts)}, "
                 f"{len(levels)}"
             )
-        checked_keys = [_check_key(key) for key in keys]
-        checked_levels = [_check_level(level, key) for key, level in zip(keys, levels, strict=True)]
+        checked_keys, checked_levels = self._check_new(keys, levels)
         for key, text in zip(checked_keys, texts, strict=True):
             if not isinstance(text, str):
                 raise IngestError(f"text of key {key} must be a string, got {type(text).__name__}")
+        analyze = self.analyzer.tokens
+        self._add_checked(checked_keys, [analyze(text) for text in texts], checked_levels)
+
+    def add_tokens(
+        self, keys: Sequence[int], token_lists: Sequence[Sequence[str]], levels: Sequence[int]
+    ) -> None:
+        """Add documents already analyzed by this index's :attr:`analyzer` (one token list per
+        key, as ``analyzer.tokens`` gives it), like :meth:`add` without analyzing again."""
+        if not len(keys) == len(token_lists) == len(levels):
+            raise IngestError(
+                f"add_tokens() needs as many keys, token lists and levels, got {len(keys)}, "
+                f"{len(token_lists)}, {len(levels)}"
+            )
+        checked_keys, checked_levels = self._check_new(keys, levels)
+        self._add_checked(checked_keys, token_lists, checked_levels)
+
+    def _check_new(self, keys: Sequence[int], levels: Sequence[int]) -> tuple[list[int], list[int]]:
+        """Valid keys (new to this index, each once) and levels, or an :class:`IngestError`."""
+        checked_keys = [_check_key(key) for key in keys]
+        checked_levels = [_check_level(level, key) for key, level in zip(keys, levels, strict=True)]
         batch = set(checked_keys)
         if len(batch) != len(checked_keys):
             dupes = sorted(k for k, n in Counter(checked_keys).items() if n > 1)
@@ -219,13 +238,22 @@ class LexicalIndex:
             raise IngestError(
                 f"keys {sorted(clash)[:5]} are already in the lexical index: remove them first"
             )
-        analyze, pending = self.analyzer.tokens, self._pending
-        for key, text, level in zip(checked_keys, texts, checked_levels, strict=True):
-            builder = pending.get(level)
+        return checked_keys, checked_levels
+
+    def _add_checked(
+        self, keys: list[int], token_lists: Sequence[Sequence[str]], levels: list[int]
+    ) -> None:
+        by_level: dict[int, tuple[list[int], list[Sequence[str]]]] = {}
+        for key, tokens, level in zip(keys, token_lists, levels, strict=True):
+            group = by_level.setdefault(level, ([], []))
+            group[0].append(key)
+            group[1].append(tokens)
+        for level, (group_keys, group_tokens) in by_level.items():
+            builder = self._pending.get(level)
             if builder is None:
-                builder = pending[level] = SegmentBuilder()
-            builder.add(key, analyze(text), level)
-        self._pending_keys |= batch
+                builder = self._pending[level] = SegmentBuilder()
+            builder.extend(group_keys, group_tokens, level)
+        self._pending_keys |= set(keys)
 
     def remove(self, keys: Collection[int]) -> int:
         """Delete documents by key (unknown keys are ignored); returns how many were removed."""

@@ -52,6 +52,47 @@ def indexed_text(fields: IndexFields, row: IndexRow) -> str:
     return f"{row.title}\n{row.heading}\n{row.text}"
 
 
+class AnalyzedRows:
+    """The index terms of rows' titles, headings and texts, each analyzed once per analyzer and
+    shared by every field set: the terms of ``a + "\n" + b`` are those of ``a`` followed by
+    those of ``b`` (no token spans a line break), so a field set's terms are its fields'
+    terms joined. Titles and headings repeat across a document's chunks and are analyzed once."""
+
+    def __init__(self, rows: Sequence[IndexRow]) -> None:
+        self.rows = rows
+        self._parts: dict[Analyzer, tuple[list[list[str]], list[list[str]], list[list[str]]]] = {}
+
+    def tokens(self, analyzer: Analyzer, fields: IndexFields) -> list[list[str]]:
+        """The terms ``analyzer`` gives :func:`indexed_text` of each row, in row order."""
+        titles, headings, texts = self._analyzed(analyzer)
+        if fields is IndexFields.TEXT:
+            return texts
+        if fields is IndexFields.TITLE_TEXT:
+            return [a + c for a, c in zip(titles, texts, strict=True)]
+        return [a + b + c for a, b, c in zip(titles, headings, texts, strict=True)]
+
+    def _analyzed(
+        self, analyzer: Analyzer
+    ) -> tuple[list[list[str]], list[list[str]], list[list[str]]]:
+        parts = self._parts.get(analyzer)
+        if parts is None:
+            analyze = analyzer.tokens
+            seen: dict[str, list[str]] = {}
+
+            def repeated(text: str) -> list[str]:
+                tokens = seen.get(text)
+                if tokens is None:
+                    tokens = seen[text] = analyze(text)
+                return tokens
+
+            parts = self._parts[analyzer] = (
+                [repeated(row.title) for row in self.rows],
+                [repeated(row.heading) for row in self.rows],
+                [analyze(row.text) for row in self.rows],
+            )
+        return parts
+
+
 DEFAULT_FIELDS = IndexFields.TITLE_TEXT
 MAINTAINED_FIELDS = (IndexFields.TITLE_TEXT, IndexFields.TITLE_HEADING_TEXT)
 """Field sets every writer keeps on disk (those of ``bm25`` and of ``lexical`` / ``hybrid``)."""
@@ -189,7 +230,8 @@ class LibraryIndexes:
         The maintained field sets are always written; others only when they exist on disk. An
         index that was not at ``since`` is rebuilt from the chunk store instead.
         """
-        added_rows = searchable(added)
+        analyzed = AnalyzedRows(searchable(added))
+        added_rows = analyzed.rows
         for fields in IndexFields:
             folder = self.folder(library_id, fields)
             committed = committed_generation(folder)
@@ -218,9 +260,9 @@ class LibraryIndexes:
                 if removed:
                     index.remove(list(removed))
                 if added_rows:
-                    index.add(
+                    index.add_tokens(
                         [row.key for row in added_rows],
-                        [indexed_text(fields, row) for row in added_rows],
+                        analyzed.tokens(index.analyzer, fields),
                         [row.sensitivity for row in added_rows],
                     )
                 if index.generation != generation:
