@@ -194,9 +194,17 @@ class Analyzer:
         raws = (_ASCII_TOKEN if ascii_text else _TOKEN).findall(
             text.lower() if ascii_text else fold(text)
         )
-        mapped = list(map(pipeline.cache.get, raws))
+        cache = pipeline.cache
+        mapped = list(map(cache.get, raws))
         if None in mapped:
-            return pipeline.slow_tokens(raws)
+            missing = set(raws).difference(cache)
+            if any(_CJK_CHAR.match(raw) for raw in missing):
+                return pipeline.slow_tokens(raws)
+            for raw in missing:  # new words: cache them, then map again
+                pipeline.word(raw)
+            mapped = list(map(cache.get, raws))
+            if None in mapped:  # the cache was cleared meanwhile
+                return pipeline.slow_tokens(raws)
         return [token for token in mapped if token]
 
     def to_config(self) -> dict[str, Any]:

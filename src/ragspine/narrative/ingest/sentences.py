@@ -26,7 +26,6 @@ _CJK_STOPS = "\u3002\uff01\uff1f"  # ideographic full stop, fullwidth ! and ?
 _CLOSERS = "\"')\\]\u201d\u2019\u300d\u300f\uff09"  # closing quotes and brackets
 _OPENERS = "\"'([\u201c\u2018"
 _CANDIDATE = re.compile(f"[.!?\u2026]+[{_CLOSERS}]*(?=\\s)|[{_CJK_STOPS}]+[{_CLOSERS}]*")
-_WHITESPACE = re.compile(r"\s+")
 _DOTTED_ACRONYM = re.compile(r"(?:[A-Za-z]\.)+[A-Za-z]")
 
 
@@ -49,7 +48,10 @@ def _is_boundary(text: str, match: re.Match[str], sentence_start: int) -> bool:
     punct = match.group(0)
     if punct[0] in _CJK_STOPS:
         return True
-    following = _next_visible_char(text, match.end())
+    end = match.end()  # white space follows (the pattern's lookahead); usually one character
+    following = text[end + 1 : end + 2]
+    if not following or following.isspace():
+        following = _next_visible_char(text, end)
     if following and following.isalpha() and not following.isupper():
         return False  # a lower-case continuation ("e.g. the") is never a new sentence
     if punct[0] == ".":
@@ -95,11 +97,11 @@ def _split_block(text: str) -> list[str]:
         if match.end() <= start:
             continue
         if _is_boundary(text, match, start):
-            sentence = _WHITESPACE.sub(" ", text[start : match.end()]).strip()
+            sentence = " ".join(text[start : match.end()].split())
             if sentence:
                 sentences.append(sentence)
             start = match.end()
-    tail = _WHITESPACE.sub(" ", text[start:]).strip()
+    tail = " ".join(text[start:].split())  # str.split's white space is the regex \s
     if tail:
         sentences.append(tail)
     return sentences

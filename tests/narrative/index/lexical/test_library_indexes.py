@@ -25,3 +25,16 @@ def test_analyzed_rows_give_the_terms_of_each_indexed_text(
     expected = [analyzer.tokens(indexed_text(fields, row)) for row in ROWS]
     assert analyzed.tokens(analyzer, fields) == expected
     assert analyzed.tokens(analyzer, fields) == expected  # asked again: the same, not doubled
+
+
+def test_a_field_set_without_heading_terms_shares_the_batch_of_title_and_text() -> None:
+    rows = [IndexRow(1, "Title", "", "Some text here", 0), IndexRow(2, "T", "", "More", 0)]
+    analyzed = AnalyzedRows(rows)
+    shared = analyzed.batch(Analyzer(), IndexFields.TITLE_TEXT)
+    assert analyzed.batch(Analyzer(), IndexFields.TITLE_HEADING_TEXT) is shared
+    with_heading = AnalyzedRows(ROWS)
+    batch = with_heading.batch(Analyzer(), IndexFields.TITLE_HEADING_TEXT)
+    assert batch is not with_heading.batch(Analyzer(), IndexFields.TITLE_TEXT)
+    expected = [Analyzer().tokens(indexed_text(IndexFields.TITLE_HEADING_TEXT, r)) for r in ROWS]
+    assert batch.lengths.tolist() == [len(tokens) for tokens in expected]
+    assert [batch.terms[i] for i in batch.term_ids] == [t for tokens in expected for t in tokens]

@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragspine.narrative.index.lexical.segments import Segment, SegmentBuilder
+from ragspine.narrative.index.lexical.segments import Segment, SegmentBuilder, TermBatch
 
 DOCS = st.lists(st.lists(st.sampled_from("abcdefgh"), max_size=12), max_size=12)
 
@@ -47,3 +47,16 @@ def test_extend_builds_the_postings_of_its_documents(
     for name in ("keys", "lengths", "levels", "term_ptr", "post_docs", "post_tf"):
         assert np.array_equal(getattr(same, name), getattr(segment, name)), name
     assert same.terms == segment.terms
+
+
+@settings(max_examples=200, deadline=None)
+@given(docs=DOCS, picks=st.lists(st.booleans(), min_size=12, max_size=12))
+def test_a_subset_is_the_batch_of_the_documents_picked(
+    docs: list[list[str]], picks: list[bool]
+) -> None:
+    rows = np.asarray(picks[: len(docs)], dtype=bool)
+    subset = TermBatch.of(docs).subset(rows)
+    expected = TermBatch.of([tokens for tokens, pick in zip(docs, rows, strict=True) if pick])
+    assert subset.terms == expected.terms
+    assert subset.term_ids.tolist() == expected.term_ids.tolist()
+    assert subset.lengths.tolist() == expected.lengths.tolist()

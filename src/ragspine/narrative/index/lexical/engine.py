@@ -42,6 +42,7 @@ from ragspine.narrative.index.lexical.manifest import (
 from ragspine.narrative.index.lexical.segments import (
     Segment,
     SegmentBuilder,
+    TermBatch,
     apply_merge_policy,
     merge_segments,
     read_segment,
@@ -207,20 +208,26 @@ class LexicalIndex:
             if not isinstance(text, str):
                 raise IngestError(f"text of key {key} must be a string, got {type(text).__name__}")
         analyze = self.analyzer.tokens
-        self._add_checked(checked_keys, [analyze(text) for text in texts], checked_levels)
+        batch = TermBatch.of([analyze(text) for text in texts])
+        self._add_checked(checked_keys, batch, checked_levels)
 
     def add_tokens(
-        self, keys: Sequence[int], token_lists: Sequence[Sequence[str]], levels: Sequence[int]
+        self,
+        keys: Sequence[int],
+        token_lists: Sequence[Sequence[str]] | TermBatch,
+        levels: Sequence[int],
     ) -> None:
         """Add documents already analyzed by this index's :attr:`analyzer` (one token list per
-        key, as ``analyzer.tokens`` gives it), like :meth:`add` without analyzing again."""
+        key, as ``analyzer.tokens`` gives it, or a :class:`TermBatch` of them), like :meth:`add`
+        without analyzing again."""
         if not len(keys) == len(token_lists) == len(levels):
             raise IngestError(
                 f"add_tokens() needs as many keys, token lists and levels, got {len(keys)}, "
                 f"{len(token_lists)}, {len(levels)}"
             )
         checked_keys, checked_levels = self._check_new(keys, levels)
-        self._add_checked(checked_keys, token_lists, checked_levels)
+        batch = token_lists if isinstance(token_lists, TermBatch) else TermBatch.of(token_lists)
+        self._add_checked(checked_keys, batch, checked_levels)
 
     def _check_new(self, keys: Sequence[int], levels: Sequence[int]) -> tuple[list[int], list[int]]:
         """Valid keys (new to this index, each once) and levels, or an :class:`IngestError`."""
@@ -240,19 +247,19 @@ class LexicalIndex:
             )
         return checked_keys, checked_levels
 
-    def _add_checked(
-        self, keys: list[int], token_lists: Sequence[Sequence[str]], levels: list[int]
-    ) -> None:
-        by_level: dict[int, tuple[list[int], list[Sequence[str]]]] = {}
-        for key, tokens, level in zip(keys, token_lists, levels, strict=True):
-            group = by_level.setdefault(level, ([], []))
-            group[0].append(key)
-            group[1].append(tokens)
-        for level, (group_keys, group_tokens) in by_level.items():
+    def _add_checked(self, keys: list[int], batch: TermBatch, levels: list[int]) -> None:
+        level_of = np.asarray(levels, dtype=np.int8)
+        for level in sorted(set(levels)):
             builder = self._pending.get(level)
             if builder is None:
                 builder = self._pending[level] = SegmentBuilder()
-            builder.extend(group_keys, group_tokens, level)
+            if len(set(levels)) == 1:
+                builder.extend_batch(keys, batch, level)
+                continue
+            rows = level_of == level
+            builder.extend_batch(
+                [k for k, r in zip(keys, rows, strict=True) if r], batch.subset(rows), level
+            )
         self._pending_keys |= set(keys)
 
     def remove(self, keys: Collection[int]) -> int:

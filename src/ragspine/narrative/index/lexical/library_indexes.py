@@ -28,6 +28,7 @@ from ragspine.errors import StoreError
 from ragspine.narrative.index.lexical import bm25
 from ragspine.narrative.index.lexical.engine import LexicalIndex
 from ragspine.narrative.index.lexical.manifest import committed_generation
+from ragspine.narrative.index.lexical.segments import TermBatch
 from ragspine.security import Principal, Sensitivity, max_visible_level
 from ragspine.stores.chunks import ChunkStore, IndexRow
 from ragspine.stores.indexes import IndexStorage, index_storage
@@ -61,6 +62,17 @@ class AnalyzedRows:
     def __init__(self, rows: Sequence[IndexRow]) -> None:
         self.rows = rows
         self._parts: dict[Analyzer, tuple[list[list[str]], list[list[str]], list[list[str]]]] = {}
+        self._batches: dict[tuple[Analyzer, IndexFields], TermBatch] = {}
+
+    def batch(self, analyzer: Analyzer, fields: IndexFields) -> TermBatch:
+        """:meth:`tokens` as a :class:`TermBatch`, made once (and shared by the field sets
+        that hold the same terms: with no heading terms, a heading adds nothing)."""
+        if fields is IndexFields.TITLE_HEADING_TEXT and not any(self._analyzed(analyzer)[1]):
+            fields = IndexFields.TITLE_TEXT
+        batch = self._batches.get((analyzer, fields))
+        if batch is None:
+            batch = self._batches[analyzer, fields] = TermBatch.of(self.tokens(analyzer, fields))
+        return batch
 
     def tokens(self, analyzer: Analyzer, fields: IndexFields) -> list[list[str]]:
         """The terms ``analyzer`` gives :func:`indexed_text` of each row, in row order."""
@@ -262,7 +274,7 @@ class LibraryIndexes:
                 if added_rows:
                     index.add_tokens(
                         [row.key for row in added_rows],
-                        analyzed.tokens(index.analyzer, fields),
+                        analyzed.batch(index.analyzer, fields),
                         [row.sensitivity for row in added_rows],
                     )
                 if index.generation != generation:

@@ -106,6 +106,45 @@ class Segment:
 _EMPTY_I32: npt.NDArray[np.int32] = np.empty(0, dtype=np.int32)
 
 
+class TermBatch:
+    """Analyzed documents as numbers: their terms in order of first use, every document's term
+    ids one after another, and each document's length (its number of tokens)."""
+
+    __slots__ = ("lengths", "term_ids", "terms")
+
+    def __init__(
+        self, terms: list[str], term_ids: npt.NDArray[np.int64], lengths: npt.NDArray[np.int32]
+    ) -> None:
+        self.terms = terms
+        self.term_ids = term_ids
+        self.lengths = lengths
+
+    @classmethod
+    def of(cls, token_lists: Sequence[Sequence[str]]) -> TermBatch:
+        """The batch of documents given as token lists."""
+        flat = list(chain.from_iterable(token_lists))
+        vocab = {term: i for i, term in enumerate(dict.fromkeys(flat))}
+        return cls(
+            list(vocab),
+            np.fromiter(map(vocab.__getitem__, flat), dtype=np.int64, count=len(flat)),
+            np.fromiter(map(len, token_lists), dtype=np.int32, count=len(token_lists)),
+        )
+
+    def __len__(self) -> int:
+        return len(self.lengths)
+
+    def subset(self, rows: npt.NDArray[np.bool_]) -> TermBatch:
+        """The documents where ``rows`` is true, in order (terms renumbered by first use)."""
+        ids = self.term_ids[np.repeat(rows, self.lengths)]
+        used, first = np.unique(ids, return_index=True)
+        order = np.argsort(first, kind="stable")
+        renumber = np.empty(len(self.terms), dtype=np.int64)
+        renumber[used[order]] = np.arange(len(used))
+        return TermBatch(
+            [self.terms[i] for i in used[order].tolist()], renumber[ids], self.lengths[rows]
+        )
+
+
 class SegmentBuilder:
     """Collects analyzed documents compactly until they become a :class:`Segment`."""
 
@@ -129,24 +168,29 @@ class SegmentBuilder:
 
     def extend(self, keys: Sequence[int], token_lists: Sequence[Sequence[str]], level: int) -> None:
         """Append documents given their tokens (one list per key), all at ``level``."""
+        self.extend_batch(keys, TermBatch.of(token_lists), level)
+
+    def extend_batch(self, keys: Sequence[int], batch: TermBatch, level: int) -> None:
+        """Append the documents of ``batch`` (one per key), all at ``level``."""
         if not keys:
             return
-        flat = list(chain.from_iterable(token_lists))
         vocab = self.vocab
-        for term in dict.fromkeys(flat):  # new terms numbered in order of first use
+        for term in batch.terms:  # new terms numbered in order of first use
             if term not in vocab:
                 vocab[term] = len(vocab)
-        lengths = np.fromiter(map(len, token_lists), dtype=np.int32, count=len(token_lists))
-        term_ids = np.fromiter(map(vocab.__getitem__, flat), dtype=np.int64, count=len(flat))
-        if flat:
-            doc_rows = np.repeat(np.arange(len(keys), dtype=np.int64), lengths)
+        if len(batch.term_ids):
+            to_vocab = np.fromiter(
+                map(vocab.__getitem__, batch.terms), dtype=np.int64, count=len(batch.terms)
+            )
+            term_ids = to_vocab[batch.term_ids]
+            doc_rows = np.repeat(np.arange(len(keys), dtype=np.int64), batch.lengths)
             # One posting per (document, term) with its count: np.unique of a combined key.
             width = len(vocab)
             pairs, tfs = np.unique(doc_rows * width + term_ids, return_counts=True)
             self.rows.append((pairs // width + len(self.keys)).astype(np.int32))
             self.term_ids.append(pairs % width)
             self.tfs.append(tfs.astype(np.int32))
-        self.lengths.append(lengths)
+        self.lengths.append(batch.lengths)
         self.keys.extend(keys)
         self.levels.extend([level] * len(keys))
 
