@@ -205,7 +205,7 @@ class Analyzer:
             mapped = list(map(cache.get, raws))
             if None in mapped:  # the cache was cleared meanwhile
                 return pipeline.slow_tokens(raws)
-        return [token for token in mapped if token]
+        return list(filter(None, mapped))  # "" marks a dropped word
 
     def to_config(self) -> dict[str, Any]:
         """A JSON-ready description, stored with an index to detect analyzer changes."""

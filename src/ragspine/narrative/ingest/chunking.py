@@ -89,11 +89,16 @@ def _whole_section(section: Section, max_words: int) -> list[_Sentence] | None:
     return [_Sentence(" ".join(words), *first)]
 
 
+def _word_count(sentence: _Sentence) -> int:
+    """Words of a sentence: its text is never empty and has single spaces between words."""
+    return sentence.text.count(" ") + 1
+
+
 def _bounded(sentence: _Sentence, max_words: int) -> list[_Sentence]:
     """Cut a sentence longer than ``max_words`` into word runs, so every child stays bounded."""
-    words = sentence.text.split()
-    if len(words) <= max_words:
+    if _word_count(sentence) <= max_words:
         return [sentence]
+    words = sentence.text.split()
     return [
         _Sentence(" ".join(words[start : start + max_words]), sentence.paragraph, sentence.page)
         for start in range(0, len(words), max_words)
@@ -105,7 +110,7 @@ def _group(sentences: list[_Sentence], max_words: int) -> list[list[_Sentence]]:
     current: list[_Sentence] = []
     count = 0
     for sentence in sentences:
-        words = len(sentence.text.split())
+        words = _word_count(sentence)
         if current and count + words > max_words:
             groups.append(current)
             current, count = [], 0

@@ -314,6 +314,10 @@ class Ingestor:
         added: dict[int, IndexRow] = {}
         batch: list[_Prepared] = []
         reported = 0
+        # Into an empty library, only a document id met earlier in this run can be stored
+        # already: the others skip the look-up (writing checks again in any case).
+        stored_before = self._store.has_chunks(library_id, int(Sensitivity.RESTRICTED))
+        met: set[str] = set()
 
         def flush() -> None:
             if dense is not None:
@@ -326,7 +330,9 @@ class Ingestor:
             outcome = item if isinstance(item, DocumentOutcome) else None
             if outcome is None:
                 assert isinstance(item, DocumentSource)
-                outcome, prepared = self._prepare(library, item, options)
+                look_up = stored_before or item.doc_id in met
+                met.add(item.doc_id)
+                outcome, prepared = self._prepare(library, item, options, look_up=look_up)
                 if prepared is not None:
                     batch.append(prepared)
             if outcome is not None:
@@ -353,9 +359,15 @@ class Ingestor:
         return IngestReport(library_id, tuple(outcomes), generation, created)
 
     def _prepare(
-        self, library: Library, source: DocumentSource, options: ChunkingOptions
+        self,
+        library: Library,
+        source: DocumentSource,
+        options: ChunkingOptions,
+        *,
+        look_up: bool = True,
     ) -> tuple[DocumentOutcome | None, _Prepared | None]:
-        """Decide whether ``source`` changed and chunk it; nothing is written here."""
+        """Decide whether ``source`` changed and chunk it; nothing is written here.
+        ``look_up=False`` skips reading the stored version (when there can be none)."""
         level = (
             source.sensitivity if source.sensitivity is not None else library.default_sensitivity
         )
@@ -368,7 +380,7 @@ class Ingestor:
             json.dumps([(h, int(v)) for h, v in source.section_levels]),
             *((SECTION_RULE,) if source.section_levels else ()),
         )
-        previous = self._store.document(library.library_id, source.doc_id)
+        previous = self._store.document(library.library_id, source.doc_id) if look_up else None
         if previous is not None and previous.fingerprint == fingerprint:
             return DocumentOutcome(source.source, source.doc_id, IngestStatus.UNCHANGED), None
         try:
@@ -408,8 +420,8 @@ class Ingestor:
             source = prepared.source
             if source.doc_id in pending_ids:  # a repeat in the batch: write the first one
                 self._insert(library, pending, added)
+                previous.update(self._store.documents(library_id, list(pending_ids)))
                 pending, pending_ids = [], set()
-                previous = self._store.documents(library_id, [source.doc_id])
             before = previous.get(source.doc_id)
             if before is not None and before.fingerprint == prepared.fingerprint:
                 outcomes.append(
