@@ -126,3 +126,15 @@ def test_routing_term_counts_are_the_counts_of_routing_terms() -> None:
         expected.update(routing_terms(text))
     assert routing_term_counts(texts) == expected
     assert routing_term_counts([]) == Counter()
+
+
+def test_tokens_of_many_texts_are_each_texts_tokens() -> None:
+    from real_text import real_strings
+
+    texts = INLINE + [text for _, text in real_strings()]
+    for analyzer in (Analyzer(), Analyzer(language=None), Analyzer(language="german")):
+        analyzer._pipeline().cache.clear()  # every word new: the look-up path is taken
+        many = analyzer.tokens_many(texts)
+        analyzer._pipeline().cache.clear()
+        assert many == [analyzer.tokens(text) for text in texts]
+    assert Analyzer().tokens_many([]) == []

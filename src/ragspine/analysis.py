@@ -207,6 +207,27 @@ class Analyzer:
                 return pipeline.slow_tokens(raws)
         return list(filter(None, mapped))  # "" marks a dropped word
 
+    def tokens_many(self, texts: Iterable[str]) -> list[list[str]]:
+        """:meth:`tokens` of each text, with the words new to the cache looked up once for all
+        of them."""
+        pipeline = self._pipeline()
+        raw_lists = [
+            (_ASCII_TOKEN.findall(text.lower()) if text.isascii() else _TOKEN.findall(fold(text)))
+            for text in texts
+        ]
+        cache = pipeline.cache
+        for raw in set().union(*raw_lists).difference(cache):
+            if not _CJK_CHAR.match(raw):  # CJK runs are never cached
+                pipeline.word(raw)
+        out: list[list[str]] = []
+        for raws in raw_lists:
+            mapped = list(map(cache.get, raws))
+            if None in mapped:  # CJK runs, or the cache was cleared meanwhile
+                out.append(pipeline.slow_tokens(raws))
+            else:
+                out.append(list(filter(None, mapped)))  # "" marks a dropped word
+        return out
+
     def to_config(self) -> dict[str, Any]:
         """A JSON-ready description, stored with an index to detect analyzer changes."""
         return {

@@ -207,8 +207,7 @@ class LexicalIndex:
         for key, text in zip(checked_keys, texts, strict=True):
             if not isinstance(text, str):
                 raise IngestError(f"text of key {key} must be a string, got {type(text).__name__}")
-        analyze = self.analyzer.tokens
-        batch = TermBatch.of([analyze(text) for text in texts])
+        batch = TermBatch.of(self.analyzer.tokens_many(texts))
         self._add_checked(checked_keys, batch, checked_levels)
 
     def add_tokens(

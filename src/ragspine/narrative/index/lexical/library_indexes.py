@@ -100,7 +100,7 @@ class AnalyzedRows:
             parts = self._parts[analyzer] = (
                 [repeated(row.title) for row in self.rows],
                 [repeated(row.heading) for row in self.rows],
-                [analyze(row.text) for row in self.rows],
+                analyzer.tokens_many([row.text for row in self.rows]),
             )
         return parts
 
