@@ -38,7 +38,7 @@ import re
 import threading
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -95,6 +95,8 @@ _LETTERS = str.maketrans(
     }
 )
 _CACHE_LIMIT = 1_000_000
+_MANY_GROUP = 256
+"""Texts whose raw words :meth:`Analyzer.tokens_many` holds at once."""
 
 
 def stopwords_for(language: str | None) -> frozenset[str]:
@@ -207,25 +209,26 @@ class Analyzer:
                 return pipeline.slow_tokens(raws)
         return list(filter(None, mapped))  # "" marks a dropped word
 
-    def tokens_many(self, texts: Iterable[str]) -> list[list[str]]:
-        """:meth:`tokens` of each text, with the words new to the cache looked up once for all
-        of them."""
+    def tokens_many(self, texts: Sequence[str]) -> list[list[str]]:
+        """:meth:`tokens` of each text, with the words new to the cache looked up once per
+        group of texts (groups keep the raw words held at once bounded)."""
         pipeline = self._pipeline()
-        raw_lists = [
-            (_ASCII_TOKEN.findall(text.lower()) if text.isascii() else _TOKEN.findall(fold(text)))
-            for text in texts
-        ]
         cache = pipeline.cache
-        for raw in set().union(*raw_lists).difference(cache):
-            if not _CJK_CHAR.match(raw):  # CJK runs are never cached
-                pipeline.word(raw)
         out: list[list[str]] = []
-        for raws in raw_lists:
-            mapped = list(map(cache.get, raws))
-            if None in mapped:  # CJK runs, or the cache was cleared meanwhile
-                out.append(pipeline.slow_tokens(raws))
-            else:
-                out.append(list(filter(None, mapped)))  # "" marks a dropped word
+        for start in range(0, len(texts), _MANY_GROUP):
+            raw_lists = [
+                _ASCII_TOKEN.findall(text.lower()) if text.isascii() else _TOKEN.findall(fold(text))
+                for text in texts[start : start + _MANY_GROUP]
+            ]
+            for raw in set().union(*raw_lists).difference(cache):
+                if not _CJK_CHAR.match(raw):  # CJK runs are never cached
+                    pipeline.word(raw)
+            for raws in raw_lists:
+                mapped = list(map(cache.get, raws))
+                if None in mapped:  # CJK runs, or the cache was cleared meanwhile
+                    out.append(pipeline.slow_tokens(raws))
+                else:
+                    out.append(list(filter(None, mapped)))  # "" marks a dropped word
         return out
 
     def to_config(self) -> dict[str, Any]:
