@@ -88,19 +88,13 @@ class AnalyzedRows:
     ) -> tuple[list[list[str]], list[list[str]], list[list[str]]]:
         parts = self._parts.get(analyzer)
         if parts is None:
-            analyze = analyzer.tokens
-            seen: dict[str, list[str]] = {}
-
-            def repeated(text: str) -> list[str]:
-                tokens = seen.get(text)
-                if tokens is None:
-                    tokens = seen[text] = analyze(text)
-                return tokens
-
+            rows = self.rows
+            names = list(dict.fromkeys([row.title for row in rows] + [row.heading for row in rows]))
+            terms = dict(zip(names, analyzer.tokens_many(names), strict=True))
             parts = self._parts[analyzer] = (
-                [repeated(row.title) for row in self.rows],
-                [repeated(row.heading) for row in self.rows],
-                analyzer.tokens_many([row.text for row in self.rows]),
+                [terms[row.title] for row in rows],
+                [terms[row.heading] for row in rows],
+                analyzer.tokens_many([row.text for row in rows]),
             )
         return parts
 
