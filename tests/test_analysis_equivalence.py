@@ -100,3 +100,41 @@ def test_real_strings_analyze_as_before() -> None:
         for name, got in outputs(text).items():
             if digest(got) != expected[name][index]:
                 pytest.fail(f"{name} differs on {ref}: now {got!r}")
+
+
+def test_index_terms_of_lines_joined_are_each_lines_terms_joined() -> None:
+    """What lets the lexical index analyze a title, heading and text once for every field set
+    (``AnalyzedRows`` in ``narrative/index/lexical/library_indexes.py``)."""
+    from real_text import real_strings
+
+    texts = INLINE + [text for _, text in real_strings()]
+    for analyzer in (Analyzer(), Analyzer(language=None), Analyzer(language="german")):
+        for first, second in zip(texts, texts[1:] + texts[:1], strict=True):
+            joined = analyzer.tokens(f"{first}\n{second}")
+            assert joined == analyzer.tokens(first) + analyzer.tokens(second), (first, second)
+
+
+def test_routing_term_counts_are_the_counts_of_routing_terms() -> None:
+    from collections import Counter
+
+    from ragspine.analysis import routing_term_counts
+    from real_text import real_strings
+
+    texts = INLINE + [text for _, text in real_strings()]
+    expected: Counter[str] = Counter()
+    for text in texts:
+        expected.update(routing_terms(text))
+    assert routing_term_counts(texts) == expected
+    assert routing_term_counts([]) == Counter()
+
+
+def test_tokens_of_many_texts_are_each_texts_tokens() -> None:
+    from real_text import real_strings
+
+    texts = INLINE + [text for _, text in real_strings()]
+    for analyzer in (Analyzer(), Analyzer(language=None), Analyzer(language="german")):
+        analyzer._pipeline().cache.clear()  # every word new: the look-up path is taken
+        many = analyzer.tokens_many(texts)
+        analyzer._pipeline().cache.clear()
+        assert many == [analyzer.tokens(text) for text in texts]
+    assert Analyzer().tokens_many([]) == []

@@ -120,6 +120,12 @@ CASES = {
         data=("scifact",),
         modules=ONNX_EXTRA,
     ),
+    "bench_ingest": SmokeCase(
+        args=("--docs", "30", "--rounds", "1", "--skip-hybrid"),
+        labels=("lexical ingest, SciFact (30 docs", "bm25s tokenize + index", "peak memory"),
+        data=("scifact",),
+        modules=BENCH_EXTRA,
+    ),
     "bench_lexical": SmokeCase(
         args=("--docs", "200", "--queries", "20", "--rank-bm25-queries", "10"),
         labels=("p50 ms", "rank_bm25", "p50 latency ratio bm25s/ragspine", "incremental"),

@@ -37,7 +37,8 @@ from __future__ import annotations
 import re
 import threading
 import unicodedata
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -94,6 +95,8 @@ _LETTERS = str.maketrans(
     }
 )
 _CACHE_LIMIT = 1_000_000
+_MANY_GROUP = 256
+"""Texts whose raw words :meth:`Analyzer.tokens_many` holds at once."""
 
 
 def stopwords_for(language: str | None) -> frozenset[str]:
@@ -131,11 +134,14 @@ class _Pipeline:
     def slow_tokens(self, raws: list[str]) -> list[str]:
         """Tokens of raw matches when some are not cached yet (and CJK runs, never cached)."""
         out: list[str] = []
+        cached = self.cache.get
         for raw in raws:
-            if _CJK_CHAR.match(raw):
-                out.extend(cjk_bigrams(raw))
-                continue
-            token = self.word(raw)
+            token = cached(raw)
+            if token is None:
+                if _CJK_CHAR.match(raw):  # CJK runs are never cached
+                    out.extend(cjk_bigrams(raw))
+                    continue
+                token = self.word(raw)
             if token:
                 out.append(token)
         return out
@@ -190,10 +196,40 @@ class Analyzer:
         raws = (_ASCII_TOKEN if ascii_text else _TOKEN).findall(
             text.lower() if ascii_text else fold(text)
         )
-        mapped = list(map(pipeline.cache.get, raws))
+        cache = pipeline.cache
+        mapped = list(map(cache.get, raws))
         if None in mapped:
-            return pipeline.slow_tokens(raws)
-        return [token for token in mapped if token]
+            missing = set(raws).difference(cache)
+            if any(_CJK_CHAR.match(raw) for raw in missing):
+                return pipeline.slow_tokens(raws)
+            for raw in missing:  # new words: cache them, then map again
+                pipeline.word(raw)
+            mapped = list(map(cache.get, raws))
+            if None in mapped:  # the cache was cleared meanwhile
+                return pipeline.slow_tokens(raws)
+        return list(filter(None, mapped))  # "" marks a dropped word
+
+    def tokens_many(self, texts: Sequence[str]) -> list[list[str]]:
+        """:meth:`tokens` of each text, with the words new to the cache looked up once per
+        group of texts (groups keep the raw words held at once bounded)."""
+        pipeline = self._pipeline()
+        cache = pipeline.cache
+        out: list[list[str]] = []
+        for start in range(0, len(texts), _MANY_GROUP):
+            raw_lists = [
+                _ASCII_TOKEN.findall(text.lower()) if text.isascii() else _TOKEN.findall(fold(text))
+                for text in texts[start : start + _MANY_GROUP]
+            ]
+            for raw in set().union(*raw_lists).difference(cache):
+                if not _CJK_CHAR.match(raw):  # CJK runs are never cached
+                    pipeline.word(raw)
+            for raws in raw_lists:
+                mapped = list(map(cache.get, raws))
+                if None in mapped:  # CJK runs, or the cache was cleared meanwhile
+                    out.append(pipeline.slow_tokens(raws))
+                else:
+                    out.append(list(filter(None, mapped)))  # "" marks a dropped word
+        return out
 
     def to_config(self) -> dict[str, Any]:
         """A JSON-ready description, stored with an index to detect analyzer changes."""
@@ -312,6 +348,19 @@ def routing_words(text: str) -> list[str]:
 def routing_terms(text: str) -> list[str]:
     """Light-stemmed content words of ``text`` in order, routing stop words removed."""
     return [light_stem(w) for w in routing_words(text) if w not in ROUTING_STOPWORDS]
+
+
+def routing_term_counts(texts: Iterable[str]) -> Counter[str]:
+    """How often each routing term occurs in ``texts``: the counts of :func:`routing_terms`
+    over all of them, with each distinct word stemmed once."""
+    words: Counter[str] = Counter()
+    for text in texts:
+        words.update(routing_words(text))
+    counts: Counter[str] = Counter()
+    for word, n in words.items():
+        if word not in ROUTING_STOPWORDS:
+            counts[light_stem(word)] += n
+    return counts
 
 
 # --- word sets -----------------------------------------------------------------------------

@@ -147,6 +147,18 @@ ChunkColumn = Literal["parent_id", "doc_id"]
 """The chunk fields :meth:`ChunkStore.chunks_where` selects by."""
 
 
+@dataclass(frozen=True, slots=True)
+class NewDocument:
+    """A document to insert with its parents, chunks, metadata and section levels."""
+
+    document: StoredDocument
+    source: str
+    metadata: dict[str, Any]
+    parents: Sequence[ParentRow]
+    chunks: Sequence[ChunkRow]
+    section_levels: Sequence[tuple[str, int]] = ()
+
+
 class ChunkStore(Protocol):
     """Libraries, documents, parents and chunks of one workspace.
 
@@ -218,6 +230,13 @@ class ChunkStore(Protocol):
     ) -> list[int]:
         """Insert a document with its parents and chunks (each chunk at least at the document's
         level); returns new chunk keys, in chunk order, never used before in this store."""
+
+    def insert_documents(self, documents: Sequence[NewDocument]) -> list[list[int]]:
+        """Insert several documents (distinct ids, none stored yet) as :meth:`insert_document`
+        would one by one, in fewer round trips; returns each one's new chunk keys."""
+
+    def documents(self, library_id: str, doc_ids: Sequence[str]) -> dict[str, StoredDocument]:
+        """The stored documents among ``doc_ids`` (ids never ingested are absent)."""
 
     # reading chunks ----------------------------------------------------------------------------
 

@@ -130,13 +130,13 @@ def test_store_failure_midway_rolls_back(
     before = _snapshot(ws)
     generation = ws.chunks.generation("reports")
     (docs / "b.txt").write_text("First new sentence. Second new sentence.", encoding="utf-8")
-    real_insert = chunk_store.SQLiteChunkStore.insert_document
+    real_insert = chunk_store.SQLiteChunkStore.insert_documents
 
-    def insert_then_fail(self, document, **kwargs):  # type: ignore[no-untyped-def]
-        real_insert(self, document, **kwargs)  # rows are written ...
+    def insert_then_fail(self, documents):  # type: ignore[no-untyped-def]
+        real_insert(self, documents)  # rows are written ...
         raise sqlite3.OperationalError("disk I/O error")  # ... then the write fails
 
-    monkeypatch.setattr(chunk_store.SQLiteChunkStore, "insert_document", insert_then_fail)
+    monkeypatch.setattr(chunk_store.SQLiteChunkStore, "insert_documents", insert_then_fail)
     with pytest.raises(StoreError, match=r"could not be written \(disk I/O error"):
         ws.ingest_documents([docs / "b.txt"], library="reports")
     assert _snapshot(ws) == before
@@ -233,3 +233,38 @@ def test_beir_ingest_and_missing_corpus(workspace_dir: Path, tmp_path: Path) -> 
     assert [s.doc_id for s in ws.search("title").snippets] == ["9"]
     with pytest.raises(IngestError, match=r"nowhere: not found; pass a BEIR folder"):
         ws.ingest_beir(tmp_path / "nowhere", library="b")
+
+
+@pytest.mark.parametrize("batch_size", [1, 2, 100])
+def test_a_document_met_twice_in_one_run_is_written_once_per_version(
+    workspace_dir: Path, batch_size: int
+) -> None:
+    def source(doc_id: str, text: str) -> ingest.DocumentSource:
+        return ingest.DocumentSource(
+            doc_id=doc_id,
+            title=doc_id,
+            source=f"{doc_id}.txt",
+            sections=(ingest.Section((), (ingest.Paragraph(text),)),),
+            content_hash=ingest._digest(text),
+        )
+
+    ws = Workspace.open(workspace_dir)
+    report = ws.library_writer.ingest_sources(
+        "fresh",
+        [
+            source("a", "Cash flow rose."),
+            source("b", "Margins fell."),
+            source("a", "Cash flow rose."),
+            source("b", "Margins recovered strongly."),
+        ],
+        batch_size=batch_size,
+    )
+    assert [o.status for o in report.outcomes] == [
+        IngestStatus.ADDED,
+        IngestStatus.ADDED,
+        IngestStatus.UNCHANGED,
+        IngestStatus.REPLACED,
+    ]
+    assert ws.describe_library("fresh")["documents"] == 2
+    assert [s.doc_id for s in ws.search("margins recovered").snippets] == ["b"]
+    assert all("fell" not in s.text for s in ws.search("margins fell", mode="bm25").snippets)

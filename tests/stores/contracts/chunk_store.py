@@ -38,6 +38,7 @@ from ragspine.stores.chunks import (
     ChunkRow,
     ChunkStore,
     Library,
+    NewDocument,
     ParentRow,
     StoredChunk,
     StoredDocument,
@@ -89,9 +90,11 @@ def write(
     metadata: Mapping[str, Any] | None = None,
     section_levels: Sequence[tuple[str, int]] = (),
     source: str = "",
-) -> Written:
-    """Insert a document with its sections and chunks, as the ingestor does (in a transaction
-    that also bumps the library's generation)."""
+    together: bool = False,
+) -> Any:
+    """Insert a document with its sections and chunks (in a transaction that also bumps the
+    library's generation); with ``together``, return the :class:`NewDocument` and its chunk rows
+    instead, for :meth:`ChunkStore.insert_documents`."""
     sections = sorted({c.section for c in chunks})
     parents = [
         ParentRow(
@@ -120,6 +123,10 @@ def write(
     document = StoredDocument(
         library_id, doc_id, title, f"hash-{doc_id}", f"fp-{doc_id}", level, source
     )
+    if together:
+        return NewDocument(
+            document, source, dict(metadata or {}), parents, rows, section_levels
+        ), rows
     with store.transaction():
         keys = store.insert_document(
             document,
@@ -314,6 +321,51 @@ class ChunkStoreContract:
         assert store.keys_of([*ids, "r:missing#0"]) == dict(
             zip(ids, first.keys + second.keys, strict=True)
         )
+
+    def test_documents_inserted_together_read_back_as_one_by_one(self, store: ChunkStore) -> None:
+        specs: list[dict[str, Any]] = [
+            {"doc_id": "a", "chunks": MIXED, "title": "Quarterly Report", "metadata": {"y": 1}},
+            {"doc_id": "b", "chunks": MIXED[:3], "level": Sensitivity.CONFIDENTIAL},
+            {"doc_id": "c", "chunks": MIXED[1:2], "section_levels": (("Pay", 2),)},
+        ]
+        store.create_library("one")
+        singles = [write(store, "one", **spec) for spec in specs]
+        store.create_library("all")
+        made = [write(store, "all", together=True, **spec) for spec in specs]
+        with store.transaction():
+            keys = store.insert_documents([new for new, _ in made])
+            store.bump_generation("all")
+        flat = [key for group in keys for key in group]
+        assert [len(group) for group in keys] == [len(rows) for _, rows in made]
+        assert len(set(flat)) == len(flat)
+        assert not set(flat) & {key for doc in singles for key in doc.keys}
+        assert flat == sorted(flat) and min(flat) > max(k for d in singles for k in d.keys)
+        found = store.chunks_by_key(flat)
+        for group, (new, rows) in zip(keys, made, strict=True):
+            assert [found[key].chunk_id for key in group] == [row.chunk_id for row in rows]
+            assert store.document("all", new.document.doc_id) == new.document
+        assert store.documents("all", ["c", "a", "missing"]) == {
+            new.document.doc_id: new.document for new, _ in made if new.document.doc_id != "b"
+        }
+        for level in LEVELS:
+            assert store.term_counts("all", level) == store.term_counts("one", level)
+            assert store.visible_counts("all", level) == store.visible_counts("one", level)
+
+        def stored(library: str) -> list[tuple[Any, ...]]:
+            rows = store.index_rows(library)
+            return [(r.title, r.heading, r.text, r.sensitivity) for r in rows]
+
+        assert stored("all") == stored("one")
+
+    def test_keys_inserted_together_are_never_reused(self, store: ChunkStore) -> None:
+        store.create_library("r")
+        old = write(store, "r", "d", MIXED)
+        with store.transaction():
+            store.delete_document("r", "d")
+        new, _ = write(store, "r", "d", MIXED, together=True)
+        with store.transaction():
+            (keys,) = store.insert_documents([new])
+        assert not set(old.keys) & set(keys)
 
     def test_keys_are_never_reused(self, store: ChunkStore) -> None:
         store.create_library("r")

@@ -7,7 +7,7 @@ from typing import Any
 
 from ragspine.errors import ConfigError
 from ragspine.narrative.ingest.loaders import Section
-from ragspine.narrative.ingest.sentences import split_sentences
+from ragspine.narrative.ingest.sentences import breaks_only_at_white_space, split_sentences
 
 HEADING_SEPARATOR = " > "
 
@@ -70,11 +70,35 @@ def _section_sentences(section: Section) -> list[_Sentence]:
     ]
 
 
+def _whole_section(section: Section, max_words: int) -> list[_Sentence] | None:
+    """The section as one sentence when its sentences would all form one group anyway (few
+    enough words, boundaries only at white space): the same chunk without splitting it."""
+    if not all(breaks_only_at_white_space(p.text) for p in section.paragraphs):
+        return None
+    words: list[str] = []
+    first: tuple[int, int | None] | None = None
+    for index, paragraph in enumerate(section.paragraphs):
+        found = paragraph.text.split()
+        if found and first is None:
+            first = (index, paragraph.page)
+        words += found
+        if len(words) > max_words:
+            return None
+    if first is None:
+        return None
+    return [_Sentence(" ".join(words), *first)]
+
+
+def _word_count(sentence: _Sentence) -> int:
+    """Words of a sentence: its text is never empty and has single spaces between words."""
+    return sentence.text.count(" ") + 1
+
+
 def _bounded(sentence: _Sentence, max_words: int) -> list[_Sentence]:
     """Cut a sentence longer than ``max_words`` into word runs, so every child stays bounded."""
-    words = sentence.text.split()
-    if len(words) <= max_words:
+    if _word_count(sentence) <= max_words:
         return [sentence]
+    words = sentence.text.split()
     return [
         _Sentence(" ".join(words[start : start + max_words]), sentence.paragraph, sentence.page)
         for start in range(0, len(words), max_words)
@@ -86,7 +110,7 @@ def _group(sentences: list[_Sentence], max_words: int) -> list[list[_Sentence]]:
     current: list[_Sentence] = []
     count = 0
     for sentence in sentences:
-        words = len(sentence.text.split())
+        words = _word_count(sentence)
         if current and count + words > max_words:
             groups.append(current)
             current, count = [], 0
@@ -114,7 +138,8 @@ def chunk_sections(
     parents: list[ParentDraft] = []
     chunks: list[ChunkDraft] = []
     for section in sections:
-        sentences = [
+        whole = None if options.window else _whole_section(section, options.max_words)
+        sentences = whole or [
             piece
             for sentence in _section_sentences(section)
             for piece in _bounded(sentence, options.max_words)

@@ -54,6 +54,7 @@ from ragspine.stores.chunks import (
     ChunkStore,
     IndexRow,
     Library,
+    NewDocument,
     ParentRow,
     StoredDocument,
 )
@@ -313,20 +314,25 @@ class Ingestor:
         added: dict[int, IndexRow] = {}
         batch: list[_Prepared] = []
         reported = 0
+        # Into an empty library, only a document id met earlier in this run can be stored
+        # already: the others skip the look-up (writing checks again in any case).
+        stored_before = self._store.has_chunks(library_id, int(Sensitivity.RESTRICTED))
+        met: set[str] = set()
 
         def flush() -> None:
             if dense is not None:
                 self._embed_batch(batch, embed_progress)
             with self._store.transaction():
-                for prepared in batch:
-                    outcomes.append(self._write(library, prepared, removed, added))
+                outcomes.extend(self._write_batch(library, batch, removed, added))
             batch.clear()
 
         for item in sources:
             outcome = item if isinstance(item, DocumentOutcome) else None
             if outcome is None:
                 assert isinstance(item, DocumentSource)
-                outcome, prepared = self._prepare(library, item, options)
+                look_up = stored_before or item.doc_id in met
+                met.add(item.doc_id)
+                outcome, prepared = self._prepare(library, item, options, look_up=look_up)
                 if prepared is not None:
                     batch.append(prepared)
             if outcome is not None:
@@ -353,9 +359,15 @@ class Ingestor:
         return IngestReport(library_id, tuple(outcomes), generation, created)
 
     def _prepare(
-        self, library: Library, source: DocumentSource, options: ChunkingOptions
+        self,
+        library: Library,
+        source: DocumentSource,
+        options: ChunkingOptions,
+        *,
+        look_up: bool = True,
     ) -> tuple[DocumentOutcome | None, _Prepared | None]:
-        """Decide whether ``source`` changed and chunk it; nothing is written here."""
+        """Decide whether ``source`` changed and chunk it; nothing is written here.
+        ``look_up=False`` skips reading the stored version (when there can be none)."""
         level = (
             source.sensitivity if source.sensitivity is not None else library.default_sensitivity
         )
@@ -368,7 +380,7 @@ class Ingestor:
             json.dumps([(h, int(v)) for h, v in source.section_levels]),
             *((SECTION_RULE,) if source.section_levels else ()),
         )
-        previous = self._store.document(library.library_id, source.doc_id)
+        previous = self._store.document(library.library_id, source.doc_id) if look_up else None
         if previous is not None and previous.fingerprint == fingerprint:
             return DocumentOutcome(source.source, source.doc_id, IngestStatus.UNCHANGED), None
         try:
@@ -390,59 +402,93 @@ class Ingestor:
             [label(c.heading_path, c.locator, source, level) for c in chunks],
         )
 
-    def _write(
+    def _write_batch(
         self,
         library: Library,
-        prepared: _Prepared,
+        batch: Sequence[_Prepared],
         removed: list[int],
         added: dict[int, IndexRow],
-    ) -> DocumentOutcome:
-        """Replace one document inside the caller's transaction; record index changes."""
-        source, level, fingerprint = prepared.source, prepared.level, prepared.fingerprint
-        previous = self._store.document(library.library_id, source.doc_id)
-        if previous is not None and previous.fingerprint == fingerprint:  # a duplicate in a batch
-            return DocumentOutcome(source.source, source.doc_id, IngestStatus.UNCHANGED)
-        prefix = f"{library.library_id}:{source.doc_id}"
-        if previous is not None:
-            for key in self._store.delete_document(library.library_id, source.doc_id):
-                if added.pop(key, None) is None:
-                    removed.append(key)
-        chunks = prepared.chunks
-        document_title = label((), {}, source, level).title
-        keys = self._store.insert_document(
-            StoredDocument(
-                library.library_id, source.doc_id, document_title, source.content_hash,
-                fingerprint, level,
-            ),
-            source=source.source,
-            metadata=source.metadata,
-            section_levels=[(name, int(lv)) for name, lv in source.section_levels],
-            parents=[
-                ParentRow(f"{prefix}#p{p.ordinal}", labels.heading, labels.locator, p.text)
-                for p, labels in zip(prepared.parents, prepared.parent_labels, strict=True)
-            ],
-            chunks=[
-                ChunkRow(
-                    f"{prefix}#{c.ordinal}", c.ordinal, c.text, labels.heading, labels.title,
-                    labels.locator, f"{prefix}#p{c.parent_ordinal}", c.window_text,
-                    _digest(c.text)[:32], labels.level,
+    ) -> list[DocumentOutcome]:
+        """Replace the batch's documents inside the caller's transaction, inserting the new
+        versions together; record index changes. Returns one outcome per document, in order."""
+        library_id = library.library_id
+        previous = self._store.documents(library_id, [p.source.doc_id for p in batch])
+        outcomes: list[DocumentOutcome] = []
+        pending: list[_Prepared] = []
+        pending_ids: set[str] = set()
+        for prepared in batch:
+            source = prepared.source
+            if source.doc_id in pending_ids:  # a repeat in the batch: write the first one
+                self._insert(library, pending, added)
+                previous.update(self._store.documents(library_id, list(pending_ids)))
+                pending, pending_ids = [], set()
+            before = previous.get(source.doc_id)
+            if before is not None and before.fingerprint == prepared.fingerprint:
+                outcomes.append(
+                    DocumentOutcome(source.source, source.doc_id, IngestStatus.UNCHANGED)
                 )
-                for c, labels in zip(chunks, prepared.chunk_labels, strict=True)
-            ],
-        )  # fmt: skip
-        for key, chunk, labels in zip(keys, chunks, prepared.chunk_labels, strict=True):
-            added[key] = IndexRow(key, labels.title, labels.heading, chunk.text, int(labels.level))
+                continue
+            if before is not None:
+                for key in self._store.delete_document(library_id, source.doc_id):
+                    if added.pop(key, None) is None:
+                        removed.append(key)
+            pending.append(prepared)
+            pending_ids.add(source.doc_id)
+            outcomes.append(_written(prepared, before))
+        self._insert(library, pending, added)
+        return outcomes
+
+    def _insert(
+        self, library: Library, batch: Sequence[_Prepared], added: dict[int, IndexRow]
+    ) -> None:
+        """Insert new document versions (none stored) and record their index rows."""
+        if not batch:
+            return
+        news = [_new_document(library.library_id, prepared) for prepared in batch]
+        for new, keys in zip(news, self._store.insert_documents(news), strict=True):
+            for key, chunk in zip(keys, new.chunks, strict=True):
+                added[key] = IndexRow(key, chunk.title, chunk.heading, chunk.text, int(chunk.level))
         self._store.bump_generation(library.library_id)
-        if previous is None:
-            return DocumentOutcome(source.source, source.doc_id, IngestStatus.ADDED, len(chunks))
-        moved = (
-            f"replaces the version read from {previous.source}"
-            if previous.source and previous.source != source.source
-            else ""
-        )
-        return DocumentOutcome(
-            source.source, source.doc_id, IngestStatus.REPLACED, len(chunks), moved
-        )
+
+
+def _new_document(library_id: str, prepared: _Prepared) -> NewDocument:
+    """The rows that store one prepared document."""
+    source, level = prepared.source, prepared.level
+    prefix = f"{library_id}:{source.doc_id}"
+    return NewDocument(
+        StoredDocument(
+            library_id, source.doc_id, label((), {}, source, level).title, source.content_hash,
+            prepared.fingerprint, level,
+        ),
+        source=source.source,
+        metadata=source.metadata,
+        section_levels=[(name, int(lv)) for name, lv in source.section_levels],
+        parents=[
+            ParentRow(f"{prefix}#p{p.ordinal}", labels.heading, labels.locator, p.text)
+            for p, labels in zip(prepared.parents, prepared.parent_labels, strict=True)
+        ],
+        chunks=[
+            ChunkRow(
+                f"{prefix}#{c.ordinal}", c.ordinal, c.text, labels.heading, labels.title,
+                labels.locator, f"{prefix}#p{c.parent_ordinal}", c.window_text,
+                _digest(c.text)[:32], labels.level,
+            )
+            for c, labels in zip(prepared.chunks, prepared.chunk_labels, strict=True)
+        ],
+    )  # fmt: skip
+
+
+def _written(prepared: _Prepared, previous: StoredDocument | None) -> DocumentOutcome:
+    """The outcome of writing ``prepared`` over ``previous`` (None: a new document)."""
+    source, chunks = prepared.source, len(prepared.chunks)
+    if previous is None:
+        return DocumentOutcome(source.source, source.doc_id, IngestStatus.ADDED, chunks)
+    moved = (
+        f"replaces the version read from {previous.source}"
+        if previous.source and previous.source != source.source
+        else ""
+    )
+    return DocumentOutcome(source.source, source.doc_id, IngestStatus.REPLACED, chunks, moved)
 
 
 @dataclass(frozen=True, slots=True)

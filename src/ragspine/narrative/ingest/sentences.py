@@ -26,7 +26,7 @@ _CJK_STOPS = "\u3002\uff01\uff1f"  # ideographic full stop, fullwidth ! and ?
 _CLOSERS = "\"')\\]\u201d\u2019\u300d\u300f\uff09"  # closing quotes and brackets
 _OPENERS = "\"'([\u201c\u2018"
 _CANDIDATE = re.compile(f"[.!?\u2026]+[{_CLOSERS}]*(?=\\s)|[{_CJK_STOPS}]+[{_CLOSERS}]*")
-_WHITESPACE = re.compile(r"\s+")
+_DOTTED_ACRONYM = re.compile(r"(?:[A-Za-z]\.)+[A-Za-z]")
 
 
 def _previous_token(text: str, end: int) -> str:
@@ -48,19 +48,23 @@ def _is_boundary(text: str, match: re.Match[str], sentence_start: int) -> bool:
     punct = match.group(0)
     if punct[0] in _CJK_STOPS:
         return True
-    following = _next_visible_char(text, match.end())
+    end = match.end()  # white space follows (the pattern's lookahead); usually one character
+    following = text[end + 1 : end + 2]
+    if not following or following.isspace():
+        following = _next_visible_char(text, end)
+    if following and following.isalpha() and not following.isupper():
+        return False  # a lower-case continuation ("e.g. the") is never a new sentence
     if punct[0] == ".":
         token = _previous_token(text, match.start() + 1).rstrip(".").lstrip(_OPENERS)
         if token.lower() in ABBREVIATIONS:
             return False
         if len(token) == 1 and token.isalpha():
             return False  # an initial such as "J. Smith"
-        if re.fullmatch(r"(?:[A-Za-z]\.)+[A-Za-z]", token):
+        if _DOTTED_ACRONYM.fullmatch(token):
             return False  # dotted acronyms not in the list, e.g. "N.A." or "S.p.A."
         if _LIST_MARKER.match(text[sentence_start : match.start() + 1].strip()):
             return False  # a list number such as "1. First"
-    # a lower-case continuation ("e.g. the") is never a new sentence
-    return not following or following.isupper() or not following.isalpha()
+    return True
 
 
 def split_sentences(text: str) -> list[str]:
@@ -79,6 +83,13 @@ def split_sentences(text: str) -> list[str]:
     return pieces
 
 
+def breaks_only_at_white_space(text: str) -> bool:
+    """Whether every sentence boundary :func:`split_sentences` may find in ``text`` falls on
+    white space (true unless it holds a CJK full stop): then the sentences joined by single
+    spaces are ``" ".join(text.split())``."""
+    return not any(stop in text for stop in _CJK_STOPS)
+
+
 def _split_block(text: str) -> list[str]:
     sentences: list[str] = []
     start = 0
@@ -86,11 +97,11 @@ def _split_block(text: str) -> list[str]:
         if match.end() <= start:
             continue
         if _is_boundary(text, match, start):
-            sentence = _WHITESPACE.sub(" ", text[start : match.end()]).strip()
+            sentence = " ".join(text[start : match.end()].split())
             if sentence:
                 sentences.append(sentence)
             start = match.end()
-    tail = _WHITESPACE.sub(" ", text[start:]).strip()
+    tail = " ".join(text[start:].split())  # str.split's white space is the regex \s
     if tail:
         sentences.append(tail)
     return sentences

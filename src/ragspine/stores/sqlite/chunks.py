@@ -28,6 +28,7 @@ from ragspine.stores.chunks import (
     ChunkRow,
     IndexRow,
     Library,
+    NewDocument,
     ParentRow,
     StoredChunk,
     StoredDocument,
@@ -103,6 +104,8 @@ CREATE INDEX IF NOT EXISTS narrative_chunks_level ON narrative_chunks (library_i
 """
 
 _LEVELS = {int(level): level for level in Sensitivity}
+_IN_LIMIT = 500
+"""Values bound in one ``IN (...)`` list (SQLite caps the parameters of a statement)."""
 
 
 def _now() -> str:
@@ -333,6 +336,24 @@ class SQLiteChunkStore:
         )
         return keys
 
+    def documents(self, library_id: str, doc_ids: Sequence[str]) -> dict[str, StoredDocument]:
+        """The stored documents among ``doc_ids`` (ids never ingested are absent)."""
+        found: dict[str, StoredDocument] = {}
+        wanted = list(dict.fromkeys(doc_ids))
+        for begin in range(0, len(wanted), _IN_LIMIT):
+            part = wanted[begin : begin + _IN_LIMIT]
+            marks = ",".join("?" * len(part))
+            rows = self._db.execute(
+                "SELECT doc_id, title, content_hash, fingerprint, sensitivity, source "
+                f"FROM narrative_documents WHERE library_id = ? AND doc_id IN ({marks})",
+                [library_id, *part],
+            )
+            for row in rows:
+                found[row[0]] = StoredDocument(
+                    library_id, row[0], row[1], row[2], row[3], Sensitivity(row[4]), row[5]
+                )
+        return found
+
     def insert_document(
         self,
         document: StoredDocument,
@@ -346,23 +367,37 @@ class SQLiteChunkStore:
         """Insert a document with its parents and chunks (each chunk at least at the
         document's level); returns the new chunk keys in chunk order. The library's term
         profile follows."""
-        library_id, doc_id, level = document.library_id, document.doc_id, int(document.sensitivity)
-        self._db.execute(
+        new = NewDocument(document, source, metadata, parents, chunks, section_levels)
+        return self.insert_documents([new])[0]
+
+    def insert_documents(self, documents: Sequence[NewDocument]) -> list[list[int]]:
+        """Insert documents with their parents and chunks (each chunk at least at its
+        document's level) in one statement per table; returns each document's new chunk keys
+        in chunk order. The libraries' term profiles follow, counted once for all of them."""
+        if not documents:
+            return []
+        now = _now()
+        self._db.executemany(
             "INSERT INTO narrative_documents (library_id, doc_id, title, source, content_hash, "
             "fingerprint, metadata, sensitivity, ingested_at, section_levels) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                library_id,
-                doc_id,
-                document.title,
-                source,
-                document.content_hash,
-                document.fingerprint,
-                json.dumps(metadata, sort_keys=True, ensure_ascii=False),
-                level,
-                _now(),
-                json.dumps([[str(n), int(lv)] for n, lv in section_levels], ensure_ascii=False),
-            ),
+            [
+                (
+                    new.document.library_id,
+                    new.document.doc_id,
+                    new.document.title,
+                    new.source,
+                    new.document.content_hash,
+                    new.document.fingerprint,
+                    json.dumps(new.metadata, sort_keys=True, ensure_ascii=False),
+                    int(new.document.sensitivity),
+                    now,
+                    json.dumps(
+                        [[str(n), int(lv)] for n, lv in new.section_levels], ensure_ascii=False
+                    ),
+                )
+                for new in documents
+            ],
         )
         self._db.executemany(
             "INSERT INTO narrative_parents (parent_id, library_id, doc_id, heading, "
@@ -370,41 +405,63 @@ class SQLiteChunkStore:
             [
                 (
                     p.parent_id,
-                    library_id,
-                    doc_id,
+                    new.document.library_id,
+                    new.document.doc_id,
                     p.heading,
                     json.dumps(p.locator, ensure_ascii=False),
                     p.text,
                 )
-                for p in parents
+                for new in documents
+                for p in new.parents
             ],
         )
-        keys = []
-        for chunk in chunks:
-            cursor = self._db.execute(
-                "INSERT INTO narrative_chunks (chunk_id, library_id, doc_id, ordinal, text, "
-                "heading, source_locator, parent_id, window_text, sensitivity, content_hash, "
-                "title) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    chunk.chunk_id,
-                    library_id,
-                    doc_id,
-                    chunk.ordinal,
-                    chunk.text,
-                    chunk.heading,
-                    json.dumps(chunk.locator, ensure_ascii=False),
-                    chunk.parent_id,
-                    chunk.window_text,
-                    max(level, int(chunk.level)),
-                    chunk.content_hash,
-                    chunk.title,
-                ),
-            )
-            keys.append(int(cursor.lastrowid or 0))
-        new = profiles.count_terms(
-            (max(level, int(c.level)), profiles.profile_text(c.title, c.text)) for c in chunks
+        # Keys are given here rather than by SQLite one row at a time: past both the highest
+        # key ever handed out (AUTOINCREMENT's record, which the inserts below advance) and
+        # the highest in use, so a key is never reused; the write transaction holds the lock.
+        row = self._db.execute(
+            "SELECT MAX(COALESCE((SELECT seq FROM sqlite_sequence "
+            "WHERE name = 'narrative_chunks'), 0), COALESCE(MAX(chunk_key), 0)) "
+            "FROM narrative_chunks"
+        ).fetchone()
+        next_key = int(row[0]) + 1
+        keys: list[list[int]] = []
+        chunk_rows: list[tuple[Any, ...]] = []
+        profile_rows: dict[str, list[tuple[int, str]]] = {}
+        for new in documents:
+            library_id, doc_id = new.document.library_id, new.document.doc_id
+            level = int(new.document.sensitivity)
+            doc_keys = list(range(next_key, next_key + len(new.chunks)))
+            next_key += len(new.chunks)
+            keys.append(doc_keys)
+            texts = profile_rows.setdefault(library_id, [])
+            for key, chunk in zip(doc_keys, new.chunks, strict=True):
+                chunk_level = max(level, int(chunk.level))
+                chunk_rows.append(
+                    (
+                        key,
+                        chunk.chunk_id,
+                        library_id,
+                        doc_id,
+                        chunk.ordinal,
+                        chunk.text,
+                        chunk.heading,
+                        json.dumps(chunk.locator, ensure_ascii=False),
+                        chunk.parent_id,
+                        chunk.window_text,
+                        chunk_level,
+                        chunk.content_hash,
+                        chunk.title,
+                    )
+                )
+                texts.append((chunk_level, profiles.profile_text(chunk.title, chunk.text)))
+        self._db.executemany(
+            "INSERT INTO narrative_chunks (chunk_key, chunk_id, library_id, doc_id, ordinal, "
+            "text, heading, source_locator, parent_id, window_text, sensitivity, content_hash, "
+            "title) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            chunk_rows,
         )
-        profiles.apply_counts(self._db, library_id, new, 1)
+        for library_id, rows in profile_rows.items():
+            profiles.apply_counts(self._db, library_id, profiles.count_terms(rows), 1)
         return keys
 
     # reading chunks ----------------------------------------------------------------------------

@@ -12,7 +12,7 @@ import sqlite3
 from collections import Counter
 from collections.abc import Iterable, Mapping
 
-from ragspine.analysis import routing_terms
+from ragspine.analysis import routing_term_counts
 
 PROFILE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS narrative_profiles (
@@ -35,10 +35,10 @@ def profile_text(title: str, text: str) -> str:
 
 def count_terms(rows: Iterable[tuple[int, str]]) -> dict[int, Counter[str]]:
     """Term counts per sensitivity level of ``(level, text)`` rows."""
-    counts: dict[int, Counter[str]] = {}
+    texts: dict[int, list[str]] = {}
     for level, text in rows:
-        counts.setdefault(int(level), Counter()).update(routing_terms(text))
-    return counts
+        texts.setdefault(int(level), []).append(text)
+    return {level: routing_term_counts(group) for level, group in texts.items()}
 
 
 def apply_counts(

@@ -352,3 +352,21 @@ def test_bad_input_is_rejected_with_the_offending_key(tmp_path: Path) -> None:
         index.search("revenue", 5, max_level=0, allowed=["a"])  # type: ignore[list-item]
     with pytest.raises(StoreError, match="generation"):
         index.commit(-1)
+
+
+def test_adding_tokens_equals_adding_the_texts_they_come_from(tmp_path: Path) -> None:
+    by_text = make_index(tmp_path / "text", DOCS, {3: 2})
+    by_tokens = LexicalIndex.open(tmp_path / "tokens", analyzer=PLAIN)
+    keys = list(DOCS)
+    by_tokens.add_tokens(
+        keys, [PLAIN.tokens(DOCS[k]) for k in keys], [2 if k == 3 else 0 for k in keys]
+    )
+    for query in ("revenue", "costs grew europe", "dividend board"):
+        for level in (0, 2):
+            assert by_tokens.search(query, 5, max_level=level) == by_text.search(
+                query, 5, max_level=level
+            )
+    with pytest.raises(IngestError, match="already in the lexical index"):
+        by_tokens.add_tokens([1], [["revenue"]], [0])
+    with pytest.raises(IngestError, match="as many keys"):
+        by_tokens.add_tokens([9], [], [0])

@@ -42,6 +42,7 @@ from ragspine.narrative.index.lexical.manifest import (
 from ragspine.narrative.index.lexical.segments import (
     Segment,
     SegmentBuilder,
+    TermBatch,
     apply_merge_policy,
     merge_segments,
     read_segment,
@@ -202,11 +203,35 @@ class LexicalIndex:
                 f"add() needs as many keys, texts and levels, got {len(keys)}, {len(texts)}, "
                 f"{len(levels)}"
             )
-        checked_keys = [_check_key(key) for key in keys]
-        checked_levels = [_check_level(level, key) for key, level in zip(keys, levels, strict=True)]
+        checked_keys, checked_levels = self._check_new(keys, levels)
         for key, text in zip(checked_keys, texts, strict=True):
             if not isinstance(text, str):
                 raise IngestError(f"text of key {key} must be a string, got {type(text).__name__}")
+        batch = TermBatch.of(self.analyzer.tokens_many(texts))
+        self._add_checked(checked_keys, batch, checked_levels)
+
+    def add_tokens(
+        self,
+        keys: Sequence[int],
+        token_lists: Sequence[Sequence[str]] | TermBatch,
+        levels: Sequence[int],
+    ) -> None:
+        """Add documents already analyzed by this index's :attr:`analyzer` (one token list per
+        key, as ``analyzer.tokens`` gives it, or a :class:`TermBatch` of them), like :meth:`add`
+        without analyzing again."""
+        if not len(keys) == len(token_lists) == len(levels):
+            raise IngestError(
+                f"add_tokens() needs as many keys, token lists and levels, got {len(keys)}, "
+                f"{len(token_lists)}, {len(levels)}"
+            )
+        checked_keys, checked_levels = self._check_new(keys, levels)
+        batch = token_lists if isinstance(token_lists, TermBatch) else TermBatch.of(token_lists)
+        self._add_checked(checked_keys, batch, checked_levels)
+
+    def _check_new(self, keys: Sequence[int], levels: Sequence[int]) -> tuple[list[int], list[int]]:
+        """Valid keys (new to this index, each once) and levels, or an :class:`IngestError`."""
+        checked_keys = [_check_key(key) for key in keys]
+        checked_levels = [_check_level(level, key) for key, level in zip(keys, levels, strict=True)]
         batch = set(checked_keys)
         if len(batch) != len(checked_keys):
             dupes = sorted(k for k, n in Counter(checked_keys).items() if n > 1)
@@ -219,13 +244,22 @@ class LexicalIndex:
             raise IngestError(
                 f"keys {sorted(clash)[:5]} are already in the lexical index: remove them first"
             )
-        analyze, pending = self.analyzer.tokens, self._pending
-        for key, text, level in zip(checked_keys, texts, checked_levels, strict=True):
-            builder = pending.get(level)
+        return checked_keys, checked_levels
+
+    def _add_checked(self, keys: list[int], batch: TermBatch, levels: list[int]) -> None:
+        level_of = np.asarray(levels, dtype=np.int8)
+        for level in sorted(set(levels)):
+            builder = self._pending.get(level)
             if builder is None:
-                builder = pending[level] = SegmentBuilder()
-            builder.add(key, analyze(text), level)
-        self._pending_keys |= batch
+                builder = self._pending[level] = SegmentBuilder()
+            if len(set(levels)) == 1:
+                builder.extend_batch(keys, batch, level)
+                continue
+            rows = level_of == level
+            builder.extend_batch(
+                [k for k, r in zip(keys, rows, strict=True) if r], batch.subset(rows), level
+            )
+        self._pending_keys |= set(keys)
 
     def remove(self, keys: Collection[int]) -> int:
         """Delete documents by key (unknown keys are ignored); returns how many were removed."""

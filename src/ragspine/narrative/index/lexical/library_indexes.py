@@ -28,6 +28,7 @@ from ragspine.errors import StoreError
 from ragspine.narrative.index.lexical import bm25
 from ragspine.narrative.index.lexical.engine import LexicalIndex
 from ragspine.narrative.index.lexical.manifest import committed_generation
+from ragspine.narrative.index.lexical.segments import TermBatch
 from ragspine.security import Principal, Sensitivity, max_visible_level
 from ragspine.stores.chunks import ChunkStore, IndexRow
 from ragspine.stores.indexes import IndexStorage, index_storage
@@ -50,6 +51,52 @@ def indexed_text(fields: IndexFields, row: IndexRow) -> str:
     if fields is IndexFields.TITLE_TEXT:
         return f"{row.title}\n{row.text}"
     return f"{row.title}\n{row.heading}\n{row.text}"
+
+
+class AnalyzedRows:
+    """The index terms of rows' titles, headings and texts, each analyzed once per analyzer and
+    shared by every field set: the terms of ``a + "\n" + b`` are those of ``a`` followed by
+    those of ``b`` (no token spans a line break), so a field set's terms are its fields'
+    terms joined. Titles and headings repeat across a document's chunks and are analyzed once."""
+
+    def __init__(self, rows: Sequence[IndexRow]) -> None:
+        self.rows = rows
+        self._parts: dict[Analyzer, tuple[list[list[str]], list[list[str]], list[list[str]]]] = {}
+        self._batches: dict[tuple[Analyzer, IndexFields], TermBatch] = {}
+
+    def batch(self, analyzer: Analyzer, fields: IndexFields) -> TermBatch:
+        """:meth:`tokens` as a :class:`TermBatch`, made once (and shared by the field sets
+        that hold the same terms: with no heading terms, a heading adds nothing)."""
+        if fields is IndexFields.TITLE_HEADING_TEXT and not any(self._analyzed(analyzer)[1]):
+            fields = IndexFields.TITLE_TEXT
+        batch = self._batches.get((analyzer, fields))
+        if batch is None:
+            batch = self._batches[analyzer, fields] = TermBatch.of(self.tokens(analyzer, fields))
+        return batch
+
+    def tokens(self, analyzer: Analyzer, fields: IndexFields) -> list[list[str]]:
+        """The terms ``analyzer`` gives :func:`indexed_text` of each row, in row order."""
+        titles, headings, texts = self._analyzed(analyzer)
+        if fields is IndexFields.TEXT:
+            return texts
+        if fields is IndexFields.TITLE_TEXT:
+            return [a + c for a, c in zip(titles, texts, strict=True)]
+        return [a + b + c for a, b, c in zip(titles, headings, texts, strict=True)]
+
+    def _analyzed(
+        self, analyzer: Analyzer
+    ) -> tuple[list[list[str]], list[list[str]], list[list[str]]]:
+        parts = self._parts.get(analyzer)
+        if parts is None:
+            rows = self.rows
+            names = list(dict.fromkeys([row.title for row in rows] + [row.heading for row in rows]))
+            terms = dict(zip(names, analyzer.tokens_many(names), strict=True))
+            parts = self._parts[analyzer] = (
+                [terms[row.title] for row in rows],
+                [terms[row.heading] for row in rows],
+                analyzer.tokens_many([row.text for row in rows]),
+            )
+        return parts
 
 
 DEFAULT_FIELDS = IndexFields.TITLE_TEXT
@@ -189,7 +236,8 @@ class LibraryIndexes:
         The maintained field sets are always written; others only when they exist on disk. An
         index that was not at ``since`` is rebuilt from the chunk store instead.
         """
-        added_rows = searchable(added)
+        analyzed = AnalyzedRows(searchable(added))
+        added_rows = analyzed.rows
         for fields in IndexFields:
             folder = self.folder(library_id, fields)
             committed = committed_generation(folder)
@@ -218,9 +266,9 @@ class LibraryIndexes:
                 if removed:
                     index.remove(list(removed))
                 if added_rows:
-                    index.add(
+                    index.add_tokens(
                         [row.key for row in added_rows],
-                        [indexed_text(fields, row) for row in added_rows],
+                        analyzed.batch(index.analyzer, fields),
                         [row.sensitivity for row in added_rows],
                     )
                 if index.generation != generation:

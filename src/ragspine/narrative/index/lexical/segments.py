@@ -10,11 +10,10 @@ are numpy ``.npz`` / ``.npy`` read with ``allow_pickle=False``.
 
 from __future__ import annotations
 
-from array import array
-from collections import Counter
 from collections.abc import Sequence
+from itertools import chain
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import numpy as np
 import numpy.typing as npt
@@ -107,6 +106,45 @@ class Segment:
 _EMPTY_I32: npt.NDArray[np.int32] = np.empty(0, dtype=np.int32)
 
 
+class TermBatch:
+    """Analyzed documents as numbers: their terms in order of first use, every document's term
+    ids one after another, and each document's length (its number of tokens)."""
+
+    __slots__ = ("lengths", "term_ids", "terms")
+
+    def __init__(
+        self, terms: list[str], term_ids: npt.NDArray[np.int64], lengths: npt.NDArray[np.int32]
+    ) -> None:
+        self.terms = terms
+        self.term_ids = term_ids
+        self.lengths = lengths
+
+    @classmethod
+    def of(cls, token_lists: Sequence[Sequence[str]]) -> TermBatch:
+        """The batch of documents given as token lists."""
+        flat = list(chain.from_iterable(token_lists))
+        vocab = {term: i for i, term in enumerate(dict.fromkeys(flat))}
+        return cls(
+            list(vocab),
+            np.fromiter(map(vocab.__getitem__, flat), dtype=np.int64, count=len(flat)),
+            np.fromiter(map(len, token_lists), dtype=np.int32, count=len(token_lists)),
+        )
+
+    def __len__(self) -> int:
+        return len(self.lengths)
+
+    def subset(self, rows: npt.NDArray[np.bool_]) -> TermBatch:
+        """The documents where ``rows`` is true, in order (terms renumbered by first use)."""
+        ids = self.term_ids[np.repeat(rows, self.lengths)]
+        used, first = np.unique(ids, return_index=True)
+        order = np.argsort(first, kind="stable")
+        renumber = np.empty(len(self.terms), dtype=np.int64)
+        renumber[used[order]] = np.arange(len(used))
+        return TermBatch(
+            [self.terms[i] for i in used[order].tolist()], renumber[ids], self.lengths[rows]
+        )
+
+
 class SegmentBuilder:
     """Collects analyzed documents compactly until they become a :class:`Segment`."""
 
@@ -114,39 +152,63 @@ class SegmentBuilder:
 
     def __init__(self) -> None:
         self.keys: list[int] = []
-        self.lengths = array("i")
-        self.levels = array("b")
+        self.lengths: list[npt.NDArray[np.int32]] = []
+        self.levels: list[int] = []
         self.vocab: dict[str, int] = {}
-        self.term_ids = array("q")
-        self.rows = array("i")
-        self.tfs = array("i")
+        self.term_ids: list[npt.NDArray[np.int64]] = []
+        self.rows: list[npt.NDArray[np.int32]] = []
+        self.tfs: list[npt.NDArray[np.int32]] = []
 
     def __len__(self) -> int:
         return len(self.keys)
 
     def add(self, key: int, tokens: Sequence[str], level: int) -> None:
         """Append one document given its tokens."""
-        counts = Counter(tokens)
-        intern = self.vocab.setdefault
+        self.extend([key], [tokens], level)
+
+    def extend(self, keys: Sequence[int], token_lists: Sequence[Sequence[str]], level: int) -> None:
+        """Append documents given their tokens (one list per key), all at ``level``."""
+        self.extend_batch(keys, TermBatch.of(token_lists), level)
+
+    def extend_batch(self, keys: Sequence[int], batch: TermBatch, level: int) -> None:
+        """Append the documents of ``batch`` (one per key), all at ``level``."""
+        if not keys:
+            return
         vocab = self.vocab
-        self.term_ids.extend([intern(term, len(vocab)) for term in counts])
-        self.tfs.extend(counts.values())
-        self.rows.extend([len(self.keys)] * len(counts))
-        self.keys.append(key)
-        self.lengths.append(len(tokens))
-        self.levels.append(level)
+        for term in batch.terms:  # new terms numbered in order of first use
+            if term not in vocab:
+                vocab[term] = len(vocab)
+        if len(batch.term_ids):
+            to_vocab = np.fromiter(
+                map(vocab.__getitem__, batch.terms), dtype=np.int64, count=len(batch.terms)
+            )
+            term_ids = to_vocab[batch.term_ids]
+            doc_rows = np.repeat(np.arange(len(keys), dtype=np.int64), batch.lengths)
+            # One posting per (document, term) with its count: np.unique of a combined key.
+            width = len(vocab)
+            pairs, tfs = np.unique(doc_rows * width + term_ids, return_counts=True)
+            self.rows.append((pairs // width + len(self.keys)).astype(np.int32))
+            self.term_ids.append(pairs % width)
+            self.tfs.append(tfs.astype(np.int32))
+        self.lengths.append(batch.lengths)
+        self.keys.extend(keys)
+        self.levels.extend([level] * len(keys))
 
     def build(self) -> Segment:
         """The segment holding every document added so far."""
         return _csr(
             np.asarray(self.keys, dtype=KEY_DTYPE),
-            np.frombuffer(self.lengths, dtype=np.int32).copy(),
-            np.frombuffer(self.levels, dtype=np.int8).copy(),
+            _joined(self.lengths, np.int32),
+            np.asarray(self.levels, dtype=np.int8),
             list(self.vocab),
-            np.frombuffer(self.term_ids, dtype=np.int64),
-            np.frombuffer(self.rows, dtype=np.int32),
-            np.frombuffer(self.tfs, dtype=np.int32),
+            _joined(self.term_ids, np.int64),
+            _joined(self.rows, np.int32),
+            _joined(self.tfs, np.int32),
         )
+
+
+def _joined(parts: list[npt.NDArray[Any]], dtype: type[np.generic]) -> npt.NDArray[Any]:
+    return np.concatenate(parts).astype(dtype, copy=False) if parts else np.empty(0, dtype=dtype)
 
 
 def merge_segments(segments: Sequence[Segment]) -> Segment:
