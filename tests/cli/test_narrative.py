@@ -45,3 +45,22 @@ def test_cli_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert payload["trace"]["mode"] == "bm25"
     assert main([*ws, "search", "revenue", "--mode", "semantic"]) == 2
     assert "use one of economy, bm25, lexical, hybrid, vector, auto" in capsys.readouterr().err
+
+
+def test_embedding_flags_are_checked_and_accepted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ws = ["--workspace", str(tmp_path / "ws")]
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("Revenue grew in Europe.")
+    ingest = ["ingest", "docs", str(docs), "--library", "r"]
+    assert main([*ws, *ingest, "--embed-batch", "0"]) == 2
+    assert "embed batch size 0 is out of range" in capsys.readouterr().err
+    assert main([*ws, *ingest, "--threads", "0"]) == 2
+    assert "threads=0 is out of range" in capsys.readouterr().err
+    assert main([*ws, *ingest, "--embed-batch", "8", "--threads", "1"]) == 0
+    assert "1 added" in capsys.readouterr().out
+    for command in (["reembed", "--library", "r"], ["library", "vectors", "r", "on"]):
+        assert main([*ws, *command, "--embed-batch", "2000"]) == 2
+        assert "out of range" in capsys.readouterr().err
