@@ -39,6 +39,7 @@ from ragspine.structured.query import MetricResult, query_metric
 if TYPE_CHECKING:
     from ragspine.answer.types import Answer as NarrativeAnswer
     from ragspine.narrative.catalog import LibrarySummary
+    from ragspine.narrative.index.embed.settings import EmbedSettings
     from ragspine.narrative.index.lexical.library_indexes import LibraryIndexes
     from ragspine.narrative.index.vector.library_vectors import EmbedProgress, LibraryVectors
     from ragspine.narrative.ingest.ingestor import IngestReport, Progress
@@ -308,6 +309,17 @@ class Workspace:
         (:meth:`~ragspine.narrative.index.vector.library_vectors.LibraryVectors.use_embedder`
         swaps it, e.g. for a test embedder)."""
         return self._parts().vector_indexes
+
+    @property
+    def embed_settings(self) -> EmbedSettings:
+        """How chunks are embedded: texts per model call and inference threads (used by
+        ingest, :meth:`reembed` and :meth:`set_library_vectors`; the CLI's ``--embed-batch``
+        and ``--threads``)."""
+        return self.vector_indexes.settings
+
+    @embed_settings.setter
+    def embed_settings(self, settings: EmbedSettings) -> None:
+        self.vector_indexes.configure(settings)
 
     @property
     def retriever(self) -> Retriever:

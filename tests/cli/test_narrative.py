@@ -67,3 +67,22 @@ def test_modes_without_vectors(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert main([*ws, "ask", "How did revenue grow?", "--mode", "auto", "--json"]) == 0
     out, err = capsys.readouterr()
     assert note in err and json.loads(out)["notices"][0] in err
+
+
+def test_embedding_flags_are_checked_and_accepted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ws = ["--workspace", str(tmp_path / "ws")]
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("Revenue grew in Europe.")
+    ingest = ["ingest", "docs", str(docs), "--library", "r"]
+    assert main([*ws, *ingest, "--embed-batch", "0"]) == 2
+    assert "embed batch size 0 is out of range" in capsys.readouterr().err
+    assert main([*ws, *ingest, "--threads", "0"]) == 2
+    assert "threads=0 is out of range" in capsys.readouterr().err
+    assert main([*ws, *ingest, "--embed-batch", "8", "--threads", "1"]) == 0
+    assert "1 added" in capsys.readouterr().out
+    for command in (["reembed", "--library", "r"], ["library", "vectors", "r", "on"]):
+        assert main([*ws, *command, "--embed-batch", "2000"]) == 2
+        assert "out of range" in capsys.readouterr().err

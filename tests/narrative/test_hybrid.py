@@ -154,20 +154,30 @@ def test_unchanged_reingest_does_not_embed_again(workspace_dir: Path, tmp_path: 
     assert len(embedder.calls) == 3 + 1  # only the query was embedded
 
 
-def test_embedding_failure_leaves_the_previous_state(workspace_dir: Path, tmp_path: Path) -> None:
+def test_embedding_failure_keeps_lexical_search_and_the_next_ingest_finishes_the_vectors(
+    workspace_dir: Path, tmp_path: Path
+) -> None:
     embedder = HashingEmbedder()
     ws = _open(workspace_dir, embedder)
     docs = _reports(tmp_path)
     ws.ingest_documents([docs], library="r", vectors=True)
-    before = ws.describe_library("r")
     (docs / "budget.txt").write_text("A changed budget text.")
     embedder.fail = True
     with pytest.raises(RuntimeError, match="embedder broke"):
         ws.ingest_documents([docs], library="r")
-    assert ws.describe_library("r") == before
+    # Lexical first: the new version is written and searchable before it is embedded.
+    assert ws.search("changed budget", libraries=["r"]).snippets[0].doc_id == "budget.txt"
+    assert not ws.vector_indexes.complete("r")
+    for mode in ("hybrid", "vector"):  # never a stale vector ranking
+        with pytest.raises(ConfigError, match=r"ragspine library vectors r on"):
+            ws.search("budget", mode=mode, libraries=["r"])
     embedder.fail = False
-    found = ws.search("budget Europe", mode="vector", libraries=["r"]).snippets
-    assert found[0].text == "The budget for Europe grew modestly."
+    calls = len(embedder.calls)
+    ws.ingest_documents([docs], library="r")  # nothing changed: only the vectors are finished
+    assert embedder.calls[calls:] == ["budget\nA changed budget text."]
+    assert ws.vector_indexes.complete("r")
+    found = ws.search("changed budget", mode="vector", libraries=["r"]).snippets
+    assert found[0].text == "A changed budget text."
 
 
 def test_model_change_is_detected_and_reembed_fixes_it(workspace_dir: Path, tmp_path: Path) -> None:
@@ -195,7 +205,7 @@ def test_auto_falls_back_to_lexical_without_the_extra(
     ws.ingest_documents([tmp_path / "docs" / "open.txt"], library="plain")
     ws.close()
 
-    def missing() -> None:
+    def missing(**settings: object) -> None:
         raise MissingExtraError("hybrid search", "onnx")
 
     monkeypatch.setattr(embedding, "load_embedder", missing)

@@ -16,11 +16,13 @@ from ragspine.cli.common import (
     principal_from,
 )
 from ragspine.errors import ConfigError
+from ragspine.narrative.index.embed.settings import DEFAULT_EMBED_BATCH, EmbedSettings
 from ragspine.narrative.ingest.ingestor import DocumentOutcome, IngestReport, parse_meta_pairs
 from ragspine.narrative.retrieve.modes import RetrievalMode
 from ragspine.narrative.retrieve.options import SearchOptions
 from ragspine.narrative.retrieve.snippets import format_locator
 from ragspine.progress import progress_bar
+from ragspine.workspace import Workspace
 
 OptionsT = TypeVar("OptionsT", bound=SearchOptions)
 
@@ -44,8 +46,15 @@ class _Progress:
         if bar is None or bar.total != total or done < bar.n:
             if bar is not None:
                 bar.close()
+            # Texts found in the embedding cache start the bar (``initial``), so chunks/s and
+            # the ETA count only texts the model embeds.
             bar = self._embedding = progress_bar(
-                total, desc="embedding", unit="chunk", quiet=self._quiet, leave=False
+                total,
+                desc="embedding",
+                unit="chunk",
+                quiet=self._quiet,
+                leave=False,
+                initial=done,
             )
         bar.update(done - bar.n)
 
@@ -58,6 +67,11 @@ class _Progress:
                 bar.close()
 
 
+def _embed_settings(workspace: Workspace, args: argparse.Namespace) -> None:
+    """Apply ``--embed-batch`` / ``--threads`` (see :func:`_embedding_options`)."""
+    workspace.embed_settings = EmbedSettings(batch_size=args.embed_batch, threads=args.threads)
+
+
 def _finish(report: IngestReport) -> int:
     if report.created_library:
         print(f"created library {report.library_id}", file=sys.stderr)
@@ -67,6 +81,7 @@ def _finish(report: IngestReport) -> int:
 
 def _ingest_docs(args: argparse.Namespace) -> int:
     with open_workspace(args, create=True) as workspace, _Progress(args.quiet) as progress:
+        _embed_settings(workspace, args)
         report = workspace.ingest_documents(
             args.paths,
             library=args.library,
@@ -82,6 +97,7 @@ def _ingest_docs(args: argparse.Namespace) -> int:
 
 def _ingest_beir(args: argparse.Namespace) -> int:
     with open_workspace(args, create=True) as workspace, _Progress(args.quiet) as progress:
+        _embed_settings(workspace, args)
         report = workspace.ingest_beir(
             args.folder,
             library=args.library,
@@ -94,6 +110,7 @@ def _ingest_beir(args: argparse.Namespace) -> int:
 
 def _reembed(args: argparse.Namespace) -> int:
     with open_workspace(args) as workspace, _Progress(args.quiet) as bars:
+        _embed_settings(workspace, args)
         count = workspace.reembed(args.library, progress=bars.embedding)
     print(f"library {args.library}: {count} vectors re-embedded")
     return 0
@@ -101,6 +118,7 @@ def _reembed(args: argparse.Namespace) -> int:
 
 def _library_vectors(args: argparse.Namespace) -> int:
     with open_workspace(args) as workspace, _Progress(args.quiet) as bars:
+        _embed_settings(workspace, args)
         library = workspace.set_library_vectors(
             args.name, args.state == "on", progress=bars.embedding
         )
@@ -260,6 +278,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--window", type=int, default=0, metavar="N", help="sentence-window chunks: ±N sentences"
     )
     _vectors_option(docs)
+    _embedding_options(docs)
     add_quiet_argument(docs)
     docs.set_defaults(func=_ingest_docs)
 
@@ -267,6 +286,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     beir.add_argument("folder", metavar="DIR")
     beir.add_argument("--library", required=True)
     _vectors_option(beir)
+    _embedding_options(beir)
     add_quiet_argument(beir)
     beir.set_defaults(func=_ingest_beir)
 
@@ -291,6 +311,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     vectors = actions.add_parser("vectors", help="turn a library's vectors on or off")
     vectors.add_argument("name")
     vectors.add_argument("state", choices=["on", "off"])
+    _embedding_options(vectors)
     add_quiet_argument(vectors)
     vectors.set_defaults(func=_library_vectors)
     delete = actions.add_parser(
@@ -315,6 +336,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "reembed", help="rebuild a library's vectors with the installed embedding model"
     )
     reembed.add_argument("--library", required=True)
+    _embedding_options(reembed)
     add_quiet_argument(reembed)
     reembed.set_defaults(func=_reembed)
 
@@ -335,4 +357,22 @@ def _vectors_option(parser: argparse.ArgumentParser) -> None:
         action=argparse.BooleanOptionalAction,
         default=None,
         help="turn the library's vectors on/off (default: keep its setting; new: off)",
+    )
+
+
+def _embedding_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--embed-batch",
+        type=int,
+        default=DEFAULT_EMBED_BATCH,
+        metavar="N",
+        help=f"texts per embedding-model call (default {DEFAULT_EMBED_BATCH}, fastest and "
+        "smallest in memory on 2 cores; larger batches use more memory)",
+    )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        metavar="N",
+        help="embedding-model threads (default: one per core)",
     )

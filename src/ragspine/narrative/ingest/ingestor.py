@@ -3,9 +3,12 @@
 Each document is loaded and chunked entirely in memory first; only then is it written, in one
 transaction that replaces any older version. An unchanged document (same content, metadata,
 sensitivity and chunking options) is a no-op. The lexical indexes follow after the writes commit.
-In a library that keeps vectors, each batch's chunks are embedded (into the embedding cache)
-before the batch is written, so an embedding failure writes nothing; the vector index then
-follows from the cache like the lexical ones.
+In a library that keeps vectors, the chunks are embedded only after that (lexical first, vectors
+after): the documents are searchable lexically while they are being embedded, each embedded
+text goes to the embedding cache as soon as it is computed, and the vector index commits last.
+A run stopped while embedding leaves the library's vectors incomplete (vector search refuses
+them, saying how to finish); the next ingest, or ``library vectors LIB on``, finishes them and
+embeds only what the cache lacks.
 """
 
 from __future__ import annotations
@@ -20,11 +23,7 @@ from typing import Any
 
 from ragspine.errors import ConfigError, IngestError, RagSpineError, quote_input
 from ragspine.narrative.index.lexical.library_indexes import LibraryIndexes
-from ragspine.narrative.index.vector.library_vectors import (
-    EmbedProgress,
-    LibraryVectors,
-    embedded_text,
-)
+from ragspine.narrative.index.vector.library_vectors import EmbedProgress, LibraryVectors
 from ragspine.narrative.ingest.chunking import (
     HEADING_SEPARATOR,
     ChunkDraft,
@@ -270,18 +269,6 @@ class Ingestor:
             return library, False
         return self._store.create_library(library_id, vectors=bool(vectors)), True
 
-    def _embed_batch(self, batch: Sequence[_Prepared], progress: EmbedProgress | None) -> None:
-        """Embed a batch's chunks into the cache before anything of it is written."""
-        assert self._vectors is not None
-        texts: list[str] = []
-        levels: list[int] = []
-        for prepared in batch:
-            for chunk, labels in zip(prepared.chunks, prepared.chunk_labels, strict=True):
-                texts.append(embedded_text(labels.title, labels.heading, chunk.text))
-                levels.append(int(labels.level))
-        if texts:
-            self._vectors.embed(texts, levels, progress=progress)
-
     def ingest_sources(
         self,
         library_id: str,
@@ -300,7 +287,9 @@ class Ingestor:
         becomes a failed outcome and the others go on. Writes are grouped ``batch_size``
         documents to a transaction; each document's old version is replaced in the same one.
         ``vectors`` turns the library's vector setting on or off (``None``: keep it; a new
-        library starts without vectors); ``embed_progress`` follows each batch's embedding.
+        library starts without vectors). The lexical indexes are brought up to date before any
+        embedding starts; ``embed_progress`` then follows the embedding of the chunks the
+        cache lacks (an interrupted run resumes there).
         """
         library, created = self._library(library_id, vectors)
         dense = self._vectors if library.vectors else None
@@ -320,8 +309,6 @@ class Ingestor:
         met: set[str] = set()
 
         def flush() -> None:
-            if dense is not None:
-                self._embed_batch(batch, embed_progress)
             with self._store.transaction():
                 outcomes.extend(self._write_batch(library, batch, removed, added))
             batch.clear()

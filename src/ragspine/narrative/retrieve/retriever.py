@@ -302,6 +302,10 @@ class _DenseChannel:
         if not self._installed:
             self._fell_back(f"auto: library {library_id} searched lexical ({self._why})")
             return False
+        assert self._vectors is not None  # installed implies set up
+        if not self._vectors.complete(library_id):
+            self._fell_back(f"auto: library {library_id} searched lexical (vectors incomplete)")
+            return False
         self.notes.append(f"auto: {library_id} searched hybrid (lexical + vector)")
         return True
 

@@ -118,9 +118,12 @@ class OnnxMiniLMEmbedder:
         tokenizer.enable_truncation(max_length=max_tokens)
         tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # pad to the longest in the batch
         options = onnxruntime.SessionOptions()
+        options.inter_op_num_threads = 1
         if threads is not None:
             options.intra_op_num_threads = threads
-            options.inter_op_num_threads = 1
+        # Idle intra-op threads sleep instead of spinning: on a busy machine spinning threads
+        # steal the cores the working ones need (measured 1.4-1.9x slower on 2 shared cores).
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         try:
             session = onnxruntime.InferenceSession(
                 str(model_file), sess_options=options, providers=["CPUExecutionProvider"]

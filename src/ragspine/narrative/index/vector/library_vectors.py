@@ -1,10 +1,14 @@
 """Per-library vector indexes kept in step with the chunk store, and the workspace's embedder.
 
 A library keeps vectors only when its ``vectors`` setting is on (``library create --vectors``).
-Its chunks are embedded at ingest (title, heading path and child text), through a workspace-wide
-cache keyed by (text hash, model id), so an unchanged text is never embedded twice; restricted
-chunks are neither embedded nor written. Like the lexical indexes, each vector index carries the
-chunk store generation it reflects and is rebuilt (from the cache) when it is behind.
+Its chunks are embedded after they are written and indexed lexically (title, heading path and
+child text; parents and windows are never embedded), through a workspace-wide cache keyed by
+(text hash, model id) that is written every few dozen texts, so an unchanged text is never
+embedded twice and a run stopped while embedding resumes where it stopped; restricted chunks are
+neither embedded nor written. Like the lexical indexes, each vector index carries the chunk
+store generation it reflects and is rebuilt (from the cache) when it is behind. While it is
+behind, the library's vectors are incomplete: :meth:`LibraryVectors.get` refuses to search them
+(``auto`` searches such a library lexically and says so).
 
 This module imports no embedding code at import time: the embedder, the cache and the vector
 index are loaded on first use, so lexical-only modes never pull in the embedding stack.
@@ -23,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragspine.errors import ConfigError, MissingExtraError
+from ragspine.narrative.index.embed.settings import EmbedSettings
 from ragspine.narrative.index.lexical.library_indexes import searchable
 from ragspine.stores.chunks import ChunkStore, IndexRow
 from ragspine.stores.indexes import IndexStorage, index_storage
@@ -40,7 +45,8 @@ EmbedProgress = Callable[[int, int], None]
 CACHE_FILE = "embedding-cache.sqlite"
 VECTORS = "vectors"
 """The name of a library's vector index folder."""
-EMBED_BATCH = 32
+ADD_SLICE = 8192
+"""Rows embedded and added to an index at a time (bounds the vectors held outside the index)."""
 
 
 def embedded_text(title: str, heading: str, text: str) -> str:
@@ -48,11 +54,12 @@ def embedded_text(title: str, heading: str, text: str) -> str:
     return "\n".join(part for part in (title, heading, text) if part)
 
 
-def default_embedder() -> Embedder:
-    """The installed ONNX embedder; :class:`MissingExtraError` without ``ragspine[onnx]``."""
+def default_embedder(settings: EmbedSettings) -> Embedder:
+    """The installed ONNX embedder with ``settings.threads``; :class:`MissingExtraError` without
+    ``ragspine[onnx]``."""
     from ragspine.narrative.index.embed import model as embedding
 
-    return embedding.load_embedder()
+    return embedding.load_embedder(threads=settings.threads)
 
 
 class LibraryVectors:
@@ -63,12 +70,15 @@ class LibraryVectors:
         store: ChunkStore,
         index_dir: IndexStorage | Path,
         *,
-        embedder_factory: Callable[[], Embedder] = default_embedder,
+        embedder_factory: Callable[[EmbedSettings], Embedder] = default_embedder,
         ann_threshold: int | None = None,
+        settings: EmbedSettings | None = None,
     ) -> None:
         self._store = store
         self._storage = index_storage(index_dir)
         self._factory = embedder_factory
+        self._settings = settings or EmbedSettings()
+        self._made = False  # whether the embedder came from the factory (and follows settings)
         self._ann_threshold = ann_threshold
         self._embedder: Embedder | None = None
         self._cache: EmbeddingCache | None = None
@@ -91,10 +101,25 @@ class LibraryVectors:
 
     # -- the embedder ----------------------------------------------------------------------
 
+    @property
+    def settings(self) -> EmbedSettings:
+        """Texts per model call and inference threads (see :class:`EmbedSettings`)."""
+        return self._settings
+
+    def configure(self, settings: EmbedSettings) -> None:
+        """Use ``settings`` from now on; an embedder loaded with other threads is loaded again
+        on next use (one given to :meth:`use_embedder` is kept)."""
+        with self._making:
+            if self._made and settings.threads != self._settings.threads:
+                self._embedder = None
+                self._made = False
+            self._settings = settings
+
     def use_embedder(self, embedder: Embedder) -> None:
         """Use ``embedder`` from now on (its ``model_id`` is stored with every vector)."""
         with self._lock:
             self._embedder = embedder
+            self._made = False
             self._open = {}
 
     def embedder(self) -> Embedder:
@@ -104,7 +129,8 @@ class LibraryVectors:
             with self._making:
                 embedder = self._embedder
                 if embedder is None:
-                    embedder = self._embedder = self._factory()
+                    embedder = self._embedder = self._factory(self._settings)
+                    self._made = True
         return embedder
 
     def available(self) -> tuple[bool, str]:
@@ -149,7 +175,7 @@ class LibraryVectors:
             texts,
             levels,
             self._embedding_cache(),
-            batch_size=EMBED_BATCH,
+            batch_size=self._settings.batch_size,
             progress=progress,
         )
         with self._lock:
@@ -198,7 +224,8 @@ class LibraryVectors:
 
     def get(self, library_id: str) -> ExactVectorIndex:
         """The index to search: the last committed one, reloaded when a writer committed a
-        newer one (never written by this call)."""
+        newer one (never written by this call). A :class:`ConfigError` when it does not cover
+        every chunk of the library (see :meth:`complete`)."""
         from ragspine.narrative.index.vector.engine import read_meta
 
         self._require_vectors(library_id)
@@ -206,12 +233,24 @@ class LibraryVectors:
         if index is None or index.model_id != self.embedder().model_id:
             index = self._read_index(library_id)
             self._publish(library_id, index)
-        if index.generation != self._store.generation(library_id):
+        generation = self._store.generation(library_id)
+        if index.generation != generation:
             meta = read_meta(self.folder(library_id))
             if meta is not None and meta.get("generation") != index.generation:
                 index = self._read_index(library_id)
                 self._publish(library_id, index)
+        if index.generation != generation:
+            raise ConfigError(incomplete_message(library_id))
         return index
+
+    def complete(self, library_id: str) -> bool:
+        """Whether the library's committed vector index covers its chunk store (false while an
+        ingest is embedding, after one was stopped while embedding, or before vectors were
+        built); reads only the index's ``meta.json``."""
+        from ragspine.narrative.index.vector.engine import read_meta
+
+        meta = read_meta(self.folder(library_id))
+        return meta is not None and meta.get("generation") == self._store.generation(library_id)
 
     def refresh(self, library_id: str, *, progress: EmbedProgress | None = None) -> int:
         """Bring the library's index up to the chunk store (the caller holds the library's
@@ -257,12 +296,26 @@ class LibraryVectors:
     def _add_rows(
         self, index: ExactVectorIndex, rows: Sequence[IndexRow], progress: EmbedProgress | None
     ) -> None:
+        """Embed ``rows`` (searchable ones: cache first, misses written to the cache as they are
+        embedded) and add them to ``index``, :data:`ADD_SLICE` rows at a time."""
         if not rows:
             return
+        from ragspine.narrative.index.embed.cache import content_hash
+
         texts = [embedded_text(row.title, row.heading, row.text) for row in rows]
         levels = [row.sensitivity for row in rows]
-        vectors = self.embed(texts, levels, progress=progress)
-        index.add([row.key for row in rows], vectors, levels)
+        slices = [slice(start, start + ADD_SLICE) for start in range(0, len(rows), ADD_SLICE)]
+        sizes = [len({content_hash(text) for text in texts[part]}) for part in slices]
+        total = sum(sizes)
+        for number, part in enumerate(slices):
+            offset = sum(sizes[:number])
+
+            def report(done: int, _: int, offset: int = offset) -> None:
+                if progress is not None:
+                    progress(offset + done, total)
+
+            vectors = self.embed(texts[part], levels[part], progress=report)
+            index.add([row.key for row in rows[part]], vectors, levels[part])
 
     def apply(
         self,
@@ -299,3 +352,13 @@ class LibraryVectors:
         with self._lock:
             self._open = {name: index for name, index in self._open.items() if name != library_id}
         self._storage.drop(library_id, VECTORS)
+
+
+def incomplete_message(library_id: str) -> str:
+    """Why vector search refuses a library whose vectors do not cover all its chunks."""
+    return (
+        f"library {library_id!r} has chunks whose vectors are not computed yet (an ingest is "
+        "embedding them, or was stopped before it finished): finish them with "
+        f"`ragspine library vectors {library_id} on` or by running the ingest again (both "
+        "resume from the embedding cache), or search it with --mode bm25"
+    )

@@ -1,0 +1,113 @@
+"""Lexical first, vectors after: an ingest or a re-embed stopped while embedding keeps what it
+embedded, leaves the library searchable lexically, refuses stale vector search, and the next
+run embeds only the rest and ends with the same vector index as an uninterrupted one."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+from files import write_beir_corpus
+from hashing_embedder import HashingEmbedder
+
+from ragspine.errors import ConfigError
+from ragspine.narrative.index.embed.cache import CACHE_SLICE
+from ragspine.workspace import Workspace
+
+DOCS = 150  # more than two cache slices of chunks
+
+
+class StopsAfter(HashingEmbedder):
+    """Raises ``KeyboardInterrupt`` (Ctrl-C) once it has embedded ``limit`` texts."""
+
+    def __init__(self, limit: int, **options: object) -> None:
+        super().__init__(**options)  # type: ignore[arg-type]
+        self.limit = limit
+
+    def embed(
+        self,
+        texts: Sequence[str],
+        *,
+        batch_size: int = 32,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> np.ndarray:
+        if len(self.calls) >= self.limit:
+            raise KeyboardInterrupt
+        return super().embed(texts, batch_size=batch_size, progress=progress)
+
+
+def _corpus(tmp_path: Path) -> Path:
+    docs = [
+        {"_id": f"d{i:03d}", "title": f"Memo {i}", "text": f"Quarterly note {i} on topic {i % 7}."}
+        for i in range(DOCS)
+    ]
+    return write_beir_corpus(tmp_path / "corpus", docs)
+
+
+def _vectors(ws: Workspace) -> dict[int, bytes]:
+    index = ws.vector_indexes.get("m")
+    hits = index.search(np.ones(index.dim, dtype=np.float32), DOCS, max_level=2)
+    return {key: round(score, 5).hex().encode() for key, score in hits}
+
+
+def test_an_ingest_stopped_while_embedding_resumes_where_it_stopped(tmp_path: Path) -> None:
+    corpus = _corpus(tmp_path)
+    with Workspace.open(tmp_path / "whole") as ws:
+        ws.vector_indexes.use_embedder(HashingEmbedder())
+        ws.ingest_beir(corpus, library="m", vectors=True)
+        expected = _vectors(ws)
+    assert len(expected) == DOCS
+
+    stopping = StopsAfter(CACHE_SLICE + 10)
+    ws = Workspace.open(tmp_path / "ws")
+    ws.vector_indexes.use_embedder(stopping)
+    with pytest.raises(KeyboardInterrupt):
+        ws.ingest_beir(corpus, library="m", vectors=True)
+    embedded_before = len(stopping.calls)
+    assert embedded_before == 2 * CACHE_SLICE < DOCS
+    # Every document is stored and searchable lexically; vector search refuses, and says how
+    # to finish; auto searches lexically and says why.
+    assert ws.describe_library("m")["documents"] == DOCS
+    assert ws.search("quarterly note 42", libraries=["m"]).snippets[0].doc_id == "d042"
+    with pytest.raises(ConfigError, match="vectors are not computed yet"):
+        ws.search("quarterly note", mode="hybrid", libraries=["m"])
+    auto = ws.search("quarterly note 42", mode="auto", libraries=["m"])
+    assert "auto: m searched lexical (vectors incomplete)" in auto.trace.to_dict()["notes"]
+    ws.close()
+
+    resumed = HashingEmbedder()
+    reports: list[tuple[int, int]] = []
+    with Workspace.open(tmp_path / "ws") as ws:
+        ws.vector_indexes.use_embedder(resumed)
+        report = ws.ingest_beir(
+            corpus, library="m", embed_progress=lambda done, total: reports.append((done, total))
+        )
+        assert report.count(report.outcomes[0].status) == DOCS  # all unchanged
+        # Only what the stopped run had not embedded: each slice it finished was cached.
+        assert len(resumed.calls) == DOCS - embedded_before
+        assert set(resumed.calls).isdisjoint(stopping.calls)
+        assert reports[0] == (embedded_before, DOCS) and reports[-1] == (DOCS, DOCS)
+        assert ws.vector_indexes.complete("m")
+        assert _vectors(ws) == expected
+        assert ws.search("quarterly note 42", mode="hybrid", libraries=["m"]).snippets
+
+
+def test_reembed_reports_progress_and_resumes(tmp_path: Path) -> None:
+    corpus = _corpus(tmp_path)
+    with Workspace.open(tmp_path / "ws") as ws:
+        ws.vector_indexes.use_embedder(HashingEmbedder(model_id="old"))
+        ws.ingest_beir(corpus, library="m", vectors=True)
+        stopping = StopsAfter(CACHE_SLICE, model_id="new")
+        ws.vector_indexes.use_embedder(stopping)
+        with pytest.raises(KeyboardInterrupt):
+            ws.reembed("m")
+        assert not ws.vector_indexes.complete("m")
+        finishing = HashingEmbedder(model_id="new")
+        ws.vector_indexes.use_embedder(finishing)
+        reports: list[tuple[int, int]] = []
+        assert ws.reembed("m", progress=lambda *r: reports.append(r)) == DOCS
+        assert len(finishing.calls) == DOCS - CACHE_SLICE
+        assert reports[0] == (CACHE_SLICE, DOCS) and reports[-1] == (DOCS, DOCS)
+        assert ws.vector_indexes.complete("m")
