@@ -74,7 +74,8 @@ def test_an_ingest_stopped_while_embedding_resumes_where_it_stopped(tmp_path: Pa
     with pytest.raises(ConfigError, match="vectors are not computed yet"):
         ws.search("quarterly note", mode="hybrid", libraries=["m"])
     auto = ws.search("quarterly note 42", mode="auto", libraries=["m"])
-    assert "auto: m searched lexical (vectors incomplete)" in auto.trace.to_dict()["notes"]
+    notice = "auto: library m searched lexical (vectors incomplete)"
+    assert notice in auto.notices and notice in auto.trace.to_dict()["notes"]
     ws.close()
 
     resumed = HashingEmbedder()
