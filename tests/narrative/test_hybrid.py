@@ -8,6 +8,7 @@ extra; ``test_hybrid_onnx.py`` runs the same pipeline with the real ONNX model.
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import numpy as np
@@ -311,3 +312,30 @@ def test_hybrid_checks_only_libraries_the_asker_sees(workspace_dir: Path, tmp_pa
     assert "vectors" not in str(caught.value)
     with pytest.raises(ConfigError, match="library 'board' keeps none"):
         ws.search("revenue", mode="hybrid", principal=Principal.of("confidential"))
+
+
+def test_auto_never_fails_when_a_write_lands_between_its_check_and_the_vector_search(
+    workspace_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ws = _open(workspace_dir, HashingEmbedder())
+    ws.ingest_documents([_reports(tmp_path)], library="r", vectors=True)
+    lexical = ws.lexical_indexes
+    real_get = lexical.get
+
+    def get_then_another_writer_commits(*args: object) -> object:
+        # Runs after ``auto`` decided to search ``r`` by vector and before the vector search:
+        # another process commits a chunk-store write, so the vector index is behind from now
+        # on (until that writer has embedded its chunks).
+        index = real_get(*args)  # type: ignore[arg-type]
+        other = sqlite3.connect(ws.db_path)
+        with other:
+            other.execute("UPDATE narrative_libraries SET generation = generation + 1")
+        other.close()
+        return index
+
+    monkeypatch.setattr(lexical, "get", get_then_another_writer_commits)
+    result = ws.search("revenue Europe", mode="auto", libraries=["r"])  # never an error
+    assert result.snippets
+    assert result.trace.notes == ("auto: r searched hybrid (lexical + vector)",)
+    again = ws.search("revenue Europe", mode="auto", libraries=["r"])  # behind now: lexical
+    assert again.notices == ("auto: library r searched lexical (vectors incomplete)",)

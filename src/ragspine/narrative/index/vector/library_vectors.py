@@ -226,6 +226,15 @@ class LibraryVectors:
         """The index to search: the last committed one, reloaded when a writer committed a
         newer one (never written by this call). A :class:`ConfigError` when it does not cover
         every chunk of the library (see :meth:`complete`)."""
+        index = self.get_complete(library_id)
+        if index is None:
+            raise ConfigError(incomplete_message(library_id))
+        return index
+
+    def get_complete(self, library_id: str) -> ExactVectorIndex | None:
+        """:meth:`get`, or ``None`` instead of the error when the index does not cover every
+        chunk: check and fetch in one step, so a write landing in between cannot fail the
+        search (``auto`` falls back on ``None``)."""
         from ragspine.narrative.index.vector.engine import read_meta
 
         self._require_vectors(library_id)
@@ -239,9 +248,7 @@ class LibraryVectors:
             if meta is not None and meta.get("generation") != index.generation:
                 index = self._read_index(library_id)
                 self._publish(library_id, index)
-        if index.generation != generation:
-            raise ConfigError(incomplete_message(library_id))
-        return index
+        return index if index.generation == generation else None
 
     def complete(self, library_id: str) -> bool:
         """Whether the library's committed vector index covers its chunk store (false while an
