@@ -6,9 +6,9 @@ sensitivity and chunking options) is a no-op. The lexical indexes follow after t
 In a library that keeps vectors, the chunks are embedded only after that (lexical first, vectors
 after): the documents are searchable lexically while they are being embedded, each embedded
 text goes to the embedding cache as soon as it is computed, and the vector index commits last.
-A run stopped while embedding leaves the library's vectors incomplete (vector search refuses
-them, saying how to finish); the next ingest, or ``library vectors LIB on``, finishes them and
-embeds only what the cache lacks.
+A run stopped while embedding leaves the library's vector index behind its chunks (searches use
+the last committed vectors, and ``hybrid`` finds the newest chunks lexically); the next ingest,
+or ``library vectors LIB on``, finishes them and embeds only what the cache lacks.
 """
 
 from __future__ import annotations

@@ -261,7 +261,6 @@ class _DenseChannel:
         self._question = question
         self._query: Any = None
         self._installed: bool | None = None
-        self._taken: dict[str, Any] = {}  # auto: the complete index :meth:`use` checked
         self._why = ""
         self.notes: list[str] = []
         self.notices: list[str] = []
@@ -303,14 +302,6 @@ class _DenseChannel:
         if not self._installed:
             self._fell_back(f"auto: library {library_id} searched lexical ({self._why})")
             return False
-        assert self._vectors is not None  # installed implies set up
-        # The index is taken now, not at search time: a writer committing in between would
-        # otherwise turn this fallback into an error.
-        index = self._vectors.get_complete(library_id)
-        if index is None:
-            self._fell_back(f"auto: library {library_id} searched lexical (vectors incomplete)")
-            return False
-        self._taken = {**self._taken, library_id: index}
         self.notes.append(f"auto: {library_id} searched hybrid (lexical + vector)")
         return True
 
@@ -323,7 +314,7 @@ class _DenseChannel:
     ) -> list[tuple[int, float]]:
         """The library's vector hits, restricted to ``allowed`` and ``max_level`` before top-k."""
         assert self._vectors is not None
-        index = self._taken.get(library_id) or self._vectors.get(library_id)
+        index = self._vectors.get(library_id)
         if self._query is None:
             self._query = self._vectors.embed_query(self._question)
         return index.search(self._query, depth, max_level=max_level, allowed=allowed)

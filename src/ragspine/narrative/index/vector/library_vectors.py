@@ -224,17 +224,13 @@ class LibraryVectors:
 
     def get(self, library_id: str) -> ExactVectorIndex:
         """The index to search: the last committed one, reloaded when a writer committed a
-        newer one (never written by this call). A :class:`ConfigError` when it does not cover
-        every chunk of the library (see :meth:`complete`)."""
-        index = self.get_complete(library_id)
-        if index is None:
-            raise ConfigError(incomplete_message(library_id))
-        return index
+        newer one (never written by this call).
 
-    def get_complete(self, library_id: str) -> ExactVectorIndex | None:
-        """:meth:`get`, or ``None`` instead of the error when the index does not cover every
-        chunk: check and fetch in one step, so a write landing in between cannot fail the
-        search (``auto`` falls back on ``None``)."""
+        While a writer is embedding (or after one was stopped while embedding) it lacks the
+        newest chunks; the lexical channel of ``hybrid`` still finds them. Searches never
+        refuse or remark on that: whether the index is behind depends on writes of any level,
+        so telling an asker would reveal writes they may not see (see :meth:`complete`, a
+        writer's question)."""
         from ragspine.narrative.index.vector.engine import read_meta
 
         self._require_vectors(library_id)
@@ -242,18 +238,18 @@ class LibraryVectors:
         if index is None or index.model_id != self.embedder().model_id:
             index = self._read_index(library_id)
             self._publish(library_id, index)
-        generation = self._store.generation(library_id)
-        if index.generation != generation:
+        elif index.generation != self._store.generation(library_id):
             meta = read_meta(self.folder(library_id))
             if meta is not None and meta.get("generation") != index.generation:
                 index = self._read_index(library_id)
                 self._publish(library_id, index)
-        return index if index.generation == generation else None
+        return index
 
     def complete(self, library_id: str) -> bool:
         """Whether the library's committed vector index covers its chunk store (false while an
         ingest is embedding, after one was stopped while embedding, or before vectors were
-        built); reads only the index's ``meta.json``."""
+        built); reads only the index's ``meta.json``. For writers and operators: it counts
+        writes of every sensitivity level, so no search result or notice depends on it."""
         from ragspine.narrative.index.vector.engine import read_meta
 
         meta = read_meta(self.folder(library_id))
@@ -359,13 +355,3 @@ class LibraryVectors:
         with self._lock:
             self._open = {name: index for name, index in self._open.items() if name != library_id}
         self._storage.drop(library_id, VECTORS)
-
-
-def incomplete_message(library_id: str) -> str:
-    """Why vector search refuses a library whose vectors do not cover all its chunks."""
-    return (
-        f"library {library_id!r} has chunks whose vectors are not computed yet (an ingest is "
-        "embedding them, or was stopped before it finished): finish them with "
-        f"`ragspine library vectors {library_id} on` or by running the ingest again (both "
-        "resume from the embedding cache), or search it with --mode bm25"
-    )
