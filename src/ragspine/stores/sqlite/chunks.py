@@ -376,6 +376,9 @@ class SQLiteChunkStore:
         in chunk order. The libraries' term profiles follow, counted once for all of them."""
         if not documents:
             return []
+        if not self._db.in_transaction:  # the keys are chosen, then used: one transaction
+            with self.transaction():
+                return self.insert_documents(documents)
         now = _now()
         self._db.executemany(
             "INSERT INTO narrative_documents (library_id, doc_id, title, source, content_hash, "
