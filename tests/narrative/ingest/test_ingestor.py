@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -268,3 +269,47 @@ def test_a_document_met_twice_in_one_run_is_written_once_per_version(
     assert ws.describe_library("fresh")["documents"] == 2
     assert [s.doc_id for s in ws.search("margins recovered").snippets] == ["b"]
     assert all("fell" not in s.text for s in ws.search("margins fell", mode="bm25").snippets)
+
+
+def test_a_long_lexical_ingest_applies_its_index_as_it_goes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every ``stream_rows`` changed chunks the index is brought up to the store: a reader finds
+    the first documents before the ingest ends, and a document replaced after its first version
+    was indexed leaves nothing stale (the index equals one rebuilt from the store)."""
+    from files import write_beir_corpus
+
+    monkeypatch.setattr(ingest.Ingestor, "stream_rows", 3)
+    first = write_beir_corpus(
+        tmp_path / "a",
+        [{"_id": f"d{i}", "title": f"Memo {i}", "text": f"Quarterly memo {i}."} for i in range(8)],
+    )
+    second = write_beir_corpus(
+        tmp_path / "b", [{"_id": "d1", "title": "Memo 1", "text": "Replaced wording entirely."}]
+    )
+    seen_midway: list[str] = []
+
+    def sources() -> object:
+        for number, item in enumerate(ingest.beir_sources(ingest.beir_corpus(first))):
+            if number == 6:  # two applies behind us: another reader looks
+                with Workspace.open(tmp_path / "ws", create=False) as reader:
+                    found = reader.search("quarterly memo", libraries=["lib"], top_k=20)
+                    seen_midway.extend(s.doc_id for s in found.snippets)
+            yield item
+        yield from ingest.beir_sources(ingest.beir_corpus(second))
+
+    ws = Workspace.open(tmp_path / "ws")
+    report = ws.library_writer.ingest_sources("lib", sources(), batch_size=1)  # type: ignore[arg-type]
+    assert sorted(seen_midway) == [f"d{i}" for i in range(6)]
+    assert report.count(IngestStatus.ADDED) == 8 and report.count(IngestStatus.REPLACED) == 1
+    queries = ("quarterly memo", "replaced wording", "memo 1")
+    streamed = {q: ws.search(q, libraries=["lib"], top_k=20).to_dict()["snippets"] for q in queries}
+    assert all("Quarterly memo 1." not in s["text"] for s in streamed["quarterly memo"])
+    ws.close()
+    for folder in (tmp_path / "ws" / "indexes" / "lib").iterdir():  # rebuilt by the next reader
+        shutil.rmtree(folder)
+    with Workspace.open(tmp_path / "ws", create=False) as reader:
+        rebuilt = {
+            q: reader.search(q, libraries=["lib"], top_k=20).to_dict()["snippets"] for q in queries
+        }
+    assert rebuilt == streamed

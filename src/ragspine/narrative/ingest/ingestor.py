@@ -2,7 +2,8 @@
 
 Each document is loaded and chunked entirely in memory first; only then is it written, in one
 transaction that replaces any older version. An unchanged document (same content, metadata,
-sensitivity and chunking options) is a no-op. The lexical indexes follow after the writes commit.
+sensitivity and chunking options) is a no-op. The lexical indexes follow after the writes commit
+(every :data:`STREAM_ROWS` changed chunks during a long ingest into a library without vectors).
 In a library that keeps vectors, the chunks are embedded only after that (lexical first, vectors
 after): the documents are searchable lexically while they are being embedded, each embedded
 text goes to the embedding cache as soon as it is computed, and the vector index commits last.
@@ -202,6 +203,13 @@ def label(
 
 Progress = Callable[[int, int | None, DocumentOutcome], None]
 
+STREAM_ROWS = 50_000
+"""In a library without vectors, the lexical indexes are brought up to the chunk store once this
+many chunks were added or removed since they last were (and at the end of every ingest): an
+ingest of any size holds at most this many rows for the index, and readers find its documents
+well before it ends. A library with vectors applies both indexes once, at the end, so that the
+documents are searchable lexically before the (much longer) embedding starts."""
+
 
 def _digest(*parts: bytes | str) -> str:
     sha = hashlib.sha256()
@@ -253,6 +261,8 @@ def parse_meta_pairs(pairs: Iterable[str]) -> dict[str, str | int | float]:
 
 class Ingestor:
     """Writes documents into libraries and keeps the lexical indexes in step."""
+
+    stream_rows = STREAM_ROWS
 
     def __init__(
         self, store: ChunkStore, indexes: LibraryIndexes, vectors: LibraryVectors | None = None
@@ -309,9 +319,20 @@ class Ingestor:
         met: set[str] = set()
 
         def flush() -> None:
+            nonlocal since
             with self._store.transaction():
                 outcomes.extend(self._write_batch(library, batch, removed, added))
             batch.clear()
+            if dense is None and len(added) + len(removed) >= self.stream_rows:
+                # A library without vectors: the lexical indexes follow every so many changed
+                # chunks, so memory stays bounded and what was written becomes searchable.
+                generation = self._store.generation(library_id)
+                self._indexes.apply(
+                    library_id, removed, added.values(), since=since, generation=generation
+                )
+                removed.clear()
+                added.clear()
+                since = generation
 
         for item in sources:
             outcome = item if isinstance(item, DocumentOutcome) else None
