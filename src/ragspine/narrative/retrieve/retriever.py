@@ -18,6 +18,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
+
 from ragspine.errors import ConfigError
 from ragspine.narrative.catalog import check_libraries, description_for, visible_libraries
 from ragspine.narrative.filters.expr import Filter, all_of
@@ -84,7 +86,7 @@ class Retriever:
         # Replaced whole, never changed in place, so a search on another thread sees the old
         # map or the new one; a router is built whole and never changes after.
         self._routers: dict[tuple[object, ...], ProfileRouter] = {}
-        self._filter_keys: dict[tuple[str, int, str], Sequence[int] | None] = {}  # whole too
+        self._filter_keys: dict[tuple[str, int, str], np.ndarray | None] = {}  # whole too
 
     def router(self, libraries: Sequence[Library], principal: Principal) -> ProfileRouter:
         """A profile router over ``libraries`` built from the text and descriptions
@@ -106,7 +108,7 @@ class Retriever:
             self._routers = routers
         return router
 
-    def filtered_keys(self, library_id: str, flt: Filter) -> Sequence[int] | None:
+    def filtered_keys(self, library_id: str, flt: Filter) -> np.ndarray | None:
         """Keys of the library's chunks whose document metadata matches ``flt``, whatever their
         level (the searches apply the asker's level), kept until the library changes."""
         generation = self._store.generation(library_id)  # read first: a later write misses
@@ -115,7 +117,10 @@ class Retriever:
         if key in known:
             return known[key]
         found = self._store.filtered_keys(library_id, flt)
-        keys = None if found is None else tuple(found)  # None: a store that does not filter
+        keys = None  # None: a store that does not filter
+        if found is not None:  # int64 (8 bytes a key, not a tuple of ints), read-only: shared
+            keys = np.fromiter(found, dtype=np.int64, count=len(found))
+            keys.flags.writeable = False
         kept = {**self._filter_keys, key: keys}
         while len(kept) > FILTER_KEYS_KEPT:  # the oldest go first (stale generations)
             del kept[next(iter(kept))]
@@ -198,7 +203,7 @@ class _LibrarySearch:
     """What every library's search shares within one request; :meth:`search` runs one."""
 
     store: ChunkStore
-    filtered_keys: Callable[[str, Filter], Sequence[int] | None]
+    filtered_keys: Callable[[str, Filter], np.ndarray | None]
     indexes: LibraryIndexes
     plan: ModePlan
     max_level: int
@@ -310,7 +315,7 @@ class _DenseChannel:
         self.notes.append(notice)
 
     def search(
-        self, library_id: str, depth: int, max_level: int, allowed: Sequence[int] | None
+        self, library_id: str, depth: int, max_level: int, allowed: np.ndarray | None
     ) -> list[tuple[int, float]]:
         """The library's vector hits, restricted to ``allowed`` and ``max_level`` before top-k."""
         assert self._vectors is not None

@@ -360,7 +360,7 @@ class LexicalIndex:
         top_k: int,
         *,
         max_level: int,
-        allowed: Collection[int] | None = None,
+        allowed: Collection[int] | np.ndarray | None = None,
         stats: dict[str, int] | None = None,
     ) -> list[tuple[int, float]]:
         """Best ``top_k`` (key, score) pairs for ``query``: score descending, then key ascending.
@@ -405,7 +405,11 @@ class LexicalIndex:
         matched = len(candidates)
         if allowed is not None:
             try:
-                wanted = np.fromiter(allowed, dtype=np.int64, count=len(allowed))
+                wanted = (
+                    allowed.astype(np.int64, copy=False).ravel()
+                    if isinstance(allowed, np.ndarray)
+                    else np.fromiter(allowed, dtype=np.int64, count=len(allowed))
+                )
             except (TypeError, ValueError, OverflowError) as exc:
                 raise QueryError(f"allowed must hold integer chunk keys ({exc})") from exc
             mask = np.zeros(len(view.keys), dtype=bool)
