@@ -283,13 +283,22 @@ def test_a_second_writer_waits_and_says_who_is_writing(tmp_path: Path) -> None:
     holder.start()
     time.sleep(0.2)
     writer = _cli("--workspace", str(ws.path), "ingest", "beir", str(corpus), "--library", "lib")
-    time.sleep(1.5)
-    assert writer.poll() is None  # still waiting for the lock
+    expected = f"waiting for library 'lib': it is being written by process {os.getpid()}"
+    lines: list[str] = []
+    assert writer.stderr is not None
+    reader = threading.Thread(target=lambda: lines.extend(writer.stderr))  # type: ignore[arg-type]
+    reader.start()
+    deadline = time.monotonic() + 60  # the CLI may take seconds to start on a loaded machine
+    while not any(expected in line for line in lines) and time.monotonic() < deadline:
+        assert writer.poll() is None  # still waiting for the lock, never done without it
+        time.sleep(0.05)
+    assert any(expected in line for line in lines), "".join(lines)
+    assert writer.poll() is None
     released.set()
     holder.join()
-    _, err = writer.communicate(timeout=120)
-    assert writer.returncode == 0
-    assert f"waiting for library 'lib': it is being written by process {os.getpid()}" in err
+    writer.wait(timeout=120)
+    reader.join()
+    assert writer.returncode == 0, "".join(lines)
     assert ws.describe_library("lib")["documents"] == 50
 
 
