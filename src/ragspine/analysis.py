@@ -353,9 +353,9 @@ def routing_terms(text: str) -> list[str]:
 def routing_term_counts(texts: Iterable[str]) -> Counter[str]:
     """How often each routing term occurs in ``texts``: the counts of :func:`routing_terms`
     over all of them, with each distinct word stemmed once."""
-    words: Counter[str] = Counter()
-    for text in texts:
-        words.update(routing_words(text))
+    # One pass over the texts joined by line breaks: no routing word spans one, and NFKC and
+    # case folding never reach across it, so the words are those of each text in turn.
+    words = Counter(routing_words("\n".join(texts)))
     counts: Counter[str] = Counter()
     for word, n in words.items():
         if word not in ROUTING_STOPWORDS:
