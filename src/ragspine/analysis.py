@@ -340,8 +340,15 @@ def light_stem(word: str) -> str:
     return base
 
 
+# On ASCII text NFKC changes nothing, case folding is lower(), and ``[^\W_]`` is [a-z0-9]
+# after it: the same words as _ROUTING_WORD, found without the Unicode tables.
+_ASCII_ROUTING_WORD = re.compile(r"[a-z0-9]+(?:'[a-z0-9]+)?")
+
+
 def routing_words(text: str) -> list[str]:
     """Lower-cased words of ``text`` in order (NFKC-normalised, accents kept)."""
+    if text.isascii():
+        return _ASCII_ROUTING_WORD.findall(text.lower())
     return _ROUTING_WORD.findall(unicodedata.normalize("NFKC", text).casefold())
 
 
@@ -355,7 +362,9 @@ def routing_term_counts(texts: Iterable[str]) -> Counter[str]:
     over all of them, with each distinct word stemmed once."""
     # One pass over the texts joined by line breaks: no routing word spans one, and NFKC and
     # case folding never reach across it, so the words are those of each text in turn.
-    words = Counter(routing_words("\n".join(texts)))
+    texts = list(texts)
+    words = Counter(routing_words("\n".join(t for t in texts if t.isascii())))
+    words.update(routing_words("\n".join(t for t in texts if not t.isascii())))
     counts: Counter[str] = Counter()
     for word, n in words.items():
         if word not in ROUTING_STOPWORDS:

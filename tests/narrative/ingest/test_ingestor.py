@@ -313,3 +313,88 @@ def test_a_long_lexical_ingest_applies_its_index_as_it_goes(
             q: reader.search(q, libraries=["lib"], top_k=20).to_dict()["snippets"] for q in queries
         }
     assert rebuilt == streamed
+
+
+def _worker_corpus(tmp_path: Path) -> Path:
+    from files import write_beir_corpus
+
+    records = json.loads(
+        (Path(ingest.__file__).parents[2] / "data" / "convfinqa_sample.json").read_text(
+            encoding="utf-8"
+        )
+    )["dev"]
+    docs = [
+        {
+            "_id": f"r{i}",
+            "title": r["id"],
+            "text": r["doc"]["pre_text"] + "\n\n" + r["doc"]["post_text"],
+        }
+        for i, r in enumerate(records)
+    ]
+    docs.append({"_id": "r0", "title": "Replaced", "text": "A second version of the first report."})
+    return write_beir_corpus(tmp_path / "corpus", docs)
+
+
+def _searched(ws: Workspace) -> dict[str, object]:
+    queries = ("income taxes", "stock repurchase program", "second version", "net revenue 2018")
+    return {
+        q: ws.search(q, libraries=["lib"], mode="bm25", top_k=10).to_dict()["snippets"]
+        for q in queries
+    }
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        "worker",
+        "worker killed",
+        pytest.param("broken worker", marks=pytest.mark.xfail(strict=True, reason="reverse proof")),
+    ],
+)
+def test_the_analysis_worker_gives_the_index_analyzing_in_process_gives(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str
+) -> None:
+    """A long ingest hands its analysis to a worker process; the index it commits (streamed
+    applies included) answers exactly as one analyzed in process, also when the worker dies
+    midway. A worker giving other terms would be caught (the broken case)."""
+    from ragspine.narrative.index.lexical.worker import TokenWorker
+
+    corpus = _worker_corpus(tmp_path)
+    monkeypatch.setattr(ingest.Ingestor, "stream_rows", 7)
+    monkeypatch.setenv("RAGSPINE_INGEST_WORKER", "0")
+    with Workspace.open(tmp_path / "plain") as ws:
+        ws.library_writer.ingest_sources(
+            "lib", ingest.beir_sources(ingest.beir_corpus(corpus)), batch_size=2
+        )
+        expected = _searched(ws)
+    assert all(expected.values()), "every query finds something"
+    monkeypatch.delenv("RAGSPINE_INGEST_WORKER")
+    monkeypatch.setattr(ingest.Ingestor, "worker_rows", 3)
+    started: list[TokenWorker] = []
+    start, take = TokenWorker.start.__func__, TokenWorker.take  # type: ignore[attr-defined]
+
+    def start_and_record(cls: type[TokenWorker]) -> TokenWorker | None:
+        worker = start(cls)
+        assert worker is not None
+        started.append(worker)
+        return worker
+
+    def take_then_die(self: TokenWorker) -> list[list[str]]:
+        terms = take(self)
+        self._process.kill()
+        return terms
+
+    def take_wrong(self: TokenWorker) -> list[list[str]]:
+        return [list(reversed(terms)) for terms in reversed(take(self))]
+
+    monkeypatch.setattr(TokenWorker, "start", classmethod(start_and_record))
+    if case == "worker killed":
+        monkeypatch.setattr(TokenWorker, "take", take_then_die)
+    if case == "broken worker":
+        monkeypatch.setattr(TokenWorker, "take", take_wrong)
+    with Workspace.open(tmp_path / "worker") as ws:
+        ws.library_writer.ingest_sources(
+            "lib", ingest.beir_sources(ingest.beir_corpus(corpus)), batch_size=2
+        )
+        assert len(started) == 1 and started[0]._process.poll() is not None  # used, then closed
+        assert _searched(ws) == expected

@@ -16,14 +16,17 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from ragspine.analysis import Analyzer
 from ragspine.errors import ConfigError, IngestError, RagSpineError, quote_input
-from ragspine.narrative.index.lexical.library_indexes import LibraryIndexes
+from ragspine.narrative.index.lexical.library_indexes import KnownTerms, LibraryIndexes, searchable
+from ragspine.narrative.index.lexical.worker import TokenWorker, WorkerGone
 from ragspine.narrative.index.vector.library_vectors import EmbedProgress, LibraryVectors
 from ragspine.narrative.ingest.chunking import (
     HEADING_SEPARATOR,
@@ -59,8 +62,13 @@ from ragspine.stores.chunks import (
     StoredDocument,
 )
 
+log = logging.getLogger("ragspine.narrative")
+
 RESERVED_META_KEYS = ("doc_id", "title", "sensitivity", "section_sensitivity")
 BEIR_BATCH = 1000
+INGEST_ANALYZER = Analyzer()
+"""The analyzer new indexes use: the worker analyzes with it (an index with another analyzer
+analyzes its rows in process)."""
 DEFAULT_CHUNKING = ChunkingOptions()
 SECTION_RULE = "section-names:2"
 """Part of the fingerprint of a document with ``section_sensitivity``: changes whenever headings
@@ -204,6 +212,9 @@ def label(
 Progress = Callable[[int, int | None, DocumentOutcome], None]
 
 STREAM_ROWS = 50_000
+WORKER_ROWS = 2_000
+"""Rows an ingest writes before it hands their analysis to a worker process (fewer are
+analyzed in process: starting the worker would cost more than it saves)."""
 """In a library without vectors, the lexical indexes are brought up to the chunk store once this
 many chunks were added or removed since they last were (and at the end of every ingest): an
 ingest of any size holds at most this many rows for the index, and readers find its documents
@@ -263,6 +274,7 @@ class Ingestor:
     """Writes documents into libraries and keeps the lexical indexes in step."""
 
     stream_rows = STREAM_ROWS
+    worker_rows = WORKER_ROWS
 
     def __init__(
         self, store: ChunkStore, indexes: LibraryIndexes, vectors: LibraryVectors | None = None
@@ -318,43 +330,62 @@ class Ingestor:
         stored_before = self._store.has_chunks(library_id, int(Sensitivity.RESTRICTED))
         met: set[str] = set()
 
+        # Into a library without vectors, a long ingest analyzes what it wrote in a worker
+        # process while it writes on (a library with vectors keeps its rows until the end).
+        ahead = _TermsAhead(self.worker_rows if dense is None else None)
+
         def flush() -> None:
             nonlocal since
+            fresh: list[IndexRow] = []
             with self._store.transaction():
-                outcomes.extend(self._write_batch(library, batch, removed, added))
+                outcomes.extend(self._write_batch(library, batch, removed, added, fresh))
             batch.clear()
+            ahead.send(fresh)
             if dense is None and len(added) + len(removed) >= self.stream_rows:
                 # A library without vectors: the lexical indexes follow every so many changed
                 # chunks, so memory stays bounded and what was written becomes searchable.
                 generation = self._store.generation(library_id)
                 self._indexes.apply(
-                    library_id, removed, added.values(), since=since, generation=generation
+                    library_id,
+                    removed,
+                    added.values(),
+                    since=since,
+                    generation=generation,
+                    known=ahead.collect(),
                 )
                 removed.clear()
                 added.clear()
                 since = generation
 
-        for item in sources:
-            outcome = item if isinstance(item, DocumentOutcome) else None
-            if outcome is None:
-                assert isinstance(item, DocumentSource)
-                look_up = stored_before or item.doc_id in met
-                met.add(item.doc_id)
-                outcome, prepared = self._prepare(library, item, options, look_up=look_up)
-                if prepared is not None:
-                    batch.append(prepared)
-            if outcome is not None:
-                if batch:
+        with ahead:
+            for item in sources:
+                outcome = item if isinstance(item, DocumentOutcome) else None
+                if outcome is None:
+                    assert isinstance(item, DocumentSource)
+                    look_up = stored_before or item.doc_id in met
+                    met.add(item.doc_id)
+                    outcome, prepared = self._prepare(library, item, options, look_up=look_up)
+                    if prepared is not None:
+                        batch.append(prepared)
+                if outcome is not None:
+                    if batch:
+                        flush()
+                    outcomes.append(outcome)
+                elif len(batch) >= batch_size:
                     flush()
-                outcomes.append(outcome)
-            elif len(batch) >= batch_size:
+                reported = _report(progress, outcomes, reported, total)
+            if batch:
                 flush()
-            reported = _report(progress, outcomes, reported, total)
-        if batch:
-            flush()
-        _report(progress, outcomes, reported, total)
-        generation = self._store.generation(library_id)
-        self._indexes.apply(library_id, removed, added.values(), since=since, generation=generation)
+            _report(progress, outcomes, reported, total)
+            generation = self._store.generation(library_id)
+            self._indexes.apply(
+                library_id,
+                removed,
+                added.values(),
+                since=since,
+                generation=generation,
+                known=ahead.collect(),
+            )
         if dense is not None:
             dense.apply(
                 library_id,
@@ -416,6 +447,7 @@ class Ingestor:
         batch: Sequence[_Prepared],
         removed: list[int],
         added: dict[int, IndexRow],
+        fresh: list[IndexRow],
     ) -> list[DocumentOutcome]:
         """Replace the batch's documents inside the caller's transaction, inserting the new
         versions together; record index changes. Returns one outcome per document, in order."""
@@ -427,7 +459,7 @@ class Ingestor:
         for prepared in batch:
             source = prepared.source
             if source.doc_id in pending_ids:  # a repeat in the batch: write the first one
-                self._insert(library, pending, added)
+                self._insert(library, pending, added, fresh)
                 previous.update(self._store.documents(library_id, list(pending_ids)))
                 pending, pending_ids = [], set()
             before = previous.get(source.doc_id)
@@ -443,19 +475,26 @@ class Ingestor:
             pending.append(prepared)
             pending_ids.add(source.doc_id)
             outcomes.append(_written(prepared, before))
-        self._insert(library, pending, added)
+        self._insert(library, pending, added, fresh)
         return outcomes
 
     def _insert(
-        self, library: Library, batch: Sequence[_Prepared], added: dict[int, IndexRow]
+        self,
+        library: Library,
+        batch: Sequence[_Prepared],
+        added: dict[int, IndexRow],
+        fresh: list[IndexRow],
     ) -> None:
-        """Insert new document versions (none stored) and record their index rows."""
+        """Insert new document versions (none stored) and record their index rows (in
+        ``added``, and in ``fresh`` for this transaction)."""
         if not batch:
             return
         news = [_new_document(library.library_id, prepared) for prepared in batch]
         for new, keys in zip(news, self._store.insert_documents(news), strict=True):
             for key, chunk in zip(keys, new.chunks, strict=True):
-                added[key] = IndexRow(key, chunk.title, chunk.heading, chunk.text, int(chunk.level))
+                row = IndexRow(key, chunk.title, chunk.heading, chunk.text, int(chunk.level))
+                added[key] = row
+                fresh.append(row)
         self._store.bump_generation(library.library_id)
 
 
@@ -510,6 +549,66 @@ class _Prepared:
     chunks: list[ChunkDraft]
     parent_labels: list[Labelled]
     chunk_labels: list[Labelled]
+
+
+class _TermsAhead:
+    """Index terms of the rows an ingest wrote, analyzed by a :class:`TokenWorker` while the
+    ingest writes on. The worker starts once ``min_rows`` rows are written (``None``: never);
+    rows written before it, or after it failed, are analyzed in process when the indexes are
+    applied, with the same terms."""
+
+    def __init__(self, min_rows: int | None) -> None:
+        self._min_rows = min_rows
+        self._written = 0
+        self._worker: TokenWorker | None = None
+        self._sent: list[tuple[list[IndexRow], list[str]]] = []
+
+    def send(self, rows: list[IndexRow]) -> None:
+        """Hand ``rows`` (just committed) to the worker, starting it when it is time."""
+        rows = searchable(rows)
+        if self._min_rows is None or not rows:
+            return
+        self._written += len(rows)
+        if self._worker is None:
+            if self._written < self._min_rows:
+                return
+            self._worker = TokenWorker.start()
+            if self._worker is None:
+                self._min_rows = None  # switched off or cannot start: in process from now on
+                return
+        names = list(dict.fromkeys([r.title for r in rows] + [r.heading for r in rows]))
+        self._worker.submit(INGEST_ANALYZER, names + [row.text for row in rows])
+        self._sent.append((rows, names))
+
+    def collect(self) -> KnownTerms | None:
+        """The terms of every row sent since the last call (``None`` when there are none)."""
+        sent, self._sent = self._sent, []
+        if self._worker is None or not sent:
+            return None
+        terms: dict[int, tuple[list[str], list[str], list[str]]] = {}
+        try:
+            for rows, names in sent:
+                tokens = self._worker.take()
+                named = dict(zip(names, tokens[: len(names)], strict=True))
+                for row, text_terms in zip(rows, tokens[len(names) :], strict=True):
+                    terms[row.key] = (named[row.title], named[row.heading], text_terms)
+        except (WorkerGone, ValueError) as exc:
+            log.warning("analysis worker failed (%s): analyzing in process", exc)
+            self.close()
+            self._min_rows = None
+            return None
+        return KnownTerms(INGEST_ANALYZER, terms)
+
+    def close(self) -> None:
+        if self._worker is not None:
+            self._worker.close()
+            self._worker = None
+
+    def __enter__(self) -> _TermsAhead:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def _report(

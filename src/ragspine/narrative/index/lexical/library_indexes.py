@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
@@ -53,14 +54,24 @@ def indexed_text(fields: IndexFields, row: IndexRow) -> str:
     return f"{row.title}\n{row.heading}\n{row.text}"
 
 
+@dataclass(frozen=True, slots=True)
+class KnownTerms:
+    """Terms already computed for rows (by the ingest's analysis worker): chunk key → the
+    ``analyzer`` terms of its title, heading and text."""
+
+    analyzer: Analyzer
+    terms: Mapping[int, tuple[list[str], list[str], list[str]]]
+
+
 class AnalyzedRows:
     """The index terms of rows' titles, headings and texts, each analyzed once per analyzer and
     shared by every field set: the terms of ``a + "\n" + b`` are those of ``a`` followed by
     those of ``b`` (no token spans a line break), so a field set's terms are its fields'
     terms joined. Titles and headings repeat across a document's chunks and are analyzed once."""
 
-    def __init__(self, rows: Sequence[IndexRow]) -> None:
+    def __init__(self, rows: Sequence[IndexRow], known: KnownTerms | None = None) -> None:
         self.rows = rows
+        self._known = known
         self._parts: dict[Analyzer, tuple[list[list[str]], list[list[str]], list[list[str]]]] = {}
         self._batches: dict[tuple[Analyzer, IndexFields], TermBatch] = {}
 
@@ -87,6 +98,8 @@ class AnalyzedRows:
         self, analyzer: Analyzer
     ) -> tuple[list[list[str]], list[list[str]], list[list[str]]]:
         parts = self._parts.get(analyzer)
+        if parts is None and self._known is not None and self._known.analyzer == analyzer:
+            parts = self._parts[analyzer] = self._with_known(analyzer, self._known)
         if parts is None:
             rows = self.rows
             names = list(dict.fromkeys([row.title for row in rows] + [row.heading for row in rows]))
@@ -97,6 +110,26 @@ class AnalyzedRows:
                 analyzer.tokens_many([row.text for row in rows]),
             )
         return parts
+
+    def _with_known(
+        self, analyzer: Analyzer, known: KnownTerms
+    ) -> tuple[list[list[str]], list[list[str]], list[list[str]]]:
+        """The parts from ``known`` terms, analyzing only the rows they lack."""
+        terms = known.terms
+        missing = [row for row in self.rows if row.key not in terms]
+        if missing:
+            names = list(dict.fromkeys([r.title for r in missing] + [r.heading for r in missing]))
+            named = dict(zip(names, analyzer.tokens_many(names), strict=True))
+            texts = analyzer.tokens_many([row.text for row in missing])
+            terms = {
+                **terms,
+                **{
+                    row.key: (named[row.title], named[row.heading], text_terms)
+                    for row, text_terms in zip(missing, texts, strict=True)
+                },
+            }
+        rows = [terms[row.key] for row in self.rows]
+        return [t[0] for t in rows], [t[1] for t in rows], [t[2] for t in rows]
 
 
 DEFAULT_FIELDS = IndexFields.TITLE_TEXT
@@ -228,15 +261,17 @@ class LibraryIndexes:
         *,
         since: int,
         generation: int,
+        known: KnownTerms | None = None,
     ) -> None:
         """Bring every stored index of the library to ``generation`` (the caller holds the
         library's write lock and has committed the chunk-store changes ``removed`` / ``added``
         that moved it from ``since``).
 
         The maintained field sets are always written; others only when they exist on disk. An
-        index that was not at ``since`` is rebuilt from the chunk store instead.
+        index that was not at ``since`` is rebuilt from the chunk store instead. ``known``
+        terms of the added rows are used where an index has the same analyzer.
         """
-        analyzed = AnalyzedRows(searchable(added))
+        analyzed = AnalyzedRows(searchable(added), known)
         added_rows = analyzed.rows
         for fields in IndexFields:
             folder = self.folder(library_id, fields)
