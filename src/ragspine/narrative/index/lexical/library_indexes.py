@@ -132,6 +132,8 @@ class AnalyzedRows:
         return [t[0] for t in rows], [t[1] for t in rows], [t[2] for t in rows]
 
 
+APPLY_GROUP = 4096
+"""Rows analyzed and added to the indexes at a time when changes are applied."""
 DEFAULT_FIELDS = IndexFields.TITLE_TEXT
 MAINTAINED_FIELDS = (IndexFields.TITLE_TEXT, IndexFields.TITLE_HEADING_TEXT)
 """Field sets every writer keeps on disk (those of ``bm25`` and of ``lexical`` / ``hybrid``)."""
@@ -271,8 +273,8 @@ class LibraryIndexes:
         index that was not at ``since`` is rebuilt from the chunk store instead. ``known``
         terms of the added rows are used where an index has the same analyzer.
         """
-        analyzed = AnalyzedRows(searchable(added), known)
-        added_rows = analyzed.rows
+        rows = searchable(added)
+        growing: list[tuple[IndexFields, LexicalIndex]] = []
         for fields in IndexFields:
             folder = self.folder(library_id, fields)
             committed = committed_generation(folder)
@@ -297,17 +299,22 @@ class LibraryIndexes:
                 index = self._build(library_id, fields, generation, folder)
                 index.commit(generation)
                 self._note_rebuilt(f"{library_id}/{fields.value}")
-            else:
-                if removed:
-                    index.remove(list(removed))
-                if added_rows:
-                    index.add_tokens(
-                        [row.key for row in added_rows],
-                        analyzed.batch(index.analyzer, fields),
-                        [row.sensitivity for row in added_rows],
-                    )
-                if index.generation != generation:
-                    index.commit(generation)
+                self._publish((library_id, fields), index)
+                continue
+            if removed:
+                index.remove(list(removed))
+            growing.append((fields, index))
+        # Rows are analyzed APPLY_GROUP at a time (once for every field set), so the terms held
+        # at once stay bounded however many rows the ingest wrote.
+        for start in range(0, len(rows) if growing else 0, APPLY_GROUP):
+            group = rows[start : start + APPLY_GROUP]
+            analyzed = AnalyzedRows(group, known)
+            keys, levels = [row.key for row in group], [row.sensitivity for row in group]
+            for fields, index in growing:
+                index.add_tokens(keys, analyzed.batch(index.analyzer, fields), levels)
+        for fields, index in growing:
+            if index.generation != generation:
+                index.commit(generation)
             self._publish((library_id, fields), index)  # committed: searches may share it now
 
     def drop(self, library_id: str) -> None:
