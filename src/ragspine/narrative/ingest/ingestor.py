@@ -3,9 +3,10 @@
 Each document is loaded and chunked entirely in memory first; only then is it written, in one
 transaction that replaces any older version. An unchanged document (same content, metadata,
 sensitivity and chunking options) is a no-op. The lexical indexes follow after the writes commit
-(every :data:`STREAM_ROWS` changed chunks during a long ingest into a library without vectors).
-In a library that keeps vectors, the chunks are embedded only after that (lexical first, vectors
-after): the documents are searchable lexically while they are being embedded, each embedded
+(every :data:`STREAM_ROWS` changed chunks during a long ingest, and at its end); from
+:data:`WORKER_ROWS` written chunks on, a worker process analyzes them meanwhile. In a library that
+keeps vectors, the chunks are embedded only after that (lexical first, vectors after), their
+texts read back from the chunk store a slice at a time: the documents are searchable lexically while they are being embedded, each embedded
 text goes to the embedding cache as soon as it is computed, and the vector index commits last.
 A run stopped while embedding leaves the library's vector index behind its chunks (searches use
 the last committed vectors, and ``hybrid`` finds the newest chunks lexically); the next ingest,
@@ -319,43 +320,42 @@ class Ingestor:
             raise ConfigError(f"library {library_id!r} keeps vectors but no embedder is set up")
         if dense is not None:
             dense.check(library_id)  # a model change fails here, before anything is written
-        since = self._store.generation(library_id)
+        since = vector_since = self._store.generation(library_id)
         outcomes: list[DocumentOutcome] = []
-        removed: list[int] = []
-        added: dict[int, IndexRow] = {}
+        changes = _Changes(vectors=dense is not None)
         batch: list[_Prepared] = []
         reported = 0
         # Into an empty library, only a document id met earlier in this run can be stored
         # already: the others skip the look-up (writing checks again in any case).
         stored_before = self._store.has_chunks(library_id, int(Sensitivity.RESTRICTED))
         met: set[str] = set()
+        # A long ingest analyzes what it wrote in a worker process while it writes on.
+        ahead = _TermsAhead(self.worker_rows)
 
-        # Into a library without vectors, a long ingest analyzes what it wrote in a worker
-        # process while it writes on (a library with vectors keeps its rows until the end).
-        ahead = _TermsAhead(self.worker_rows if dense is None else None)
+        def apply_lexical() -> int:
+            nonlocal since
+            generation = self._store.generation(library_id)
+            self._indexes.apply(
+                library_id,
+                changes.removed,
+                changes.added.values(),
+                since=since,
+                generation=generation,
+                known=ahead.collect(),
+            )
+            changes.lexical_applied()
+            since = generation
+            return generation
 
         def flush() -> None:
-            nonlocal since
-            fresh: list[IndexRow] = []
             with self._store.transaction():
-                outcomes.extend(self._write_batch(library, batch, removed, added, fresh))
+                outcomes.extend(self._write_batch(library, batch, changes))
             batch.clear()
-            ahead.send(fresh)
-            if dense is None and len(added) + len(removed) >= self.stream_rows:
-                # A library without vectors: the lexical indexes follow every so many changed
-                # chunks, so memory stays bounded and what was written becomes searchable.
-                generation = self._store.generation(library_id)
-                self._indexes.apply(
-                    library_id,
-                    removed,
-                    added.values(),
-                    since=since,
-                    generation=generation,
-                    known=ahead.collect(),
-                )
-                removed.clear()
-                added.clear()
-                since = generation
+            ahead.send(changes.take_fresh())
+            if len(changes.added) + len(changes.removed) >= self.stream_rows:
+                # The lexical indexes follow every so many changed chunks, so memory stays
+                # bounded and what was written becomes searchable.
+                apply_lexical()
 
         with ahead:
             for item in sources:
@@ -377,21 +377,13 @@ class Ingestor:
             if batch:
                 flush()
             _report(progress, outcomes, reported, total)
-            generation = self._store.generation(library_id)
-            self._indexes.apply(
-                library_id,
-                removed,
-                added.values(),
-                since=since,
-                generation=generation,
-                known=ahead.collect(),
-            )
+            generation = apply_lexical()
         if dense is not None:
             dense.apply(
                 library_id,
-                removed,
-                added.values(),
-                since=since,
+                changes.vector_removed,
+                sorted(changes.vector_added or ()),
+                since=vector_since,
                 generation=generation,
                 progress=embed_progress,
             )
@@ -445,9 +437,7 @@ class Ingestor:
         self,
         library: Library,
         batch: Sequence[_Prepared],
-        removed: list[int],
-        added: dict[int, IndexRow],
-        fresh: list[IndexRow],
+        changes: _Changes,
     ) -> list[DocumentOutcome]:
         """Replace the batch's documents inside the caller's transaction, inserting the new
         versions together; record index changes. Returns one outcome per document, in order."""
@@ -459,7 +449,7 @@ class Ingestor:
         for prepared in batch:
             source = prepared.source
             if source.doc_id in pending_ids:  # a repeat in the batch: write the first one
-                self._insert(library, pending, added, fresh)
+                self._insert(library, pending, changes)
                 previous.update(self._store.documents(library_id, list(pending_ids)))
                 pending, pending_ids = [], set()
             before = previous.get(source.doc_id)
@@ -470,31 +460,26 @@ class Ingestor:
                 continue
             if before is not None:
                 for key in self._store.delete_document(library_id, source.doc_id):
-                    if added.pop(key, None) is None:
-                        removed.append(key)
+                    changes.drop(key)
             pending.append(prepared)
             pending_ids.add(source.doc_id)
             outcomes.append(_written(prepared, before))
-        self._insert(library, pending, added, fresh)
+        self._insert(library, pending, changes)
         return outcomes
 
     def _insert(
         self,
         library: Library,
         batch: Sequence[_Prepared],
-        added: dict[int, IndexRow],
-        fresh: list[IndexRow],
+        changes: _Changes,
     ) -> None:
-        """Insert new document versions (none stored) and record their index rows (in
-        ``added``, and in ``fresh`` for this transaction)."""
+        """Insert new document versions (none stored) and record their index rows."""
         if not batch:
             return
         news = [_new_document(library.library_id, prepared) for prepared in batch]
         for new, keys in zip(news, self._store.insert_documents(news), strict=True):
             for key, chunk in zip(keys, new.chunks, strict=True):
-                row = IndexRow(key, chunk.title, chunk.heading, chunk.text, int(chunk.level))
-                added[key] = row
-                fresh.append(row)
+                changes.add(IndexRow(key, chunk.title, chunk.heading, chunk.text, int(chunk.level)))
         self._store.bump_generation(library.library_id)
 
 
@@ -549,6 +534,45 @@ class _Prepared:
     chunks: list[ChunkDraft]
     parent_labels: list[Labelled]
     chunk_labels: list[Labelled]
+
+
+class _Changes:
+    """Index changes an ingest committed and has not applied yet: for the lexical indexes
+    (applied every :data:`STREAM_ROWS` changed chunks and at the end) and, in a library with
+    vectors, for its vector index (applied once, after the lexical ones; keys only, since the
+    texts are read back from the chunk store slice by slice when they are embedded)."""
+
+    def __init__(self, *, vectors: bool) -> None:
+        self.removed: list[int] = []
+        self.added: dict[int, IndexRow] = {}
+        self.vector_removed: list[int] = []
+        self.vector_added: set[int] | None = set() if vectors else None
+        self._fresh: list[IndexRow] = []
+
+    def add(self, row: IndexRow) -> None:
+        self.added[row.key] = row
+        self._fresh.append(row)
+        if self.vector_added is not None:
+            self.vector_added.add(row.key)
+
+    def drop(self, key: int) -> None:
+        """A chunk deleted: forget it where it was added in this run, else remove it."""
+        if self.added.pop(key, None) is None:
+            self.removed.append(key)
+        if self.vector_added is not None:
+            if key in self.vector_added:
+                self.vector_added.discard(key)
+            else:
+                self.vector_removed.append(key)
+
+    def take_fresh(self) -> list[IndexRow]:
+        """The rows added since the last call (those of the last transaction)."""
+        fresh, self._fresh = self._fresh, []
+        return fresh
+
+    def lexical_applied(self) -> None:
+        self.removed.clear()
+        self.added.clear()
 
 
 class _TermsAhead:

@@ -109,3 +109,51 @@ def test_reembed_reports_progress_and_resumes(tmp_path: Path) -> None:
         assert len(finishing.calls) == DOCS - CACHE_SLICE
         assert reports[0] == (CACHE_SLICE, DOCS) and reports[-1] == (DOCS, DOCS)
         assert ws.vector_indexes.complete("m")
+
+
+def test_a_long_ingest_with_vectors_streams_its_lexical_applies_and_embeds_what_is_left(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In a library with vectors the lexical indexes too follow every ``stream_rows`` changed
+    chunks; the vector index then embeds exactly the chunks the run left (a document replaced
+    after its first version was applied lexically is embedded once, in its last version), as
+    a build from scratch would, and reads their texts back from the chunk store."""
+    from ragspine.narrative.ingest import ingestor as ingest
+
+    corpus = _corpus(tmp_path)
+    replaced = write_beir_corpus(
+        tmp_path / "again",
+        [{"_id": "d003", "title": "Memo 3", "text": "An entirely different third memo."}],
+    )
+
+    def sources() -> object:
+        yield from ingest.beir_sources(ingest.beir_corpus(corpus))
+        yield from ingest.beir_sources(ingest.beir_corpus(replaced))
+
+    with Workspace.open(tmp_path / "whole") as ws:
+        ws.vector_indexes.use_embedder(HashingEmbedder())
+        ws.ingest_beir(corpus, library="m", vectors=True)
+        ws.ingest_beir(replaced, library="m")
+        expected = _vectors(ws)
+        lexical = ws.search("different third memo", libraries=["m"]).to_dict()["snippets"]
+
+    monkeypatch.setattr(ingest.Ingestor, "stream_rows", 25)
+    applies: list[int] = []
+    from ragspine.narrative.index.lexical.library_indexes import LibraryIndexes
+
+    real_apply = LibraryIndexes.apply
+
+    def counting_apply(self, library_id, removed, added, **kwargs):  # type: ignore[no-untyped-def]
+        applies.append(len(list(added)))
+        return real_apply(self, library_id, removed, added, **kwargs)
+
+    monkeypatch.setattr(LibraryIndexes, "apply", counting_apply)
+    embedder = HashingEmbedder()
+    with Workspace.open(tmp_path / "ws") as ws:
+        ws.vector_indexes.use_embedder(embedder)
+        ws.library_writer.ingest_sources("m", sources(), batch_size=5, vectors=True)  # type: ignore[arg-type]
+        assert len(applies) > DOCS // 25  # streamed
+        assert ws.vector_indexes.complete("m")
+        assert _vectors(ws) == expected
+        assert ws.search("different third memo", libraries=["m"]).to_dict()["snippets"] == lexical
+    assert len(embedder.calls) == DOCS  # the replaced first version of d003 was never embedded

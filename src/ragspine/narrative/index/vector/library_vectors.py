@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -289,26 +289,40 @@ class LibraryVectors:
             generation,
             "building" if fresh else "rebuilding",
         )
-        rows = searchable(self._store.index_rows(library_id))
+        keys = [row.key for row in searchable(self._store.index_rows(library_id))]
         index.remove(index.keys())
-        self._add_rows(index, rows, progress)
+        self._add_rows(index, keys, progress)
         index.commit(generation)
         with self._lock:
             self._rebuilt.append(f"{library_id}/vectors")
 
+    def _rows(self, keys: Sequence[int]) -> list[IndexRow]:
+        """The searchable rows of ``keys``, read from the chunk store, in the order given."""
+        chunks = self._store.chunks_by_key(keys)
+        return searchable(
+            IndexRow(key, c.title, c.heading, c.text, int(c.sensitivity))
+            for key in keys
+            if (c := chunks.get(key)) is not None
+        )
+
     def _add_rows(
-        self, index: ExactVectorIndex, rows: Sequence[IndexRow], progress: EmbedProgress | None
+        self, index: ExactVectorIndex, keys: Sequence[int], progress: EmbedProgress | None
     ) -> None:
-        """Embed ``rows`` (searchable ones: cache first, misses written to the cache as they are
-        embedded) and add them to ``index``, :data:`ADD_SLICE` rows at a time."""
-        if not rows:
+        """Embed the chunks of ``keys`` (searchable ones: cache first, misses written to the
+        cache as they are embedded) and add them to ``index``; their texts are read from the
+        chunk store :data:`ADD_SLICE` chunks at a time, so memory does not grow with the
+        number of chunks (a first pass counts the distinct texts, for progress)."""
+        if not keys:
             return
         from ragspine.narrative.index.embed.cache import content_hash
 
-        texts = [embedded_text(row.title, row.heading, row.text) for row in rows]
-        levels = [row.sensitivity for row in rows]
-        slices = [slice(start, start + ADD_SLICE) for start in range(0, len(rows), ADD_SLICE)]
-        sizes = [len({content_hash(text) for text in texts[part]}) for part in slices]
+        slices = [slice(start, start + ADD_SLICE) for start in range(0, len(keys), ADD_SLICE)]
+        sizes = []
+        for part in slices:
+            rows = self._rows(keys[part])
+            sizes.append(
+                len({content_hash(embedded_text(r.title, r.heading, r.text)) for r in rows})
+            )
         total = sum(sizes)
         for number, part in enumerate(slices):
             offset = sum(sizes[:number])
@@ -317,29 +331,32 @@ class LibraryVectors:
                 if progress is not None:
                     progress(offset + done, total)
 
-            vectors = self.embed(texts[part], levels[part], progress=report)
-            index.add([row.key for row in rows[part]], vectors, levels[part])
+            rows = self._rows(keys[part])
+            texts = [embedded_text(row.title, row.heading, row.text) for row in rows]
+            levels = [row.sensitivity for row in rows]
+            vectors = self.embed(texts, levels, progress=report)
+            index.add([row.key for row in rows], vectors, levels)
 
     def apply(
         self,
         library_id: str,
         removed: Sequence[int],
-        added: Iterable[IndexRow],
+        added: Sequence[int],
         *,
         since: int,
         generation: int,
         progress: EmbedProgress | None = None,
     ) -> None:
-        """Apply committed chunk-store changes (``since`` -> ``generation``) to the index; an
-        index that was not at ``since`` is rebuilt instead. Searches get the index once it is
-        committed."""
+        """Apply committed chunk-store changes (``since`` -> ``generation``: the keys of the
+        chunks ``removed`` and ``added``) to the index; an index that was not at ``since`` is
+        rebuilt instead. Searches get the index once it is committed."""
         index = self._read_index(library_id)  # from disk: another process may have committed
         if index.generation != since and index.generation != generation:
             self._rebuild(index, library_id, generation, progress)
         elif index.generation != generation:
             if removed:
                 index.remove(list(removed))
-            self._add_rows(index, searchable(added), progress)
+            self._add_rows(index, added, progress)
             index.commit(generation)
         self._publish(library_id, index)
 
