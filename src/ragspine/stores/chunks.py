@@ -15,11 +15,13 @@ counter, so an index can tell it is stale and a number is never given twice.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from ragspine.analysis import routing_term_counts
 from ragspine.errors import ConfigError, quote_input
 from ragspine.narrative.filters.expr import Filter
 from ragspine.security import Sensitivity
@@ -159,6 +161,33 @@ class NewDocument:
     section_levels: Sequence[tuple[str, int]] = ()
 
 
+def profile_text(title: str, text: str) -> str:
+    """The text a chunk contributes to its library's routing profile (its stored title,
+    screened for its level, and its text)."""
+    return f"{title}\n{text}"
+
+
+def profile_rows(documents: Iterable[NewDocument]) -> list[tuple[int, str]]:
+    """``(level, profile text)`` of every chunk of ``documents``: what a store counts when it
+    inserts them (a chunk is stored at least at its document's level)."""
+    return [
+        (
+            max(int(new.document.sensitivity), int(chunk.level)),
+            profile_text(chunk.title, chunk.text),
+        )
+        for new in documents
+        for chunk in new.chunks
+    ]
+
+
+def count_terms(rows: Iterable[tuple[int, str]]) -> dict[int, Counter[str]]:
+    """Routing-term counts per sensitivity level of ``(level, text)`` rows."""
+    texts: dict[int, list[str]] = {}
+    for level, text in rows:
+        texts.setdefault(int(level), []).append(text)
+    return {level: routing_term_counts(group) for level, group in texts.items()}
+
+
 class ChunkStore(Protocol):
     """Libraries, documents, parents and chunks of one workspace.
 
@@ -231,9 +260,17 @@ class ChunkStore(Protocol):
         """Insert a document with its parents and chunks (each chunk at least at the document's
         level); returns new chunk keys, in chunk order, never used before in this store."""
 
-    def insert_documents(self, documents: Sequence[NewDocument]) -> list[list[int]]:
+    def insert_documents(
+        self,
+        documents: Sequence[NewDocument],
+        *,
+        term_counts: Mapping[int, Counter[str]] | None = None,
+    ) -> list[list[int]]:
         """Insert several documents (distinct ids, none stored yet) as :meth:`insert_document`
-        would one by one, in fewer round trips; returns each one's new chunk keys."""
+        would one by one, in fewer round trips; returns each one's new chunk keys.
+
+        ``term_counts``, when given, are ``count_terms(profile_rows(documents))`` computed by the
+        caller (the documents must then share one library); otherwise the store counts."""
 
     def documents(self, library_id: str, doc_ids: Sequence[str]) -> dict[str, StoredDocument]:
         """The stored documents among ``doc_ids`` (ids never ingested are absent)."""

@@ -133,8 +133,8 @@ def test_store_failure_midway_rolls_back(
     (docs / "b.txt").write_text("First new sentence. Second new sentence.", encoding="utf-8")
     real_insert = chunk_store.SQLiteChunkStore.insert_documents
 
-    def insert_then_fail(self, documents):  # type: ignore[no-untyped-def]
-        real_insert(self, documents)  # rows are written ...
+    def insert_then_fail(self, documents, **kwargs):  # type: ignore[no-untyped-def]
+        real_insert(self, documents, **kwargs)  # rows are written ...
         raise sqlite3.OperationalError("disk I/O error")  # ... then the write fails
 
     monkeypatch.setattr(chunk_store.SQLiteChunkStore, "insert_documents", insert_then_fail)
@@ -343,21 +343,27 @@ def _searched(ws: Workspace) -> dict[str, object]:
     }
 
 
+def _profiles(ws: Workspace) -> list[dict[str, int]]:
+    return [ws.chunks.term_counts("lib", level) for level in range(4)]
+
+
 @pytest.mark.parametrize(
     "case",
     [
         "worker",
         "worker killed",
-        pytest.param("broken worker", marks=pytest.mark.xfail(strict=True, reason="reverse proof")),
+        pytest.param("wrong terms", marks=pytest.mark.xfail(strict=True, reason="reverse proof")),
+        pytest.param("wrong counts", marks=pytest.mark.xfail(strict=True, reason="reverse proof")),
     ],
 )
-def test_the_analysis_worker_gives_the_index_analyzing_in_process_gives(
+def test_the_analysis_worker_gives_what_analyzing_in_process_gives(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str
 ) -> None:
-    """A long ingest hands its analysis to a worker process; the index it commits (streamed
-    applies included) answers exactly as one analyzed in process, also when the worker dies
-    midway. A worker giving other terms would be caught (the broken case)."""
-    from ragspine.narrative.index.lexical.worker import TokenWorker
+    """A long ingest hands its analysis (routing counts, index terms) to a worker process; the
+    routing profiles it stores and the index it commits (streamed applies included) equal those
+    computed in process, also when the worker dies midway. A worker giving other terms or
+    other counts would be caught (the reverse-proof cases)."""
+    from ragspine.narrative.ingest.worker import AnalysisWorker
 
     corpus = _worker_corpus(tmp_path)
     monkeypatch.setattr(ingest.Ingestor, "stream_rows", 7)
@@ -366,35 +372,38 @@ def test_the_analysis_worker_gives_the_index_analyzing_in_process_gives(
         ws.library_writer.ingest_sources(
             "lib", ingest.beir_sources(ingest.beir_corpus(corpus)), batch_size=2
         )
-        expected = _searched(ws)
+        expected, profiles = _searched(ws), _profiles(ws)
     assert all(expected.values()), "every query finds something"
     monkeypatch.delenv("RAGSPINE_INGEST_WORKER")
     monkeypatch.setattr(ingest.Ingestor, "worker_rows", 3)
-    started: list[TokenWorker] = []
-    start, take = TokenWorker.start.__func__, TokenWorker.take  # type: ignore[attr-defined]
+    started: list[AnalysisWorker] = []
+    kinds: list[str] = []
+    start, result = AnalysisWorker.start.__func__, AnalysisWorker.result  # type: ignore[attr-defined]
 
-    def start_and_record(cls: type[TokenWorker]) -> TokenWorker | None:
+    def start_and_record(cls: type[AnalysisWorker]) -> AnalysisWorker | None:
         worker = start(cls)
         assert worker is not None
         started.append(worker)
         return worker
 
-    def take_then_die(self: TokenWorker) -> list[list[str]]:
-        terms = take(self)
-        self._process.kill()
-        return terms
+    def tampered(self: AnalysisWorker, ticket: int) -> object:
+        found = result(self, ticket)
+        kinds.append(type(found).__name__)
+        if case == "worker killed" and len(kinds) == 3:
+            self._process.kill()
+        if case == "wrong terms" and isinstance(found, list):
+            return [list(reversed(terms)) for terms in reversed(found)]
+        if case == "wrong counts" and isinstance(found, dict):
+            return {level: counts + counts for level, counts in found.items()}
+        return found
 
-    def take_wrong(self: TokenWorker) -> list[list[str]]:
-        return [list(reversed(terms)) for terms in reversed(take(self))]
-
-    monkeypatch.setattr(TokenWorker, "start", classmethod(start_and_record))
-    if case == "worker killed":
-        monkeypatch.setattr(TokenWorker, "take", take_then_die)
-    if case == "broken worker":
-        monkeypatch.setattr(TokenWorker, "take", take_wrong)
+    monkeypatch.setattr(AnalysisWorker, "start", classmethod(start_and_record))
+    monkeypatch.setattr(AnalysisWorker, "result", tampered)
     with Workspace.open(tmp_path / "worker") as ws:
         ws.library_writer.ingest_sources(
             "lib", ingest.beir_sources(ingest.beir_corpus(corpus)), batch_size=2
         )
         assert len(started) == 1 and started[0]._process.poll() is not None  # used, then closed
+        assert {"list", "dict"} <= set(kinds)  # terms and counts both came from the worker
+        assert _profiles(ws) == profiles
         assert _searched(ws) == expected

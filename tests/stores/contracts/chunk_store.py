@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 
 from narrative.filters.strategies import filters, metadata
 from ragspine.analysis import routing_terms as terms
-from ragspine.errors import ConfigError, QueryError
+from ragspine.errors import ConfigError, QueryError, StoreError
 from ragspine.narrative.filters.expr import Filter, parse_filter
 from ragspine.security import Sensitivity
 from ragspine.stores.chunks import (
@@ -42,6 +42,8 @@ from ragspine.stores.chunks import (
     ParentRow,
     StoredChunk,
     StoredDocument,
+    count_terms,
+    profile_rows,
 )
 
 LEVELS = tuple(Sensitivity)
@@ -356,6 +358,30 @@ class ChunkStoreContract:
             return [(r.title, r.heading, r.text, r.sensitivity) for r in rows]
 
         assert stored("all") == stored("one")
+
+    def test_term_counts_given_by_the_caller_are_the_ones_the_store_would_count(
+        self, store: ChunkStore
+    ) -> None:
+        specs: list[dict[str, Any]] = [
+            {"doc_id": "a", "chunks": MIXED, "title": "Quarterly Report"},
+            {"doc_id": "b", "chunks": MIXED[:3], "level": Sensitivity.CONFIDENTIAL},
+        ]
+        for library, by_caller in (("counted", False), ("given", True)):
+            store.create_library(library)
+            made = [write(store, library, together=True, **spec) for spec in specs]
+            news = [new for new, _ in made]
+            counts = count_terms(profile_rows(news)) if by_caller else None
+            with store.transaction():
+                store.insert_documents(news, term_counts=counts)
+                store.bump_generation(library)
+        for level in LEVELS:
+            assert store.term_counts("given", level) == store.term_counts("counted", level)
+        assert store.term_counts("given", max(LEVELS))  # something was counted
+        store.create_library("other")
+        other, _ = write(store, "other", "x", MIXED[:1], together=True)
+        mine, _ = write(store, "given", "y", MIXED[:1], together=True)
+        with pytest.raises(StoreError, match="one library"), store.transaction():
+            store.insert_documents([other, mine], term_counts={})
 
     def test_keys_inserted_together_are_never_reused(self, store: ChunkStore) -> None:
         store.create_library("r")

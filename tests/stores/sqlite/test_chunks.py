@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -96,9 +97,11 @@ class GenerationPerLibrary(SQLiteChunkStore):
 class KeysFromHighestInUse(SQLiteChunkStore):
     """Numbers new chunks after the highest key still in use, forgetting deleted ones."""
 
-    def insert_documents(self, documents: Sequence[NewDocument]) -> list[list[int]]:
+    def insert_documents(
+        self, documents: Sequence[NewDocument], *, term_counts: Any = None
+    ) -> list[list[int]]:
         self._db.execute("DELETE FROM sqlite_sequence WHERE name = 'narrative_chunks'")
-        return super().insert_documents(documents)
+        return super().insert_documents(documents, term_counts=term_counts)
 
 
 class TransactionWithoutRollback(SQLiteChunkStore):

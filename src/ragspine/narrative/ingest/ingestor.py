@@ -3,14 +3,20 @@
 Each document is loaded and chunked entirely in memory first; only then is it written, in one
 transaction that replaces any older version. An unchanged document (same content, metadata,
 sensitivity and chunking options) is a no-op. The lexical indexes follow after the writes commit
-(every :data:`STREAM_ROWS` changed chunks during a long ingest, and at its end); from
-:data:`WORKER_ROWS` written chunks on, a worker process analyzes them meanwhile. In a library that
-keeps vectors, the chunks are embedded only after that (lexical first, vectors after), their
-texts read back from the chunk store a slice at a time: the documents are searchable lexically while they are being embedded, each embedded
-text goes to the embedding cache as soon as it is computed, and the vector index commits last.
-A run stopped while embedding leaves the library's vector index behind its chunks (searches use
-the last committed vectors, and ``hybrid`` finds the newest chunks lexically); the next ingest,
-or ``library vectors LIB on``, finishes them and embeds only what the cache lacks.
+(every :data:`STREAM_ROWS` changed chunks during a long ingest, and at its end).
+
+From :data:`WORKER_ROWS` written chunks on, a worker process (:mod:`.worker`) takes over the
+analysis: it counts the routing terms of each batch while the previous batch is written (so
+writes run one batch behind the chunking), and analyzes each written batch for the lexical index
+while later ones are written. Without it, the same values are computed in process.
+
+In a library that keeps vectors, the chunks are embedded only after that (lexical first,
+vectors after), their texts read back from the chunk store a slice at a time: the documents are
+searchable lexically while they are being embedded, each embedded text goes to the embedding
+cache as soon as it is computed, and the vector index commits last. A run stopped while
+embedding leaves the library's vector index behind its chunks (searches use the last committed
+vectors, and ``hybrid`` finds the newest chunks lexically); the next ingest, or ``library
+vectors LIB on``, finishes them and embeds only what the cache lacks.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -27,7 +34,6 @@ from typing import Any
 from ragspine.analysis import Analyzer
 from ragspine.errors import ConfigError, IngestError, RagSpineError, quote_input
 from ragspine.narrative.index.lexical.library_indexes import KnownTerms, LibraryIndexes, searchable
-from ragspine.narrative.index.lexical.worker import TokenWorker, WorkerGone
 from ragspine.narrative.index.vector.library_vectors import EmbedProgress, LibraryVectors
 from ragspine.narrative.ingest.chunking import (
     HEADING_SEPARATOR,
@@ -43,6 +49,7 @@ from ragspine.narrative.ingest.loaders import (
     iter_document_files,
     load_document,
 )
+from ragspine.narrative.ingest.worker import AnalysisWorker, WorkerGone
 from ragspine.narrative.labels import (
     at_or_below,
     name_levels,
@@ -61,6 +68,7 @@ from ragspine.stores.chunks import (
     NewDocument,
     ParentRow,
     StoredDocument,
+    profile_rows,
 )
 
 log = logging.getLogger("ragspine.narrative")
@@ -329,8 +337,9 @@ class Ingestor:
         # already: the others skip the look-up (writing checks again in any case).
         stored_before = self._store.has_chunks(library_id, int(Sensitivity.RESTRICTED))
         met: set[str] = set()
-        # A long ingest analyzes what it wrote in a worker process while it writes on.
-        ahead = _TermsAhead(self.worker_rows)
+        # A long ingest hands its analysis to a worker process (see the module docstring).
+        analysis = _Analysis(self.worker_rows)
+        waiting: list[tuple[list[_Prepared], int | None]] = []  # chunked, not written yet
 
         def apply_lexical() -> int:
             nonlocal since
@@ -341,23 +350,34 @@ class Ingestor:
                 changes.added.values(),
                 since=since,
                 generation=generation,
-                known=ahead.collect(),
+                known=analysis.collect(),
             )
             changes.lexical_applied()
             since = generation
             return generation
 
-        def flush() -> None:
+        def write(prepared: list[_Prepared], ticket: int | None) -> None:
             with self._store.transaction():
-                outcomes.extend(self._write_batch(library, batch, changes))
-            batch.clear()
-            ahead.send(changes.take_fresh())
+                written = self._write_batch(library, prepared, changes, analysis, ticket)
+            outcomes.extend(written)
+            analysis.send(changes.take_fresh())
             if len(changes.added) + len(changes.removed) >= self.stream_rows:
                 # The lexical indexes follow every so many changed chunks, so memory stays
                 # bounded and what was written becomes searchable.
                 apply_lexical()
 
-        with ahead:
+        def flush() -> None:
+            """Queue the batch; write the one before it (its routing counts are ready by now)."""
+            waiting.append((list(batch), analysis.count_routing(library_id, batch)))
+            batch.clear()
+            if not analysis.running or len(waiting) > 1:
+                write(*waiting.pop(0))
+
+        def drain() -> None:
+            while waiting:
+                write(*waiting.pop(0))
+
+        with analysis:
             for item in sources:
                 outcome = item if isinstance(item, DocumentOutcome) else None
                 if outcome is None:
@@ -370,12 +390,14 @@ class Ingestor:
                 if outcome is not None:
                     if batch:
                         flush()
+                    drain()  # outcomes stay in input order
                     outcomes.append(outcome)
                 elif len(batch) >= batch_size:
                     flush()
                 reported = _report(progress, outcomes, reported, total)
             if batch:
                 flush()
+            drain()
             _report(progress, outcomes, reported, total)
             generation = apply_lexical()
         if dense is not None:
@@ -423,24 +445,28 @@ class Ingestor:
             reason = str(exc) if isinstance(exc, RagSpineError) else f"{type(exc).__name__}: {exc}"
             failed = DocumentOutcome(source.source, source.doc_id, IngestStatus.FAILED, 0, reason)
             return failed, None
-        return None, _Prepared(
+        new = _new_document(
+            library.library_id,
             source,
             level,
             fingerprint,
-            parents,
-            chunks,
-            [label(p.heading_path, p.locator, source, level) for p in parents],
-            [label(c.heading_path, c.locator, source, level) for c in chunks],
+            [(p, label(p.heading_path, p.locator, source, level)) for p in parents],
+            [(c, label(c.heading_path, c.locator, source, level)) for c in chunks],
         )
+        return None, _Prepared(source, fingerprint, new)
 
     def _write_batch(
         self,
         library: Library,
         batch: Sequence[_Prepared],
         changes: _Changes,
+        analysis: _Analysis,
+        ticket: int | None,
     ) -> list[DocumentOutcome]:
         """Replace the batch's documents inside the caller's transaction, inserting the new
-        versions together; record index changes. Returns one outcome per document, in order."""
+        versions together; record index changes. Returns one outcome per document, in order.
+        ``ticket`` claims the routing counts of the whole batch, used when all of it is
+        inserted at once."""
         library_id = library.library_id
         previous = self._store.documents(library_id, [p.source.doc_id for p in batch])
         outcomes: list[DocumentOutcome] = []
@@ -450,6 +476,7 @@ class Ingestor:
             source = prepared.source
             if source.doc_id in pending_ids:  # a repeat in the batch: write the first one
                 self._insert(library, pending, changes)
+                ticket = None  # the batch's counts no longer fit what is inserted
                 previous.update(self._store.documents(library_id, list(pending_ids)))
                 pending, pending_ids = [], set()
             before = previous.get(source.doc_id)
@@ -464,7 +491,8 @@ class Ingestor:
             pending.append(prepared)
             pending_ids.add(source.doc_id)
             outcomes.append(_written(prepared, before))
-        self._insert(library, pending, changes)
+        counts = analysis.routing(ticket) if len(pending) == len(batch) else None
+        self._insert(library, pending, changes, counts)
         return outcomes
 
     def _insert(
@@ -472,32 +500,41 @@ class Ingestor:
         library: Library,
         batch: Sequence[_Prepared],
         changes: _Changes,
+        term_counts: Mapping[int, Counter[str]] | None = None,
     ) -> None:
-        """Insert new document versions (none stored) and record their index rows."""
+        """Insert new document versions (none stored) and record their index rows;
+        ``term_counts`` are their routing counts, when already known."""
         if not batch:
             return
-        news = [_new_document(library.library_id, prepared) for prepared in batch]
-        for new, keys in zip(news, self._store.insert_documents(news), strict=True):
+        news = [prepared.new_document for prepared in batch]
+        inserted = self._store.insert_documents(news, term_counts=term_counts)
+        for new, keys in zip(news, inserted, strict=True):
             for key, chunk in zip(keys, new.chunks, strict=True):
                 changes.add(IndexRow(key, chunk.title, chunk.heading, chunk.text, int(chunk.level)))
         self._store.bump_generation(library.library_id)
 
 
-def _new_document(library_id: str, prepared: _Prepared) -> NewDocument:
+def _new_document(
+    library_id: str,
+    source: DocumentSource,
+    level: Sensitivity,
+    fingerprint: str,
+    parents: Iterable[tuple[ParentDraft, Labelled]],
+    chunks: Iterable[tuple[ChunkDraft, Labelled]],
+) -> NewDocument:
     """The rows that store one prepared document."""
-    source, level = prepared.source, prepared.level
     prefix = f"{library_id}:{source.doc_id}"
     return NewDocument(
         StoredDocument(
             library_id, source.doc_id, label((), {}, source, level).title, source.content_hash,
-            prepared.fingerprint, level,
+            fingerprint, level,
         ),
         source=source.source,
         metadata=source.metadata,
         section_levels=[(name, int(lv)) for name, lv in source.section_levels],
         parents=[
             ParentRow(f"{prefix}#p{p.ordinal}", labels.heading, labels.locator, p.text)
-            for p, labels in zip(prepared.parents, prepared.parent_labels, strict=True)
+            for p, labels in parents
         ],
         chunks=[
             ChunkRow(
@@ -505,14 +542,14 @@ def _new_document(library_id: str, prepared: _Prepared) -> NewDocument:
                 labels.locator, f"{prefix}#p{c.parent_ordinal}", c.window_text,
                 _digest(c.text)[:32], labels.level,
             )
-            for c, labels in zip(prepared.chunks, prepared.chunk_labels, strict=True)
+            for c, labels in chunks
         ],
     )  # fmt: skip
 
 
 def _written(prepared: _Prepared, previous: StoredDocument | None) -> DocumentOutcome:
     """The outcome of writing ``prepared`` over ``previous`` (None: a new document)."""
-    source, chunks = prepared.source, len(prepared.chunks)
+    source, chunks = prepared.source, len(prepared.new_document.chunks)
     if previous is None:
         return DocumentOutcome(source.source, source.doc_id, IngestStatus.ADDED, chunks)
     moved = (
@@ -528,12 +565,8 @@ class _Prepared:
     """A changed document, chunked and ready to write."""
 
     source: DocumentSource
-    level: Sensitivity
     fingerprint: str
-    parents: list[ParentDraft]
-    chunks: list[ChunkDraft]
-    parent_labels: list[Labelled]
-    chunk_labels: list[Labelled]
+    new_document: NewDocument
 
 
 class _Changes:
@@ -575,17 +608,38 @@ class _Changes:
         self.added.clear()
 
 
-class _TermsAhead:
-    """Index terms of the rows an ingest wrote, analyzed by a :class:`TokenWorker` while the
-    ingest writes on. The worker starts once ``min_rows`` rows are written (``None``: never);
-    rows written before it, or after it failed, are analyzed in process when the indexes are
-    applied, with the same terms."""
+class _Analysis:
+    """The ingest's analysis, handed to an :class:`AnalysisWorker` once ``min_rows`` rows are
+    written (``None``: never): routing counts of batches about to be written, and index terms
+    of batches written. Whatever the worker does not give (not started yet, switched off,
+    failed) is computed in process by the store or the indexes, with the same results."""
 
     def __init__(self, min_rows: int | None) -> None:
         self._min_rows = min_rows
         self._written = 0
-        self._worker: TokenWorker | None = None
-        self._sent: list[tuple[list[IndexRow], list[str]]] = []
+        self._worker: AnalysisWorker | None = None
+        self._sent: list[tuple[list[IndexRow], list[str], int]] = []
+
+    @property
+    def running(self) -> bool:
+        return self._worker is not None
+
+    def count_routing(self, library_id: str, batch: Sequence[_Prepared]) -> int | None:
+        """Start counting the routing terms of ``batch``; the ticket for :meth:`routing`."""
+        if self._worker is None:
+            return None
+        return self._worker.routing_counts(profile_rows(p.new_document for p in batch))
+
+    def routing(self, ticket: int | None) -> dict[int, Counter[str]] | None:
+        """The counts of ``ticket`` (``None``: the store counts)."""
+        if ticket is None or self._worker is None:
+            return None
+        try:
+            counts: dict[int, Counter[str]] = self._worker.result(ticket)
+        except WorkerGone as exc:
+            self._failed(exc)
+            return None
+        return counts
 
     def send(self, rows: list[IndexRow]) -> None:
         """Hand ``rows`` (just committed) to the worker, starting it when it is time."""
@@ -596,13 +650,13 @@ class _TermsAhead:
         if self._worker is None:
             if self._written < self._min_rows:
                 return
-            self._worker = TokenWorker.start()
+            self._worker = AnalysisWorker.start()
             if self._worker is None:
                 self._min_rows = None  # switched off or cannot start: in process from now on
                 return
         names = list(dict.fromkeys([r.title for r in rows] + [r.heading for r in rows]))
-        self._worker.submit(INGEST_ANALYZER, names + [row.text for row in rows])
-        self._sent.append((rows, names))
+        ticket = self._worker.tokens(INGEST_ANALYZER, names + [row.text for row in rows])
+        self._sent.append((rows, names, ticket))
 
     def collect(self) -> KnownTerms | None:
         """The terms of every row sent since the last call (``None`` when there are none)."""
@@ -611,24 +665,28 @@ class _TermsAhead:
             return None
         terms: dict[int, tuple[list[str], list[str], list[str]]] = {}
         try:
-            for rows, names in sent:
-                tokens = self._worker.take()
+            for rows, names, ticket in sent:
+                tokens = self._worker.result(ticket)
                 named = dict(zip(names, tokens[: len(names)], strict=True))
                 for row, text_terms in zip(rows, tokens[len(names) :], strict=True):
                     terms[row.key] = (named[row.title], named[row.heading], text_terms)
         except (WorkerGone, ValueError) as exc:
-            log.warning("analysis worker failed (%s): analyzing in process", exc)
-            self.close()
-            self._min_rows = None
+            self._failed(exc)
             return None
         return KnownTerms(INGEST_ANALYZER, terms)
+
+    def _failed(self, exc: Exception) -> None:
+        log.warning("analysis worker failed (%s): analyzing in process", exc)
+        self.close()
+        self._min_rows = None
+        self._sent = []
 
     def close(self) -> None:
         if self._worker is not None:
             self._worker.close()
             self._worker = None
 
-    def __enter__(self) -> _TermsAhead:
+    def __enter__(self) -> _Analysis:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ragspine.errors import ConfigError, QueryError
+from ragspine.errors import ConfigError, QueryError, StoreError
 from ragspine.narrative.filters.expr import Filter
 from ragspine.security import Sensitivity
 from ragspine.stores.chunks import (
@@ -34,6 +35,8 @@ from ragspine.stores.chunks import (
     StoredDocument,
     VisibleCounts,
     check_library_name,
+    count_terms,
+    profile_rows,
 )
 from ragspine.stores.sqlite import profiles, upgrade
 from ragspine.stores.sqlite.connect import ThreadConnections, connect, has_tables
@@ -321,7 +324,7 @@ class SQLiteChunkStore:
     def delete_document(self, library_id: str, doc_id: str) -> list[int]:
         """Remove a document with its parents and chunks; return the removed chunk keys."""
         keys = self.chunk_keys(library_id, doc_id)
-        old = profiles.count_terms(profiles.chunk_rows(self._db, library_id, doc_id))
+        old = count_terms(profiles.chunk_rows(self._db, library_id, doc_id))
         profiles.apply_counts(self._db, library_id, old, -1)
         self._db.execute(
             "DELETE FROM narrative_chunks WHERE library_id = ? AND doc_id = ?", (library_id, doc_id)
@@ -370,15 +373,27 @@ class SQLiteChunkStore:
         new = NewDocument(document, source, metadata, parents, chunks, section_levels)
         return self.insert_documents([new])[0]
 
-    def insert_documents(self, documents: Sequence[NewDocument]) -> list[list[int]]:
+    def insert_documents(
+        self,
+        documents: Sequence[NewDocument],
+        *,
+        term_counts: Mapping[int, Counter[str]] | None = None,
+    ) -> list[list[int]]:
         """Insert documents with their parents and chunks (each chunk at least at its
         document's level) in one statement per table; returns each document's new chunk keys
-        in chunk order. The libraries' term profiles follow, counted once for all of them."""
+        in chunk order. The libraries' term profiles follow, counted once for all of them
+        (or taken from ``term_counts``, counted by the caller: see the Protocol)."""
         if not documents:
             return []
+        libraries = {new.document.library_id for new in documents}
+        if term_counts is not None and len(libraries) != 1:
+            raise StoreError(
+                f"term_counts given for documents of {len(libraries)} libraries: "
+                "insert one library's documents at a time"
+            )
         if not self._db.in_transaction:  # the keys are chosen, then used: one transaction
             with self.transaction():
-                return self.insert_documents(documents)
+                return self.insert_documents(documents, term_counts=term_counts)
         now = _now()
         self._db.executemany(
             "INSERT INTO narrative_documents (library_id, doc_id, title, source, content_hash, "
@@ -429,16 +444,13 @@ class SQLiteChunkStore:
         next_key = int(row[0]) + 1
         keys: list[list[int]] = []
         chunk_rows: list[tuple[Any, ...]] = []
-        profile_rows: dict[str, list[tuple[int, str]]] = {}
         for new in documents:
             library_id, doc_id = new.document.library_id, new.document.doc_id
             level = int(new.document.sensitivity)
             doc_keys = list(range(next_key, next_key + len(new.chunks)))
             next_key += len(new.chunks)
             keys.append(doc_keys)
-            texts = profile_rows.setdefault(library_id, [])
             for key, chunk in zip(doc_keys, new.chunks, strict=True):
-                chunk_level = max(level, int(chunk.level))
                 chunk_rows.append(
                     (
                         key,
@@ -451,20 +463,23 @@ class SQLiteChunkStore:
                         json.dumps(chunk.locator, ensure_ascii=False),
                         chunk.parent_id,
                         chunk.window_text,
-                        chunk_level,
+                        max(level, int(chunk.level)),
                         chunk.content_hash,
                         chunk.title,
                     )
                 )
-                texts.append((chunk_level, profiles.profile_text(chunk.title, chunk.text)))
         self._db.executemany(
             "INSERT INTO narrative_chunks (chunk_key, chunk_id, library_id, doc_id, ordinal, "
             "text, heading, source_locator, parent_id, window_text, sensitivity, content_hash, "
             "title) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             chunk_rows,
         )
-        for library_id, rows in profile_rows.items():
-            profiles.apply_counts(self._db, library_id, profiles.count_terms(rows), 1)
+        if term_counts is not None:
+            profiles.apply_counts(self._db, libraries.pop(), term_counts, 1)
+        else:
+            for library_id in sorted(libraries):
+                ours = [new for new in documents if new.document.library_id == library_id]
+                profiles.apply_counts(self._db, library_id, count_terms(profile_rows(ours)), 1)
         return keys
 
     # reading chunks ----------------------------------------------------------------------------

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import sqlite3
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 
-from ragspine.analysis import routing_term_counts
+from ragspine.stores.chunks import count_terms, profile_text
 
 PROFILE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS narrative_profiles (
@@ -25,20 +25,6 @@ CREATE TABLE IF NOT EXISTS narrative_profiles (
 """
 PROFILE_META_KEY = "profiles_version"
 PROFILE_VERSION = "1"
-
-
-def profile_text(title: str, text: str) -> str:
-    """The text a chunk contributes to its library's profile (its stored title, screened for
-    its level, and its text)."""
-    return f"{title}\n{text}"
-
-
-def count_terms(rows: Iterable[tuple[int, str]]) -> dict[int, Counter[str]]:
-    """Term counts per sensitivity level of ``(level, text)`` rows."""
-    texts: dict[int, list[str]] = {}
-    for level, text in rows:
-        texts.setdefault(int(level), []).append(text)
-    return {level: routing_term_counts(group) for level, group in texts.items()}
 
 
 def apply_counts(

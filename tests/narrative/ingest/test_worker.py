@@ -1,4 +1,4 @@
-"""The analysis worker process: the same terms as analyzing in process, and a clean failure."""
+"""The analysis worker process: the values computing in process gives, and a clean failure."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ import pytest
 
 import ragspine
 from ragspine.analysis import Analyzer
-from ragspine.narrative.index.lexical import worker as worker_module
-from ragspine.narrative.index.lexical.worker import TokenWorker, WorkerGone
+from ragspine.narrative.ingest import worker as worker_module
+from ragspine.narrative.ingest.worker import AnalysisWorker, WorkerGone
+from ragspine.stores.chunks import count_terms
 
 SAMPLE = Path(ragspine.__file__).parent / "data" / "convfinqa_sample.json"
 
@@ -23,34 +24,34 @@ def _real_texts() -> list[str]:
 
 
 @pytest.mark.parametrize("analyzer", [Analyzer(), Analyzer(language=None, stopwords=False)])
-def test_the_worker_gives_the_terms_of_the_analyzer(analyzer: Analyzer) -> None:
+def test_the_worker_gives_what_analyzing_in_process_gives(analyzer: Analyzer) -> None:
     texts = _real_texts()
-    worker = TokenWorker.start()
+    rows = [(i % 3, text) for i, text in enumerate(texts)]
+    worker = AnalysisWorker.start()
     assert worker is not None, "two or more CPUs: a worker starts"
     with worker:
-        worker.submit(analyzer, texts)
-        worker.submit(analyzer, texts[:3])
-        assert worker.take() == analyzer.tokens_many(texts)
-        assert worker.take() == analyzer.tokens_many(texts[:3])  # in submission order
-        with pytest.raises(WorkerGone):
-            worker.take()  # nothing is waiting
+        first = worker.tokens(analyzer, texts)
+        counted = worker.routing_counts(rows)
+        second = worker.tokens(analyzer, texts[:3])
+        assert worker.result(second) == analyzer.tokens_many(texts[:3])  # any order
+        assert worker.result(counted) == count_terms(rows)
+        assert worker.result(first) == analyzer.tokens_many(texts)
 
 
-def test_a_killed_worker_fails_every_later_take() -> None:
-    worker = TokenWorker.start()
+def test_a_killed_worker_fails_every_later_result() -> None:
+    worker = AnalysisWorker.start()
     assert worker is not None
     worker._process.kill()
-    worker.submit(Analyzer(), ["some text"])
-    worker.submit(Analyzer(), ["more text"])
-    for _ in range(2):
+    tickets = [worker.tokens(Analyzer(), ["some text"]), worker.routing_counts([(0, "text")])]
+    for ticket in tickets:
         with pytest.raises(WorkerGone):
-            worker.take()
+            worker.result(ticket)
     worker.close()
 
 
 def test_the_worker_can_be_switched_off(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(worker_module.ENV_SWITCH, "0")
-    assert TokenWorker.start() is None
+    assert AnalysisWorker.start() is None
     monkeypatch.delenv(worker_module.ENV_SWITCH)
     monkeypatch.setattr(worker_module.os, "cpu_count", lambda: 1)
-    assert TokenWorker.start() is None  # one CPU: nothing to overlap with
+    assert AnalysisWorker.start() is None  # one CPU: nothing to overlap with
