@@ -323,9 +323,7 @@ class FactLookupManyContract:
         store.write(facts)
         keys = [f.key for f in facts] + [FactKey("revenue", "acme", "FY1999", "total")]
         for level in LEVELS:
-            expected = {
-                k: a for k in keys if (a := store.lookup(k, max_level=level)) is not None
-            }
+            expected = {k: a for k in keys if (a := store.lookup(k, max_level=level)) is not None}
             got = store.lookup_many(keys, max_level=level)
             assert dict(got) == expected, f"max_level={level}"
             assert all(str(got[k].value) == str(expected[k].value) for k in expected)

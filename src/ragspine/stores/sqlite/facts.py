@@ -161,9 +161,7 @@ class SQLiteFactStore:
             valid_as_of,
         )
 
-    def lookup_many(
-        self, keys: Iterable[FactKey], *, max_level: int
-    ) -> dict[FactKey, StoredFact]:
+    def lookup_many(self, keys: Iterable[FactKey], *, max_level: int) -> dict[FactKey, StoredFact]:
         """One query per (metric, period, channel) and up to :data:`_MANY_BATCH` entities, each
         an index seek on the primary key; the level is applied in the query."""
         groups: dict[tuple[str, str, str], set[str]] = {}
