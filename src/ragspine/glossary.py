@@ -361,9 +361,10 @@ def parse_glossary(
     )
 
 
-def load_glossary(*paths: Path) -> Glossary:
+def load_glossary(*paths: Path, check_references: bool = True) -> Glossary:
     """Load and merge glossary files; the first file's calendar wins. Parents and derivations
-    may name terms of another file: they are checked once all files are merged."""
+    may name terms of another file: they are checked once all files are merged (not at all with
+    ``check_references=False``, for a part that will be merged with more files)."""
     glossary: Glossary | None = None
     for path in paths:
         try:
@@ -376,6 +377,8 @@ def load_glossary(*paths: Path) -> Glossary:
         glossary = part if glossary is None else glossary.merged(part, check_references=False)
     if glossary is None:
         return Glossary.from_terms([])
+    if not check_references:
+        return glossary
     try:
         glossary.check_references()
     except GlossaryError as exc:
