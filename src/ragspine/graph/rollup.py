@@ -149,13 +149,14 @@ def roll_up(
         else (lambda code: FactKey(metric, entity, period, code))
     )
     nodes = tree.subtree(top)
-    stored = store.lookup_many([key_of(code) for code in nodes], max_level=max_level)
-    facts = {
-        code: FactRef.of(key, stored[key]) for code in nodes if (key := key_of(code)) in stored
-    }
-    measure = check_one_measure(
-        (facts[code] for code in nodes if code in facts), f"roll up {metric} under {top}"
-    )
+    keys = [key_of(code) for code in nodes]
+    stored = store.lookup_many(keys, max_level=max_level)
+    facts: dict[str, FactRef] = {}
+    for code, key in zip(nodes, keys, strict=True):
+        found = stored.get(key)
+        if found is not None:
+            facts[code] = FactRef.of(key, found)
+    measure = check_one_measure(facts.values(), f"roll up {metric} under {top}")
     scale = finest(fact.scale for fact in facts.values())
     built: dict[str, RollUpNode] = {}
     for code in reversed(nodes):  # children before their parents

@@ -229,12 +229,14 @@ def check_one_measure(facts: Iterable[FactRef], what: str) -> Measure | None:
     """The one measure of ``facts`` (``None`` when there are none); a
     :class:`~ragspine.errors.QueryError` naming each measure and the entities (and channels)
     using it when they differ."""
+    facts = list(facts)
+    kinds = {(fact.unit, fact.currency) for fact in facts}
+    if len(kinds) <= 1:
+        return Measure(*kinds.pop()) if kinds else None
     users: dict[Measure, list[str]] = {}
     for fact in facts:
         name = fact.entity if fact.channel == "total" else f"{fact.entity}/{fact.channel}"
         users.setdefault(fact.measure, []).append(name)
-    if len(users) <= 1:
-        return next(iter(users), None)
     parts = []
     for measure in sorted(users):
         names = users[measure]
