@@ -206,8 +206,12 @@ def main() -> None:
                 f"{cte:.2f} ms | ratio {ours / cte:.2f}x | sums agree exactly: {result.value}"
             )
 
-        entity = "e4_0"
-        derived = ws.graph.derive("top", entity, period, principal=PUBLIC)
+        # The first leaf whose five inputs are all visible (about 5% of leaves have a hidden one).
+        for index in range(len(parents)):
+            entity = f"e4_{index}"
+            derived = ws.graph.derive("top", entity, period, principal=PUBLIC)
+            if derived.status is DeriveStatus.FOUND or f"e4_{index + 1}" not in parents:
+                break
         nodes = count_nodes(derived.tree)
         keys = [(m, entity, period, "total", level) for m in METRICS]
 

@@ -121,7 +121,7 @@ def test_derive_with_pictures(tmp_path: Path, capsys: pytest.CaptureFixture[str]
         *("--period", "FY2024", "--dot", str(dot), "--svg", str(svg)),
     )
     assert code == 0 and out.startswith("[found] ACME US's Gross margin in FY2024")
-    assert ": 60 %." in out
+    assert ": 60 percent." in out
     assert dot.read_text().startswith("digraph ragspine {")
     ET.fromstring(svg.read_text())
     code, out, _ = run(

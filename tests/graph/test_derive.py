@@ -43,7 +43,7 @@ def test_a_ratio_is_exact_and_its_tree_reaches_stored_facts(tmp_path: Path) -> N
     assert gross_profit.kind is NodeKind.DERIVED and gross_profit.value is not None
     assert gross_profit.value.value == Fraction(2, 10)  # 0.3 - 0.1, exactly
     assert revenue.kind is NodeKind.FACT and revenue.fact is not None
-    assert "66.67 (rounded; exactly 200/3)" in result.text
+    assert "66.67 percent (rounded; exactly 200/3)" in result.text
 
 
 def test_scales_convert_and_the_result_keeps_the_unit(tmp_path: Path) -> None:

@@ -21,7 +21,9 @@ from ragspine.graph.values import (
     exact_sum,
     finest,
 )
-from ragspine.structured.facts import Scale
+from ragspine.security import Sensitivity
+from ragspine.stores.facts import StoredFact
+from ragspine.structured.facts import FactKey, Scale
 
 
 def test_float_breaking_sums_are_exact() -> None:
@@ -91,9 +93,9 @@ def test_rounding_is_half_even_and_never_double() -> None:
 
 
 def _ref(entity: str, unit: str, currency: str) -> FactRef:
-    return FactRef(
-        "revenue", entity, "FY2024", "total", Decimal(1), unit, currency, Scale.ONE, "d", "l", ""
-    )
+    key = FactKey("revenue", entity, "FY2024", "total")
+    stored = StoredFact(Decimal(1), unit, currency, Scale.ONE, "d", "l", Sensitivity.PUBLIC, "")
+    return FactRef(key, stored)
 
 
 def test_one_measure_or_an_error_naming_who_uses_which() -> None:

@@ -272,7 +272,7 @@ def _with_text(result: CompareResult, glossary: Glossary, measure: Measure | Non
             continue
         part = f"{head}: difference {amount(step.difference)}"
         if step.percent_change is not None:
-            part += f", change {step.percent_change.text()} %"
+            part += f", change {step.percent_change.text('%')}"
         if step.ratio is not None:
             part += f", ratio {step.ratio.text()}"
         lines.append(part + (f" ({step.note})" if step.note else ""))

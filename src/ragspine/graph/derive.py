@@ -20,7 +20,7 @@ from fractions import Fraction
 from typing import Any
 
 from ragspine.errors import QueryError, quote_input
-from ragspine.glossary import Glossary
+from ragspine.glossary import Glossary, MetricKind
 from ragspine.graph.expr import BinaryOp, Constant, MetricRef, Negate, Node, Op, node_text
 from ragspine.graph.render import Picture, PictureEdge, PictureNode
 from ragspine.graph.values import (
@@ -34,6 +34,7 @@ from ragspine.graph.values import (
 )
 from ragspine.stores.facts import FactStore
 from ragspine.structured.facts import FactKey, Scale
+from ragspine.structured.query import currency_name
 
 MAX_TREE_NODES = 10_000
 """A derivation tree larger than this is refused (derivations that reuse derived metrics many
@@ -368,13 +369,19 @@ def _text(result: DeriveResult, glossary: Glossary) -> str:
         return f"{head}: not computed, since these inputs have no visible fact: {names}."
     if result.status is DeriveStatus.NOT_COMPUTABLE or result.value is None:
         return f"{head}: not computable ({result.reason})."
-    scale = "" if result.scale in (None, Scale.ONE) else f" {result.scale}"
-    unit = f" {result.unit}" if result.unit else ""
-    text = f"{head}: {result.value.text()}{scale}{unit}."
+    words = [] if result.scale in (None, Scale.ONE) else [str(result.scale)]
+    if result.unit in ("%", "percent") or term.kind is MetricKind.PERCENT:
+        words.append("percent")
+    elif result.currency:
+        words.append(currency_name(result.currency))
+    elif result.unit:
+        words.append(result.unit)
+    unit = " ".join(words)
+    text = f"{head}: {result.value.text(unit)}."
     if result.stored is not None:
         text += f" Stored: {result.stored.amount(term.kind)}"
         if result.difference is not None:
-            text += f" (stored minus computed: {result.difference.text()}{scale})"
+            text += f" (stored minus computed: {result.difference.text(unit)})"
         text += "."
     return text
 

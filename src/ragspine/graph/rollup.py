@@ -10,7 +10,7 @@ its leaves shows its own reported fact, when stored and visible, beside the comp
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from enum import StrEnum
@@ -143,19 +143,17 @@ def roll_up(
     Codes are already resolved through the glossary.
     """
     top = entity if axis is RollUpAxis.ENTITY else channel
-    key_of: Callable[[str], FactKey] = (
-        (lambda code: FactKey(metric, code, period, channel))
-        if axis is RollUpAxis.ENTITY
-        else (lambda code: FactKey(metric, entity, period, code))
-    )
     nodes = tree.subtree(top)
-    keys = [key_of(code) for code in nodes]
+    if axis is RollUpAxis.ENTITY:
+        keys = [FactKey(metric, code, period, channel) for code in nodes]
+    else:
+        keys = [FactKey(metric, entity, period, code) for code in nodes]
     stored = store.lookup_many(keys, max_level=max_level)
-    facts: dict[str, FactRef] = {}
-    for code, key in zip(nodes, keys, strict=True):
-        found = stored.get(key)
-        if found is not None:
-            facts[code] = FactRef.of(key, found)
+    # Keyed by the code that varies, without hashing a FactKey per node again.
+    if axis is RollUpAxis.ENTITY:
+        facts = {key.entity: FactRef(key, found) for key, found in stored.items()}
+    else:
+        facts = {key.channel: FactRef(key, found) for key, found in stored.items()}
     measure = check_one_measure(facts.values(), f"roll up {metric} under {top}")
     scale = finest(fact.scale for fact in facts.values())
     built: dict[str, RollUpNode] = {}

@@ -137,12 +137,15 @@ class ExactNumber:
             return plain(exact.normalize(EXACT) if exact else Decimal(0))
         return plain(self.rounded(places))
 
-    def text(self) -> str:
-        """For people: exact digits, or ``33.33 (rounded; exactly 100/3)``."""
+    def text(self, unit: str = "") -> str:
+        """For people: exact digits, or ``33.33 (rounded; exactly 100/3)``; ``unit`` (e.g.
+        ``million US dollars``) goes after the number, before the note."""
         exact = self.decimal
+        after = f" {unit}" if unit else ""
         if exact is not None:
-            return format(exact.normalize(EXACT) if exact else Decimal(0), ",f")
-        return f"{format(self.rounded(TEXT_PLACES), ',f')} (rounded; exactly {self.value})"
+            return format(exact.normalize(EXACT) if exact else Decimal(0), ",f") + after
+        number = format(self.rounded(TEXT_PLACES), ",f")
+        return f"{number}{after} (rounded; exactly {self.value})"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -154,39 +157,61 @@ class ExactNumber:
 
 @dataclass(frozen=True, slots=True)
 class FactRef:
-    """One stored fact a result used: its key, value and where it came from (lineage)."""
+    """One stored fact a result used: its key, value and where it came from (lineage).
 
-    metric: str
-    entity: str
-    period: str
-    channel: str
-    value: Decimal
-    unit: str
-    currency: str
-    scale: Scale
-    source_doc_id: str
-    locator: str
-    valid_as_of: str
+    Two fields, read through properties: roll-ups make one per leaf, thousands per call.
+    """
+
+    key: FactKey
+    stored: StoredFact
 
     @classmethod
     def of(cls, key: FactKey, stored: StoredFact) -> FactRef:
-        return cls(
-            key.metric,
-            key.entity,
-            key.period,
-            key.channel,
-            stored.value,
-            stored.unit,
-            stored.currency,
-            stored.scale,
-            stored.source_doc_id,
-            stored.locator,
-            stored.valid_as_of,
-        )
+        return cls(key, stored)
 
     @property
-    def key(self) -> FactKey:
-        return FactKey(self.metric, self.entity, self.period, self.channel)
+    def metric(self) -> str:
+        return self.key.metric
+
+    @property
+    def entity(self) -> str:
+        return self.key.entity
+
+    @property
+    def period(self) -> str:
+        return self.key.period
+
+    @property
+    def channel(self) -> str:
+        return self.key.channel
+
+    @property
+    def value(self) -> Decimal:
+        return self.stored.value
+
+    @property
+    def unit(self) -> str:
+        return self.stored.unit
+
+    @property
+    def currency(self) -> str:
+        return self.stored.currency
+
+    @property
+    def scale(self) -> Scale:
+        return self.stored.scale
+
+    @property
+    def source_doc_id(self) -> str:
+        return self.stored.source_doc_id
+
+    @property
+    def locator(self) -> str:
+        return self.stored.locator
+
+    @property
+    def valid_as_of(self) -> str:
+        return self.stored.valid_as_of
 
     @property
     def measure(self) -> Measure:
