@@ -144,7 +144,9 @@ def test_roll_up_over_the_channel_tree(tmp_path: Path) -> None:
 HIDDEN_VALUE = "987654.321"
 
 
-def _facts(child_fr: str, unit: str = "EUR") -> list[Fact]:
+def _facts(
+    child_fr: str, unit: str = "EUR", level: Sensitivity = Sensitivity.CONFIDENTIAL
+) -> list[Fact]:
     """EU children; France's fact is ``hidden`` (confidential, in ``unit``) or ``missing``."""
     facts = [
         fact("revenue", "de", "100", scale=Scale.THOUSAND),
@@ -160,16 +162,21 @@ def _facts(child_fr: str, unit: str = "EUR") -> list[Fact]:
                 scale=Scale.ONE,  # a finer scale would change the result's scale if it leaked
                 unit=unit,  # a different unit would raise if it were read
                 currency=unit,
-                sensitivity=Sensitivity.CONFIDENTIAL,
+                sensitivity=level,
             )
         )
     return facts
 
 
 def _public_outputs(
-    tmp_path: Path, child_fr: str, unit: str = "EUR"
+    tmp_path: Path,
+    child_fr: str,
+    unit: str = "EUR",
+    level: Sensitivity = Sensitivity.CONFIDENTIAL,
 ) -> tuple[dict[str, object], str]:
-    ws = make_workspace(tmp_path / f"{child_fr}-{unit}", _facts(child_fr, unit))
+    ws = make_workspace(
+        tmp_path / f"{child_fr}-{unit}-{level.label}", _facts(child_fr, unit, level)
+    )
     try:
         result = ws.graph.roll_up("revenue", "eu", "FY2024", principal=PUBLIC)
         return result.to_dict(), result.text
@@ -177,17 +184,22 @@ def _public_outputs(
         ws.close()
 
 
+@pytest.mark.parametrize(
+    "level", [Sensitivity.INTERNAL, Sensitivity.CONFIDENTIAL, Sensitivity.RESTRICTED]
+)
 @pytest.mark.parametrize("unit", ["USD", "EUR"])
-def test_a_hidden_child_fact_reads_exactly_like_a_missing_one(tmp_path: Path, unit: str) -> None:
-    hidden = _public_outputs(tmp_path, "hidden", unit)
-    missing = _public_outputs(tmp_path, "missing", unit)
+def test_a_hidden_child_fact_reads_exactly_like_a_missing_one(
+    tmp_path: Path, unit: str, level: Sensitivity
+) -> None:
+    hidden = _public_outputs(tmp_path, "hidden", unit, level)
+    missing = _public_outputs(tmp_path, "missing", unit, level)
     assert hidden == missing
     data, text = hidden
     assert data["status"] == "partial" and data["missing"] == ["fr"]
     assert data["notice"] == NOT_VISIBLE_OR_MISSING
     serialized = repr(data) + text
     assert HIDDEN_VALUE not in serialized and "987" not in serialized and "EUR" not in serialized
-    assert "confidential" not in serialized
+    assert level.label not in serialized
 
 
 def test_a_cleared_asker_sees_the_child(tmp_path: Path) -> None:
@@ -216,4 +228,6 @@ def test_the_hidden_versus_missing_check_catches_a_leaky_store(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, unit: str
 ) -> None:
     monkeypatch.setattr("ragspine.stores.backend.SQLiteFactStore", LeakyLookupStore)
-    test_a_hidden_child_fact_reads_exactly_like_a_missing_one(tmp_path, unit)
+    test_a_hidden_child_fact_reads_exactly_like_a_missing_one(
+        tmp_path, unit, Sensitivity.RESTRICTED
+    )
