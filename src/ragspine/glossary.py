@@ -20,7 +20,7 @@ A glossary file looks like::
     label = "Gross margin"
     unit = "%"
     kind = "percent"
-    derivation = "gross_profit / revenue * 100"
+    derivation = "(revenue - cogs) / revenue * 100"   # metric codes: see ragspine.graph.expr
 
     [entities.acme]
     label = "ACME Corp"
