@@ -108,6 +108,16 @@ CASES = {
         data=("scifact",),
         modules=ONNX_EXTRA,
     ),
+    "bench_graph": SmokeCase(
+        args=("--facts", "2000", "--entities", "200", "--queries", "3"),
+        labels=(
+            "roll_up at the root",
+            "roll_up at the level-3 node",
+            "recursive SQL CTE (baseline)",
+            "sums agree exactly",
+            "derive over a 20-node derivation tree",
+        ),
+    ),
     "bench_hybrid_scifact": SmokeCase(
         args=("--workspace", "{tmp}/workspace", "--docs", "10"),
         labels=(

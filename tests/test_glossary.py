@@ -134,3 +134,87 @@ def test_a_huge_alias_in_an_error_is_quoted_short() -> None:
     with pytest.raises(GlossaryError) as err:
         parse_glossary(doc)
     assert len(str(err.value)) < 300 and "(5000 characters)" in str(err.value)
+
+
+# --- derivations (issue 13) ------------------------------------------------------------------
+
+
+def _metrics(**derivations: str) -> dict[str, object]:
+    return {
+        "metrics": {
+            code: ({"label": code, "derivation": text} if text else {"label": code})
+            for code, text in derivations.items()
+        }
+    }
+
+
+def test_a_metric_derivation_is_parsed_at_load() -> None:
+    glossary = parse_glossary(_metrics(a="", b="", ratio="a / b * 100"))
+    derivation = glossary.metrics.terms["ratio"].derivation
+    assert derivation is not None and derivation.metrics() == ("a", "b")
+    assert glossary.metrics.terms["a"].derivation is None
+
+
+def test_a_bad_derivation_fails_at_load_naming_metric_and_position() -> None:
+    with pytest.raises(GlossaryError) as caught:
+        parse_glossary(_metrics(a="", ratio="a / / 2"))
+    message = str(caught.value)
+    assert "metrics.'ratio'" in message and "at position 5" in message
+
+
+def test_a_derivation_naming_an_unknown_metric_fails_at_load() -> None:
+    with pytest.raises(GlossaryError, match="derivation 'a - ghost' names unknown metric 'ghost'"):
+        parse_glossary(_metrics(a="", diff="a - ghost"))
+
+
+@pytest.mark.parametrize(
+    ("derivations", "cycle"),
+    [
+        ({"a": "a + 1"}, "a -> a"),
+        ({"a": "b * 2", "b": "c / 2", "c": "a - 1", "d": "a"}, "a -> b -> c -> a"),
+    ],
+)
+def test_derivation_cycles_fail_at_load_naming_the_cycle(
+    derivations: dict[str, str], cycle: str
+) -> None:
+    with pytest.raises(GlossaryError, match=f"metric derivations form a cycle: {cycle};"):
+        parse_glossary(_metrics(**derivations))
+
+
+def test_only_metrics_take_a_derivation() -> None:
+    with pytest.raises(GlossaryError, match="only metrics take a derivation"):
+        parse_glossary({"entities": {"x": {"label": "X", "derivation": "a + b"}}})
+    with pytest.raises(GlossaryError, match="derivation must be a string"):
+        parse_glossary({"metrics": {"x": {"label": "X", "derivation": 3}}})
+
+
+def test_a_derivation_may_name_metrics_of_another_file(tmp_path: Path) -> None:
+    (tmp_path / "glossary.toml").write_text(
+        '[metrics.margin]\nlabel = "Margin"\nderivation = "profit / [net-sales]"\n',
+        encoding="utf-8",
+    )
+    (tmp_path / "generated.toml").write_text(
+        '[metrics.profit]\nlabel = "Profit"\n[metrics.net-sales]\nlabel = "Net sales"\n',
+        encoding="utf-8",
+    )
+    glossary = load_glossary(tmp_path / "glossary.toml", tmp_path / "generated.toml")
+    derivation = glossary.metrics.terms["margin"].derivation
+    assert derivation is not None and derivation.metrics() == ("profit", "net-sales")
+    with pytest.raises(GlossaryError, match="names unknown metric 'profit'"):
+        load_glossary(tmp_path / "glossary.toml")
+
+
+def test_render_glossary_keeps_derivations_and_odd_characters() -> None:
+    glossary = parse_glossary(
+        {
+            "metrics": {
+                "a": {"label": 'Quote " and back\\slash'},
+                "b": {"label": "B"},
+                "c": {"label": "C", "derivation": "(a +\n b) / 2"},
+            }
+        }
+    )
+    again = parse_glossary(tomllib.loads(render_glossary(glossary)))
+    assert again == glossary
+    derivation = again.metrics.terms["c"].derivation
+    assert derivation is not None and derivation.text == "(a +\n b) / 2"

@@ -16,6 +16,12 @@ A glossary file looks like::
     unit = "USD"
     kind = "currency"
 
+    [metrics.gross_margin]
+    label = "Gross margin"
+    unit = "%"
+    kind = "percent"
+    derivation = "(revenue - cogs) / revenue * 100"   # metric codes: see ragspine.graph.expr
+
     [entities.acme]
     label = "ACME Corp"
     aliases = ["ACME"]
@@ -38,6 +44,8 @@ from typing import Any
 
 from ragspine.analysis import match_key
 from ragspine.errors import GlossaryError, quote_input
+from ragspine.graph.expr import Expression, parse_expression
+from ragspine.graph.hierarchy import find_cycle
 from ragspine.text import closest, display_text
 
 DEFAULT_CHANNEL = "total"
@@ -68,6 +76,8 @@ class Term:
     unit: str = ""
     kind: MetricKind = MetricKind.NUMBER
     parent: str | None = None
+    derivation: Expression | None = None
+    """How a metric is computed from other metrics (see :mod:`ragspine.graph.expr`)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "label", display_text(self.label))
@@ -149,8 +159,13 @@ class Glossary:
         terms: Iterable[Term],
         *,
         fiscal_year_start_month: int = 1,
+        check_references: bool = True,
     ) -> Glossary:
-        """Build a glossary; the ``total`` channel is always present."""
+        """Build a glossary; the ``total`` channel is always present.
+
+        ``check_references=False`` leaves parents and derivations that name terms of another
+        file unchecked until the merged glossary is (see :meth:`check_references`).
+        """
         by_type: dict[TermType, list[Term]] = {t: [] for t in TermType}
         for term in terms:
             by_type[term.type].append(term)
@@ -168,14 +183,47 @@ class Glossary:
             _build_vocabulary(TermType.CHANNEL, by_type[TermType.CHANNEL]),
             fiscal_year_start_month,
         )
-        for entity in glossary.entities.terms.values():
-            if entity.parent is not None and entity.parent not in glossary.entities.terms:
-                raise GlossaryError(
-                    f"entity {quote_input(entity.code)} names unknown parent "
-                    f"{quote_input(entity.parent)}: define the parent entity or remove the "
-                    "parent key"
-                )
+        if check_references:
+            glossary.check_references()
         return glossary
+
+    def check_references(self) -> None:
+        """Raise unless every parent and every metric a derivation names is defined, and
+        neither parents nor derivations form a cycle."""
+        for vocab in (self.entities, self.channels):
+            for term in vocab.terms.values():
+                if term.parent is not None and term.parent not in vocab.terms:
+                    raise GlossaryError(
+                        f"{vocab.type} {quote_input(term.code)} names unknown parent "
+                        f"{quote_input(term.parent)}: define the parent {vocab.type} or remove "
+                        "the parent key"
+                    )
+            cycle = find_cycle(
+                {t.code: [t.parent] for t in vocab.terms.values() if t.parent is not None}
+            )
+            if cycle is not None:
+                raise GlossaryError(
+                    f"{vocab.type} parents form a cycle: {' -> '.join(cycle)}; "
+                    "remove one of these parent keys"
+                )
+        uses: dict[str, tuple[str, ...]] = {}
+        for metric in self.metrics.terms.values():
+            if metric.derivation is None:
+                continue
+            uses[metric.code] = metric.derivation.metrics()
+            unknown = [code for code in uses[metric.code] if code not in self.metrics.terms]
+            if unknown:
+                raise GlossaryError(
+                    f"metric {quote_input(metric.code)}: derivation "
+                    f"{quote_input(metric.derivation.text)} names unknown metric "
+                    f"{', '.join(map(quote_input, unknown))}: define it or fix the derivation"
+                )
+        cycle = find_cycle(uses)
+        if cycle is not None:
+            raise GlossaryError(
+                f"metric derivations form a cycle: {' -> '.join(cycle)}; "
+                "remove or change one of these derivations"
+            )
 
     def terms(self) -> list[Term]:
         return [
@@ -184,11 +232,12 @@ class Glossary:
             *self.channels.terms.values(),
         ]
 
-    def merged(self, other: Glossary) -> Glossary:
+    def merged(self, other: Glossary, *, check_references: bool = True) -> Glossary:
         """This glossary plus ``other``'s terms; a code or alias defined in both is an error."""
         return Glossary.from_terms(
             [*self.terms(), *(t for t in other.terms() if not _is_default_channel(t))],
             fiscal_year_start_month=self.fiscal_year_start_month,
+            check_references=check_references,
         )
 
     def find_terms(self, text: str) -> list[TermHit]:
@@ -246,9 +295,24 @@ def _parse_section(term_type: TermType, section: Any, source: str) -> list[Term]
             raise GlossaryError(
                 f"{where}: code must be lower-case letters, digits, '_', '.' or '-'"
             )
-        unknown = set(body) - {"label", "aliases", "unit", "kind", "parent"}
+        allowed = {"label", "aliases", "unit", "kind", "parent"}
+        if term_type is TermType.METRIC:
+            allowed.add("derivation")
+        unknown = set(body) - allowed
         if unknown:
-            raise GlossaryError(f"{where}: unknown keys {sorted(unknown)}")
+            hint = " (only metrics take a derivation)" if "derivation" in unknown else ""
+            raise GlossaryError(f"{where}: unknown keys {sorted(unknown)}{hint}")
+        parent = body.get("parent")
+        if parent is not None and not isinstance(parent, str):
+            raise GlossaryError(f"{where}: parent must be a code (a string)")
+        derivation = None
+        if "derivation" in body:
+            if not isinstance(body["derivation"], str):
+                raise GlossaryError(f"{where}: derivation must be a string such as 'a / b'")
+            try:
+                derivation = parse_expression(body["derivation"])
+            except GlossaryError as exc:
+                raise GlossaryError(f"{where}: {exc}") from None
         kind_raw = body.get("kind", "number")
         try:
             kind = MetricKind(kind_raw)
@@ -265,14 +329,18 @@ def _parse_section(term_type: TermType, section: Any, source: str) -> list[Term]
                 _str_list(body.get("aliases"), where),
                 str(body.get("unit", "")),
                 kind,
-                body.get("parent"),
+                parent,
+                derivation,
             )
         )
     return terms
 
 
-def parse_glossary(document: Mapping[str, Any], source: str = "<glossary>") -> Glossary:
-    """Build a glossary from a parsed TOML document."""
+def parse_glossary(
+    document: Mapping[str, Any], source: str = "<glossary>", *, check_references: bool = True
+) -> Glossary:
+    """Build a glossary from a parsed TOML document (``check_references``: see
+    :meth:`Glossary.from_terms`)."""
     unknown = set(document) - {"calendar", "metrics", "entities", "channels"}
     if unknown:
         raise GlossaryError(
@@ -288,11 +356,15 @@ def parse_glossary(document: Mapping[str, Any], source: str = "<glossary>") -> G
         *_parse_section(TermType.ENTITY, document.get("entities"), source),
         *_parse_section(TermType.CHANNEL, document.get("channels"), source),
     ]
-    return Glossary.from_terms(terms, fiscal_year_start_month=start)
+    return Glossary.from_terms(
+        terms, fiscal_year_start_month=start, check_references=check_references
+    )
 
 
-def load_glossary(*paths: Path) -> Glossary:
-    """Load and merge glossary files; the first file's calendar wins."""
+def load_glossary(*paths: Path, check_references: bool = True) -> Glossary:
+    """Load and merge glossary files; the first file's calendar wins. Parents and derivations
+    may name terms of another file: they are checked once all files are merged (not at all with
+    ``check_references=False``, for a part that will be merged with more files)."""
     glossary: Glossary | None = None
     for path in paths:
         try:
@@ -301,13 +373,26 @@ def load_glossary(*paths: Path) -> Glossary:
             raise GlossaryError(f"glossary file {path} does not exist") from None
         except tomllib.TOMLDecodeError as exc:
             raise GlossaryError(f"glossary file {path} is not valid TOML: {exc}") from None
-        part = parse_glossary(document, str(path))
-        glossary = part if glossary is None else glossary.merged(part)
-    return glossary if glossary is not None else Glossary.from_terms([])
+        part = parse_glossary(document, str(path), check_references=False)
+        glossary = part if glossary is None else glossary.merged(part, check_references=False)
+    if glossary is None:
+        return Glossary.from_terms([])
+    if not check_references:
+        return glossary
+    try:
+        glossary.check_references()
+    except GlossaryError as exc:
+        names = ", ".join(str(path) for path in paths)
+        raise GlossaryError(f"{names}: {exc}") from None
+    return glossary
 
 
 def _toml_str(text: str) -> str:
-    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+    """A TOML basic string: backslash, quote and control characters escaped."""
+    escaped = "".join(
+        f"\\u{ord(ch):04x}" if ord(ch) < 0x20 or ord(ch) == 0x7F else ch
+        for ch in text.replace("\\", "\\\\").replace('"', '\\"')
+    )
     return f'"{escaped}"'
 
 
@@ -335,5 +420,7 @@ def render_glossary(glossary: Glossary, *, header: str = "") -> str:
                 lines.append(f'kind = "{term.kind.value}"')
             if term.parent:
                 lines.append(f"parent = {_toml_str(term.parent)}")
+            if term.derivation is not None:
+                lines.append(f"derivation = {_toml_str(term.derivation.text)}")
             lines.append("")
     return "\n".join(lines)

@@ -38,6 +38,7 @@ from ragspine.structured.query import MetricResult, query_metric
 
 if TYPE_CHECKING:
     from ragspine.answer.types import Answer as NarrativeAnswer
+    from ragspine.graph.api import Graph
     from ragspine.narrative.catalog import LibrarySummary
     from ragspine.narrative.index.embed.settings import EmbedSettings
     from ragspine.narrative.index.lexical.library_indexes import LibraryIndexes
@@ -107,6 +108,7 @@ class Workspace:
         self._glossary: Glossary | None = None
         self._facts: FactStore | None = None
         self._narrative: _NarrativeParts | None = None
+        self._graph: Graph | None = None
         self._stores_lock = threading.Lock()  # the fact store and the narrative channel
         self._glossary_lock = threading.Lock()
 
@@ -233,6 +235,20 @@ class Workspace:
             principal=principal,
             reference_date=reference_date,
         )
+
+    @property
+    def graph(self) -> Graph:
+        """Roll-ups, comparisons and derivations over the glossary and the facts
+        (:class:`~ragspine.graph.api.Graph`)."""
+        graph = self._graph
+        if graph is None:
+            from ragspine.graph.api import Graph
+
+            with self._stores_lock:
+                graph = self._graph
+                if graph is None:
+                    graph = self._graph = Graph(self)
+        return graph
 
     @translate_store_errors
     def ingest_facts(

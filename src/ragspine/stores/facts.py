@@ -6,7 +6,7 @@ in ``tests/stores/contracts/fact_store.py`` states what every backend must do.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Protocol
@@ -65,6 +65,14 @@ class FactStore(Protocol):
 
         A fact above ``max_level`` and a missing one give the same answer.
         """
+        ...
+
+    def lookup_many(
+        self, keys: Iterable[FactKey], *, max_level: int
+    ) -> Mapping[FactKey, StoredFact]:
+        """:meth:`lookup` of many keys at once (roll-ups read thousands): the keys found at
+        ``max_level`` or below, each once; a key above it is left out exactly like a missing
+        one."""
         ...
 
     def scan(

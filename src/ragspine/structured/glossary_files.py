@@ -51,8 +51,9 @@ class GlossaryFiles:
         return files
 
     def load(self, *, exclude: str | None = None) -> Glossary:
-        """Every glossary file merged (see :meth:`files`)."""
-        return load_glossary(*self.files(exclude=exclude))
+        """Every glossary file merged (see :meth:`files`). Without the ``exclude`` file, parents
+        and derivations naming its terms are left for the caller's merge to check."""
+        return load_glossary(*self.files(exclude=exclude), check_references=exclude is None)
 
     @contextmanager
     def writing(self) -> Iterator[None]:

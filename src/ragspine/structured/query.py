@@ -91,6 +91,11 @@ def format_value(value: Decimal) -> str:
     return format(value, ",f")
 
 
+def currency_name(currency: str) -> str:
+    """The spelled-out name of a currency code (``USD`` -> ``US dollars``), else the code."""
+    return _CURRENCY_NAMES.get(currency.upper(), currency)
+
+
 def render_amount(value: Decimal, unit: str, currency: str, scale: Scale, kind: MetricKind) -> str:
     """The value with its scale, currency and unit spelled out."""
     parts = [format_value(value)]
@@ -99,7 +104,7 @@ def render_amount(value: Decimal, unit: str, currency: str, scale: Scale, kind: 
     if kind is MetricKind.PERCENT or unit in {"%", "percent"}:
         parts.append("percent")
     elif currency:
-        parts.append(_CURRENCY_NAMES.get(currency.upper(), currency))
+        parts.append(currency_name(currency))
         if unit and unit.upper() != currency.upper():
             parts.append(unit)
     elif unit:

@@ -315,8 +315,47 @@ class FactLookupContract:
         )
 
 
+class FactLookupManyContract:
+    """``lookup_many``: the same answers as ``lookup`` for many keys at once."""
+
+    def test_lookup_many_agrees_with_lookup_at_every_level(self, store: FactStore) -> None:
+        facts = sample_facts()
+        store.write(facts)
+        keys = [f.key for f in facts] + [FactKey("revenue", "acme", "FY1999", "total")]
+        for level in LEVELS:
+            expected = {k: a for k in keys if (a := store.lookup(k, max_level=level)) is not None}
+            got = store.lookup_many(keys, max_level=level)
+            assert dict(got) == expected, f"max_level={level}"
+            assert all(str(got[k].value) == str(expected[k].value) for k in expected)
+
+    def test_lookup_many_of_nothing_and_of_repeated_keys(self, store: FactStore) -> None:
+        store.write([a_fact("0.1")])
+        assert dict(store.lookup_many([], max_level=EVERYTHING)) == {}
+        key = a_fact().key
+        got = store.lookup_many([key, key, key], max_level=EVERYTHING)
+        assert dict(got) == {key: answer_of(a_fact("0.1"))}
+
+    def test_lookup_many_reads_thousands_of_keys(self, store: FactStore) -> None:
+        facts = [
+            a_fact(f"{n}.5", entity=f"e{n:05d}", channel="online" if n % 2 else "total")
+            for n in range(2500)
+        ]
+        store.write(facts)
+        keys = [f.key for f in facts] + [replace(f, period="FY2020").key for f in facts[:700]]
+        got = store.lookup_many(reversed(keys), max_level=EVERYTHING)
+        assert dict(got) == {f.key: answer_of(f) for f in facts}
+
+
 class FactVisibilityContract:
     """``max_level`` is applied by the store: a fact above it is read as missing."""
+
+    def test_lookup_many_hides_facts_above_max_level(self, store: FactStore) -> None:
+        facts = sample_facts()
+        store.write(facts)
+        for level in LEVELS:
+            got = store.lookup_many([f.key for f in facts], max_level=level)
+            expected = {f.key: answer_of(f) for f in facts if f.sensitivity <= level}
+            assert dict(got) == expected, f"max_level={level}"
 
     def test_lookup_hides_facts_above_max_level(self, store: FactStore) -> None:
         facts = sample_facts()
@@ -399,6 +438,7 @@ class FactStoreContract(
     FactAtomicityContract,
     FactGetContract,
     FactLookupContract,
+    FactLookupManyContract,
     FactVisibilityContract,
     FactScanContract,
     FactCountContract,

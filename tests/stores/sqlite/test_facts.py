@@ -38,6 +38,9 @@ class VisibilityBlindStore(SQLiteFactStore):
     def lookup(self, key: FactKey, *, max_level: int) -> StoredFact | None:
         return super().lookup(key, max_level=EVERYTHING)
 
+    def lookup_many(self, keys: Iterable[FactKey], *, max_level: int) -> dict[FactKey, StoredFact]:
+        return super().lookup_many(keys, max_level=EVERYTHING)
+
     def scan(
         self, *, max_level: int, metric: str | None = None, entity: str | None = None
     ) -> Iterator[Fact]:

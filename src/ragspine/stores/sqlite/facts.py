@@ -43,6 +43,9 @@ _SELECT_VISIBLE = (
 )
 _SELECT = f"SELECT {_COLUMNS} FROM facts WHERE metric=? AND entity=? AND period=? AND channel=?"
 _SCAN_BATCH = 1000
+_MANY_BATCH = 500
+"""Entities per query of ``lookup_many`` (SQLite allows 32,766 parameters; 500 keeps each
+statement small)."""
 _SCALES = {scale.value: scale for scale in Scale}
 _LEVELS = {int(level): level for level in Sensitivity}
 
@@ -157,6 +160,37 @@ class SQLiteFactStore:
             _LEVELS[sensitivity],
             valid_as_of,
         )
+
+    def lookup_many(self, keys: Iterable[FactKey], *, max_level: int) -> dict[FactKey, StoredFact]:
+        """One query per (metric, period, channel) and up to :data:`_MANY_BATCH` entities, each
+        an index seek on the primary key; the level is applied in the query."""
+        groups: dict[tuple[str, str, str], set[str]] = {}
+        for key in keys:
+            groups.setdefault((key.metric, key.period, key.channel), set()).add(key.entity)
+        found: dict[FactKey, StoredFact] = {}
+        conn = self._conn
+        for (metric, period, channel), entity_set in groups.items():
+            entities = sorted(entity_set)
+            for start in range(0, len(entities), _MANY_BATCH):
+                batch = entities[start : start + _MANY_BATCH]
+                rows = conn.execute(
+                    "SELECT entity, value, unit, currency, scale, source_doc_id, locator, "
+                    "sensitivity, valid_as_of FROM facts WHERE metric=? AND period=? AND "
+                    f"channel=? AND entity IN ({','.join('?' * len(batch))}) AND sensitivity<=?",
+                    (metric, period, channel, *batch, max_level),
+                )
+                for entity, value, unit, currency, scale, doc, locator, level, valid in rows:
+                    found[FactKey(metric, entity, period, channel)] = StoredFact(
+                        Decimal(value),
+                        unit,
+                        currency,
+                        _SCALES[scale],
+                        doc,
+                        locator,
+                        _LEVELS[level],
+                        valid,
+                    )
+        return found
 
     def scan(
         self, *, max_level: int, metric: str | None = None, entity: str | None = None
