@@ -1,0 +1,127 @@
+"""Keeping the relation store in step with what the workspace holds.
+
+:class:`RelationUpkeep` is called by the library writer inside its transactions: the edges of a
+document written are extracted (:class:`~ragspine.graph.extract.GlossaryExtractor`) and replace
+those of its previous version; deleting documents or a library deletes the edges derived from
+them, whatever their origin. Restricted chunks give no edges. The glossary's own edges (the
+entity and channel hierarchy, and derivations once the caller supplies them) are replaced when
+the glossary changed. :meth:`RelationUpkeep.extract_library` runs an extractor (e.g. a model) over
+the chunks of a library its caller may see.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+
+from ragspine.glossary import Glossary
+from ragspine.graph.extract import (
+    ChunkText,
+    GlossaryExtractor,
+    RelationExtractor,
+    edges_from,
+    extract_edges,
+)
+from ragspine.graph.relations import NewEdge, glossary_edges, glossary_fingerprint
+from ragspine.security import Principal, Sensitivity
+from ragspine.stores.chunks import ChunkStore, NewDocument
+from ragspine.stores.graph import RelationStore
+
+Derivations = Callable[[Glossary], Mapping[str, Iterable[str]]]
+"""Metric code -> the metric codes its derivation reads (supplied by the derivation parser)."""
+BATCH = 500
+
+
+class RelationUpkeep:
+    """Writes the edges derived from documents and from the glossary."""
+
+    def __init__(
+        self,
+        store: RelationStore,
+        glossary: Callable[[], Glossary],
+        *,
+        derivations: Derivations | None = None,
+    ) -> None:
+        self.store = store
+        self._glossary = glossary
+        self._derivations = derivations
+
+    def declared_edges(self, glossary: Glossary) -> list[NewEdge]:
+        """The edges ``glossary`` declares (hierarchy, and derivations when supplied)."""
+        derived = self._derivations(glossary) if self._derivations is not None else None
+        return glossary_edges(glossary, derivations=derived)
+
+    def sync_glossary(self) -> bool:
+        """Store the current glossary's edges when they changed; returns whether they did."""
+        edges = self.declared_edges(self._glossary())
+        return self.store.replace_glossary_edges(edges, glossary_fingerprint(edges))
+
+    def documents_written(self, documents: Sequence[NewDocument]) -> None:
+        """Replace the edges of these documents with those of the versions being written
+        (call inside the transaction that writes their chunks)."""
+        if not documents:
+            return
+        with self.store.transaction():
+            self.sync_glossary()
+            extractor = GlossaryExtractor(self._glossary())
+            for new in documents:
+                stored = new.document
+                self.store.delete_documents(stored.library_id, [stored.doc_id])
+                run_id = f"ingest:{stored.fingerprint[:16]}"
+                edges: list[NewEdge] = []
+                for row in new.chunks:
+                    if row.level >= Sensitivity.RESTRICTED:
+                        continue
+                    chunk = ChunkText(
+                        stored.library_id, stored.doc_id, row.chunk_id, row.text,
+                        row.locator, row.level,
+                    )  # fmt: skip
+                    found = extractor.extract(chunk)
+                    edges += edges_from(chunk, found, origin=extractor.origin, run_id=run_id)
+                self.store.add_edges(edges)
+
+    def documents_deleted(self, library_id: str, doc_ids: Sequence[str]) -> None:
+        """Delete the edges derived from these documents (inside their deleting transaction)."""
+        self.store.delete_documents(library_id, doc_ids)
+
+    def library_deleted(self, library_id: str) -> None:
+        """Delete the edges derived from the library's documents."""
+        self.store.delete_library(library_id)
+
+    def extract_library(
+        self,
+        chunks: ChunkStore,
+        library_id: str,
+        extractor: RelationExtractor,
+        *,
+        principal: Principal,
+        run_id: str,
+    ) -> int:
+        """Run ``extractor`` over the library's chunks ``principal`` may see and store the
+        edges, a batch per transaction (a stopped run is finished by running it again: an edge
+        found twice is stored once); the caller holds the library's write lock. Returns how
+        many edges were new."""
+        added = 0
+        batch: list[NewEdge] = []
+        for edge in extract_edges(
+            library_chunks(chunks, library_id), extractor, principal=principal, run_id=run_id
+        ):
+            batch.append(edge)
+            if len(batch) >= BATCH:
+                added += self.store.add_edges(batch)
+                batch.clear()
+        return added + self.store.add_edges(batch)
+
+
+def library_chunks(chunks: ChunkStore, library_id: str) -> Iterator[ChunkText]:
+    """Every chunk of a library, in key order, as an extractor reads it."""
+    keys = [row.key for row in chunks.index_rows(library_id)]
+    for start in range(0, len(keys), BATCH):
+        found = chunks.chunks_by_key(keys[start : start + BATCH])
+        for key in keys[start : start + BATCH]:
+            chunk = found.get(key)
+            if chunk is None:
+                continue
+            yield ChunkText(
+                chunk.library_id, chunk.doc_id, chunk.chunk_id, chunk.text,
+                chunk.source_locator, chunk.sensitivity,
+            )  # fmt: skip
