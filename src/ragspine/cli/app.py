@@ -24,6 +24,7 @@ COMMAND_MODULES = (
     "ragspine.cli.narrative",
     "ragspine.cli.eval",
     "ragspine.cli.answer",
+    "ragspine.cli.graph_relations",
 )
 
 
