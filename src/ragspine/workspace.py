@@ -92,7 +92,7 @@ class _NarrativeParts:
             LibraryWriter(chunks, lexical, vectors, backend.lock_dir, upkeep),
             relation_store,
             upkeep,
-            RelationGraph(relation_store, glossary, upkeep.declared_edges, path=backend.folder),
+            RelationGraph(relation_store, glossary, upkeep.declared, path=backend.folder),
         )
 
     def close(self) -> None:

@@ -127,3 +127,21 @@ def test_real_convfinqa_dev_text(tmp_path: Path) -> None:
         files = write_filing_texts(part, tmp_path / "filings")
         ws.ingest_documents(files, library="dev")
         assert check_pairs_against_their_sentences(ws, "dev") >= 20
+
+
+def test_one_pass_over_a_chunk_finds_what_a_pass_per_sentence_finds(tmp_path: Path) -> None:
+    """The joined-sentences pass against the plain one (``find_terms`` per sentence) on the
+    bundled filings with their own glossary."""
+    sample = resources.files("ragspine").joinpath("data/convfinqa_sample.json")
+    with resources.as_file(sample) as path, Workspace.init(tmp_path / "ws") as ws:
+        ws.ingest_convfinqa(Path(path))
+        files = write_filing_texts(Path(path), tmp_path / "filings")
+        fast, plain = GlossaryExtractor(ws.glossary), GlossaryExtractor(ws.glossary)
+        plain._one_pass = False
+        found = 0
+        for file in files:
+            text = file.read_text(encoding="utf-8") + " ACME | sales. Ünïcode ﬁ ACME\u200b Corp."
+            one = fast.extract(ChunkText("f", file.name, "c", text))
+            assert one == plain.extract(ChunkText("f", file.name, "c", text))
+            found += len(one)
+        assert found > 50

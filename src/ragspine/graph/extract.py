@@ -16,12 +16,14 @@ arrives with the LLM provider; its edges are ``model-derived`` and stored unveri
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ragspine.glossary import DEFAULT_CHANNEL, Glossary, TermType
+from ragspine.analysis import match_key
+from ragspine.glossary import DEFAULT_CHANNEL, Glossary, TermHit, TermType
 from ragspine.graph.relations import (
     EdgeKind,
     Lineage,
@@ -77,6 +79,11 @@ class RelationExtractor(Protocol):
         ...
 
 
+SENTENCE_SEPARATOR = " | "
+"""Joins a chunk's sentences (in matching form) so that the glossary pattern runs once per
+chunk; no spelling holds it, so no match spans two sentences."""
+
+
 class GlossaryExtractor:
     """Mentions of glossary terms and terms named together in one sentence."""
 
@@ -84,25 +91,43 @@ class GlossaryExtractor:
 
     def __init__(self, glossary: Glossary) -> None:
         self._glossary = glossary
+        self._one_pass = not any(
+            SENTENCE_SEPARATOR.strip() in spelling
+            for vocabulary in (glossary.metrics, glossary.entities, glossary.channels)
+            for spelling in vocabulary.index
+        )
 
-    def _terms(self, text: str) -> list[str]:
-        return [
-            term_node(hit.type, hit.code)
-            for hit in self._glossary.find_terms(text)
-            if not (hit.type is TermType.CHANNEL and hit.code == DEFAULT_CHANNEL)
-        ]
+    def _sentence_terms(self, text: str) -> list[list[str]]:
+        """The term nodes each sentence of ``text`` names, in order of appearance."""
+        sentences = split_sentences(text)
+        keys = [match_key(sentence) for sentence in sentences]
+        joined = SENTENCE_SEPARATOR.join(keys)
+        if not self._one_pass or match_key(joined) != joined:
+            return [self._terms(self._glossary.find_terms(sentence)) for sentence in sentences]
+        starts, offset = [], 0
+        for key in keys:
+            starts.append(offset)
+            offset += len(key) + len(SENTENCE_SEPARATOR)
+        found: list[list[str]] = [[] for _ in sentences]
+        for hit in self._glossary.find_terms(joined):
+            if not _is_total(hit.type, hit.code):
+                found[bisect_right(starts, hit.start) - 1].append(term_node(hit.type, hit.code))
+        return found
+
+    @staticmethod
+    def _terms(hits: list[TermHit]) -> list[str]:
+        return [term_node(h.type, h.code) for h in hits if not _is_total(h.type, h.code)]
 
     def extract(self, chunk: ChunkText) -> list[ExtractedRelation]:
         """``mentions`` edges per term named, then ``co_occurs`` edges per sentence and pair."""
-        counts = Counter(self._terms(chunk.text))
+        by_sentence = self._sentence_terms(chunk.text)
+        counts = Counter(term for terms in by_sentence for term in terms)
         relations = [
             ExtractedRelation(chunk.document, term, EdgeKind.MENTIONS, count)
             for term, count in sorted(counts.items())
         ]
-        if len(counts) < 2:  # one pass of the term pattern decides most chunks
-            return relations
-        for number, sentence in enumerate(split_sentences(chunk.text), start=1):
-            terms = sorted(set(self._terms(sentence)))
+        for number, named in enumerate(by_sentence, start=1):
+            terms = sorted(set(named))
             for i, first in enumerate(terms):
                 for second in terms[i + 1 :]:
                     relations.append(
@@ -111,6 +136,10 @@ class GlossaryExtractor:
                         )
                     )
         return relations
+
+
+def _is_total(term_type: TermType, code: str) -> bool:
+    return term_type is TermType.CHANNEL and code == DEFAULT_CHANNEL
 
 
 def edges_from(

@@ -30,7 +30,6 @@ from ragspine.graph.relations import (
     Node,
     NodeKind,
     Origin,
-    glossary_fingerprint,
     node_of,
     resolve_node,
     unknown_node,
@@ -116,7 +115,7 @@ class RelationGraph:
         self,
         store: RelationStore,
         glossary: Callable[[], Glossary],
-        declared: Callable[[Glossary], list[NewEdge]],
+        declared: Callable[[Glossary], tuple[list[NewEdge], str]],
         *,
         path: Path = Path("."),
     ) -> None:
@@ -131,8 +130,8 @@ class RelationGraph:
         if level < 0:
             return []
         stored = self.store.edges(query, max_level=level)
-        declared = self._declared(self._glossary())
-        if self.store.glossary_fingerprint() != glossary_fingerprint(declared):
+        declared, fingerprint = self._declared(self._glossary())
+        if self.store.glossary_fingerprint() != fingerprint:
             current = [_as_edge(edge) for edge in declared]
             stored = [e for e in stored if e.lineage.library_id != GLOSSARY_LIBRARY]
             stored += [e for e in current if query.matches(e)]

@@ -44,6 +44,14 @@ class RelationUpkeep:
         self.store = store
         self._glossary = glossary
         self._derivations = derivations
+        self._extractor: tuple[Glossary, GlossaryExtractor] | None = None  # per glossary
+        self._declared: tuple[Glossary, list[NewEdge], str] | None = None  # per glossary
+
+    def _extractor_for(self, glossary: Glossary) -> GlossaryExtractor:
+        made = self._extractor
+        if made is None or made[0] is not glossary:
+            made = self._extractor = (glossary, GlossaryExtractor(glossary))
+        return made[1]
 
     def declared_edges(self, glossary: Glossary) -> list[NewEdge]:
         """The edges ``glossary`` declares (hierarchy, and derivations when supplied)."""
@@ -52,8 +60,18 @@ class RelationUpkeep:
 
     def sync_glossary(self) -> bool:
         """Store the current glossary's edges when they changed; returns whether they did."""
-        edges = self.declared_edges(self._glossary())
-        return self.store.replace_glossary_edges(edges, glossary_fingerprint(edges))
+        edges, fingerprint = self.declared(self._glossary())
+        return self.store.replace_glossary_edges(edges, fingerprint)
+
+    def declared(self, glossary: Glossary) -> tuple[list[NewEdge], str]:
+        """:meth:`declared_edges` of ``glossary`` and their fingerprint, made once per
+        glossary (readers compare the fingerprint with the stored one)."""
+        made = self._declared
+        if made is None or made[0] is not glossary:
+            edges = self.declared_edges(glossary)
+            made = (glossary, edges, glossary_fingerprint(edges))
+            self._declared = made  # one assignment of a finished value (threads)
+        return made[1], made[2]
 
     def documents_written(self, documents: Sequence[NewDocument]) -> None:
         """Replace the edges of these documents with those of the versions being written
@@ -62,7 +80,7 @@ class RelationUpkeep:
             return
         with self.store.transaction():
             self.sync_glossary()
-            extractor = GlossaryExtractor(self._glossary())
+            extractor = self._extractor_for(self._glossary())
             for new in documents:
                 stored = new.document
                 self.store.delete_documents(stored.library_id, [stored.doc_id])
