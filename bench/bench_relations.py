@@ -34,9 +34,7 @@ from ragspine.security import Principal  # noqa: E402
 from ragspine.workspace import Workspace  # noqa: E402
 
 
-def ingest_once(
-    filings: Path | None, texts: list[Path], folder: Path, *, relations: bool
-) -> float:
+def ingest_once(filings: Path | None, texts: list[Path], folder: Path, *, relations: bool) -> float:
     """Seconds to ingest ``texts`` into a fresh workspace (glossary from ``filings`` when
     given, else the example glossary alone)."""
     with Workspace.init(folder) as ws:

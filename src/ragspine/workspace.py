@@ -356,6 +356,16 @@ class Workspace:
         return self._parts().relation_upkeep.sync_glossary()
 
     @translate_store_errors
+    def rebuild_relations(self, library: str) -> int:
+        """Re-extract the deterministic edges (mentions, co-occurrences) of every document of
+        ``library`` from its stored chunks with the current glossary, under its write lock, in
+        one transaction; model-derived edges stay. Returns how many edges it stored."""
+        parts = self._parts()
+        with parts.writer.writing(library):
+            parts.chunks.library(library)  # an unknown library is an error listing the known
+            return parts.relation_upkeep.rebuild_library(parts.chunks, library)
+
+    @translate_store_errors
     def extract_relations(
         self,
         library: str,

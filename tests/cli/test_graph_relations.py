@@ -111,3 +111,9 @@ def test_a_hidden_document_and_a_missing_one_fail_alike(
     hidden = fails_cleanly(capsys, "--workspace", ws, "graph", "neighbours", "document:lib:b.txt")
     missing = fails_cleanly(capsys, "--workspace", ws, "graph", "neighbours", "document:lib:c.txt")
     assert hidden.replace("b.txt", "X") == missing.replace("c.txt", "X")
+
+
+def test_rebuild(ws: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "--workspace", ws, "graph", "rebuild", "lib")
+    assert code == 0 and out.startswith("library lib: ") and "deterministic edges stored" in out
+    fails_cleanly(capsys, "--workspace", ws, "graph", "rebuild", "nope")

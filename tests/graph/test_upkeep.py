@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from graph.conftest import PUBLIC_TEXT, open_workspace, write_docs
+from ragspine.errors import QueryError
 from ragspine.graph.extract import ChunkText, ExtractedRelation
 from ragspine.graph.relations import EdgeKind, EdgeQuery, Origin
 from ragspine.graph.upkeep import RelationUpkeep
@@ -208,3 +209,32 @@ def test_glossary_derivations_have_their_place(tmp_path: Path) -> None:
             ("metric:gross_margin", "metric:net_income"),
             ("metric:gross_margin", "metric:revenue"),
         ]
+
+
+def test_rebuild_gives_what_ingest_gives_and_follows_the_glossary(
+    tmp_path: Path, docs: dict[str, Path]
+) -> None:
+    with open_workspace(tmp_path / "ingested") as ws:
+        ws.ingest_documents([docs["hidden"], docs["public"]], library="lib")
+        ingested = {e.edge_id for e in ws.relations.store.edges(EdgeQuery(), max_level=3)}
+    with open_workspace(tmp_path / "old") as ws:
+        ws.library_writer._ingestor._relations = None  # as before the relation graph
+        ws.ingest_documents([docs["hidden"], docs["public"]], library="lib")
+        assert ws.relations.store.edges(EdgeQuery(kind=EdgeKind.MENTIONS), max_level=3) == []
+        model = Proposer()
+        ws.extract_relations("lib", model, principal=Principal(), run_id="m")
+        assert ws.rebuild_relations("lib") > 0
+        edges = ws.relations.store.edges(EdgeQuery(), max_level=3)
+        deterministic = {e.edge_id for e in edges if e.origin is Origin.DETERMINISTIC}
+        assert deterministic == ingested
+        assert sum(e.origin is Origin.MODEL_DERIVED for e in edges) == 1
+        ws.glossary_path.write_text(
+            ws.glossary_path.read_text(encoding="utf-8").replace('"stores", ', ""),
+            encoding="utf-8",
+        )
+        ws._set_glossary(None)
+        ws.rebuild_relations("lib")
+        targets = {e.target for e in ws.relations.store.edges(EdgeQuery(), max_level=3)}
+        assert "channel:retail" not in targets  # only "stores" named it
+        with pytest.raises(QueryError, match="unknown library"):
+            ws.rebuild_relations("nope")

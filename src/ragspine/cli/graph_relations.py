@@ -1,5 +1,6 @@
 """CLI commands of the relation graph: ``ragspine graph edges``, ``graph neighbours NODE`` and
-``graph verify EDGE_ID``, each reading as the asker named by ``--clearance`` / ``--group``.
+``graph verify EDGE_ID``, each as the asker named by ``--clearance`` / ``--group``, and
+``graph rebuild LIBRARY``.
 
 :func:`add_commands` adds them to a ``graph`` sub-command group; :func:`register` makes (or
 reuses) that group through :func:`~ragspine.cli.common.command_group`, so other graph commands
@@ -120,8 +121,15 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_rebuild(args: argparse.Namespace) -> int:
+    with open_workspace(args) as workspace:
+        stored = workspace.rebuild_relations(args.library)
+    print(f"library {args.library}: {stored} deterministic edges stored")
+    return 0
+
+
 def add_commands(group: argparse._SubParsersAction) -> None:
-    """Add ``edges``, ``neighbours`` and ``verify`` to the ``graph`` command group."""
+    """Add ``edges``, ``neighbours``, ``verify`` and ``rebuild`` to the ``graph`` group."""
     edges = group.add_parser(
         "edges",
         help="list the relation edges you may see",
@@ -159,6 +167,16 @@ def add_commands(group: argparse._SubParsersAction) -> None:
     add_principal_arguments(verify)
     verify.add_argument("--json", action="store_true", help="print the edge as JSON")
     verify.set_defaults(func=cmd_verify)
+
+    rebuild = group.add_parser(
+        "rebuild",
+        help="re-extract a library's mentions and co-occurrences",
+        description="Re-extract the deterministic edges of every document of LIBRARY from its "
+        "stored chunks with the current glossary (after adding terms, or for documents "
+        "ingested before the relation graph); model-derived edges stay.",
+    )
+    rebuild.add_argument("library", metavar="LIBRARY")
+    rebuild.set_defaults(func=cmd_rebuild)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -21,7 +21,7 @@ from ragspine.graph.extract import (
     edges_from,
     extract_edges,
 )
-from ragspine.graph.relations import NewEdge, glossary_edges, glossary_fingerprint
+from ragspine.graph.relations import NewEdge, Origin, glossary_edges, glossary_fingerprint
 from ragspine.security import Principal, Sensitivity
 from ragspine.stores.chunks import ChunkStore, NewDocument
 from ragspine.stores.graph import RelationStore
@@ -104,6 +104,23 @@ class RelationUpkeep:
     def library_deleted(self, library_id: str) -> None:
         """Delete the edges derived from the library's documents."""
         self.store.delete_library(library_id)
+
+    def rebuild_library(self, chunks: ChunkStore, library_id: str) -> int:
+        """Replace the library's deterministic edges with those its stored chunks give under
+        the current glossary, in one transaction (model-derived edges stay); for documents
+        ingested before the relation graph existed or before terms were added. The caller
+        holds the library's write lock. Returns how many edges were stored."""
+        everyone_but_restricted = Principal(Sensitivity.CONFIDENTIAL)  # edges keep their level
+        with self.store.transaction():
+            self.sync_glossary()
+            self.store.delete_library(library_id, origin=Origin.DETERMINISTIC)
+            return self.extract_library(
+                chunks,
+                library_id,
+                self._extractor_for(self._glossary()),
+                principal=everyone_but_restricted,
+                run_id="rebuild",
+            )
 
     def extract_library(
         self,

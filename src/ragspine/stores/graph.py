@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Protocol
 
-from ragspine.graph.relations import Edge, EdgeQuery, NewEdge
+from ragspine.graph.relations import Edge, EdgeQuery, NewEdge, Origin
 
 
 class RelationStore(Protocol):
@@ -38,8 +38,9 @@ class RelationStore(Protocol):
     def delete_documents(self, library_id: str, doc_ids: Sequence[str]) -> int:
         """Remove every edge derived from these documents (any origin); returns how many."""
 
-    def delete_library(self, library_id: str) -> int:
-        """Remove every edge derived from the library's documents; returns how many."""
+    def delete_library(self, library_id: str, *, origin: Origin | None = None) -> int:
+        """Remove every edge derived from the library's documents (of ``origin`` only, when
+        given); returns how many."""
 
     def replace_glossary_edges(self, edges: Sequence[NewEdge], fingerprint: str) -> bool:
         """Replace the edges the glossary declares and remember ``fingerprint``, atomically;

@@ -152,14 +152,16 @@ class SQLiteRelationStore:
                 ).rowcount
         return removed
 
-    def delete_library(self, library_id: str) -> int:
-        """Remove the edges derived from the library's documents."""
+    def delete_library(self, library_id: str, *, origin: Origin | None = None) -> int:
+        """Remove the edges derived from the library's documents (of ``origin`` only)."""
         if library_id == GLOSSARY_LIBRARY:
             return 0
+        sql, params = "DELETE FROM graph_edges WHERE library_id = ?", [library_id]
+        if origin is not None:
+            sql += " AND origin = ?"
+            params.append(origin.value)
         with self.transaction():
-            return self._db.execute(
-                "DELETE FROM graph_edges WHERE library_id = ?", (library_id,)
-            ).rowcount
+            return self._db.execute(sql, params).rowcount
 
     def replace_glossary_edges(self, edges: Sequence[NewEdge], fingerprint: str) -> bool:
         """Replace the glossary's edges when ``fingerprint`` differs from the stored one."""
