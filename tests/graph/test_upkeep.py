@@ -238,3 +238,48 @@ def test_rebuild_gives_what_ingest_gives_and_follows_the_glossary(
         assert "channel:retail" not in targets  # only "stores" named it
         with pytest.raises(QueryError, match="unknown library"):
             ws.rebuild_relations("nope")
+
+
+def test_two_processes_ingesting_at_once(tmp_path: Path) -> None:
+    """Two ``ragspine ingest docs`` processes into one library (the write lock takes turns)."""
+    import os
+    import subprocess
+    import sys
+
+    texts = {f"d{i}.txt": (f"ACME Corp revenue {i}. EBIT at ACME China.", None) for i in range(8)}
+    folders = [write_docs(tmp_path / f"docs{n}", texts) for n in range(2)]
+    (folders[1] / "d0.txt").write_text("Net income online.", encoding="utf-8")
+    workspace = tmp_path / "ws"
+    open_workspace(workspace).close()
+    src = Path(__file__).resolve().parents[2] / "src"
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    command = [sys.executable, "-m", "ragspine.cli", "--workspace", str(workspace), "ingest"]
+    runs = [
+        subprocess.Popen(
+            [*command, "docs", str(folder), "--library", "lib", "--quiet"],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for folder in folders
+    ]
+    for run in runs:
+        _, err = run.communicate(timeout=120)
+        assert run.returncode == 0, err
+    with Workspace.open(workspace) as ws:
+        edges = ws.relations.store.edges(EdgeQuery(), max_level=EVERYTHING)
+        assert len({e.edge_id for e in edges}) == len(edges)
+        for doc_id in texts:
+            chunk = ws.chunks.chunks_where("doc_id", [doc_id])
+            mentions = {
+                e.target
+                for e in edges
+                if e.lineage.doc_id == doc_id and e.kind is EdgeKind.MENTIONS
+            }
+            assert len(chunk) == 1
+            expected = (
+                {"metric:net_income", "channel:online"}
+                if chunk[0].text.startswith("Net income")
+                else {"entity:acme", "entity:acme_cn", "metric:revenue", "metric:operating_income"}
+            )
+            assert mentions == expected
