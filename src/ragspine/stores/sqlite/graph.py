@@ -165,6 +165,8 @@ class SQLiteRelationStore:
 
     def replace_glossary_edges(self, edges: Sequence[NewEdge], fingerprint: str) -> bool:
         """Replace the glossary's edges when ``fingerprint`` differs from the stored one."""
+        if not self._db.in_transaction and self.glossary_fingerprint() == fingerprint:
+            return False  # unchanged: no write lock taken
         with self.transaction():
             if self.glossary_fingerprint() == fingerprint:
                 return False
