@@ -301,8 +301,8 @@ def node_of(node_id: str, glossary: Glossary) -> Node:
     kind_text, _, rest = node_id.partition(":")
     if kind_text == NodeKind.DOCUMENT.value:
         return Node(node_id, NodeKind.DOCUMENT, rest)
-    kind = NodeKind(kind_text) if kind_text in NodeKind._value2member_map_ else NodeKind.DOCUMENT
-    return Node(node_id, kind, rest or node_id)
+    kinds = {kind.value: kind for kind in NodeKind}  # a term no longer in the glossary
+    return Node(node_id, kinds.get(kind_text, NodeKind.DOCUMENT), rest or node_id)
 
 
 def resolve_node(raw: str, glossary: Glossary) -> str:
