@@ -151,6 +151,17 @@ CASES = {
             "ratio found/baseline",
         ),
     ),
+    "bench_relations": SmokeCase(
+        args=("--filings", "15", "--rounds", "1", "--queries", "5"),
+        labels=(
+            "with relations",
+            "without (baseline)",
+            "ratio with/without",
+            "neighbours p50",
+            "baseline: bare SQLite adjacency",
+        ),
+        data=("convfinqa",),
+    ),
     "bench_retrieval_quality": SmokeCase(
         args=("--docs", "100"),
         labels=("nDCG@10", "ragspine bm25", "ragspine economy", "bm25s (baseline)", "cranfield"),

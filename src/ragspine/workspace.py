@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, fields, replace
 from datetime import date
@@ -39,6 +39,9 @@ from ragspine.structured.query import MetricResult, query_metric
 if TYPE_CHECKING:
     from ragspine.answer.types import Answer as NarrativeAnswer
     from ragspine.graph.api import Graph
+    from ragspine.graph.extract import RelationExtractor
+    from ragspine.graph.neighbourhood import RelationGraph
+    from ragspine.graph.upkeep import RelationUpkeep
     from ragspine.narrative.catalog import LibrarySummary
     from ragspine.narrative.index.embed.settings import EmbedSettings
     from ragspine.narrative.index.lexical.library_indexes import LibraryIndexes
@@ -47,6 +50,7 @@ if TYPE_CHECKING:
     from ragspine.narrative.ingest.writer import LibraryWriter
     from ragspine.narrative.retrieve.retriever import Retriever, SearchResult
     from ragspine.stores.chunks import ChunkStore, Library
+    from ragspine.stores.graph import RelationStore
 
 
 def example_glossary_text() -> str:
@@ -63,15 +67,22 @@ class _NarrativeParts:
     vector_indexes: LibraryVectors
     retriever: Retriever
     writer: LibraryWriter
+    relation_store: RelationStore
+    relation_upkeep: RelationUpkeep
+    relations: RelationGraph
 
     @classmethod
-    def open(cls, backend: SQLiteBackend) -> _NarrativeParts:
+    def open(cls, backend: SQLiteBackend, glossary: Callable[[], Glossary]) -> _NarrativeParts:
+        from ragspine.graph.neighbourhood import RelationGraph
+        from ragspine.graph.upkeep import RelationUpkeep
         from ragspine.narrative.index.lexical.library_indexes import LibraryIndexes
         from ragspine.narrative.index.vector.library_vectors import LibraryVectors
         from ragspine.narrative.ingest.writer import LibraryWriter
         from ragspine.narrative.retrieve.retriever import Retriever
 
         chunks = backend.open_chunks()
+        relation_store = backend.open_relations(chunks)  # writes in the chunk transactions
+        upkeep = RelationUpkeep(relation_store, glossary)
         lexical = LibraryIndexes(chunks, backend.index_dir)
         vectors = LibraryVectors(chunks, backend.index_dir)
         return cls(
@@ -79,7 +90,10 @@ class _NarrativeParts:
             lexical,
             vectors,
             Retriever(chunks, lexical, vectors),
-            LibraryWriter(chunks, lexical, vectors, backend.lock_dir),
+            LibraryWriter(chunks, lexical, vectors, backend.lock_dir, upkeep),
+            relation_store,
+            upkeep,
+            RelationGraph(relation_store, glossary, upkeep.declared, path=backend.folder),
         )
 
     def close(self) -> None:
@@ -151,6 +165,7 @@ class Workspace:
             if not workspace.glossary_path.exists():
                 write_text_atomically(workspace.glossary_path, example_glossary_text())
         workspace._create_stores()  # a workspace made by an older version may lack tables
+        workspace.sync_relations()
         return workspace
 
     def close(self) -> None:
@@ -305,7 +320,9 @@ class Workspace:
             with self._stores_lock:
                 parts = self._narrative
                 if parts is None:
-                    parts = self._narrative = _NarrativeParts.open(self.backend)
+                    parts = self._narrative = _NarrativeParts.open(
+                        self.backend, lambda: self.glossary
+                    )
         return parts
 
     @property
@@ -341,6 +358,47 @@ class Workspace:
     def retriever(self) -> Retriever:
         """The narrative search pipeline :meth:`search` runs."""
         return self._parts().retriever
+
+    @property
+    def relations(self) -> RelationGraph:
+        """The relation graph (glossary hierarchy, document mentions, co-occurrences, extracted
+        relations): ``edges``, ``neighbours`` and ``verify_edge``, each as one principal."""
+        return self._parts().relations
+
+    @translate_store_errors
+    def sync_relations(self) -> bool:
+        """Store the edges the glossary declares when it changed since they were stored
+        (ingest does it too); returns whether they changed."""
+        return self._parts().relation_upkeep.sync_glossary()
+
+    @translate_store_errors
+    def rebuild_relations(self, library: str) -> int:
+        """Re-extract the deterministic edges (mentions, co-occurrences) of every document of
+        ``library`` from its stored chunks with the current glossary, under its write lock, in
+        one transaction; model-derived edges stay. Returns how many edges it stored."""
+        parts = self._parts()
+        with parts.writer.writing(library):
+            parts.chunks.library(library)  # an unknown library is an error listing the known
+            return parts.relation_upkeep.rebuild_library(parts.chunks, library)
+
+    @translate_store_errors
+    def extract_relations(
+        self,
+        library: str,
+        extractor: RelationExtractor,
+        *,
+        principal: Principal,
+        run_id: str,
+    ) -> int:
+        """Run ``extractor`` over the chunks of ``library`` that ``principal`` may see, under the
+        library's write lock, and store its edges with ``run_id`` as lineage (model-derived
+        ones unverified); returns how many edges were new."""
+        parts = self._parts()
+        with parts.writer.writing(library):
+            parts.chunks.library(library)  # an unknown library is an error listing the known
+            return parts.relation_upkeep.extract_library(
+                parts.chunks, library, extractor, principal=principal, run_id=run_id
+            )
 
     @property
     def library_writer(self) -> LibraryWriter:

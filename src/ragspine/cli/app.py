@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "ragspine.cli.eval",
     "ragspine.cli.answer",
     "ragspine.cli.graph",
+    "ragspine.cli.graph_relations",
 )
 
 

@@ -87,7 +87,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
-def _write_picture(path: Path, text: str, flag: str) -> None:
+def write_picture(path: Path, text: str, flag: str) -> None:
+    """Write a DOT or SVG picture for ``flag`` (a clear error when the file cannot be written)."""
     try:
         write_text_atomically(path, text)
     except OSError as exc:
@@ -105,9 +106,9 @@ def cmd_derive(args: argparse.Namespace) -> int:
             reference_date=_reference_date(args.reference_date),
         )
     if args.dot is not None:
-        _write_picture(args.dot, to_dot(result.picture()), "--dot")
+        write_picture(args.dot, to_dot(result.picture()), "--dot")
     if args.svg is not None:
-        _write_picture(args.svg, to_svg(result.picture()), "--svg")
+        write_picture(args.svg, to_svg(result.picture()), "--svg")
     if args.json:
         _print_json(result.to_dict())
         return 0

@@ -19,6 +19,8 @@ from ragspine.glossary import DEFAULT_CHANNEL, Glossary, Vocabulary
 from ragspine.graph.compare import CompareResult, compare
 from ragspine.graph.derive import DeriveResult, derive
 from ragspine.graph.hierarchy import Hierarchy
+from ragspine.graph.neighbourhood import EdgeList, Neighbourhood
+from ragspine.graph.relations import Edge, EdgeKind, Origin
 from ragspine.graph.rollup import RollUpAxis, RollUpResult, roll_up
 from ragspine.periods import PERIOD_EXAMPLES, parse_period, suggest_periods
 from ragspine.security import Principal, max_visible_level
@@ -58,6 +60,44 @@ class Graph:
         self.path: Path = workspace.path
         # The trees of the glossary they were built from, replaced whole when it changes.
         self._trees: tuple[Glossary, Hierarchy, Hierarchy] | None = None
+
+    # -- the relation graph (stored edges; see ragspine.graph.neighbourhood) ---------------
+
+    def edges(
+        self,
+        *,
+        principal: Principal,
+        kind: str | EdgeKind | None = None,
+        origin: str | Origin | None = None,
+        verified: bool | None = None,
+        node: str | None = None,
+        limit: int | None = None,
+    ) -> EdgeList:
+        """Relation edges ``principal`` may see, narrowed by kind, origin, the verified flag
+        and a node at either end (:meth:`RelationGraph.edges`)."""
+        return self._workspace.relations.edges(
+            principal=principal, kind=kind, origin=origin, verified=verified, node=node, limit=limit
+        )
+
+    def neighbours(
+        self,
+        node: str,
+        *,
+        principal: Principal,
+        depth: int = 1,
+        kind: str | EdgeKind | None = None,
+        origin: str | Origin | None = None,
+        verified: bool | None = None,
+    ) -> Neighbourhood:
+        """The nodes within ``depth`` visible edges of ``node`` (:meth:`RelationGraph.neighbours`);
+        ``.picture()`` draws it."""
+        return self._workspace.relations.neighbours(
+            node, principal=principal, depth=depth, kind=kind, origin=origin, verified=verified
+        )
+
+    def verify_edge(self, edge_id: str, *, by: Principal) -> Edge:
+        """A named person confirms a (model-derived) edge they may see."""
+        return self._workspace.relations.verify_edge(edge_id, by=by)
 
     def trees(self, glossary: Glossary) -> tuple[Hierarchy, Hierarchy]:
         """The entity and channel trees of ``glossary`` (built once per glossary)."""

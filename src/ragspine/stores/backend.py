@@ -3,6 +3,7 @@
 A location is a folder path or a URL. A folder path, or ``sqlite:///path/to/folder``, is the
 embedded backend: one folder holding ``workspace.sqlite`` (facts, chunks, libraries), the
 per-library index files under ``indexes/`` and the write locks under ``locks/``.
+The relation store shares the chunk store's connections (see :meth:`SQLiteBackend.open_relations`).
 ``postgresql://...`` is reserved for the PostgreSQL backend, which is not built yet.
 """
 
@@ -18,8 +19,10 @@ from ragspine.errors import ConfigError, quote_input
 from ragspine.locks import LOCK_DIR
 from ragspine.stores.chunks import ChunkStore
 from ragspine.stores.facts import FactStore
+from ragspine.stores.graph import RelationStore
 from ragspine.stores.sqlite.chunks import SQLiteChunkStore
 from ragspine.stores.sqlite.facts import SQLiteFactStore
+from ragspine.stores.sqlite.graph import SQLiteRelationStore
 
 DB_FILENAME = "workspace.sqlite"
 INDEX_DIRNAME = "indexes"
@@ -125,3 +128,10 @@ class SQLiteBackend:
     def open_chunks(self) -> ChunkStore:
         """The chunk store: libraries, documents, chunks (creates its tables when missing)."""
         return SQLiteChunkStore(self.db_path)
+
+    def open_relations(self, chunks: ChunkStore) -> RelationStore:
+        """The relation store, writing inside ``chunks``' transactions (creates its tables when
+        missing); ``chunks`` must be this backend's chunk store, which closes the connections."""
+        if not isinstance(chunks, SQLiteChunkStore):
+            raise TypeError("the SQLite relation store shares a SQLite chunk store's connections")
+        return SQLiteRelationStore(self.db_path, chunks.connections)

@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragspine.analysis import Analyzer
 from ragspine.errors import ConfigError, IngestError, RagSpineError, quote_input
@@ -70,6 +70,9 @@ from ragspine.stores.chunks import (
     StoredDocument,
     profile_rows,
 )
+
+if TYPE_CHECKING:
+    from ragspine.graph.upkeep import RelationUpkeep
 
 log = logging.getLogger("ragspine.narrative")
 
@@ -286,11 +289,16 @@ class Ingestor:
     worker_rows = WORKER_ROWS
 
     def __init__(
-        self, store: ChunkStore, indexes: LibraryIndexes, vectors: LibraryVectors | None = None
+        self,
+        store: ChunkStore,
+        indexes: LibraryIndexes,
+        vectors: LibraryVectors | None = None,
+        relations: RelationUpkeep | None = None,
     ) -> None:
         self._store = store
         self._indexes = indexes
         self._vectors = vectors
+        self._relations = relations  # writes each document's edges in its transaction
 
     def _library(self, library_id: str, vectors: bool | None) -> tuple[Library, bool]:
         if library_id in self._store.library_names():
@@ -511,6 +519,8 @@ class Ingestor:
         for new, keys in zip(news, inserted, strict=True):
             for key, chunk in zip(keys, new.chunks, strict=True):
                 changes.add(IndexRow(key, chunk.title, chunk.heading, chunk.text, int(chunk.level)))
+        if self._relations is not None:
+            self._relations.documents_written(news)
         self._store.bump_generation(library.library_id)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragspine.errors import QueryError, quote_input
 from ragspine.locks import write_lock
@@ -35,6 +35,9 @@ from ragspine.narrative.ingest.loaders import iter_document_files
 from ragspine.security import Sensitivity
 from ragspine.stores.chunks import ChunkStore, Library, check_library_name
 
+if TYPE_CHECKING:
+    from ragspine.graph.upkeep import RelationUpkeep
+
 
 class LibraryWriter:
     """Writes libraries, documents and their indexes; holds each library's write lock
@@ -46,12 +49,14 @@ class LibraryWriter:
         indexes: LibraryIndexes,
         vectors: LibraryVectors,
         lock_dir: Path,
+        relations: RelationUpkeep | None = None,
     ) -> None:
         self._store = store
         self._indexes = indexes
         self._vectors = vectors
         self._lock_dir = lock_dir
-        self._ingestor = Ingestor(store, indexes, vectors)
+        self._relations = relations  # the relation graph's edges of documents go with them
+        self._ingestor = Ingestor(store, indexes, vectors, relations)
 
     @contextmanager
     def writing(self, library_id: str) -> Iterator[None]:
@@ -102,7 +107,10 @@ class LibraryWriter:
         """Delete a library with its documents, chunks and indexes; returns how many documents
         it held."""
         with self.writing(name):
-            documents = self._store.delete_library(name)
+            with self._store.transaction():
+                documents = self._store.delete_library(name)
+                if self._relations is not None:
+                    self._relations.library_deleted(name)
             self._indexes.drop(name)
             self._vectors.drop(name)
             return documents
@@ -127,6 +135,8 @@ class LibraryWriter:
                 for doc_id in dict.fromkeys(doc_ids):
                     removed += store.delete_document(library, doc_id)
                     store.bump_generation(library)
+                if self._relations is not None:
+                    self._relations.documents_deleted(library, list(dict.fromkeys(doc_ids)))
             generation = store.generation(library)
             self._indexes.apply(library, removed, (), since=since, generation=generation)
             if stored.vectors:

@@ -165,11 +165,21 @@ class SQLiteChunkStore:
         """Close every thread's database connection."""
         self._connections.close()
 
+    @property
+    def connections(self) -> ThreadConnections:
+        """The per-thread connections, for a store that writes inside this one's transactions
+        (the relation store)."""
+        return self._connections
+
     @contextmanager
     def transaction(self) -> Iterator[None]:
         """One atomic write on the calling thread's connection: everything this thread writes
-        inside commits together or not at all."""
+        inside commits together or not at all (inside a transaction already open on it, this
+        joins that one)."""
         db = self._db
+        if db.in_transaction:
+            yield
+            return
         db.execute("BEGIN IMMEDIATE")
         try:
             yield

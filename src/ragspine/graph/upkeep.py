@@ -1,0 +1,173 @@
+"""Keeping the relation store in step with what the workspace holds.
+
+:class:`RelationUpkeep` is called by the library writer inside its transactions: the edges of a
+document written are extracted (:class:`~ragspine.graph.extract.GlossaryExtractor`) and replace
+those of its previous version; deleting documents or a library deletes the edges derived from
+them, whatever their origin. Restricted chunks give no edges. The glossary's own edges (the
+entity and channel hierarchy, and derivations once the caller supplies them) are replaced when
+the glossary changed. :meth:`RelationUpkeep.extract_library` runs an extractor (e.g. a model) over
+the chunks of a library its caller may see.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+
+from ragspine.glossary import Glossary
+from ragspine.graph.extract import (
+    ChunkText,
+    GlossaryExtractor,
+    RelationExtractor,
+    edges_from,
+    extract_edges,
+)
+from ragspine.graph.relations import NewEdge, Origin, glossary_edges, glossary_fingerprint
+from ragspine.security import Principal, Sensitivity
+from ragspine.stores.chunks import ChunkStore, NewDocument
+from ragspine.stores.graph import RelationStore
+
+Derivations = Callable[[Glossary], Mapping[str, Iterable[str]]]
+"""Metric code -> the metric codes its derivation reads (supplied by the derivation parser)."""
+BATCH = 500
+
+
+def declared_derivations(glossary: Glossary) -> dict[str, list[str]]:
+    """Metric code -> the metric codes its glossary ``derivation`` names, for every metric
+    that has one."""
+    return {
+        term.code: list(term.derivation.metrics())
+        for term in glossary.terms()
+        if term.derivation is not None
+    }
+
+
+class RelationUpkeep:
+    """Writes the edges derived from documents and from the glossary."""
+
+    def __init__(
+        self,
+        store: RelationStore,
+        glossary: Callable[[], Glossary],
+        *,
+        derivations: Derivations | None = None,
+    ) -> None:
+        self.store = store
+        self._glossary = glossary
+        self._derivations = derivations
+        self._extractor: tuple[Glossary, GlossaryExtractor] | None = None  # per glossary
+        self._declared: tuple[Glossary, list[NewEdge], str] | None = None  # per glossary
+
+    def _extractor_for(self, glossary: Glossary) -> GlossaryExtractor:
+        made = self._extractor
+        if made is None or made[0] is not glossary:
+            made = self._extractor = (glossary, GlossaryExtractor(glossary))
+        return made[1]
+
+    def declared_edges(self, glossary: Glossary) -> list[NewEdge]:
+        """The edges ``glossary`` declares: hierarchies and metric derivations (those of its
+        ``derivation`` keys unless the caller supplied others)."""
+        derive = self._derivations if self._derivations is not None else declared_derivations
+        return glossary_edges(glossary, derivations=derive(glossary))
+
+    def sync_glossary(self) -> bool:
+        """Store the current glossary's edges when they changed; returns whether they did."""
+        edges, fingerprint = self.declared(self._glossary())
+        return self.store.replace_glossary_edges(edges, fingerprint)
+
+    def declared(self, glossary: Glossary) -> tuple[list[NewEdge], str]:
+        """:meth:`declared_edges` of ``glossary`` and their fingerprint, made once per
+        glossary (readers compare the fingerprint with the stored one)."""
+        made = self._declared
+        if made is None or made[0] is not glossary:
+            edges = self.declared_edges(glossary)
+            made = (glossary, edges, glossary_fingerprint(edges))
+            self._declared = made  # one assignment of a finished value (threads)
+        return made[1], made[2]
+
+    def documents_written(self, documents: Sequence[NewDocument]) -> None:
+        """Replace the edges of these documents with those of the versions being written
+        (call inside the transaction that writes their chunks)."""
+        if not documents:
+            return
+        with self.store.transaction():
+            self.sync_glossary()
+            extractor = self._extractor_for(self._glossary())
+            for new in documents:
+                stored = new.document
+                self.store.delete_documents(stored.library_id, [stored.doc_id])
+                run_id = f"ingest:{stored.fingerprint[:16]}"
+                edges: list[NewEdge] = []
+                for row in new.chunks:
+                    if row.level >= Sensitivity.RESTRICTED:
+                        continue
+                    chunk = ChunkText(
+                        stored.library_id, stored.doc_id, row.chunk_id, row.text,
+                        row.locator, row.level,
+                    )  # fmt: skip
+                    found = extractor.extract(chunk)
+                    edges += edges_from(chunk, found, origin=extractor.origin, run_id=run_id)
+                self.store.add_edges(edges)
+
+    def documents_deleted(self, library_id: str, doc_ids: Sequence[str]) -> None:
+        """Delete the edges derived from these documents (inside their deleting transaction)."""
+        self.store.delete_documents(library_id, doc_ids)
+
+    def library_deleted(self, library_id: str) -> None:
+        """Delete the edges derived from the library's documents."""
+        self.store.delete_library(library_id)
+
+    def rebuild_library(self, chunks: ChunkStore, library_id: str) -> int:
+        """Replace the library's deterministic edges with those its stored chunks give under
+        the current glossary, in one transaction (model-derived edges stay); for documents
+        ingested before the relation graph existed or before terms were added. The caller
+        holds the library's write lock. Returns how many edges were stored."""
+        everyone_but_restricted = Principal(Sensitivity.CONFIDENTIAL)  # edges keep their level
+        with self.store.transaction():
+            self.sync_glossary()
+            self.store.delete_library(library_id, origin=Origin.DETERMINISTIC)
+            return self.extract_library(
+                chunks,
+                library_id,
+                self._extractor_for(self._glossary()),
+                principal=everyone_but_restricted,
+                run_id="rebuild",
+            )
+
+    def extract_library(
+        self,
+        chunks: ChunkStore,
+        library_id: str,
+        extractor: RelationExtractor,
+        *,
+        principal: Principal,
+        run_id: str,
+    ) -> int:
+        """Run ``extractor`` over the library's chunks ``principal`` may see and store the
+        edges, a batch per transaction (a stopped run is finished by running it again: an edge
+        found twice is stored once); the caller holds the library's write lock. Returns how
+        many edges were new."""
+        added = 0
+        batch: list[NewEdge] = []
+        for edge in extract_edges(
+            library_chunks(chunks, library_id), extractor, principal=principal, run_id=run_id
+        ):
+            batch.append(edge)
+            if len(batch) >= BATCH:
+                added += self.store.add_edges(batch)
+                batch.clear()
+        return added + self.store.add_edges(batch)
+
+
+def library_chunks(chunks: ChunkStore, library_id: str) -> Iterator[ChunkText]:
+    """Every chunk of a library, in key order, as an extractor reads it."""
+    keys = [row.key for row in chunks.index_rows(library_id)]
+    for start in range(0, len(keys), BATCH):
+        found = chunks.chunks_by_key(keys[start : start + BATCH])
+        for key in keys[start : start + BATCH]:
+            chunk = found.get(key)
+            if chunk is None:
+                continue
+            yield ChunkText(
+                chunk.library_id, chunk.doc_id, chunk.chunk_id, chunk.text,
+                chunk.source_locator, chunk.sensitivity,
+            )  # fmt: skip
