@@ -398,7 +398,9 @@ def match_key(text: str) -> str:
     """
     folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
     if not folded.isascii():
-        folded = "".join(ch for ch in folded if not _dropped_for_matching(ch))
+        dropped = {ch for ch in set(folded) if not ch.isprintable() and _dropped_for_matching(ch)}
+        if dropped:  # looked up once per distinct character, not once per character
+            folded = "".join(ch for ch in folded if ch not in dropped)
     elif not folded.isprintable():
         folded = "".join(ch for ch in folded if ch.isprintable() or ch.isspace())
     return " ".join(folded.split())

@@ -120,6 +120,10 @@ class GlossaryExtractor:
 
     def extract(self, chunk: ChunkText) -> list[ExtractedRelation]:
         """``mentions`` edges per term named, then ``co_occurs`` edges per sentence and pair."""
+        if not self._glossary.find_terms(chunk.text):
+            # A term found in a sentence is found in the whole text (a sentence is a span of it
+            # with its white space collapsed): no term at all, no sentences to look at.
+            return []
         by_sentence = self._sentence_terms(chunk.text)
         counts = Counter(term for terms in by_sentence for term in terms)
         relations = [
