@@ -1,4 +1,5 @@
-"""MaxScore pruning: the same top-k, with identical scores, as scoring every matching row."""
+"""The top-k floor: cutting at a score the k-th best row reaches gives the results of ranking
+every matching row, to the last bit and with ties at the cut-off resolved the same way."""
 
 from __future__ import annotations
 
@@ -25,29 +26,29 @@ def _zipf_texts(count: int, seed: int) -> list[str]:
 
 
 def _compare(index: LexicalIndex, queries: list[str], monkeypatch: pytest.MonkeyPatch) -> int:
-    """Search every query with pruning forced on and with it off; return how many searches
-    took the pruned path."""
-    pruned_calls = 0
-    real = engine._top_candidates
+    """Search every query with the floor and with every match ranked; return how many
+    searches used a floor above zero."""
+    floors = 0
+    real = engine._floor
 
     def counting(*args, **kwargs):  # type: ignore[no-untyped-def]
-        nonlocal pruned_calls
+        nonlocal floors
         found = real(*args, **kwargs)
-        pruned_calls += found is not None
+        floors += found > 0
         return found
 
+    monkeypatch.setattr(engine, "FLOOR_SAMPLE", 64)  # small samples: floors well below the cut
     for top_k in (1, 10, 37):
         for level in (0, 1):
-            monkeypatch.setattr(engine, "PRUNE_FROM_POSTINGS", 0)
-            monkeypatch.setattr(engine, "_top_candidates", counting)
-            pruned = [index.search(q, top_k, max_level=level) for q in queries]
-            monkeypatch.setattr(engine, "PRUNE_FROM_POSTINGS", 10**12)
-            dense = [index.search(q, top_k, max_level=level) for q in queries]
-            assert pruned == dense  # same keys, same order, scores equal to the last bit
-    return pruned_calls
+            monkeypatch.setattr(engine, "_floor", counting)
+            cut = [index.search(q, top_k, max_level=level) for q in queries]
+            monkeypatch.setattr(engine, "_floor", lambda *args: 0.0)
+            ranked = [index.search(q, top_k, max_level=level) for q in queries]
+            assert cut == ranked  # same keys, same order, scores equal to the last bit
+    return floors
 
 
-def test_pruning_gives_the_dense_results_on_a_zipfian_corpus(
+def test_the_floor_gives_the_ranked_results_on_a_zipfian_corpus(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     texts = _zipf_texts(4000, seed=7)
@@ -59,11 +60,11 @@ def test_pruning_gives_the_dense_results_on_a_zipfian_corpus(
     index.remove(list(range(0, 4000, 17)))
     rng = np.random.default_rng(3)
     queries = [" ".join(rng.choice([f"w{i}" for i in range(400)], size=6)) for _ in range(60)]
-    queries += ["w0 w1 w2 w3", "w2999 w0", "w5 w5 w5 w1200", "w0"]
-    assert _compare(index, queries, monkeypatch) > 100, "the pruned path must be exercised"
+    queries += ["w0 w1 w2 w3", "w2999 w0", "w5 w5 w5 w1200", "w0", "w0 w1"]
+    assert _compare(index, queries, monkeypatch) > 100, "the floor must be exercised"
 
 
-def test_pruning_gives_the_dense_results_on_scifact(
+def test_the_floor_gives_the_ranked_results_on_scifact(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     corpus = shared_data("scifact", "corpus.jsonl")
@@ -78,17 +79,15 @@ def test_pruning_gives_the_dense_results_on_scifact(
     assert _compare(index, queries, monkeypatch) > 100
 
 
-def test_a_pruning_bound_that_is_too_tight_is_caught(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Reverse proof: pruning that ignores what the remaining terms can add changes results,
-    and the comparison above would see it."""
+def test_a_floor_above_the_cut_is_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reverse proof: a floor the k-th best row does not reach changes results, and the
+    comparison above would see it."""
     texts = _zipf_texts(3000, seed=11)
     index = LexicalIndex.open(tmp_path)
     index.add(list(range(len(texts))), texts, [0] * len(texts))
     rng = np.random.default_rng(5)
     queries = [" ".join(rng.choice([f"w{i}" for i in range(300)], size=5)) for _ in range(40)]
-    real_bound = engine._most_added
-    monkeypatch.setattr(engine, "_most_added", lambda weights: real_bound(weights) * 0.1)
+    real = engine._at_least
+    monkeypatch.setattr(engine, "_at_least", lambda scores, floor: real(scores, floor * 1.3))
     with pytest.raises(AssertionError):
         _compare(index, queries, monkeypatch)

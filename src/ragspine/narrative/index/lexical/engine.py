@@ -16,9 +16,8 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 from collections import Counter
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -396,20 +395,14 @@ class LexicalIndex:
             postings.append(_Postings(rows, tf, weight))
         if not postings:
             return []
-        pruned = None if allowed is not None else _top_candidates(postings, view.norms, top_k)
-        if pruned is not None:
-            if stats is not None:
-                stats["filtered"] = 0
-            cand_scores = _scores_at(postings, pruned, view.norms)
-            cand_keys = view.keys[pruned]
-            best = bm25.top_k(cand_scores, cand_keys, top_k)
-            return list(zip(cand_keys[best].tolist(), cand_scores[best].tolist(), strict=True))
         scores = np.zeros(len(view.keys), dtype=np.float64)
         for p in postings:
             scores[p.rows] += bm25.term_scores(p.tf, view.norms[p.rows], p.weight)
-        # Few matches: sorting them beats scanning every row for non-zero scores.
-        if sum(len(p.rows) for p in postings) * 8 < len(scores):
+        total = sum(len(p.rows) for p in postings)
+        if total * 8 < len(scores):  # few matches: sorting them beats scanning every row
             candidates = np.unique(np.concatenate([p.rows for p in postings])).astype(np.int64)
+        elif allowed is None and top_k * 8 < total:
+            candidates = _at_least(scores, _floor(postings, scores, top_k))
         else:
             candidates = np.flatnonzero(scores)
         matched = len(candidates)
@@ -467,72 +460,41 @@ class LexicalIndex:
 
 @dataclass(frozen=True, slots=True)
 class _Postings:
-    """One query term's matching rows (ascending), their term frequencies and its weight
-    (query count times idf): no document gets more than ``weight`` from the term."""
+    """One query term's matching rows (ascending), their term frequencies and its weight."""
 
     rows: npt.NDArray[np.integer]
     tf: npt.NDArray[np.int32]
     weight: float
 
 
-PRUNE_FROM_POSTINGS = 50_000
-"""Queries matching fewer postings are scored densely: pruning would not pay for itself."""
-_BOUND_MARGIN = 1e-9  # relative slack for rounding in sums of term contributions
+FLOOR_SAMPLE = 4096
+"""Matching rows whose scores set the floor of a top-k cut (see :func:`_floor`)."""
 
 
-def _top_candidates(
-    postings: Sequence[_Postings], norms: npt.NDArray[np.float64], top_k: int
-) -> npt.NDArray[np.int64] | None:
-    """Rows that may be among the best ``top_k`` (a superset of them, with every row tied at
-    the cut-off), or ``None`` when pruning does not apply and every match must be scored.
-
-    MaxScore's rule, in bulk: terms are taken by decreasing weight; once the best ``top_k``
-    partial scores all exceed what the terms not taken yet could add together, a row matching
-    none of the taken terms can never reach the top, and a row whose partial score plus that
-    remainder stays below the ``top_k``-th partial score cannot either. The rare terms of a
-    query decide which rows count; its common terms are then read only at those rows.
-    """
-    total = sum(len(p.rows) for p in postings)
-    if len(postings) < 2 or total < PRUNE_FROM_POSTINGS or top_k <= 0:
-        return None
-    order = sorted(range(len(postings)), key=lambda i: (-postings[i].weight, i))
-    partial = np.zeros(len(norms), dtype=np.float64)
-    taken: list[npt.NDArray[np.integer]] = []
-    size = 0
-    for done, i in enumerate(order[:-1], 1):
-        p = postings[i]
-        partial[p.rows] += bm25.term_scores(p.tf, norms[p.rows], p.weight)
-        taken.append(p.rows)
+def _floor(postings: Sequence[_Postings], scores: npt.NDArray[np.float64], top_k: int) -> float:
+    """A score the ``top_k``-th best row reaches at least: the ``top_k``-th best among some
+    distinct matching rows (those of the rarest terms, about :data:`FLOOR_SAMPLE` of them).
+    Any set of rows gives such a floor; rare terms' rows score high, so it is close."""
+    parts, size = [], 0
+    for p in sorted(postings, key=lambda p: len(p.rows)):
+        parts.append(p.rows)
         size += len(p.rows)
-        if size * 2 > total:
-            return None  # most postings are read already: scoring all of them costs no more
-        rows = np.unique(np.concatenate(taken)) if len(taken) > 1 else p.rows.astype(np.int64)
-        if len(rows) < top_k:
-            continue
-        rest = _most_added(postings[j].weight for j in order[done:])
-        scores = partial[rows]
-        threshold = np.partition(scores, len(scores) - top_k)[len(scores) - top_k]
-        if rest < threshold * (1 - _BOUND_MARGIN):
-            return rows[scores + rest >= threshold * (1 - _BOUND_MARGIN)].astype(np.int64)
-    return None
+        if size >= FLOOR_SAMPLE:
+            break
+    rows = np.unique(np.concatenate(parts))
+    if len(rows) < top_k:
+        return 0.0
+    sample = scores[rows]
+    return float(np.partition(sample, len(sample) - top_k)[len(sample) - top_k])
 
 
-def _most_added(weights: Iterable[float]) -> float:
-    """The most that terms of these weights can add to any row's score (rounding allowed)."""
-    return math.fsum(weights) * (1 + _BOUND_MARGIN)
-
-
-def _scores_at(
-    postings: Sequence[_Postings], rows: npt.NDArray[np.int64], norms: npt.NDArray[np.float64]
-) -> npt.NDArray[np.float64]:
-    """Full BM25 scores of ``rows``, each term added in the same order and with the same
-    arithmetic as the dense path, so the scores are identical to the last bit."""
-    scores = np.zeros(len(rows), dtype=np.float64)
-    for p in postings:
-        pos = np.minimum(np.searchsorted(p.rows, rows), len(p.rows) - 1)
-        hit = p.rows[pos] == rows
-        scores[hit] += bm25.term_scores(p.tf[pos[hit]], norms[rows[hit]], p.weight)
-    return scores
+def _at_least(scores: npt.NDArray[np.float64], floor: float) -> npt.NDArray[np.int64]:
+    """Rows scoring at least ``floor`` (every matching row when the floor is 0): a superset of
+    the best rows, ties at the cut-off included, found by one scan instead of a partition of
+    every match."""
+    if floor <= 0.0:
+        return np.flatnonzero(scores)
+    return np.flatnonzero(scores >= floor)
 
 
 def _make_view(segments: Sequence[Segment], k1: float, b: float) -> _View:
