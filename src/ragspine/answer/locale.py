@@ -128,16 +128,14 @@ _IT: dict[str, str] = {
         "Entità: {entity} (la domanda non ne nomina una; l'entità indicata con la domanda)."
     ),
     "assume_entity_default": (
-        "Entità: {entity} (la domanda non ne nomina una; l'entità predefinita dell'area di "
-        "lavoro)."
+        "Entità: {entity} (la domanda non ne nomina una; l'entità predefinita dell'area di lavoro)."
     ),
     "assume_period_latest": (
         "Periodo: {period} (la domanda non ne nomina uno; l'ultimo periodo con un fatto "
         "memorizzato per {metric} di {entity})."
     ),
     "needs_metric": (
-        "Quale metrica? La domanda non ne nomina una nota al glossario. Metriche note: "
-        "{examples}."
+        "Quale metrica? La domanda non ne nomina una nota al glossario. Metriche note: {examples}."
     ),
     "needs_entity": (
         "Quale entità? La domanda non ne nomina una e non c'è un'entità predefinita (--entity, "
