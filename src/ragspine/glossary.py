@@ -44,6 +44,7 @@ Without a ``[cues]`` section the built-in :data:`DEFAULT_CUES` (English and Ital
 
 from __future__ import annotations
 
+import bisect
 import re
 import tomllib
 from collections.abc import Iterable, Mapping
@@ -214,7 +215,7 @@ class Glossary:
     cues: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """Explanation cue words per language as declared (see :attr:`explanation_cues`)."""
     answers: AnswerSettings = field(default_factory=lambda: AnswerSettings())
-    _pattern: tuple[re.Pattern[str], dict[str, tuple[TermType, str]]] | None = field(
+    _index: tuple[dict[str, tuple[TermType, str]], int] | None = field(
         default=None, init=False, repr=False, compare=False
     )
 
@@ -333,14 +334,53 @@ class Glossary:
         )
 
     def find_terms(self, text: str) -> list[TermHit]:
-        """Every glossary term in ``text``, longest match first, on word boundaries."""
-        pattern, owners = _term_pattern(self)
+        """Every glossary term in ``text``, longest match first, on word boundaries.
+
+        Scans like a regular expression of every spelling, longest first, between ``(?<!\\w)``
+        and ``(?!\\w)``: from left to right, at each position where a word may start, the
+        longest spelling ending where a word may end wins, and the scan goes on after it. Only
+        those start and end positions are tried (a few dictionary lookups per word), so the
+        cost does not grow with the size of the glossary.
+        """
+        owners, longest = _term_index(self)
+        key = match_key(text)
+        starts = [m.start() for m in _WORD_START.finditer(key)]
+        ends = [m.start() for m in _WORD_END.finditer(key)]
         hits = []
-        for match in pattern.finditer(match_key(text)):
-            key = " ".join(match.group(0).split())
-            term_type, code = owners[key]
-            hits.append(TermHit(term_type, code, match.start(), match.end()))
+        reached = 0
+        for start in starts:
+            if start < reached:
+                continue
+            first = bisect.bisect_right(ends, start)
+            last = bisect.bisect_right(ends, start + longest)
+            for end in reversed(ends[first:last]):
+                owner = owners.get(key[start:end])
+                if owner is not None:
+                    hits.append(TermHit(owner[0], owner[1], start, end))
+                    reached = end
+                    break
         return hits
+
+
+_WORD_START = re.compile(r"(?<!\w)")
+_WORD_END = re.compile(r"(?!\w)")
+
+
+def _term_index(glossary: Glossary) -> tuple[dict[str, tuple[TermType, str]], int]:
+    """Every spelling's matching form -> (type, code), and the longest spelling's length,
+    built once per glossary (a metric's spelling wins over an entity's, an entity's over a
+    channel's)."""
+    cached = glossary._index
+    if cached is None:
+        owners: dict[str, tuple[TermType, str]] = {}
+        for vocab in (glossary.metrics, glossary.entities, glossary.channels):
+            for key, code in vocab.index.items():
+                owners.setdefault(key, (vocab.type, code))
+        cached = (owners, max(map(len, owners), default=0))
+        # One assignment of a finished value: threads sharing the glossary see none or all of
+        # it (two may build it at once, and build the same).
+        object.__setattr__(glossary, "_index", cached)
+    return cached
 
 
 def _check_cues(cues: Mapping[str, Iterable[str]]) -> Mapping[str, tuple[str, ...]]:
@@ -397,24 +437,6 @@ def _parse_answers(section: Any, source: str) -> AnswerSettings:
 
 def _is_default_channel(term: Term) -> bool:
     return term.type is TermType.CHANNEL and term.code == DEFAULT_CHANNEL
-
-
-def _term_pattern(glossary: Glossary) -> tuple[re.Pattern[str], dict[str, tuple[TermType, str]]]:
-    """One regular expression over every spelling, built once per glossary."""
-    cached = glossary._pattern
-    if cached is None:
-        owners: dict[str, tuple[TermType, str]] = {}
-        for vocab in (glossary.metrics, glossary.entities, glossary.channels):
-            for key, code in vocab.index.items():
-                owners.setdefault(key, (vocab.type, code))
-        spellings = sorted(owners, key=lambda s: (-len(s), s))
-        alternation = "|".join(r"\s+".join(map(re.escape, s.split())) for s in spellings)
-        pattern = re.compile(rf"(?<!\w)(?:{alternation})(?!\w)") if spellings else re.compile("$^")
-        cached = (pattern, owners)
-        # One assignment of a finished value: threads sharing the glossary see none or all of
-        # it (two may build it at once, and build the same).
-        object.__setattr__(glossary, "_pattern", cached)
-    return cached
 
 
 def _str_list(value: Any, where: str) -> tuple[str, ...]:

@@ -102,7 +102,10 @@ def test_slots_periods_and_operations(glossary: Glossary) -> None:
 
 
 def test_full_width_and_case_do_not_matter(glossary: Glossary) -> None:
-    reading = read_question("ＲＥＶＥＮＵＥ of acme in ＦＹ２０２４", glossary)
+    full_width = "".join(chr(ord(c) + 0xFEE0) if c.isalnum() else c for c in "REVENUE")
+    reading = read_question(
+        f"{full_width} of acme in \uff26\uff39\uff12\uff10\uff12\uff14", glossary
+    )
     assert reading.metrics == ("revenue",) and reading.periods == ("FY2024",)
 
 

@@ -120,10 +120,21 @@ def _cue_pattern(cues: tuple[str, ...]) -> re.Pattern[str] | None:
     return re.compile(rf"(?<!\w)(?:{alternation})(?!\w)")
 
 
-def _cue_keys(glossary: Glossary) -> tuple[str, ...]:
-    return tuple(
-        match_key(cue) for words in glossary.explanation_cues.values() for cue in words if cue
-    )
+_last_cues: tuple[object, re.Pattern[str] | None] | None = None
+
+
+def _cues_of(glossary: Glossary) -> re.Pattern[str] | None:
+    """The cue pattern of ``glossary``'s cue lists (the last one is remembered: one
+    workspace asks with the same lists each time)."""
+    global _last_cues
+    cues = glossary.explanation_cues
+    last = _last_cues
+    if last is not None and last[0] is cues:
+        return last[1]
+    keys = tuple(match_key(cue) for words in cues.values() for cue in words if cue)
+    pattern = _cue_pattern(keys)
+    _last_cues = (cues, pattern)  # one assignment of a finished pair: safe between threads
+    return pattern
 
 
 def _unique(items: list[str]) -> tuple[str, ...]:
@@ -158,7 +169,7 @@ def read_question(
         periods.append(label)
         rest = rest[: match.start()] + " " * (match.end() - match.start()) + rest[match.end() :]
 
-    pattern = _cue_pattern(_cue_keys(glossary))
+    pattern = _cues_of(glossary)
     cues = [] if pattern is None else [" ".join(m.group(0).split()) for m in pattern.finditer(rest)]
 
     operation, word = Operation.LOOKUP, ""
