@@ -108,6 +108,15 @@ CASES = {
         data=("scifact",),
         modules=ONNX_EXTRA,
     ),
+    "bench_ask": SmokeCase(
+        args=("--facts", "2000", "--entities", "200", "--queries", "50"),
+        labels=(
+            "ask and query_metric agree",
+            "ask, structured route: p50",
+            "query_metric (baseline, same run)",
+            "goal ask p50",
+        ),
+    ),
     "bench_graph": SmokeCase(
         args=("--facts", "2000", "--entities", "200", "--queries", "3"),
         labels=(

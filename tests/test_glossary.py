@@ -5,9 +5,12 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from ragspine.analysis import match_key
 from ragspine.errors import GlossaryError
-from ragspine.glossary import TermType, load_glossary, parse_glossary, render_glossary
+from ragspine.glossary import Glossary, TermType, load_glossary, parse_glossary, render_glossary
 from ragspine.workspace import example_glossary_text
 
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -218,3 +221,74 @@ def test_render_glossary_keeps_derivations_and_odd_characters() -> None:
     assert again == glossary
     derivation = again.metrics.terms["c"].derivation
     assert derivation is not None and derivation.text == "(a +\n b) / 2"
+
+
+def _find_terms_by_regex(glossary: Glossary, text: str) -> list[tuple[str, str, int, int]]:
+    """The reference: one regular expression of every spelling, longest first, on word
+    boundaries (how ``find_terms`` worked before its index)."""
+    owners: dict[str, tuple[TermType, str]] = {}
+    for vocab in (glossary.metrics, glossary.entities, glossary.channels):
+        for key, code in vocab.index.items():
+            owners.setdefault(key, (vocab.type, code))
+    spellings = sorted(owners, key=lambda s: (-len(s), s))
+    alternation = "|".join(r"\s+".join(map(re.escape, s.split())) for s in spellings)
+    pattern = re.compile(rf"(?<!\w)(?:{alternation})(?!\w)")
+    hits = []
+    for match in pattern.finditer(match_key(text)):
+        term_type, code = owners[" ".join(match.group(0).split())]
+        hits.append((term_type.value, code, match.start(), match.end()))
+    return hits
+
+
+TRICKY = """
+[metrics.revenue]
+label = "Revenue"
+aliases = ["net sales", "sales", "e-commerce sales", "inc.", "(1) revenue", "sales growth"]
+[metrics.cost]
+label = "Cost"
+aliases = ["c", "costs of sales"]
+[entities.acme]
+label = "ACME"
+aliases = ["ACME CN", "cn", "acme's", "Café"]
+[channels.web]
+label = "Web"
+aliases = ["e-commerce", "web sales"]
+"""
+
+
+@settings(max_examples=300)
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "net",
+                "sales",
+                "e-commerce",
+                "inc.",
+                "(1)",
+                "revenue",
+                "acme",
+                "cn",
+                "'s",
+                "c",
+                "concern",
+                "café",
+                "growth",
+                "of",
+                "costs",
+                "web",
+                ",",
+                ".",
+                " ",
+                "-",
+                "_",
+                "x",
+            ]
+        ),
+        max_size=14,
+    ).map(lambda words: " ".join(words))
+)
+def test_find_terms_agrees_with_one_regular_expression(text: str) -> None:
+    glossary = parse_glossary(tomllib.loads(TRICKY))
+    found = [(h.type.value, h.code, h.start, h.end) for h in glossary.find_terms(text)]
+    assert found == _find_terms_by_regex(glossary, text)

@@ -30,10 +30,21 @@ A glossary file looks like::
     [channels.online]
     label = "Online"
     aliases = ["e-commerce"]
+
+    [cues]                        # explanation cue words per language (route selection of ask)
+    en = ["why", "explain", "driver"]
+    it = ["perché", "motivo", "causa"]
+
+    [answers]                     # workspace defaults of ``ask``
+    locale = "it"                 # fixed texts and number format: en or it
+    default_entity = "acme"       # the entity a question that names none is about
+
+Without a ``[cues]`` section the built-in :data:`DEFAULT_CUES` (English and Italian) apply.
 """
 
 from __future__ import annotations
 
+import bisect
 import re
 import tomllib
 from collections.abc import Iterable, Mapping
@@ -49,6 +60,48 @@ from ragspine.graph.hierarchy import find_cycle
 from ragspine.text import closest, display_text
 
 DEFAULT_CHANNEL = "total"
+
+ANSWER_LOCALES = ("en", "it")
+"""The locales ``ask`` has fixed texts for (the table is in :mod:`ragspine.answer.locale`)."""
+
+DEFAULT_CUES: Mapping[str, tuple[str, ...]] = {
+    "en": (
+        "why",
+        "explain",
+        "explains",
+        "explained",
+        "driver",
+        "drivers",
+        "drove",
+        "driven",
+        "cause",
+        "causes",
+        "caused",
+        "reason",
+        "reasons",
+        "because",
+        "due to",
+        "what happened",
+    ),
+    "it": (
+        "perché",
+        "perche",
+        "motivo",
+        "motivi",
+        "causa",
+        "cause",
+        "ragione",
+        "ragioni",
+        "spiega",
+        "spiegare",
+        "dovuto",
+        "dovuta",
+        "come mai",
+    ),
+}
+"""Explanation cue words per language, used when no glossary file has a ``[cues]`` section."""
+
+_LANGUAGE = re.compile(r"^[a-z]{2,3}$")
 
 
 class MetricKind(StrEnum):
@@ -142,6 +195,16 @@ class TermHit:
 
 
 @dataclass(frozen=True, slots=True)
+class AnswerSettings:
+    """The ``[answers]`` section: a workspace's defaults for ``ask``."""
+
+    locale: str | None = None
+    """``en`` or ``it``; ``None`` means English unless a call says otherwise."""
+    default_entity: str | None = None
+    """A spelling of the entity a question that names none is about (checked at load)."""
+
+
+@dataclass(frozen=True, slots=True)
 class Glossary:
     """Metrics, entities, channels and the fiscal calendar."""
 
@@ -149,7 +212,10 @@ class Glossary:
     entities: Vocabulary
     channels: Vocabulary
     fiscal_year_start_month: int = 1
-    _pattern: tuple[re.Pattern[str], dict[str, tuple[TermType, str]]] | None = field(
+    cues: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Explanation cue words per language as declared (see :attr:`explanation_cues`)."""
+    answers: AnswerSettings = field(default_factory=lambda: AnswerSettings())
+    _index: tuple[dict[str, tuple[TermType, str]], int] | None = field(
         default=None, init=False, repr=False, compare=False
     )
 
@@ -160,6 +226,8 @@ class Glossary:
         *,
         fiscal_year_start_month: int = 1,
         check_references: bool = True,
+        cues: Mapping[str, Iterable[str]] | None = None,
+        answers: AnswerSettings | None = None,
     ) -> Glossary:
         """Build a glossary; the ``total`` channel is always present.
 
@@ -182,6 +250,8 @@ class Glossary:
             _build_vocabulary(TermType.ENTITY, by_type[TermType.ENTITY]),
             _build_vocabulary(TermType.CHANNEL, by_type[TermType.CHANNEL]),
             fiscal_year_start_month,
+            _check_cues(cues or {}),
+            answers or AnswerSettings(),
         )
         if check_references:
             glossary.check_references()
@@ -224,6 +294,20 @@ class Glossary:
                 f"metric derivations form a cycle: {' -> '.join(cycle)}; "
                 "remove or change one of these derivations"
             )
+        entity = self.answers.default_entity
+        if entity is not None and self.entities.resolve(entity) is None:
+            suggestions = self.entities.suggest(entity)
+            hint = f" (close to it: {', '.join(suggestions)})" if suggestions else ""
+            raise GlossaryError(
+                f"answers.default_entity {quote_input(entity)} is not a glossary entity{hint}: "
+                "define it under [entities] or change the setting"
+            )
+
+    @property
+    def explanation_cues(self) -> Mapping[str, tuple[str, ...]]:
+        """Explanation cue words per language: the declared ``[cues]``, else
+        :data:`DEFAULT_CUES`."""
+        return self.cues or DEFAULT_CUES
 
     def terms(self) -> list[Term]:
         return [
@@ -234,43 +318,125 @@ class Glossary:
 
     def merged(self, other: Glossary, *, check_references: bool = True) -> Glossary:
         """This glossary plus ``other``'s terms; a code or alias defined in both is an error."""
+        cues = {language: list(words) for language, words in self.cues.items()}
+        for language, words in other.cues.items():
+            cues.setdefault(language, []).extend(words)
+        answers = AnswerSettings(
+            self.answers.locale or other.answers.locale,
+            self.answers.default_entity or other.answers.default_entity,
+        )
         return Glossary.from_terms(
             [*self.terms(), *(t for t in other.terms() if not _is_default_channel(t))],
             fiscal_year_start_month=self.fiscal_year_start_month,
             check_references=check_references,
+            cues=cues,
+            answers=answers,
         )
 
     def find_terms(self, text: str) -> list[TermHit]:
-        """Every glossary term in ``text``, longest match first, on word boundaries."""
-        pattern, owners = _term_pattern(self)
+        """Every glossary term in ``text``, longest match first, on word boundaries.
+
+        Scans like a regular expression of every spelling, longest first, between ``(?<!\\w)``
+        and ``(?!\\w)``: from left to right, at each position where a word may start, the
+        longest spelling ending where a word may end wins, and the scan goes on after it. Only
+        those start and end positions are tried (a few dictionary lookups per word), so the
+        cost does not grow with the size of the glossary.
+        """
+        owners, longest = _term_index(self)
+        key = match_key(text)
+        starts = [m.start() for m in _WORD_START.finditer(key)]
+        ends = [m.start() for m in _WORD_END.finditer(key)]
         hits = []
-        for match in pattern.finditer(match_key(text)):
-            key = " ".join(match.group(0).split())
-            term_type, code = owners[key]
-            hits.append(TermHit(term_type, code, match.start(), match.end()))
+        reached = 0
+        for start in starts:
+            if start < reached:
+                continue
+            first = bisect.bisect_right(ends, start)
+            last = bisect.bisect_right(ends, start + longest)
+            for end in reversed(ends[first:last]):
+                owner = owners.get(key[start:end])
+                if owner is not None:
+                    hits.append(TermHit(owner[0], owner[1], start, end))
+                    reached = end
+                    break
         return hits
 
 
-def _is_default_channel(term: Term) -> bool:
-    return term.type is TermType.CHANNEL and term.code == DEFAULT_CHANNEL
+_WORD_START = re.compile(r"(?<!\w)")
+_WORD_END = re.compile(r"(?!\w)")
 
 
-def _term_pattern(glossary: Glossary) -> tuple[re.Pattern[str], dict[str, tuple[TermType, str]]]:
-    """One regular expression over every spelling, built once per glossary."""
-    cached = glossary._pattern
+def _term_index(glossary: Glossary) -> tuple[dict[str, tuple[TermType, str]], int]:
+    """Every spelling's matching form -> (type, code), and the longest spelling's length,
+    built once per glossary (a metric's spelling wins over an entity's, an entity's over a
+    channel's)."""
+    cached = glossary._index
     if cached is None:
         owners: dict[str, tuple[TermType, str]] = {}
         for vocab in (glossary.metrics, glossary.entities, glossary.channels):
             for key, code in vocab.index.items():
                 owners.setdefault(key, (vocab.type, code))
-        spellings = sorted(owners, key=lambda s: (-len(s), s))
-        alternation = "|".join(r"\s+".join(map(re.escape, s.split())) for s in spellings)
-        pattern = re.compile(rf"(?<!\w)(?:{alternation})(?!\w)") if spellings else re.compile("$^")
-        cached = (pattern, owners)
+        cached = (owners, max(map(len, owners), default=0))
         # One assignment of a finished value: threads sharing the glossary see none or all of
         # it (two may build it at once, and build the same).
-        object.__setattr__(glossary, "_pattern", cached)
+        object.__setattr__(glossary, "_index", cached)
     return cached
+
+
+def _check_cues(cues: Mapping[str, Iterable[str]]) -> Mapping[str, tuple[str, ...]]:
+    """Cue words per language, each language code checked and each word's repeats dropped."""
+    checked: dict[str, tuple[str, ...]] = {}
+    for language, words in cues.items():
+        if not isinstance(language, str) or not _LANGUAGE.match(language):
+            raise GlossaryError(
+                f"cues: {quote_input(language)} is not a language code such as en or it"
+            )
+        kept: dict[str, str] = {}
+        for word in words:
+            if not isinstance(word, str) or not match_key(word):
+                raise GlossaryError(f"cues.{language}: every cue must be a non-empty string")
+            kept.setdefault(match_key(word), display_text(word))
+        checked[language] = tuple(kept.values())
+    return checked
+
+
+def _parse_cues(section: Any, source: str) -> dict[str, list[str]]:
+    if section is None:
+        return {}
+    if not isinstance(section, dict):
+        raise GlossaryError(f'{source}: [cues] must map a language to words: en = ["why"]')
+    cues = {}
+    for language, words in section.items():
+        if not isinstance(words, list):
+            raise GlossaryError(f'{source}: cues.{language} must be a list of words: ["why"]')
+        cues[language] = words
+    return cues
+
+
+def _parse_answers(section: Any, source: str) -> AnswerSettings:
+    if section is None:
+        return AnswerSettings()
+    if not isinstance(section, dict):
+        raise GlossaryError(f"{source}: [answers] must be a table")
+    unknown = set(section) - {"locale", "default_entity"}
+    if unknown:
+        raise GlossaryError(
+            f"{source}: answers: unknown keys {sorted(unknown)}; use locale, default_entity"
+        )
+    locale = section.get("locale")
+    if locale is not None and locale not in ANSWER_LOCALES:
+        raise GlossaryError(
+            f"{source}: answers.locale {quote_input(locale)} is not one of "
+            f"{', '.join(ANSWER_LOCALES)}"
+        )
+    entity = section.get("default_entity")
+    if entity is not None and (not isinstance(entity, str) or not match_key(entity)):
+        raise GlossaryError(f"{source}: answers.default_entity must be an entity code")
+    return AnswerSettings(locale, entity)
+
+
+def _is_default_channel(term: Term) -> bool:
+    return term.type is TermType.CHANNEL and term.code == DEFAULT_CHANNEL
 
 
 def _str_list(value: Any, where: str) -> tuple[str, ...]:
@@ -341,11 +507,11 @@ def parse_glossary(
 ) -> Glossary:
     """Build a glossary from a parsed TOML document (``check_references``: see
     :meth:`Glossary.from_terms`)."""
-    unknown = set(document) - {"calendar", "metrics", "entities", "channels"}
+    unknown = set(document) - {"calendar", "metrics", "entities", "channels", "cues", "answers"}
     if unknown:
         raise GlossaryError(
             f"{source}: unknown sections {sorted(unknown)}; "
-            "use calendar, metrics, entities, channels"
+            "use calendar, metrics, entities, channels, cues, answers"
         )
     calendar = document.get("calendar", {})
     start = calendar.get("fiscal_year_start_month", 1)
@@ -357,7 +523,11 @@ def parse_glossary(
         *_parse_section(TermType.CHANNEL, document.get("channels"), source),
     ]
     return Glossary.from_terms(
-        terms, fiscal_year_start_month=start, check_references=check_references
+        terms,
+        fiscal_year_start_month=start,
+        check_references=check_references,
+        cues=_parse_cues(document.get("cues"), source),
+        answers=_parse_answers(document.get("answers"), source),
     )
 
 
@@ -423,4 +593,17 @@ def render_glossary(glossary: Glossary, *, header: str = "") -> str:
             if term.derivation is not None:
                 lines.append(f"derivation = {_toml_str(term.derivation.text)}")
             lines.append("")
+    if glossary.cues:
+        lines.append("[cues]")
+        for language, words in sorted(glossary.cues.items()):
+            lines.append(f"{language} = [" + ", ".join(map(_toml_str, words)) + "]")
+        lines.append("")
+    settings = glossary.answers
+    if settings.locale is not None or settings.default_entity is not None:
+        lines.append("[answers]")
+        if settings.locale is not None:
+            lines.append(f"locale = {_toml_str(settings.locale)}")
+        if settings.default_entity is not None:
+            lines.append(f"default_entity = {_toml_str(settings.default_entity)}")
+        lines.append("")
     return "\n".join(lines)

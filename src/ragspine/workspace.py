@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, fields, replace
 from datetime import date
@@ -22,7 +22,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ragspine.answer.options import AnswerOptions
+from ragspine.answer.options import AnswerOptions, AskOptions
 from ragspine.errors import ConfigError
 from ragspine.files import write_text_atomically
 from ragspine.glossary import Glossary
@@ -104,6 +104,7 @@ class _NarrativeParts:
 
 DEFAULT_SEARCH = SearchOptions()
 DEFAULT_ANSWER = AnswerOptions()
+DEFAULT_ASK = AskOptions()
 
 
 class Workspace:
@@ -563,6 +564,49 @@ class Workspace:
             trace=result.trace,
         )
         return replace(answer, notices=result.notices) if result.notices else answer
+
+    @translate_read_errors
+    def ask(
+        self,
+        question: str,
+        options: AskOptions | AnswerOptions | SearchOptions | None = None,
+        *,
+        principal: Principal,
+        history: Iterable[object] | None = None,
+        reference_date: date | None = None,
+        **changes: Any,
+    ) -> NarrativeAnswer:
+        """Answer ``question`` through the route its words choose (or ``channel``): figures
+        from the facts, a cited explanation from the documents, or both (see
+        :mod:`ragspine.answer.router`).
+
+        ``options`` (default :class:`~ragspine.answer.options.AskOptions`: the answer options
+        plus ``channel``, ``entity`` and ``locale``) and ``changes`` work as in :meth:`search`.
+        ``history`` is the conversation so far as ``(role, text)`` turns: context for
+        generation only, never searched, read for terms or cited. Relative periods ("last
+        quarter") are read against ``reference_date`` (default today).
+        """
+        from ragspine.answer.router import ask
+
+        given = options
+        if given is not None and not isinstance(given, AskOptions):
+            given = AskOptions(**{f.name: getattr(given, f.name) for f in fields(given)})
+        chosen = resolve_options(given, DEFAULT_ASK, changes)
+        glossary = self.glossary
+
+        def search(text: str) -> SearchResult:
+            return self.search(text, chosen, principal=principal)
+
+        return ask(
+            question,
+            glossary=glossary,
+            facts=lambda: self.facts,
+            search=search,
+            options=chosen,
+            principal=principal,
+            history=history,
+            reference_date=reference_date,
+        )
 
     def _entity_vocabulary(self) -> dict[str, dict[str, object]]:
         """Glossary entity spellings -> entity codes, for filter extraction."""

@@ -103,8 +103,10 @@ def test_ask_and_search_on_the_command_line(
     assert main([*base, "ask", "How much did revenue rise in 2023?"]) == 0
     out = capsys.readouterr().out
     assert "Sources:" in out and "[1] reports / annual.md / reports:annual.md#" in out
-    assert main([*base, "ask", "revenue", "--channel", "structured"]) == 2
-    assert "not built yet" in capsys.readouterr().err
+    assert main([*base, "ask", "revenue", "--channel", "structured", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["status"] == "needs_clarification"
+    assert main([*base, "ask", "revenue", "--channel", "sideways"]) == 2
+    assert "unknown channel 'sideways'" in capsys.readouterr().err
     assert main([*base, "search", "revenue", "--filter", "year>=2020", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["snippets"] == []
     assert main([*base, "search", "revenue", "--filter", "year>>2020"]) == 2

@@ -157,6 +157,7 @@ def test_json_and_terminal_forms() -> None:
     assert data["route"] == "narrative" and data["status"] == "answered"
     assert data["sources"][0] == {
         "marker": 1,
+        "channel": "chunk",
         "chunk_id": "c1",
         "doc_id": "doc-c1",
         "library_id": "reports",

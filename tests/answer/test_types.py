@@ -45,6 +45,7 @@ def test_one_answer_lists_both_kinds_of_citation() -> None:
     assert data["sources"] == [
         {
             "marker": 1,
+            "channel": "chunk",
             "chunk_id": "c1",
             "doc_id": "d1",
             "library_id": "reports",
@@ -53,6 +54,7 @@ def test_one_answer_lists_both_kinds_of_citation() -> None:
         },
         {
             "marker": 2,
+            "channel": "fact",
             "kind": "fact",
             "doc_id": "acme-2023.pdf",
             "source_locator": "p. 4, table 2",

@@ -17,7 +17,9 @@ from dataclasses import dataclass
 
 from ragspine.analysis import routing_terms
 from ragspine.answer.guard import check_numbers
-from ragspine.answer.types import Answer, AnswerStatus, Source
+from ragspine.answer.history import Turn
+from ragspine.answer.locale import TEXTS, Locale
+from ragspine.answer.types import Answer, AnswerStatus, CitedSentence, Source
 from ragspine.narrative.ingest.sentences import split_sentences as split_into_sentences
 from ragspine.narrative.retrieve.expansion import screen_snippets
 from ragspine.narrative.retrieve.snippets import Snippet
@@ -25,9 +27,7 @@ from ragspine.narrative.retrieve.trace import Trace, TraceBuilder
 from ragspine.security import Principal
 
 ROUTE = "narrative"
-NUMBERS_LEFT_OUT_NOTE = (
-    "Some sentences were left out because their numbers do not appear in the cited passage."
-)
+NUMBERS_LEFT_OUT_NOTE = TEXTS[Locale.EN]["numbers_left_out"]
 DEFAULT_MAX_SENTENCES = 3
 
 _PARAGRAPH_RE = re.compile(r"\n\s*\n")
@@ -94,11 +94,16 @@ def answer_from_snippets(
     max_sentences: int = DEFAULT_MAX_SENTENCES,
     principal: Principal | None = None,
     trace: Trace | None = None,
+    locale: Locale = Locale.EN,
+    history: Sequence[Turn] = (),
 ) -> Answer:
     """The extractive answer to ``question`` from ``snippets`` (best first), with citations.
 
     With ``principal`` given, snippets it may not see are dropped before anything is read.
+    ``history`` is the conversation so far, the prompt context of a generating provider; the
+    extractive answer has no model to give it to and reads nothing from it.
     """
+    del history  # generation context only: never searched, parsed or cited
     builder = TraceBuilder()
     with builder.timed() as timer:
         if principal is not None:  # what is withheld is not counted (contract 11)
@@ -115,17 +120,20 @@ def answer_from_snippets(
             else:
                 left_out += 1
     builder.add_stage("answer:extractive", len(pool), len(chosen), seconds=timer.seconds)
-    notes: tuple[str, ...] = (NUMBERS_LEFT_OUT_NOTE,) if left_out else ()
-    for note in notes:
-        builder.note(note)
+    if left_out:
+        builder.note(NUMBERS_LEFT_OUT_NOTE)
+    notes: tuple[str, ...] = (TEXTS[locale]["numbers_left_out"],) if left_out else ()
     built = builder.build()
     full_trace = trace.merged(built) if trace is not None else built
     if not chosen:
-        return Answer(ROUTE, trace=full_trace, notes=notes)
+        return Answer(
+            ROUTE, text=TEXTS[locale]["no_material"], trace=full_trace, notes=notes, locale=locale
+        )
 
     markers: dict[tuple[str, str], int] = {}
     sources: list[Source] = []
     parts: list[str] = []
+    sentences: list[CitedSentence] = []
     for candidate in chosen:
         snippet = snippets[candidate.snippet_index]
         key = (snippet.library_id, snippet.chunk_id)
@@ -142,6 +150,7 @@ def answer_from_snippets(
                 )
             )
         parts.append(f"{candidate.sentence} [{markers[key]}]")
+        sentences.append(CitedSentence(candidate.sentence, (markers[key],)))
     text = " ".join(parts)
     if notes:
         text = f"{text}\n\n{' '.join(notes)}"
@@ -152,4 +161,6 @@ def answer_from_snippets(
         sources=tuple(sources),
         trace=full_trace,
         notes=notes,
+        sentences=tuple(sentences),
+        locale=locale,
     )

@@ -1,11 +1,13 @@
-"""The options of one narrative answer: the search options plus what answering adds."""
+"""The options of one answer: the search options plus what answering and ``ask`` add."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
 from ragspine.answer.extractive import DEFAULT_MAX_SENTENCES
-from ragspine.errors import QueryError
+from ragspine.answer.locale import parse_locale
+from ragspine.errors import QueryError, quote_input
 from ragspine.narrative.retrieve.options import SearchOptions
 
 DEFAULT_ANSWER_TOP_K = 5
@@ -25,3 +27,39 @@ class AnswerOptions(SearchOptions):
         count: object = self.max_sentences
         if not isinstance(count, int) or isinstance(count, bool) or count < 1:
             raise QueryError(f"max_sentences must be a whole number >= 1, got {count!r}")
+
+
+class AskChannel(StrEnum):
+    """Which route ``ask`` takes: ``auto`` chooses from the question (see
+    :func:`ragspine.answer.question.choose_route`)."""
+
+    AUTO = "auto"
+    STRUCTURED = "structured"
+    NARRATIVE = "narrative"
+    COMPOSITE = "composite"
+
+
+@dataclass(frozen=True, slots=True)
+class AskOptions(AnswerOptions):
+    """:class:`AnswerOptions` plus what ``ask`` adds: ``channel`` (``auto``, ``structured``,
+    ``narrative`` or ``composite``), ``entity`` (the entity a question that names none is about;
+    else the workspace's default entity) and ``locale`` (``en`` or ``it``; else the workspace's)."""
+
+    channel: str = AskChannel.AUTO.value
+    entity: str | None = None
+    locale: str | None = None
+
+    def __post_init__(self) -> None:
+        super(AskOptions, self).__post_init__()
+        try:
+            AskChannel(self.channel)
+        except ValueError:
+            valid = ", ".join(c.value for c in AskChannel)
+            raise QueryError(
+                f"unknown channel {quote_input(str(self.channel))}: use {valid}"
+            ) from None
+        if self.entity is not None and (
+            not isinstance(self.entity, str) or not self.entity.strip()
+        ):
+            raise QueryError(f"entity must be a non-empty glossary entity, got {self.entity!r}")
+        parse_locale(self.locale)

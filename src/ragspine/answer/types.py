@@ -1,29 +1,40 @@
-"""The answer shape shared by every channel: one :class:`Answer` citing :class:`Source`\\ s.
+"""The answer shape shared by every route: one :class:`Answer` citing :class:`Source`\\ s.
 
 A narrative answer cites chunks (library, document, chunk id, locator, and the parent section's
 locator); a structured answer cites facts (the source document and locator a ``query_metric``
-result carries, and the fact's metric, entity, period and channel). Both are a :class:`Source`,
-so an answer that merges the two channels numbers its citations ``[1]``, ``[2]``, ... in one list.
+result carries, and the fact's metric, entity, period and channel). Both are a :class:`Source`
+tagged with its channel (``chunk`` or ``fact``), so an answer that merges the two channels numbers
+its citations ``[1]``, ``[2]``, ... in one list. A structured answer also lists its
+:class:`Figure`\\ s: the facts found and the computations over them, each with its lineage.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any
 
+from ragspine.answer.locale import TEXTS, Locale
 from ragspine.errors import ConfigError
+from ragspine.graph.values import ExactNumber, FactRef, plain
 from ragspine.narrative.retrieve.snippets import Locator, format_locator
 from ragspine.narrative.retrieve.trace import Trace
-from ragspine.structured.facts import FactKey
+from ragspine.structured.facts import FactKey, Scale
+from ragspine.structured.query import MetricResult
 
-NO_MATERIAL_TEXT = "No relevant material was found for this question."
+NO_MATERIAL_TEXT = TEXTS[Locale.EN]["no_material"]
 
 
 class AnswerStatus(StrEnum):
-    """Whether an answer found material to answer from."""
+    """How an answer ends: ``answered``; ``refused`` (no stored fact, or no relevant material,
+    visible to the asker); ``needs_clarification`` (the question lacks a metric or an entity);
+    ``unrecognized_param`` (a term the glossary or the period grammar does not know)."""
 
     ANSWERED = "answered"
-    NO_MATERIAL = "no_material"
+    REFUSED = "refused"
+    NEEDS_CLARIFICATION = "needs_clarification"
+    UNRECOGNIZED_PARAM = "unrecognized_param"
+    NO_MATERIAL = "refused"  # the narrative route's name for a refusal
 
 
 class SourceKind(StrEnum):
@@ -77,10 +88,11 @@ class Source:
         return SourceKind.CHUNK if self.chunk_id is not None else SourceKind.FACT
 
     def to_dict(self) -> dict[str, object]:
-        """A JSON-ready form; a chunk citation keeps the narrative answer's keys."""
+        """A JSON-ready form; ``channel`` says what it cites (``chunk`` or ``fact``)."""
         if self.fact is None:
             return {
                 "marker": self.marker,
+                "channel": SourceKind.CHUNK.value,
                 "chunk_id": self.chunk_id,
                 "doc_id": self.doc_id,
                 "library_id": self.library_id,
@@ -89,6 +101,7 @@ class Source:
             }
         return {
             "marker": self.marker,
+            "channel": SourceKind.FACT.value,
             "kind": SourceKind.FACT.value,
             "doc_id": self.doc_id,
             "source_locator": _plain(self.source_locator),
@@ -117,33 +130,127 @@ class Source:
         )
 
 
+class FigureKind(StrEnum):
+    """A found fact, or a computation over found facts."""
+
+    FACT = "fact"
+    CHANGE = "change"
+    PERCENT_CHANGE = "percent_change"
+    AVERAGE = "average"
+    SHARE = "share"
+    RATIO = "ratio"
+
+
+@dataclass(frozen=True, slots=True)
+class Figure:
+    """One number of a structured answer with its lineage.
+
+    A ``fact`` figure is a found :class:`~ragspine.structured.query.MetricResult` (``result``);
+    a computation has ``value`` (exact), its unit, the ``expression`` it was computed by (written
+    with the stored values) and the stored facts it used (``inputs``). ``text`` is the sentence
+    the answer shows for it, citing ``markers``.
+    """
+
+    kind: FigureKind
+    text: str
+    markers: tuple[int, ...]
+    result: MetricResult | None = None
+    value: ExactNumber | None = None
+    unit: str | None = None
+    currency: str | None = None
+    scale: Scale | None = None
+    expression: str = ""
+    inputs: tuple[FactRef, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready form; every value is a decimal string."""
+        if self.result is not None:
+            data = self.result.to_dict()
+            data.pop("status")
+            return {"kind": self.kind.value, **data, "text": self.text, "markers": [*self.markers]}
+        assert self.value is not None
+        return {
+            "kind": self.kind.value,
+            **self.value.to_dict(),
+            "unit": self.unit,
+            "currency": self.currency,
+            "scale": None if self.scale is None else self.scale.value,
+            "expression": self.expression,
+            "inputs": [fact.to_dict() for fact in self.inputs],
+            "text": self.text,
+            "markers": list(self.markers),
+        }
+
+    @property
+    def decimal_value(self) -> str | None:
+        """The value as a decimal string (rounded to 20 places only when not exact)."""
+        if self.result is not None:
+            return None if self.result.value is None else plain(self.result.value)
+        return None if self.value is None else self.value.shown()
+
+
+@dataclass(frozen=True, slots=True)
+class CitedSentence:
+    """One sentence of an answer and the markers of the sources it cites."""
+
+    text: str
+    markers: tuple[int, ...]
+
+    def to_dict(self) -> dict[str, object]:
+        return {"text": self.text, "markers": list(self.markers)}
+
+
 @dataclass(frozen=True, slots=True)
 class Answer:
-    """A cited answer from one channel (``route``) or, later, several.
+    """A cited answer through one route (``structured``, ``narrative`` or ``composite``).
 
-    ``notes`` are part of ``text``; ``notices`` are not: they say where the search behind the
-    answer ran differently from its mode (``auto`` falling back to lexical), for the asker.
+    ``route_reason`` says why the route was taken (the glossary terms and cue words that
+    decided). ``sentences`` are the cited sentences ``text`` is made of; ``figures`` the numbers
+    of the structured part; ``assumptions`` one line per default the answer used (an entity or a
+    period the question did not name); ``flags`` what the answer noticed and did not use (a
+    passage contradicting a stored fact). ``notes``, ``assumptions`` and ``flags`` are part of
+    ``text``; ``notices`` are not: they say where the search behind the answer ran differently
+    from its mode (``auto`` falling back to lexical), for the asker. ``param`` and
+    ``suggestions`` come with ``unrecognized_param``.
     """
 
     route: str
-    status: AnswerStatus = AnswerStatus.NO_MATERIAL
+    status: AnswerStatus = AnswerStatus.REFUSED
     text: str = NO_MATERIAL_TEXT
     sources: tuple[Source, ...] = ()
     trace: Trace = field(default_factory=Trace)
     notes: tuple[str, ...] = ()
     notices: tuple[str, ...] = ()
+    route_reason: str = ""
+    sentences: tuple[CitedSentence, ...] = ()
+    figures: tuple[Figure, ...] = ()
+    assumptions: tuple[str, ...] = ()
+    flags: tuple[str, ...] = ()
+    locale: Locale = Locale.EN
+    param: str | None = None
+    suggestions: tuple[str, ...] = ()
 
     def to_dict(self, *, timings: bool = True) -> dict[str, object]:
         """A JSON-ready form (``timings=False`` zeroes the trace timings for exact comparisons);
-        ``notices`` appears only when the search fell back."""
+        ``notices`` appears only when the search fell back, ``param`` and ``suggestions`` only
+        with ``unrecognized_param``."""
         trace = self.trace if timings else self.trace.without_timings()
         shown: dict[str, object] = {
             "route": self.route,
+            "route_reason": self.route_reason,
             "status": self.status.value,
+            "locale": self.locale.value,
             "text": self.text,
+            "sentences": [sentence.to_dict() for sentence in self.sentences],
+            "figures": [figure.to_dict() for figure in self.figures],
             "sources": [source.to_dict() for source in self.sources],
+            "assumptions": list(self.assumptions),
+            "flags": list(self.flags),
             "notes": list(self.notes),
         }
+        if self.status is AnswerStatus.UNRECOGNIZED_PARAM:
+            shown["param"] = self.param
+            shown["suggestions"] = list(self.suggestions)
         if self.notices:  # only when there are any: an answer's JSON is otherwise unchanged
             shown["notices"] = list(self.notices)
         shown["trace"] = trace.to_dict()
@@ -154,7 +261,7 @@ class Answer:
         lines = [self.text]
         if self.sources:
             lines.append("")
-            lines.append("Sources:")
+            lines.append(TEXTS[self.locale]["heading_sources"])
             lines.extend(source.render() for source in self.sources)
         return "\n".join(lines)
 

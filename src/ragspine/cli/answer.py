@@ -1,29 +1,26 @@
-"""CLI command ``ask``: answer a question through one route, with cited sources."""
+"""CLI command ``ask``: answer a question through the route its words choose, with sources."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 
-from ragspine.answer.options import AnswerOptions
+from ragspine.answer.locale import Locale
+from ragspine.answer.options import AskChannel, AskOptions
 from ragspine.cli.common import open_workspace, principal_from
 from ragspine.cli.narrative import add_search_arguments, print_notices, search_options
-
-CHANNELS = ("narrative", "structured", "composite")
+from ragspine.cli.structured import _reference_date
 
 
 def _ask(args: argparse.Namespace) -> int:
-    if args.channel != "narrative":
-        print(
-            f"error: the {args.channel} route of 'ask' is not built yet; use --channel narrative "
-            "(or 'ragspine metric' for a single structured figure)",
-            file=sys.stderr,
-        )
-        return 2
+    options = search_options(args, AskOptions)
+    options = options.with_changes(
+        {"channel": args.channel, "entity": args.entity, "locale": args.locale}
+    )
+    reference = _reference_date(args.reference_date)
     with open_workspace(args) as workspace:
-        answer = workspace.answer_narrative(
-            args.question, search_options(args, AnswerOptions), principal=principal_from(args)
+        answer = workspace.ask(
+            args.question, options, principal=principal_from(args), reference_date=reference
         )
     print_notices(answer.notices)
     if args.json:
@@ -35,13 +32,29 @@ def _ask(args: argparse.Namespace) -> int:
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``ask`` command."""
-    ask = subparsers.add_parser("ask", help="answer a question with cited sources")
+    ask = subparsers.add_parser(
+        "ask",
+        help="answer a question: figures from the facts, cited text from the documents, or both",
+    )
     ask.add_argument("question")
     ask.add_argument(
         "--channel",
-        choices=CHANNELS,
-        default="narrative",
-        help="which route answers (only narrative is built so far)",
+        default=AskChannel.AUTO.value,
+        help="which route answers: auto (from the question's glossary terms and cue words), "
+        "structured, narrative or composite (default auto)",
+    )
+    ask.add_argument(
+        "--entity", help="the entity a question that names none is about (a glossary entity)"
+    )
+    ask.add_argument(
+        "--locale",
+        help=f"language of fixed texts and numbers: {', '.join(loc.value for loc in Locale)} "
+        "(default: the glossary's [answers] locale, else en)",
+    )
+    ask.add_argument(
+        "--reference-date",
+        metavar="YYYY-MM-DD",
+        help="the date relative periods such as 'last quarter' are read against (default today)",
     )
     add_search_arguments(ask, default_top_k=5)
     ask.set_defaults(func=_ask)

@@ -20,6 +20,12 @@ METRIC_QUESTIONS = (
     ("revenue", "IP", "FY2006", "wholesale"),
 )
 NARRATIVE_QUESTION = "Why did consumer packaging operating profits decline?"
+ASK_QUESTIONS = (
+    "What was IP's revenue in 2006?",  # structured: a metric, an entity, a period
+    NARRATIVE_QUESTION,  # narrative: a cue word, no metric ("operating profits" is no alias)
+    "Why did IP's operating profit change from 2005 to 2006?",  # composite: both
+    "What was IP's revenue in 2010?",  # structured, refused: no stored fact
+)
 
 
 def detokenize(text: str) -> str:
@@ -49,7 +55,8 @@ def write_filing_texts(sample: Path, folder: Path) -> list[Path]:
 
 
 def run_demo(workspace: str | Path) -> None:
-    """Ingest the sample into ``workspace`` and print structured and narrative answers."""
+    """Ingest the sample into ``workspace`` and print structured, narrative and composite
+    answers and a refusal."""
     sample = resources.files("ragspine").joinpath("data/convfinqa_sample.json")
     with resources.as_file(sample) as path, Workspace.init(workspace) as ws:
         print(f"Workspace: {ws.path.resolve()}")
@@ -76,9 +83,13 @@ def run_demo(workspace: str | Path) -> None:
             )
         report = ws.ingest_documents(texts, library=DEMO_LIBRARY)
         print(report.summary())
-        print(f"\n? {NARRATIVE_QUESTION}")
-        answer = ws.answer_narrative(NARRATIVE_QUESTION, principal=principal)
-        print(answer.render())
+
+        print("\n== Asking in plain language: the route comes from the question")
+        for question in ASK_QUESTIONS:
+            answer = ws.ask(question, principal=principal)
+            print(f"\n? {question}")
+            print(f"[{answer.route}, {answer.status.value}] {answer.route_reason}")
+            print(answer.render())
 
 
 def _demo(args: argparse.Namespace) -> int:

@@ -1,0 +1,254 @@
+"""The locale table of answers: every fixed text ``ask`` writes, and numbers per locale.
+
+English and Italian are shipped. A workspace chooses one in its glossary (``[answers] locale``),
+a call may choose another (``--locale``). Numbers are written from the same ``Decimal`` in each
+locale (``1,234.5`` in English, ``1.234,5`` in Italian) and never rounded except where an exact
+value has no finite decimal form, which the text then says; JSON keeps the decimal string.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from decimal import Decimal
+from enum import StrEnum
+
+from ragspine.errors import QueryError, quote_input
+from ragspine.glossary import ANSWER_LOCALES, MetricKind
+from ragspine.graph.values import EXACT, TEXT_PLACES, ExactNumber
+from ragspine.structured.facts import Scale
+from ragspine.structured.query import currency_name, not_found_text
+
+
+class Locale(StrEnum):
+    EN = "en"
+    IT = "it"
+
+
+def parse_locale(raw: str | Locale | None, default: Locale = Locale.EN) -> Locale:
+    """``raw`` as a :class:`Locale` (``None``: ``default``); an unknown one names the valid."""
+    if raw is None:
+        return default
+    try:
+        return Locale(raw)
+    except ValueError:
+        valid = ", ".join(locale.value for locale in Locale)
+        raise QueryError(f"unknown locale {quote_input(str(raw))}: use {valid}") from None
+
+
+_EN: dict[str, str] = {
+    "no_material": "No relevant material was found for this question.",
+    "numbers_left_out": (
+        "Some sentences were left out because their numbers do not appear in the cited passage."
+    ),
+    "fact": "{entity}'s {metric}{channel} in {period} was {amount}.",
+    "missing_row": "{entity}, {period}: no stored fact for {metric}{channel}.",
+    "no_period": (
+        "No stored fact matches this metric, entity and channel for any period, "
+        "so no figure is given."
+    ),
+    "change": "Change in {entity}'s {metric}{channel} from {earlier} to {later}",
+    "percent_change": "Percentage change in {entity}'s {metric}{channel} from {earlier} to {later}",
+    "average": "Average of {metric}{channel} over {items}",
+    "share": "{numerator} as a percentage of {denominator}",
+    "ratio": "Ratio of {numerator} to {denominator}",
+    "not_computable": "{what}: not computable ({reason}).",
+    "reason_missing": "some of its inputs have no stored fact",
+    "reason_zero": "the value it divides by is zero",
+    "reason_units": "its inputs are in different units",
+    "rounded": "rounded; exactly {fraction}",
+    "assume_entity_call": "Entity: {entity} (the question names none; the entity given with it).",
+    "assume_entity_default": (
+        "Entity: {entity} (the question names none; the workspace's default entity)."
+    ),
+    "assume_period_latest": (
+        "Period: {period} (the question names none; the latest period with a stored fact for "
+        "{metric} of {entity})."
+    ),
+    "needs_metric": (
+        "Which metric? The question names none that the glossary knows. Known metrics include: "
+        "{examples}."
+    ),
+    "needs_entity": (
+        "Which entity? The question names none and no default entity is set (--entity, or "
+        "default_entity under [answers] in the glossary). Known entities include: {examples}."
+    ),
+    "needs_two_metrics": (
+        "Which two metrics? A share or a ratio needs two; the question names one ({metric}). "
+        "Known metrics include: {examples}."
+    ),
+    "needs_two_items": (
+        "Between what? A change needs two periods or two entities; the question names one."
+    ),
+    "unrecognized": "RAGSpine does not recognize the {param} {raw}.",
+    "param_metric": "metric",
+    "param_entity": "entity",
+    "param_period": "period",
+    "param_channel": "channel",
+    "hint_close": " Known values close to it: {values}.",
+    "hint_periods": " Periods look like {values}.",
+    "contradiction": (
+        "Passage [{marker}] gives {numbers} for {metric} of {entity} in {period}, which differs "
+        "from the stored fact ({amount}): the figures use the stored fact only."
+    ),
+    "heading_figures": "Figures:",
+    "heading_explanation": "Explanation:",
+    "heading_assumptions": "Assumptions:",
+    "heading_flags": "Flags:",
+    "heading_sources": "Sources:",
+    "percent": "percent",
+    "thousand": "thousand",
+    "million": "million",
+    "billion": "billion",
+}
+
+_IT: dict[str, str] = {
+    "no_material": "Non è stato trovato materiale pertinente per questa domanda.",
+    "numbers_left_out": (
+        "Alcune frasi sono state omesse perché i loro numeri non compaiono nel passaggio citato."
+    ),
+    "fact": "{metric}{channel} di {entity} nel {period}: {amount}.",
+    "missing_row": "{entity}, {period}: nessun fatto memorizzato per {metric}{channel}.",
+    "no_period": (
+        "Nessun fatto memorizzato corrisponde a questa metrica, entità e canale per alcun "
+        "periodo, quindi non viene dato alcun valore."
+    ),
+    "change": "Variazione di {metric}{channel} di {entity} da {earlier} a {later}",
+    "percent_change": (
+        "Variazione percentuale di {metric}{channel} di {entity} da {earlier} a {later}"
+    ),
+    "average": "Media di {metric}{channel} su {items}",
+    "share": "{numerator} in percentuale di {denominator}",
+    "ratio": "Rapporto tra {numerator} e {denominator}",
+    "not_computable": "{what}: non calcolabile ({reason}).",
+    "reason_missing": "alcuni dati di partenza non hanno un fatto memorizzato",
+    "reason_zero": "il divisore è zero",
+    "reason_units": "i dati di partenza hanno unità diverse",
+    "rounded": "arrotondato; esattamente {fraction}",
+    "assume_entity_call": (
+        "Entità: {entity} (la domanda non ne nomina una; l'entità indicata con la domanda)."
+    ),
+    "assume_entity_default": (
+        "Entità: {entity} (la domanda non ne nomina una; l'entità predefinita dell'area di lavoro)."
+    ),
+    "assume_period_latest": (
+        "Periodo: {period} (la domanda non ne nomina uno; l'ultimo periodo con un fatto "
+        "memorizzato per {metric} di {entity})."
+    ),
+    "needs_metric": (
+        "Quale metrica? La domanda non ne nomina una nota al glossario. Metriche note: {examples}."
+    ),
+    "needs_entity": (
+        "Quale entità? La domanda non ne nomina una e non c'è un'entità predefinita (--entity, "
+        "o default_entity in [answers] nel glossario). Entità note: {examples}."
+    ),
+    "needs_two_metrics": (
+        "Quali due metriche? Una quota o un rapporto ne richiede due; la domanda ne nomina una "
+        "({metric}). Metriche note: {examples}."
+    ),
+    "needs_two_items": (
+        "Tra cosa? Una variazione richiede due periodi o due entità; la domanda ne nomina uno."
+    ),
+    "unrecognized": "RAGSpine non riconosce {param} {raw}.",
+    "param_metric": "la metrica",
+    "param_entity": "l'entità",
+    "param_period": "il periodo",
+    "param_channel": "il canale",
+    "hint_close": " Valori noti simili: {values}.",
+    "hint_periods": " I periodi si scrivono come {values}.",
+    "contradiction": (
+        "Il passaggio [{marker}] indica {numbers} per {metric} di {entity} nel {period}, diverso "
+        "dal fatto memorizzato ({amount}): i dati usano solo il fatto memorizzato."
+    ),
+    "heading_figures": "Dati:",
+    "heading_explanation": "Spiegazione:",
+    "heading_assumptions": "Ipotesi:",
+    "heading_flags": "Segnalazioni:",
+    "heading_sources": "Fonti:",
+    "percent": "per cento",
+    "thousand": "mila",
+    "million": "milioni",
+    "billion": "miliardi",
+}
+
+TEXTS: Mapping[Locale, Mapping[str, str]] = {Locale.EN: _EN, Locale.IT: _IT}
+"""Every fixed text by locale and key; each locale has the same keys (a test checks it)."""
+
+assert tuple(locale.value for locale in Locale) == ANSWER_LOCALES
+
+_CURRENCIES_IT = {
+    "USD": "dollari USA",
+    "EUR": "euro",
+    "GBP": "sterline",
+    "JPY": "yen",
+    "CNY": "yuan",
+    "CHF": "franchi svizzeri",
+    "CAD": "dollari canadesi",
+    "AUD": "dollari australiani",
+    "INR": "rupie",
+    "SEK": "corone svedesi",
+}
+
+
+def text(locale: Locale, key: str, **fields: object) -> str:
+    """The fixed text ``key`` in ``locale`` with ``fields`` filled in."""
+    return TEXTS[locale][key].format(**fields)
+
+
+_SWAP = str.maketrans({",": ".", ".": ","})
+
+
+def format_number(value: Decimal, locale: Locale) -> str:
+    """``value`` with thousands separators, every stored digit kept, never in exponent form."""
+    shown = format(value, ",f")
+    return shown.translate(_SWAP) if locale is Locale.IT else shown
+
+
+def format_exact(number: ExactNumber, locale: Locale, unit: str = "") -> str:
+    """An exact result: its exact digits, or rounded to 2 places with the exact fraction said."""
+    after = f" {unit}" if unit else ""
+    exact = number.decimal
+    if exact is not None:
+        return format_number(exact.normalize(EXACT) if exact else Decimal(0), locale) + after
+    rounded = format_number(number.rounded(TEXT_PLACES), locale)
+    fraction = f"{number.value.numerator}/{number.value.denominator}"
+    return f"{rounded}{after} ({text(locale, 'rounded', fraction=fraction)})"
+
+
+def unit_words(
+    unit: str, currency: str, scale: Scale | None, kind: MetricKind, locale: Locale
+) -> str:
+    """Scale, currency and unit spelled out (``million US dollars``, ``milioni dollari USA``)."""
+    words = [] if scale in (None, Scale.ONE) else [text(locale, scale.value)]
+    if kind is MetricKind.PERCENT or unit in {"%", "percent"}:
+        words.append(text(locale, "percent"))
+    elif currency:
+        named = (
+            _CURRENCIES_IT.get(currency.upper(), currency)
+            if locale is Locale.IT
+            else currency_name(currency)
+        )
+        words.append(named)
+        if unit and unit.upper() != currency.upper():
+            words.append(unit)
+    elif unit:
+        words.append(unit)
+    return " ".join(words)
+
+
+def format_amount(
+    value: Decimal, unit: str, currency: str, scale: Scale, kind: MetricKind, locale: Locale
+) -> str:
+    """A stored value with its scale, currency and unit, in ``locale``."""
+    words = unit_words(unit, currency, scale, kind, locale)
+    number = format_number(value, locale)
+    return f"{number} {words}" if words else number
+
+
+def not_found(period_label: str, locale: Locale) -> str:
+    """The fixed refusal of a lookup: no digit except those of the normalized period label."""
+    if locale is Locale.EN:
+        return not_found_text(period_label)
+    return (
+        f"Nessun fatto memorizzato corrisponde a questa metrica, entità e canale per "
+        f"{period_label}, quindi non viene dato alcun valore."
+    )

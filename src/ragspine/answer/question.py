@@ -1,0 +1,212 @@
+"""Reading a question: glossary terms, periods, explanation cues and the operation asked for.
+
+Pure and deterministic. Everything is read from the question's matching form
+(:func:`ragspine.analysis.match_key`: NFKC, case folding) on word boundaries. Glossary terms are
+found first (:meth:`ragspine.glossary.Glossary.find_terms`, longest match first); their spans are
+then blanked, so a period, a cue or an operation word inside a metric name (``amortization 2014
+dac``, ``driver costs``) is never read as one. Only the question is read: conversation history
+never reaches this module.
+
+The route (:func:`choose_route`): a metric with an entity or a period and no explanation cue is
+``structured``; a cue with such a metric is ``composite``; anything else is ``narrative``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date
+from enum import StrEnum
+from functools import lru_cache
+
+from ragspine.analysis import match_key
+from ragspine.errors import PeriodError
+from ragspine.glossary import Glossary, TermType
+from ragspine.periods import parse_period
+
+
+class Route(StrEnum):
+    STRUCTURED = "structured"
+    NARRATIVE = "narrative"
+    COMPOSITE = "composite"
+
+
+class Operation(StrEnum):
+    """What a structured question asks of its facts."""
+
+    LOOKUP = "lookup"
+    CHANGE = "change"
+    PERCENT_CHANGE = "percent_change"
+    AVERAGE = "average"
+    SHARE = "share"
+    RATIO = "ratio"
+
+
+_OPERATION_WORDS: tuple[tuple[Operation, str], ...] = (
+    (
+        Operation.PERCENT_CHANGE,
+        r"percentage change|percent change|% change|change in percent|growth rate"
+        r"|variazione percentuale|variazione %|crescita percentuale",
+    ),
+    (
+        Operation.SHARE,
+        r"as a (?:percentage|percent|share|proportion) of|share of|percentage of|proportion of"
+        r"|in percentuale (?:di|del|della|dei|delle|sul|sulla|sui|sulle)"
+        r"|quota (?:di|del|della|dei|delle|sul|sulla)|percentuale (?:di|del|della|dei|delle)",
+    ),
+    (Operation.RATIO, r"ratio|rapporto"),
+    (Operation.AVERAGE, r"average|mean|media|medio"),
+    (
+        Operation.CHANGE,
+        r"change|changed|changes|grow|grew|grown|growth|increase|increased|decrease|decreased"
+        r"|rise|rose|risen|fall|fell|fallen|decline|declined|difference"
+        r"|variazione|variato|variata|cambiato|cambiata|crescita|cresciuto|cresciuta"
+        r"|aumento|aumentato|aumentata|calo|calato|calata|diminuito|diminuita|differenza",
+    ),
+)
+_OPERATION_RE = re.compile(
+    "|".join(rf"(?<!\w)(?P<{op.name}>{words})(?!\w)" for op, words in _OPERATION_WORDS)
+)
+
+_MONTH_NAMES = (
+    "january|february|march|april|may|june|july|august|september|october|november|december"
+    "|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec"
+)
+_FY = r"(?:fy\s*'?|fiscal\s+(?:year\s+)?)"
+_PERIOD_RE = re.compile(
+    r"(?<![\w.,])(?:"
+    r"(?:this|current|last|previous|prior|next)\s+(?:fiscal\s+)?(?:year|half|quarter|month)"
+    rf"|(?:{_FY})?(?:\d{{4}}|\d{{2}})\s*-?\s*[qh]\d+"
+    rf"|[qh]\d+\s*[-/ ]?\s*(?:{_FY})?(?:\d{{4}}|\d{{2}})"
+    r"|\d{4}-(?:0[1-9]|1[0-2])"
+    rf"|(?:{_MONTH_NAMES})\.?\s*,?\s*\d{{4}}"
+    rf"|{_FY}[0-9a-z']*\d[0-9a-z']*"
+    r"|(?:19|20)\d{2}"
+    r")(?![\w]|[.,]\d)"
+)
+"""Spans that look like periods: the period grammar's spellings, plus ``FY`` + anything and
+quarter / half forms with any number, so that a malformed one (``FY2o24``, ``2024Q5``) is
+reported rather than ignored. A bare number is a year only from 1900 to 2099."""
+
+
+@dataclass(frozen=True, slots=True)
+class QuestionReading:
+    """What a question names, each in order of first appearance without repeats."""
+
+    metrics: tuple[str, ...] = ()
+    entities: tuple[str, ...] = ()
+    channels: tuple[str, ...] = ()
+    periods: tuple[str, ...] = ()
+    """Normalized period labels (``FY2024``)."""
+    cues: tuple[str, ...] = ()
+    """Explanation cue words found, in their matching form."""
+    operation: Operation = Operation.LOOKUP
+    operation_word: str = ""
+    bad_period: str | None = None
+    """The first period-like text that the period grammar does not read."""
+
+    @property
+    def structured(self) -> bool:
+        """A metric with an entity or a period."""
+        return bool(self.metrics) and bool(self.entities or self.periods)
+
+
+@lru_cache(maxsize=64)
+def _cue_pattern(cues: tuple[str, ...]) -> re.Pattern[str] | None:
+    if not cues:
+        return None
+    ordered = sorted(set(cues), key=lambda s: (-len(s), s))
+    alternation = "|".join(r"\s+".join(map(re.escape, cue.split())) for cue in ordered)
+    return re.compile(rf"(?<!\w)(?:{alternation})(?!\w)")
+
+
+_last_cues: tuple[object, re.Pattern[str] | None] | None = None
+
+
+def _cues_of(glossary: Glossary) -> re.Pattern[str] | None:
+    """The cue pattern of ``glossary``'s cue lists (the last one is remembered: one
+    workspace asks with the same lists each time)."""
+    global _last_cues
+    cues = glossary.explanation_cues
+    last = _last_cues
+    if last is not None and last[0] is cues:
+        return last[1]
+    keys = tuple(match_key(cue) for words in cues.values() for cue in words if cue)
+    pattern = _cue_pattern(keys)
+    _last_cues = (cues, pattern)  # one assignment of a finished pair: safe between threads
+    return pattern
+
+
+def _unique(items: list[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(items))
+
+
+def read_question(
+    question: str, glossary: Glossary, reference_date: date | None = None
+) -> QuestionReading:
+    """The glossary terms, periods, cues and operation named in ``question``."""
+    text = match_key(question)
+    metrics: list[str] = []
+    entities: list[str] = []
+    channels: list[str] = []
+    blanked = list(text)
+    by_type = {TermType.METRIC: metrics, TermType.ENTITY: entities, TermType.CHANNEL: channels}
+    for hit in glossary.find_terms(question):
+        by_type[hit.type].append(hit.code)
+        blanked[hit.start : hit.end] = " " * (hit.end - hit.start)
+    rest = "".join(blanked)
+
+    periods: list[str] = []
+    bad_period: str | None = None
+    reference = reference_date or date.today()
+    for match in _PERIOD_RE.finditer(rest):
+        try:
+            label = parse_period(match.group(0), reference, glossary.fiscal_year_start_month).label
+        except PeriodError:
+            if bad_period is None:
+                bad_period = match.group(0)
+            continue
+        periods.append(label)
+        rest = rest[: match.start()] + " " * (match.end() - match.start()) + rest[match.end() :]
+
+    pattern = _cues_of(glossary)
+    cues = [] if pattern is None else [" ".join(m.group(0).split()) for m in pattern.finditer(rest)]
+
+    operation, word = Operation.LOOKUP, ""
+    found = _OPERATION_RE.search(rest)
+    if found is not None and found.lastgroup is not None:
+        operation, word = Operation[found.lastgroup], found.group(0)
+    return QuestionReading(
+        _unique(metrics),
+        _unique(entities),
+        _unique(channels),
+        _unique(periods),
+        _unique(cues),
+        operation,
+        word,
+        bad_period,
+    )
+
+
+def choose_route(reading: QuestionReading) -> tuple[Route, str]:
+    """The route of ``reading`` under ``auto`` and why (the terms and cues that decided)."""
+    named = []
+    if reading.metrics:
+        named.append(f"metric {', '.join(reading.metrics)}")
+    if reading.entities:
+        named.append(f"entity {', '.join(reading.entities)}")
+    if reading.periods:
+        named.append(f"period {', '.join(reading.periods)}")
+    terms = "; ".join(named) if named else "no glossary term"
+    cues = (
+        f"explanation cue {', '.join(map(repr, reading.cues))}"
+        if reading.cues
+        else "no explanation cue"
+    )
+    if reading.structured:
+        route = Route.COMPOSITE if reading.cues else Route.STRUCTURED
+    else:
+        route = Route.NARRATIVE
+    if route is Route.NARRATIVE and reading.metrics:
+        terms += " (a metric needs an entity or a period to be looked up)"
+    return route, f"{route.value}: {terms}; {cues}"

@@ -1,0 +1,178 @@
+"""``ask``: one question through the route its words choose, as one :class:`Answer`.
+
+The route comes from the question alone (:func:`ragspine.answer.question.choose_route`) unless
+the options name one. ``structured`` builds the figures part from the fact store and the graph
+computations (:mod:`ragspine.answer.structured`); ``narrative`` searches the documents and
+builds the cited extractive answer; ``composite`` runs both separately and merges them
+(:mod:`ragspine.answer.composite`). History is handed to the narrative generator only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import replace
+from datetime import date
+
+from ragspine.answer.composite import explanation
+from ragspine.answer.extractive import answer_from_snippets
+from ragspine.answer.history import Turn, check_history
+from ragspine.answer.locale import Locale, parse_locale, text
+from ragspine.answer.options import AskChannel, AskOptions
+from ragspine.answer.question import Route, choose_route, read_question
+from ragspine.answer.structured import FiguresPart, answer_figures
+from ragspine.answer.types import Answer, AnswerStatus, CitedSentence
+from ragspine.glossary import Glossary
+from ragspine.narrative.retrieve.retriever import SearchResult
+from ragspine.narrative.retrieve.trace import Trace, TraceBuilder
+from ragspine.security import Principal
+from ragspine.stores.facts import FactStore
+
+Search = Callable[[str], SearchResult]
+"""Searches the documents for a question as the asker (the workspace binds options and asker)."""
+
+
+def slot_text(question: str, history: tuple[Turn, ...]) -> str:
+    """The only text read for terms, periods and cues, and searched: the question itself.
+    History is generation context and never part of it."""
+    del history
+    return question
+
+
+def _cited(sentence: CitedSentence) -> str:
+    markers = "".join(f" [{m}]" for m in sentence.markers)
+    return sentence.text + markers
+
+
+def _block(heading: str, lines: Iterable[str]) -> str:
+    return "\n".join([heading, *(f"- {line}" for line in lines)])
+
+
+def _structured_answer(
+    part: FiguresPart, route: str, reason: str, locale: Locale, trace: Trace
+) -> Answer:
+    blocks = ["\n".join(_cited(s) for s in part.sentences)]
+    if part.assumptions:
+        blocks.append(_block(text(locale, "heading_assumptions"), part.assumptions))
+    return Answer(
+        route,
+        status=part.status,
+        text="\n\n".join(blocks),
+        sources=part.sources,
+        trace=trace,
+        route_reason=reason,
+        sentences=part.sentences,
+        figures=part.figures,
+        assumptions=part.assumptions,
+        locale=locale,
+        param=part.param,
+        suggestions=part.suggestions,
+    )
+
+
+def ask(
+    question: str,
+    *,
+    glossary: Glossary,
+    facts: Callable[[], FactStore],
+    search: Search,
+    options: AskOptions,
+    principal: Principal,
+    history: Iterable[object] | None = None,
+    reference_date: date | None = None,
+) -> Answer:
+    """Answer ``question`` as ``principal`` (see the module docstring)."""
+    turns = check_history(history)
+    locale = parse_locale(options.locale, parse_locale(glossary.answers.locale))
+    asked = slot_text(question, turns)
+    builder = TraceBuilder()
+    with builder.timed() as timer:
+        reading = read_question(asked, glossary, reference_date)
+        chosen = AskChannel(options.channel)
+        if chosen is AskChannel.AUTO:
+            route, reason = choose_route(reading)
+        else:
+            route = Route(chosen.value)
+            reason = f"{route.value}: asked for ({choose_route(reading)[1]})"
+    builder.add_stage("answer:route", 1, 1, seconds=timer.seconds)
+
+    part: FiguresPart | None = None
+    if route is not Route.NARRATIVE:
+        with builder.timed() as timer:
+            part = answer_figures(
+                reading,
+                glossary,
+                facts(),
+                principal=principal,
+                locale=locale,
+                entity=options.entity,
+                reference_date=reference_date,
+            )
+        builder.add_stage("answer:figures", part.lookups, len(part.figures), seconds=timer.seconds)
+        if route is Route.STRUCTURED:
+            return _structured_answer(part, route.value, reason, locale, builder.build())
+
+    result = search(asked)
+    narrative = answer_from_snippets(
+        asked,
+        result.snippets,
+        max_sentences=options.max_sentences,
+        principal=principal,
+        trace=builder.build().merged(result.trace),
+        locale=locale,
+        history=turns,
+    )
+    if part is None:
+        return replace(narrative, route_reason=reason, notices=result.notices)
+    return _composite(part, narrative, result, glossary, locale, reason)
+
+
+def _composite(
+    part: FiguresPart,
+    narrative: Answer,
+    result: SearchResult,
+    glossary: Glossary,
+    locale: Locale,
+    reason: str,
+) -> Answer:
+    builder = TraceBuilder()
+    with builder.timed() as timer:
+        merged = explanation(narrative, result.snippets, part, glossary, locale)
+    builder.add_stage(
+        "answer:composite",
+        len(narrative.sentences),
+        len(merged.sentences),
+        seconds=timer.seconds,
+    )
+    notes = (text(locale, "numbers_left_out"),) if merged.left_out or narrative.notes else ()
+    figures_text = "\n".join(_cited(s) for s in part.sentences)
+    if merged.sentences:
+        explained = " ".join(_cited(s) for s in merged.sentences)
+    else:
+        explained = text(locale, "no_material")
+    blocks = [
+        f"{text(locale, 'heading_figures')}\n{figures_text}",
+        f"{text(locale, 'heading_explanation')}\n{explained}",
+    ]
+    if part.assumptions:
+        blocks.append(_block(text(locale, "heading_assumptions"), part.assumptions))
+    if merged.flags:
+        blocks.append(_block(text(locale, "heading_flags"), merged.flags))
+    blocks.extend(notes)
+    answered = part.status is AnswerStatus.ANSWERED or bool(merged.sentences)
+    return Answer(
+        Route.COMPOSITE.value,
+        status=AnswerStatus.ANSWERED if answered else part.status,
+        text="\n\n".join(blocks),
+        sources=part.sources + merged.sources,
+        trace=narrative.trace.merged(builder.build()),
+        notes=notes,
+        notices=result.notices,
+        route_reason=reason,
+        sentences=part.sentences + merged.sentences,
+        figures=part.figures,
+        assumptions=part.assumptions,
+        flags=merged.flags,
+        locale=locale,
+        param=part.param,
+        suggestions=part.suggestions,
+    )

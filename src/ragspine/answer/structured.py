@@ -1,0 +1,570 @@
+"""The figures of a structured question: lookups and computations over stored facts only.
+
+From a :class:`~ragspine.answer.question.QuestionReading`: one ``query_metric`` per metric x
+entity x period (channel: the first named, else ``total``), or, for a change, a percentage
+change or an average, :func:`ragspine.graph.compare.compare`, and for a share or a ratio,
+:func:`ragspine.graph.ratio.ratio`. Every sentence is rebuilt from what those return (stored
+values and exact results); nothing of the question enters it except the normalized terms and
+period labels. A missing entity is taken from the call or the workspace default, a missing period
+is the latest period with a fact the asker may see; each default is stated as an assumption.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from decimal import Decimal
+
+from ragspine.answer.locale import (
+    Locale,
+    format_amount,
+    format_exact,
+    format_number,
+    text,
+    unit_words,
+)
+from ragspine.answer.locale import not_found as not_found_text
+from ragspine.answer.question import Operation, QuestionReading
+from ragspine.answer.types import AnswerStatus, CitedSentence, Figure, FigureKind, Source
+from ragspine.errors import PeriodError, QueryError, quote_input
+from ragspine.glossary import DEFAULT_CHANNEL, Glossary, MetricKind
+from ragspine.graph.api import MAX_ITEMS
+from ragspine.graph.compare import CompareResult, compare
+from ragspine.graph.ratio import RatioResult, RatioStatus, ratio
+from ragspine.graph.values import ExactNumber, FactRef
+from ragspine.periods import PERIOD_EXAMPLES, PeriodKind, parse_period, suggest_periods
+from ragspine.security import Principal, max_visible_level
+from ragspine.stores.facts import FactStore
+from ragspine.structured.facts import FactKey
+from ragspine.structured.query import MetricResult, MetricStatus, query_metric
+
+MINUS = "\N{MINUS SIGN}"
+"""The minus sign of expressions shown to people (U+2212)."""
+
+EXAMPLES = 5
+"""How many known metrics or entities a clarification names."""
+
+_KIND_ORDER = {PeriodKind.YEAR: 0, PeriodKind.HALF: 1, PeriodKind.QUARTER: 2, PeriodKind.MONTH: 3}
+
+
+@dataclass(frozen=True, slots=True)
+class FiguresPart:
+    """The structured part of an answer; ``sources`` are fact citations numbered from 1."""
+
+    status: AnswerStatus
+    sentences: tuple[CitedSentence, ...] = ()
+    figures: tuple[Figure, ...] = ()
+    sources: tuple[Source, ...] = ()
+    assumptions: tuple[str, ...] = ()
+    param: str | None = None
+    suggestions: tuple[str, ...] = ()
+    lookups: int = 0
+
+
+@dataclass(slots=True)
+class _Builder:
+    """Collects sentences, figures and fact citations (one marker per fact) of one answer."""
+
+    glossary: Glossary
+    locale: Locale
+    channel: str
+    sentences: list[CitedSentence] = field(default_factory=list)
+    figures: list[Figure] = field(default_factory=list)
+    sources: list[Source] = field(default_factory=list)
+    markers: dict[FactKey, int] = field(default_factory=dict)
+    lookups: int = 0
+
+    def cite(self, key: FactKey, doc_id: str, locator: str) -> int:
+        marker = self.markers.get(key)
+        if marker is None:
+            marker = self.markers[key] = len(self.markers) + 1
+            self.sources.append(Source.of_fact(marker, doc_id=doc_id, locator=locator, fact=key))
+        return marker
+
+    def labels(self, metric: str, entity: str) -> dict[str, str]:
+        channel = (
+            ""
+            if self.channel == DEFAULT_CHANNEL
+            else f" ({self.glossary.channels.terms[self.channel].label})"
+        )
+        return {
+            "metric": self.glossary.metrics.terms[metric].label,
+            "entity": self.glossary.entities.terms[entity].label,
+            "channel": channel,
+        }
+
+    def kind(self, metric: str) -> MetricKind:
+        return self.glossary.metrics.terms[metric].kind
+
+    def add(self, sentence: str, markers: tuple[int, ...], figure: Figure | None = None) -> None:
+        self.sentences.append(CitedSentence(sentence, markers))
+        if figure is not None:
+            self.figures.append(figure)
+
+    def found(self, result: MetricResult) -> None:
+        """A found lookup: its sentence and figure, rebuilt from the stored value."""
+        assert result.metric and result.entity and result.period and result.channel
+        assert result.value is not None and result.scale is not None
+        key = FactKey(result.metric, result.entity, result.period, result.channel)
+        marker = self.cite(key, result.source_doc_id or "", result.locator or "")
+        amount = format_amount(
+            result.value,
+            result.unit or "",
+            result.currency or "",
+            result.scale,
+            self.kind(result.metric),
+            self.locale,
+        )
+        sentence = text(
+            self.locale,
+            "fact",
+            period=result.period,
+            amount=amount,
+            **self.labels(result.metric, result.entity),
+        )
+        self.add(sentence, (marker,), Figure(FigureKind.FACT, sentence, (marker,), result=result))
+
+    def fact_ref(self, fact: FactRef) -> None:
+        """A fact a computation read, shown like a found lookup."""
+        self.found(
+            MetricResult(
+                MetricStatus.FOUND,
+                "",
+                fact.metric,
+                fact.entity,
+                fact.period,
+                fact.channel,
+                fact.value,
+                fact.unit,
+                fact.currency,
+                fact.scale,
+                fact.source_doc_id,
+                fact.locator,
+                fact.valid_as_of,
+            )
+        )
+
+    def missing(self, metric: str, entity: str, period: str) -> None:
+        sentence = text(self.locale, "missing_row", period=period, **self.labels(metric, entity))
+        self.add(sentence, ())
+
+    def number(self, value: Decimal) -> str:
+        return format_number(value, self.locale)
+
+    def computed(
+        self,
+        kind: FigureKind,
+        what: str,
+        expression: str,
+        value: ExactNumber,
+        unit: str,
+        inputs: Sequence[FactRef],
+        *,
+        measure: tuple[str | None, str | None, object] = (None, None, None),
+        exact: Decimal | None = None,
+    ) -> None:
+        markers = tuple(self.markers[fact.key] for fact in inputs)
+        if exact is not None:  # a difference of stored values: its digits as computed
+            shown = format_number(exact, self.locale) + (f" {unit}" if unit else "")
+        else:
+            shown = format_exact(value, self.locale, unit)
+        sentence = f"{what}: {expression} = {shown}."
+        unit_code, currency, scale = measure
+        self.add(
+            sentence,
+            markers,
+            Figure(
+                kind,
+                sentence,
+                markers,
+                value=value,
+                unit=unit_code,
+                currency=currency,
+                scale=scale,  # type: ignore[arg-type]
+                expression=expression,
+                inputs=tuple(inputs),
+            ),
+        )
+
+    def part(self, status: AnswerStatus, assumptions: Sequence[str]) -> FiguresPart:
+        return FiguresPart(
+            status,
+            tuple(self.sentences),
+            tuple(self.figures),
+            tuple(self.sources),
+            tuple(assumptions),
+            lookups=self.lookups,
+        )
+
+
+def _unrecognized(
+    locale: Locale, param: str, raw: str, suggestions: Sequence[str], assumptions: Sequence[str]
+) -> FiguresPart:
+    sentence = text(
+        locale, "unrecognized", param=text(locale, f"param_{param}"), raw=quote_input(raw)
+    )
+    if suggestions:
+        sentence += text(locale, "hint_close", values=", ".join(suggestions[:3]))
+    elif param == "period":
+        sentence += text(locale, "hint_periods", values=", ".join(PERIOD_EXAMPLES))
+    return FiguresPart(
+        AnswerStatus.UNRECOGNIZED_PARAM,
+        (CitedSentence(sentence, ()),),
+        assumptions=tuple(assumptions),
+        param=param,
+        suggestions=tuple(suggestions[:3]),
+    )
+
+
+def _clarify(sentence: str, assumptions: Sequence[str] = ()) -> FiguresPart:
+    return FiguresPart(
+        AnswerStatus.NEEDS_CLARIFICATION,
+        (CitedSentence(sentence, ()),),
+        assumptions=tuple(assumptions),
+    )
+
+
+def _examples(labels: Sequence[tuple[str, str]]) -> str:
+    """A few known terms (``label``), by code: the glossary only, never the facts."""
+    return ", ".join(label for _, label in sorted(labels)[:EXAMPLES]) or "-"
+
+
+def latest_period(glossary: Glossary, store: FactStore, key: FactKey, max_level: int) -> str | None:
+    """The latest period (by its last day; a year before a quarter ending the same day) of a
+    fact for ``key``'s metric, entity and channel that ``max_level`` may see."""
+    best: tuple[date, int, str] | None = None
+    for fact in store.scan(max_level=max_level, metric=key.metric, entity=key.entity):
+        if fact.channel != key.channel:
+            continue
+        try:
+            period = parse_period(fact.period, None, glossary.fiscal_year_start_month)
+        except PeriodError:
+            continue
+        rank = (period.date_range(glossary.fiscal_year_start_month)[1], -_KIND_ORDER[period.kind])
+        if best is None or rank > best[:2]:
+            best = (*rank, period.label)
+    return None if best is None else best[2]
+
+
+def answer_figures(
+    reading: QuestionReading,
+    glossary: Glossary,
+    store: FactStore,
+    *,
+    principal: Principal,
+    locale: Locale,
+    entity: str | None = None,
+    reference_date: date | None = None,
+) -> FiguresPart:
+    """The figures part for ``reading`` (``entity``: the entity given with the call, used when
+    the question names none)."""
+    assumptions: list[str] = []
+    if reading.bad_period is not None:
+        reference = reference_date or date.today()
+        suggestions = suggest_periods(reading.bad_period, reference)
+        return _unrecognized(locale, "period", reading.bad_period, suggestions, assumptions)
+    entity_code: str | None = None
+    if entity is not None:
+        entity_code = glossary.entities.resolve(entity)
+        if entity_code is None:
+            suggestions = glossary.entities.suggest(entity)
+            return _unrecognized(locale, "entity", entity, suggestions, assumptions)
+    if not reading.metrics:
+        known = [(code, t.label) for code, t in glossary.metrics.terms.items()]
+        return _clarify(text(locale, "needs_metric", examples=_examples(known)))
+
+    entities = list(reading.entities)
+    if not entities:
+        default = glossary.answers.default_entity
+        if entity_code is not None:
+            entities = [entity_code]
+            key = "assume_entity_call"
+        elif default is not None:
+            resolved = glossary.entities.resolve(default)
+            assert resolved is not None  # checked at glossary load
+            entities = [resolved]
+            key = "assume_entity_default"
+        else:
+            known = [(code, t.label) for code, t in glossary.entities.terms.items()]
+            return _clarify(text(locale, "needs_entity", examples=_examples(known)))
+        label = glossary.entities.terms[entities[0]].label
+        assumptions.append(text(locale, key, entity=label))
+
+    channel = reading.channels[0] if reading.channels else DEFAULT_CHANNEL
+    builder = _Builder(glossary, locale, channel)
+    level = max_visible_level(principal)
+    periods = list(reading.periods)
+    if not periods:
+        metric, first = reading.metrics[0], entities[0]
+        builder.lookups += 1
+        latest = latest_period(glossary, store, FactKey(metric, first, "", channel), level)
+        if latest is None:
+            builder.add(text(locale, "no_period"), ())
+            return builder.part(AnswerStatus.REFUSED, assumptions)
+        periods = [latest]
+        assumptions.append(
+            text(locale, "assume_period_latest", period=latest, **builder.labels(metric, first))
+        )
+
+    operation = _OPERATIONS.get(reading.operation, _lookups)
+    status = operation(builder, reading, entities, periods, store, principal, level)
+    if isinstance(status, FiguresPart):
+        return status
+    return builder.part(status, assumptions)
+
+
+_Operation = Callable[
+    [_Builder, QuestionReading, list[str], list[str], FactStore, Principal, int],
+    AnswerStatus | FiguresPart,
+]
+
+
+def _check_items(count: int) -> None:
+    if count > MAX_ITEMS:
+        raise QueryError(
+            f"the question names {count:,} metric x entity x period combinations: at most "
+            f"{MAX_ITEMS:,}; ask about fewer"
+        )
+
+
+def _lookups(
+    builder: _Builder,
+    reading: QuestionReading,
+    entities: list[str],
+    periods: list[str],
+    store: FactStore,
+    principal: Principal,
+    level: int,
+) -> AnswerStatus:
+    """One ``query_metric`` per metric x entity x period."""
+    _check_items(len(reading.metrics) * len(entities) * len(periods))
+    found = 0
+    for metric in reading.metrics:
+        for entity in entities:
+            for period in periods:
+                builder.lookups += 1
+                result = query_metric(
+                    builder.glossary, store, metric, entity, period, builder.channel,
+                    principal=principal,
+                )  # fmt: skip
+                if result.status is MetricStatus.FOUND:
+                    found += 1
+                    builder.found(result)
+                else:
+                    builder.missing(metric, entity, period)
+    if found:
+        return AnswerStatus.ANSWERED
+    if len(builder.sentences) == 1:  # one lookup: the fixed refusal of query_metric
+        builder.sentences[0] = CitedSentence(not_found_text(periods[0], builder.locale), ())
+    return AnswerStatus.REFUSED
+
+
+def _compared(
+    builder: _Builder,
+    reading: QuestionReading,
+    entities: list[str],
+    periods: list[str],
+    store: FactStore,
+    principal: Principal,
+    level: int,
+) -> AnswerStatus | FiguresPart:
+    """A change, a percentage change or an average of the first metric over entity x period
+    items, computed by :func:`ragspine.graph.compare.compare`."""
+    items = [(entity, period) for entity in entities for period in periods]
+    operation = reading.operation
+    if len(items) < 2:
+        if operation is Operation.PERCENT_CHANGE:
+            return _clarify(text(builder.locale, "needs_two_items"))
+        return _lookups(builder, reading, entities, periods, store, principal, level)
+    _check_items(len(items))
+    metric = reading.metrics[0]
+    builder.lookups += len(items)
+    result = compare(
+        builder.glossary, store, metric=metric, items=items, channel=builder.channel,
+        max_level=level,
+    )  # fmt: skip
+    for row in result.rows:
+        if row.fact is None:
+            builder.missing(metric, row.entity, row.period)
+        else:
+            builder.fact_ref(row.fact)
+    if not result.found:
+        return AnswerStatus.REFUSED
+    if operation is Operation.AVERAGE:
+        _average(builder, result, metric)
+    else:
+        _steps(builder, result, metric, percent_only=operation is Operation.PERCENT_CHANGE)
+    return AnswerStatus.ANSWERED
+
+
+def _unit(builder: _Builder, result: CompareResult, metric: str) -> str:
+    return unit_words(
+        result.unit or "", result.currency or "", result.scale, builder.kind(metric), builder.locale
+    )
+
+
+def _measure(result: CompareResult) -> tuple[str | None, str | None, object]:
+    return result.unit, result.currency, result.scale
+
+
+def _item_label(builder: _Builder, entity: str, period: str, entities: int) -> str:
+    return period if entities == 1 else f"{builder.glossary.entities.terms[entity].label} {period}"
+
+
+def _steps(builder: _Builder, result: CompareResult, metric: str, *, percent_only: bool) -> None:
+    entities = len({row.entity for row in result.rows})
+    unit = _unit(builder, result, metric)
+    for step in result.steps:
+        a, b = result.rows[step.earlier], result.rows[step.later]
+        assert a.fact is not None and b.fact is not None
+        labels = builder.labels(metric, a.entity if a.entity == b.entity else b.entity)
+        labels.update(
+            earlier=_item_label(builder, a.entity, a.period, entities),
+            later=_item_label(builder, b.entity, b.period, entities),
+        )
+        what = text(builder.locale, "change", **labels)
+        if step.difference is None or a.value is None or b.value is None:
+            reason = text(builder.locale, "reason_units")
+            builder.add(text(builder.locale, "not_computable", what=what, reason=reason), ())
+            continue
+        x, y = builder.number(a.value), builder.number(b.value)
+        if not percent_only:
+            builder.computed(
+                FigureKind.CHANGE,
+                what,
+                f"{y} {MINUS} {x}",
+                ExactNumber.of(step.difference),
+                unit,
+                (a.fact, b.fact),
+                measure=_measure(result),
+                exact=step.difference,
+            )
+        what = text(builder.locale, "percent_change", **labels)
+        if step.percent_change is None:
+            reason = text(builder.locale, "reason_zero")
+            builder.add(text(builder.locale, "not_computable", what=what, reason=reason), ())
+            continue
+        builder.computed(
+            FigureKind.PERCENT_CHANGE,
+            what,
+            f"({y} {MINUS} {x}) / {x}",
+            step.percent_change,
+            "%",
+            (a.fact, b.fact),
+            measure=("%", None, None),
+        )
+
+
+def _average(builder: _Builder, result: CompareResult, metric: str) -> None:
+    found = [row for row in result.rows if row.fact is not None and row.value is not None]
+    entities = len({row.entity for row in result.rows})
+    items = ", ".join(_item_label(builder, r.entity, r.period, entities) for r in found)
+    labels = builder.labels(metric, found[0].entity)
+    what = text(builder.locale, "average", items=items, **labels)
+    if result.average is None:
+        reason = text(builder.locale, "reason_units")
+        builder.add(text(builder.locale, "not_computable", what=what, reason=reason), ())
+        return
+    values = " + ".join(builder.number(row.value) for row in found if row.value is not None)
+    builder.computed(
+        FigureKind.AVERAGE,
+        what,
+        f"({values}) / {len(found)}",
+        result.average,
+        _unit(builder, result, metric),
+        [row.fact for row in found if row.fact is not None],
+        measure=_measure(result),
+    )
+
+
+def _ratio(
+    builder: _Builder,
+    reading: QuestionReading,
+    entities: list[str],
+    periods: list[str],
+    store: FactStore,
+    principal: Principal,
+    level: int,
+) -> AnswerStatus | FiguresPart:
+    """A share (``X as a percentage of Y``) or a ratio (``ratio of X to Y``) of two metrics, or
+    of one metric for two entities, per period."""
+    percent = reading.operation is Operation.SHARE
+    metrics = list(reading.metrics)
+    if len(metrics) >= 2:
+        pairs = [((metrics[0], entities[0]), (metrics[1], entities[0]))]
+    elif len(entities) >= 2:
+        pairs = [((metrics[0], entities[0]), (metrics[0], entities[1]))]
+    else:
+        known = [(code, t.label) for code, t in builder.glossary.metrics.terms.items()]
+        label = builder.glossary.metrics.terms[metrics[0]].label
+        return _clarify(
+            text(builder.locale, "needs_two_metrics", metric=label, examples=_examples(known))
+        )
+    _check_items(len(pairs) * len(periods))
+    answered = False
+    for period in periods:
+        for (m1, e1), (m2, e2) in pairs:
+            builder.lookups += 2
+            result = ratio(
+                store,
+                numerator=FactKey(m1, e1, period, builder.channel),
+                denominator=FactKey(m2, e2, period, builder.channel),
+                percent=percent,
+                max_level=level,
+            )
+            answered |= _ratio_sentence(builder, result, period)
+    return AnswerStatus.ANSWERED if answered else AnswerStatus.REFUSED
+
+
+def _ratio_sentence(builder: _Builder, result: RatioResult, period: str) -> bool:
+    for key, fact in (
+        (result.numerator, result.numerator_fact),
+        (result.denominator, result.denominator_fact),
+    ):
+        if fact is None:
+            builder.missing(key.metric, key.entity, period)
+        else:
+            builder.fact_ref(fact)
+
+    def name(key: FactKey) -> str:
+        labels = builder.labels(key.metric, key.entity)
+        return f"{labels['entity']} {labels['metric']}{labels['channel']} {period}"
+
+    kind = FigureKind.SHARE if result.percent else FigureKind.RATIO
+    what = text(
+        builder.locale,
+        kind.value,
+        numerator=name(result.numerator),
+        denominator=name(result.denominator),
+    )
+    if result.status is not RatioStatus.FOUND or result.value is None:
+        if result.status is RatioStatus.NOT_COMPUTABLE:
+            reason = text(builder.locale, f"reason_{result.reason}")
+            builder.add(text(builder.locale, "not_computable", what=what, reason=reason), ())
+        return False
+    top, bottom = result.numerator_fact, result.denominator_fact
+    assert top is not None and bottom is not None
+    expression = f"{builder.number(top.value)} / {builder.number(bottom.value)}"
+    if top.scale != bottom.scale:
+        expression += f" ({top.scale.value} / {bottom.scale.value})"
+    builder.computed(
+        kind,
+        what,
+        expression,
+        result.value,
+        "%" if result.percent else "",
+        (top, bottom),
+        measure=("%", None, None) if result.percent else ("", None, None),
+    )
+    return True
+
+
+_OPERATIONS: dict[Operation, _Operation] = {
+    Operation.LOOKUP: _lookups,
+    Operation.CHANGE: _compared,
+    Operation.PERCENT_CHANGE: _compared,
+    Operation.AVERAGE: _compared,
+    Operation.SHARE: _ratio,
+    Operation.RATIO: _ratio,
+}

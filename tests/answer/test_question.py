@@ -1,0 +1,124 @@
+"""Reading a question and choosing its route: a table in English and Italian, with traps."""
+
+from __future__ import annotations
+
+import tomllib
+from datetime import date
+
+import pytest
+
+from ragspine.answer.question import Operation, Route, choose_route, read_question
+from ragspine.glossary import Glossary, parse_glossary
+from ragspine.workspace import example_glossary_text
+
+EXTRA = """
+[metrics.driver_costs]
+label = "Driver costs"
+aliases = ["costi autisti"]
+unit = "EUR"
+kind = "currency"
+
+[metrics.amortization_2014_dac]
+label = "amortization 2014 dac"
+"""
+
+
+@pytest.fixture(scope="module")
+def glossary() -> Glossary:
+    return parse_glossary(tomllib.loads(example_glossary_text() + EXTRA))
+
+
+ROUTES = [
+    # (question, route)
+    ("What was ACME's revenue in FY2024?", Route.STRUCTURED),
+    ("Revenue of ACME China in Q3 2024", Route.STRUCTURED),
+    ("How did ACME's net income change from 2023 to 2024?", Route.STRUCTURED),
+    ("sales 2023", Route.STRUCTURED),  # a metric and a period, no entity
+    ("Qual è stato il fatturato di ACME nel 2024?", Route.NARRATIVE),  # no Italian alias
+    ("Ricavi: turnover di ACME nel 2024?", Route.STRUCTURED),
+    ("Why did ACME's revenue fall in 2024?", Route.COMPOSITE),
+    ("Explain the drivers of ACME's operating profit in FY2023", Route.COMPOSITE),
+    ("Perché il turnover di ACME è calato nel 2024?", Route.COMPOSITE),
+    ("Qual è il motivo del calo delle sales di ACME CN nel 2023?", Route.COMPOSITE),
+    ("Why did margins improve?", Route.NARRATIVE),  # a cue, no metric
+    ("Come mai i margini sono migliorati?", Route.NARRATIVE),
+    ("What is the parental leave policy?", Route.NARRATIVE),  # neither
+    ("Why did revenue fall?", Route.NARRATIVE),  # a metric alone is not looked up
+    # traps: a word inside another word, a cue word inside a metric name
+    ("What are the revenues of the explanation?", Route.NARRATIVE),
+    ("Driver costs of ACME in 2024", Route.STRUCTURED),
+    ("costi autisti di ACME nel 2024", Route.STRUCTURED),
+    ("Why did driver costs of ACME rise in 2024?", Route.COMPOSITE),
+    ("amortization 2014 dac of ACME", Route.STRUCTURED),
+    ("Is there a concern about sales?", Route.NARRATIVE),  # "cn" is not in "concern"
+]
+
+
+@pytest.mark.parametrize(("question", "route"), ROUTES)
+def test_the_route_of_each_question(glossary: Glossary, question: str, route: Route) -> None:
+    chosen, reason = choose_route(read_question(question, glossary, date(2024, 11, 15)))
+    assert chosen is route, reason
+    assert reason.startswith(route.value)
+
+
+def test_the_reason_names_the_terms_and_cues_that_decided(glossary: Glossary) -> None:
+    reading = read_question("Why did ACME's revenue fall in 2024?", glossary)
+    route, reason = choose_route(reading)
+    assert route is Route.COMPOSITE
+    assert "metric revenue" in reason and "entity acme" in reason and "FY2024" in reason
+    assert "'why'" in reason
+
+
+def test_a_cue_or_a_period_inside_a_metric_name_is_not_read(glossary: Glossary) -> None:
+    reading = read_question("Driver costs of ACME", glossary)
+    assert reading.cues == () and reading.metrics == ("driver_costs",)
+    reading = read_question("amortization 2014 dac of ACME", glossary)
+    assert reading.periods == () and reading.metrics == ("amortization_2014_dac",)
+    reading = read_question("What are the revenues of the explanation?", glossary)
+    assert reading.metrics == () and reading.cues == ()
+
+
+def test_slots_periods_and_operations(glossary: Glossary) -> None:
+    reading = read_question(
+        "Percentage change of ACME and ACME CN online sales from Q3 2023 to last quarter",
+        glossary,
+        date(2024, 11, 15),
+    )
+    assert reading.metrics == ("revenue",)
+    assert reading.entities == ("acme", "acme_cn")
+    assert reading.channels == ("online",)
+    assert reading.periods == ("FY2023-Q3", "FY2024-Q3")
+    assert reading.operation is Operation.PERCENT_CHANGE
+    assert read_question("average ACME sales in 2023 and 2024", glossary).operation is (
+        Operation.AVERAGE
+    )
+    share = read_question("ACME net income as a percentage of sales in 2024", glossary)
+    assert share.operation is Operation.SHARE and share.metrics == ("net_income", "revenue")
+    ratio = read_question("ratio of net income to sales for ACME in 2024", glossary)
+    assert ratio.operation is Operation.RATIO
+    assert read_question(
+        "rapporto tra net income e sales di ACME nel 2024", glossary
+    ).operation is (Operation.RATIO)
+
+
+def test_full_width_and_case_do_not_matter(glossary: Glossary) -> None:
+    full_width = "".join(chr(ord(c) + 0xFEE0) if c.isalnum() else c for c in "REVENUE")
+    reading = read_question(
+        f"{full_width} of acme in \uff26\uff39\uff12\uff10\uff12\uff14", glossary
+    )
+    assert reading.metrics == ("revenue",) and reading.periods == ("FY2024",)
+
+
+def test_a_malformed_period_is_reported_and_numbers_are_not_years(glossary: Glossary) -> None:
+    assert read_question("ACME sales in FY2o24", glossary).bad_period == "fy2o24"
+    assert read_question("ACME sales in 2024Q5", glossary).bad_period == "2024q5"
+    reading = read_question("ACME sales of 2,024.5 or 1999.5 or 12024 in fiscal results", glossary)
+    assert reading.periods == () and reading.bad_period is None
+
+
+def test_cues_come_from_the_glossary(glossary: Glossary) -> None:
+    custom = parse_glossary(
+        tomllib.loads(example_glossary_text().split("[cues]")[0] + '[cues]\nen = ["how come"]\n')
+    )
+    assert read_question("How come ACME sales fell in 2024?", custom).cues == ("how come",)
+    assert read_question("Why did ACME sales fall in 2024?", custom).cues == ()
