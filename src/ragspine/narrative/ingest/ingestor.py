@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from ragspine.analysis import Analyzer
 from ragspine.errors import ConfigError, IngestError, RagSpineError, quote_input
+from ragspine.memory import give_back_free_memory
 from ragspine.narrative.index.lexical.library_indexes import KnownTerms, LibraryIndexes, searchable
 from ragspine.narrative.index.vector.library_vectors import EmbedProgress, LibraryVectors
 from ragspine.narrative.ingest.chunking import (
@@ -409,6 +410,7 @@ class Ingestor:
             _report(progress, outcomes, reported, total)
             generation = apply_lexical()
         if dense is not None:
+            give_back_free_memory()  # the embedding phase starts from this phase's rows freed
             dense.apply(
                 library_id,
                 changes.vector_removed,
