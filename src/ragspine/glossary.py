@@ -215,7 +215,7 @@ class Glossary:
     cues: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """Explanation cue words per language as declared (see :attr:`explanation_cues`)."""
     answers: AnswerSettings = field(default_factory=lambda: AnswerSettings())
-    _index: tuple[dict[str, tuple[TermType, str]], int] | None = field(
+    _index: tuple[dict[str, tuple[TermType, str]], dict[str, int]] | None = field(
         default=None, init=False, repr=False, compare=False
     )
 
@@ -342,7 +342,7 @@ class Glossary:
         those start and end positions are tried (a few dictionary lookups per word), so the
         cost does not grow with the size of the glossary.
         """
-        owners, longest = _term_index(self)
+        owners, heads = _term_index(self)
         key = match_key(text)
         starts = [m.start() for m in _WORD_START.finditer(key)]
         ends = [m.start() for m in _WORD_END.finditer(key)]
@@ -352,6 +352,13 @@ class Glossary:
             if start < reached:
                 continue
             first = bisect.bisect_right(ends, start)
+            if first == len(ends):
+                continue
+            # A spelling matching here begins with the text up to the next word end (its
+            # head): most words begin no spelling, and are passed with one look-up.
+            longest = heads.get(key[start : ends[first]])
+            if longest is None:
+                continue
             last = bisect.bisect_right(ends, start + longest)
             for end in reversed(ends[first:last]):
                 owner = owners.get(key[start:end])
@@ -366,17 +373,25 @@ _WORD_START = re.compile(r"(?<!\w)")
 _WORD_END = re.compile(r"(?!\w)")
 
 
-def _term_index(glossary: Glossary) -> tuple[dict[str, tuple[TermType, str]], int]:
-    """Every spelling's matching form -> (type, code), and the longest spelling's length,
-    built once per glossary (a metric's spelling wins over an entity's, an entity's over a
-    channel's)."""
+def _term_index(
+    glossary: Glossary,
+) -> tuple[dict[str, tuple[TermType, str]], dict[str, int]]:
+    """Every spelling's matching form -> (type, code), and every head -> the length of the
+    longest spelling starting with it (a head: a spelling up to its first word end after its
+    first character), built once per glossary (a metric's spelling wins over an entity's, an
+    entity's over a channel's)."""
     cached = glossary._index
     if cached is None:
         owners: dict[str, tuple[TermType, str]] = {}
         for vocab in (glossary.metrics, glossary.entities, glossary.channels):
             for key, code in vocab.index.items():
                 owners.setdefault(key, (vocab.type, code))
-        cached = (owners, max(map(len, owners), default=0))
+        heads: dict[str, int] = {}
+        for spelling in owners:
+            found = _WORD_END.search(spelling, 1)
+            head = spelling[: found.start()] if found is not None else spelling
+            heads[head] = max(heads.get(head, 0), len(spelling))
+        cached = (owners, heads)
         # One assignment of a finished value: threads sharing the glossary see none or all of
         # it (two may build it at once, and build the same).
         object.__setattr__(glossary, "_index", cached)
