@@ -44,12 +44,12 @@ Without a ``[cues]`` section the built-in :data:`DEFAULT_CUES` (English and Ital
 
 from __future__ import annotations
 
-import bisect
 import re
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -215,9 +215,7 @@ class Glossary:
     cues: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """Explanation cue words per language as declared (see :attr:`explanation_cues`)."""
     answers: AnswerSettings = field(default_factory=lambda: AnswerSettings())
-    _index: tuple[dict[str, tuple[TermType, str]], dict[str, int]] | None = field(
-        default=None, init=False, repr=False, compare=False
-    )
+    _index: _TermIndex | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
     def from_terms(
@@ -342,44 +340,62 @@ class Glossary:
         those start and end positions are tried (a few dictionary lookups per word), so the
         cost does not grow with the size of the glossary.
         """
-        owners, heads = _term_index(self)
+        index = _term_index(self)
         key = match_key(text)
-        starts = [m.start() for m in _WORD_START.finditer(key)]
-        ends = [m.start() for m in _WORD_END.finditer(key)]
+        # Only where a spelling's head (its text up to its first word end) occurs can a
+        # spelling start: the heads present are found by set intersection, in C, and only
+        # their positions are tried. Most texts name few terms.
+        present = set(index.word_heads.intersection(_WORD.findall(key)))
+        present.update(head for head in index.other_heads if head in key)
+        if not present:
+            return []
         hits = []
         reached = 0
-        for start in starts:
+        for found in _heads_pattern(frozenset(present)).finditer(key):
+            start = found.start()
             if start < reached:
                 continue
-            first = bisect.bisect_right(ends, start)
-            if first == len(ends):
-                continue
-            # A spelling matching here begins with the text up to the next word end (its
-            # head): most words begin no spelling, and are passed with one look-up.
-            longest = heads.get(key[start : ends[first]])
-            if longest is None:
-                continue
-            last = bisect.bisect_right(ends, start + longest)
-            for end in reversed(ends[first:last]):
-                owner = owners.get(key[start:end])
+            longest = index.heads[found.group(0)]
+            ends = []
+            for end in _WORD_END.finditer(key, found.end()):
+                if end.start() > start + longest:
+                    break
+                ends.append(end.start())
+            for end_at in reversed(ends):
+                owner = index.owners.get(key[start:end_at])
                 if owner is not None:
-                    hits.append(TermHit(owner[0], owner[1], start, end))
-                    reached = end
+                    hits.append(TermHit(owner[0], owner[1], start, end_at))
+                    reached = end_at
                     break
         return hits
 
 
-_WORD_START = re.compile(r"(?<!\w)")
+_WORD = re.compile(r"\w+")
 _WORD_END = re.compile(r"(?!\w)")
 
 
-def _term_index(
-    glossary: Glossary,
-) -> tuple[dict[str, tuple[TermType, str]], dict[str, int]]:
-    """Every spelling's matching form -> (type, code), and every head -> the length of the
-    longest spelling starting with it (a head: a spelling up to its first word end after its
-    first character), built once per glossary (a metric's spelling wins over an entity's, an
-    entity's over a channel's)."""
+@dataclass(frozen=True, slots=True)
+class _TermIndex:
+    """Every spelling's matching form -> (type, code); every head (a spelling up to its first
+    word end after its first character) -> the length of the longest spelling with it, split
+    into heads that are one word and the others (starting with punctuation)."""
+
+    owners: dict[str, tuple[TermType, str]]
+    heads: dict[str, int]
+    word_heads: frozenset[str]
+    other_heads: tuple[str, ...]
+
+
+@lru_cache(maxsize=256)
+def _heads_pattern(heads: frozenset[str]) -> re.Pattern[str]:
+    """Where one of ``heads`` starts and ends on word boundaries, longest first."""
+    alternation = "|".join(map(re.escape, sorted(heads, key=lambda h: (-len(h), h))))
+    return re.compile(rf"(?<!\w)(?:{alternation})(?!\w)")
+
+
+def _term_index(glossary: Glossary) -> _TermIndex:
+    """The :class:`_TermIndex` of ``glossary``, built once (a metric's spelling wins over an
+    entity's, an entity's over a channel's)."""
     cached = glossary._index
     if cached is None:
         owners: dict[str, tuple[TermType, str]] = {}
@@ -391,7 +407,8 @@ def _term_index(
             found = _WORD_END.search(spelling, 1)
             head = spelling[: found.start()] if found is not None else spelling
             heads[head] = max(heads.get(head, 0), len(spelling))
-        cached = (owners, heads)
+        words = frozenset(head for head in heads if _WORD.fullmatch(head))
+        cached = _TermIndex(owners, heads, words, tuple(h for h in heads if h not in words))
         # One assignment of a finished value: threads sharing the glossary see none or all of
         # it (two may build it at once, and build the same).
         object.__setattr__(glossary, "_index", cached)

@@ -403,7 +403,7 @@ def test_the_analysis_worker_gives_what_analyzing_in_process_gives(
         ws.library_writer.ingest_sources(
             "lib", ingest.beir_sources(ingest.beir_corpus(corpus)), batch_size=2
         )
-        assert len(started) == 1 and started[0]._process.poll() is not None  # used, then closed
+        assert len(started) == 1 and started[0]._process.wait(timeout=10) is not None  # closed
         assert {"list", "dict"} <= set(kinds)  # terms and counts both came from the worker
         assert _profiles(ws) == profiles
         assert _searched(ws) == expected

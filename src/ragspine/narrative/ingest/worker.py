@@ -111,8 +111,12 @@ class AnalysisWorker:
         return payload
 
     def close(self) -> None:
-        """Stop the worker (results not claimed are dropped)."""
+        """Stop the worker (results not claimed are dropped); it exits once its input closes,
+        reaped by a background thread, so the caller does not wait for it."""
         self._jobs.put(_STOP)
+        threading.Thread(target=self._reap, name="analysis-worker-reap", daemon=True).start()
+
+    def _reap(self) -> None:
         try:
             self._process.wait(timeout=5)
         except subprocess.TimeoutExpired:
