@@ -345,13 +345,20 @@ class Glossary:
         # Only where a spelling's head (its text up to its first word end) occurs can a
         # spelling start: the heads present are found by set intersection, in C, and only
         # their positions are tried. Most texts name few terms.
-        present = set(index.word_heads.intersection(_WORD.findall(key)))
-        present.update(head for head in index.other_heads if head in key)
-        if not present:
+        words = _WORD.findall(key)
+        present = index.word_heads.intersection(words)
+        others = [head for head in index.other_heads if head in key]
+        if not present and not others:
             return []
+        # Candidate starts: whole words that are heads (a \w+ run is a word on both sides),
+        # and where a head starting with punctuation occurs.
+        candidates = [m for m in _WORD.finditer(key) if m.group() in present] if present else []
+        if others:
+            candidates += _heads_pattern(frozenset(others)).finditer(key)
+            candidates.sort(key=lambda m: m.start())
         hits = []
         reached = 0
-        for found in _heads_pattern(frozenset(present)).finditer(key):
+        for found in candidates:
             start = found.start()
             if start < reached:
                 continue
