@@ -39,7 +39,7 @@ from ragspine.stores.chunks import (
     profile_rows,
 )
 from ragspine.stores.sqlite import profiles, upgrade
-from ragspine.stores.sqlite.connect import ThreadConnections, connect, has_tables
+from ragspine.stores.sqlite.connect import ThreadConnections, connect, has_tables, write_transaction
 from ragspine.stores.sqlite.errors import sqlite_error
 from ragspine.stores.sqlite.filter_sql import filter_to_sql
 
@@ -176,17 +176,8 @@ class SQLiteChunkStore:
         """One atomic write on the calling thread's connection: everything this thread writes
         inside commits together or not at all (inside a transaction already open on it, this
         joins that one)."""
-        db = self._db
-        if db.in_transaction:
+        with write_transaction(self._db):
             yield
-            return
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            yield
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        db.execute("COMMIT")
 
     # libraries ---------------------------------------------------------------------------------
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 BUSY_TIMEOUT = 60.0
@@ -30,6 +31,22 @@ def connect(path: Path) -> sqlite3.Connection:
         db.execute("PRAGMA journal_mode=WAL")
     db.execute("PRAGMA synchronous=NORMAL")
     return db
+
+
+@contextmanager
+def write_transaction(db: sqlite3.Connection) -> Iterator[None]:
+    """One atomic write on ``db`` (``BEGIN IMMEDIATE``, ``COMMIT``; ``ROLLBACK`` on any
+    error); inside a transaction already open on it, this joins that one."""
+    if db.in_transaction:
+        yield
+        return
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
 
 
 def has_tables(db: sqlite3.Connection, names: Iterable[str]) -> bool:

@@ -29,7 +29,7 @@ from ragspine.graph.relations import (
     locator_text,
 )
 from ragspine.security import Sensitivity
-from ragspine.stores.sqlite.connect import ThreadConnections, connect, has_tables
+from ragspine.stores.sqlite.connect import ThreadConnections, connect, has_tables, write_transaction
 from ragspine.stores.sqlite.errors import sqlite_error
 
 SCHEMA_VERSION = 1
@@ -115,17 +115,8 @@ class SQLiteRelationStore:
     @contextmanager
     def transaction(self) -> Iterator[None]:
         """One atomic write; joins a transaction already open on this thread's connection."""
-        db = self._db
-        if db.in_transaction:
+        with write_transaction(self._db):
             yield
-            return
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            yield
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        db.execute("COMMIT")
 
     def add_edges(self, edges: Sequence[NewEdge]) -> int:
         """Store new edges (restricted ones never; model-derived ones unverified)."""
