@@ -32,9 +32,15 @@ from ragspine.stores.backend import SQLiteBackend
 from ragspine.stores.facts import FactStore, WriteSummary
 from ragspine.stores.sqlite.errors import translate_read_errors, translate_store_errors
 from ragspine.structured.convfinqa import ConvFinQAImport, load_filings
-from ragspine.structured.glossary_files import GlossaryFiles, import_convfinqa_filings
+from ragspine.structured.glossary_files import (
+    GlossaryFiles,
+    import_convfinqa_filings,
+    import_tatqa_documents,
+)
 from ragspine.structured.ingest import ColumnMapping, RowProgress, rows_to_facts, with_progress
 from ragspine.structured.query import MetricResult, query_metric
+from ragspine.structured.tatqa import DEFAULT_LIBRARY as TATQA_LIBRARY
+from ragspine.structured.tatqa import TatQAImport, load_tatqa, paragraph_sources
 
 if TYPE_CHECKING:
     from ragspine.answer.types import Answer as NarrativeAnswer
@@ -311,6 +317,41 @@ class Workspace:
             )
             self._set_glossary(merged)
         return result, summary
+
+    @translate_store_errors
+    def ingest_tatqa(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        library: str = TATQA_LIBRARY,
+        progress: RowProgress | None = None,
+        write_progress: RowProgress | None = None,
+        text_progress: Progress | None = None,
+    ) -> tuple[TatQAImport, WriteSummary, IngestReport]:
+        """Import TAT-QA documents: tables become facts (one entity per table uid; new
+        entities and row labels go to ``glossary.d/tatqa.toml``), paragraphs become documents
+        of ``library`` with the entity in their metadata (see :mod:`ragspine.structured.tatqa`).
+        """
+        source = Path(path)
+        documents = load_tatqa(source)
+        with self._glossary_files.writing():
+            self._set_glossary(None)
+            result, summary, merged = import_tatqa_documents(
+                self._glossary_files,
+                self.facts,
+                documents,
+                source_name=source.name,
+                progress=progress,
+                write_progress=write_progress,
+            )
+            self._set_glossary(merged)
+        report = self.library_writer.ingest_sources(
+            library,
+            paragraph_sources(result.texts, source.name),
+            total=sum(1 for t in result.texts if t.paragraphs),
+            progress=text_progress,
+        )
+        return result, summary, report
 
     # --- narrative channel: libraries, document ingest, search ---------------------------------
 

@@ -197,3 +197,19 @@ def test_progress_is_silent_off_a_terminal(
     src.write_text("metric,entity,period,value\nrevenue,acme,FY2024,1\n")
     code, out, err = run(capsys, "--workspace", ws, "ingest", "facts", str(src))
     assert (code, out, err) == (0, "facts: 1 added, 0 replaced, 0 unchanged\n", "")
+
+
+def test_ingest_tatqa_reports_what_it_skipped(
+    ws: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from conftest import shared_data
+
+    source = shared_data("tatqa", "tatqa_dataset_dev.json")
+    code, out, _ = run(capsys, "--workspace", ws, "ingest", "tatqa", str(source), "--quiet")
+    assert code == 0
+    assert "documents: 278" in out and "column header is not a period" in out
+    assert "library tatqa: 278 added" in out
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"not": "a list"}', "utf-8")
+    err = fails_cleanly(capsys, "--workspace", ws, "ingest", "tatqa", str(bad))
+    assert "expected a list of TAT-QA documents" in err

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
 from ragspine.cli.common import add_principal_arguments, open_workspace, principal_from
+from ragspine.eval.qa import DATASETS, run_qa_eval
 from ragspine.eval.retrieval import load_qrels, load_queries, run_retrieval_eval
 from ragspine.narrative.retrieve.options import SearchOptions
 
@@ -39,6 +41,30 @@ def _eval_retrieval(args: argparse.Namespace) -> int:
     return 0
 
 
+def _eval_qa(args: argparse.Namespace) -> int:
+    report = run_qa_eval(args.dataset, args.file, limit=args.limit)
+    payload = report.to_dict()
+    if args.json:
+        print(json.dumps({"overall": payload["overall"], "by_type": payload["by_type"]}))
+    else:
+        print(f"{args.dataset}: {len(report.outcomes)} questions")
+        header = "exact refused wrong fabricated answered questions"
+        print(f"{'group':<24} {header}")
+        for name, counts in [("overall", payload["overall"]), *payload["by_type"].items()]:
+            print(
+                f"{name:<24} {counts['exact']:5d} {counts['refused']:7d} {counts['wrong']:5d} "
+                f"{counts['fabricated']:10d} {counts['answered']:8d} {counts['questions']:9d}"
+            )
+    if args.show == "wrong":
+        for o in report.outcomes:
+            if o.wrong:
+                print(
+                    f"WRONG {o.item.qid}: {o.item.question!r} gold={list(o.item.gold)} "
+                    f"answer={list(o.predicted)} route={o.route} derivation={o.derivation!r}"
+                )
+    return 0
+
+
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the evaluation commands."""
     evaluate = subparsers.add_parser("eval", help="evaluate retrieval or answers")
@@ -60,3 +86,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     retrieval.add_argument("--json", action="store_true", help="print one JSON object")
     add_principal_arguments(retrieval)
     retrieval.set_defaults(func=_eval_retrieval)
+
+    qa = kinds.add_parser(
+        "qa", help="answer TAT-QA or ConvFinQA questions in a scratch workspace and score them"
+    )
+    qa.add_argument("--dataset", required=True, choices=DATASETS)
+    qa.add_argument("file", type=Path, help="the dataset's JSON file")
+    qa.add_argument("--limit", type=int, help="only the first N questions")
+    qa.add_argument("--json", action="store_true", help='print {"overall": ..., "by_type": ...}')
+    qa.add_argument("--show", choices=("wrong",), help="list the wrong answers with gold")
+    qa.set_defaults(func=_eval_qa)

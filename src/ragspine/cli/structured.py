@@ -22,6 +22,8 @@ from ragspine.stores.facts import WriteSummary
 from ragspine.structured.convfinqa import ConvFinQAImport
 from ragspine.structured.ingest import RowProgress
 from ragspine.structured.query import MetricResult
+from ragspine.structured.tatqa import DEFAULT_LIBRARY as TATQA_LIBRARY
+from ragspine.structured.tatqa import TatQAImport
 from ragspine.workspace import Workspace
 
 
@@ -116,6 +118,35 @@ def cmd_ingest_convfinqa(args: argparse.Namespace) -> int:
     return 0
 
 
+def print_tatqa_import(result: TatQAImport) -> None:
+    print(
+        f"documents: {result.documents}, facts: {len(result.facts)}, "
+        f"new glossary terms: {len(result.new_terms)}"
+    )
+    print("table scales:")
+    for scale, count in sorted(result.scales.items()):
+        print(f"  {count:6d}  {scale}")
+    reasons = result.skip_reasons()
+    if reasons:
+        print("skipped (reported, never guessed):")
+        for reason, count in sorted(reasons.items()):
+            print(f"  {count:6d}  {reason}")
+
+
+def cmd_ingest_tatqa(args: argparse.Namespace) -> int:
+    with open_workspace(args, create=True) as ws, _Bars(args.quiet) as bars:
+        result, summary, report = ws.ingest_tatqa(
+            args.file,
+            library=args.library,
+            progress=bars.callback(f"reading {args.file.name}", "documents"),
+            write_progress=bars.callback("writing facts", "facts"),
+        )
+    print_tatqa_import(result)
+    print_summary(summary)
+    print(report.summary())
+    return 0
+
+
 def print_metric_result(result: MetricResult, as_json: bool) -> None:
     if as_json:
         print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
@@ -153,6 +184,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("file", type=Path)
     add_quiet_argument(p)
     p.set_defaults(func=cmd_ingest_convfinqa)
+
+    p = ingest.add_parser(
+        "tatqa", help="import TAT-QA tables as facts and their paragraphs as documents"
+    )
+    p.add_argument("file", type=Path)
+    p.add_argument(
+        "--library",
+        default=TATQA_LIBRARY,
+        help=f"library for the paragraphs (default {TATQA_LIBRARY})",
+    )
+    add_quiet_argument(p)
+    p.set_defaults(func=cmd_ingest_tatqa)
 
     p = subparsers.add_parser(
         "metric", help="look up one fact (found / not_found / unrecognized_param)"

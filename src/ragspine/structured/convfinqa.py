@@ -65,6 +65,25 @@ def metric_code(label: str) -> str:
     return code[:80] or "unnamed"
 
 
+def metric_for_label(label: str, glossary: Glossary, new_metrics: dict[str, Term]) -> str:
+    """The metric code of a row label: the glossary's when it knows the label (or its code),
+    else a new code added to ``new_metrics`` with the label as its label or an alias."""
+    metric = glossary.metrics.resolve(label)
+    if metric is None and metric_code(label) in glossary.metrics.terms:
+        metric = metric_code(label)  # "total ." is the known "total"
+    if metric is not None:
+        return metric
+    metric = metric_code(label)
+    term = new_metrics.get(metric)
+    if term is None:
+        new_metrics[metric] = Term(TermType.METRIC, metric, label, (), "", MetricKind.NUMBER)
+    elif label != term.label and label not in term.aliases:
+        new_metrics[metric] = Term(
+            TermType.METRIC, metric, term.label, (*term.aliases, label), "", MetricKind.NUMBER
+        )
+    return metric
+
+
 def load_filings(path: Path) -> list[Mapping[str, Any]]:
     """The list of filings in a ConvFinQA JSON file (a list, or ``{split: [...]}``)."""
     text = read_text_file(
@@ -156,25 +175,7 @@ def import_convfinqa(
                         Skip(filing_id, column, label, "2014.0 stands for a dash (missing value)")
                     )
                     continue
-                metric = glossary.metrics.resolve(label)
-                if metric is None and metric_code(label) in glossary.metrics.terms:
-                    metric = metric_code(label)  # "total ." is the known "total"
-                if metric is None:
-                    metric = metric_code(label)
-                    term = new_metrics.get(metric)
-                    if term is None:
-                        new_metrics[metric] = Term(
-                            TermType.METRIC, metric, label, (), "", MetricKind.NUMBER
-                        )
-                    elif label != term.label and label not in term.aliases:
-                        new_metrics[metric] = Term(
-                            TermType.METRIC,
-                            metric,
-                            term.label,
-                            (*term.aliases, label),
-                            "",
-                            MetricKind.NUMBER,
-                        )
+                metric = metric_for_label(label, glossary, new_metrics)
                 fact = Fact(
                     metric,
                     entity,

@@ -243,6 +243,11 @@ def _digest(*parts: bytes | str) -> str:
     return sha.hexdigest()
 
 
+def text_digest(*parts: str) -> str:
+    """The content hash of a document made from ``parts`` (for importers building sources)."""
+    return _digest(*parts)
+
+
 def read_sidecar(path: Path) -> dict[str, Any]:
     """Metadata from ``<file>.meta.json`` beside ``path`` (empty when there is none)."""
     sidecar = path.with_name(path.name + SIDECAR_SUFFIX)

@@ -1,0 +1,519 @@
+"""Question-answering evaluation on TAT-QA and ConvFinQA through ``Workspace.ask``.
+
+The runner ingests the file into a scratch workspace, asks every question with the question's
+document as the entity context (narrative search limited to that document's paragraphs) and
+scores each answer:
+
+- the predicted numbers are the answer's figures (a computed figure when there is one, else
+  the facts it found); a narrative answer's text is its cited sentences;
+- numbers match when equal after rounding to two decimals (the published TAT-QA
+  normalisation: ``$``, ``,`` and ``%`` removed, ``(x)`` negative); a figure whose scale is
+  stated and differs from the gold scale does not match; a text answer is exact when its
+  normalised text (lower case, punctuation and articles removed) equals a gold span, and its
+  token F1 is kept as ``f1``;
+- ``fabricated`` counts answers holding a number that is neither a stored fact, nor computed
+  from stored facts, nor in a cited chunk, nor in the question (:func:`fabricated_numbers`);
+  ``citation_invalid`` counts answers with a number its own markers do not support;
+- ``route_correct``: ``answer_from`` ``table`` wants the structured route, ``text`` the
+  narrative one, ``table-text`` either structured or composite.
+
+ConvFinQA: the first turn of each dialogue, scored against its executed answer (execution
+accuracy: equal after rounding to two decimals, or at five decimals for ratios).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import string
+import tempfile
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from fractions import Fraction
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ragspine.answer.guard import numbers_in
+from ragspine.answer.options import AskOptions
+from ragspine.answer.types import Answer, AnswerStatus, FigureKind
+from ragspine.errors import ConfigError, RagSpineError
+from ragspine.narrative.filters.expr import parse_filter
+from ragspine.security import PUBLIC
+from ragspine.stores.facts import FactStore
+from ragspine.structured.convfinqa import _FILING_ID, load_filings
+from ragspine.structured.facts import Scale
+from ragspine.structured.tatqa import entity_code, load_tatqa
+
+if TYPE_CHECKING:
+    from ragspine.workspace import Workspace
+
+DATASETS = ("tatqa", "convfinqa")
+COUNTS = (
+    "questions",
+    "answered",
+    "exact",
+    "refused",
+    "wrong",
+    "inexact",
+    "fabricated",
+    "citation_invalid",
+    "route_correct",
+    "span_in_citation",
+)
+_PERIOD_TEXT = re.compile(r"\bFY\d{4}(?:-[QH]\d)?\b|\b\d{4}-\d{2}\b")
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+
+
+@dataclass(frozen=True, slots=True)
+class QAItem:
+    """One question: its text, gold answer and the document (entity) it is about."""
+
+    qid: str
+    question: str
+    gold: tuple[str, ...]
+    answer_type: str
+    answer_from: str
+    scale: str
+    entity: str
+    document: str
+
+
+@dataclass(slots=True)
+class Outcome:
+    """How one question went."""
+
+    item: QAItem
+    status: str
+    route: str
+    predicted: tuple[str, ...]
+    exact: bool
+    wrong: bool
+    f1: float
+    fabricated: tuple[str, ...]
+    citation_invalid: bool
+    route_correct: bool
+    span_in_citation: bool
+    derivation: str = ""
+
+
+@dataclass(slots=True)
+class QAReport:
+    """Counts overall and by type (``type:<answer_type>`` and ``from:<answer_from>``)."""
+
+    dataset: str
+    outcomes: list[Outcome] = field(default_factory=list)
+
+    def _group(self, outcomes: Iterable[Outcome]) -> dict[str, float | int]:
+        chosen = list(outcomes)
+        counts: Counter[str] = Counter()
+        f1 = 0.0
+        for o in chosen:
+            counts["questions"] += 1
+            answered = o.status == AnswerStatus.ANSWERED.value
+            counts["answered"] += answered
+            counts["refused"] += not answered
+            counts["exact"] += o.exact
+            counts["wrong"] += o.wrong
+            counts["inexact"] += answered and not o.exact and not o.wrong
+            counts["fabricated"] += bool(o.fabricated)
+            counts["citation_invalid"] += o.citation_invalid
+            counts["route_correct"] += o.route_correct
+            counts["span_in_citation"] += o.span_in_citation
+            f1 += o.f1
+        shown: dict[str, float | int] = {name: counts[name] for name in COUNTS}
+        total = counts["questions"]
+        shown["exact_rate"] = round(counts["exact"] / total, 4) if total else 0.0
+        shown["f1"] = round(f1 / total, 4) if total else 0.0
+        answered_count = counts["answered"]
+        shown["wrong_rate_of_answered"] = (
+            round(counts["wrong"] / answered_count, 4) if answered_count else 0.0
+        )
+        return shown
+
+    def to_dict(self) -> dict[str, Any]:
+        by_type: dict[str, dict[str, float | int]] = {}
+        keys = sorted(
+            {f"type:{o.item.answer_type}" for o in self.outcomes}
+            | {f"from:{o.item.answer_from}" for o in self.outcomes}
+        )
+        for key in keys:
+            kind, value = key.split(":", 1)
+            by_type[key] = self._group(
+                o
+                for o in self.outcomes
+                if (o.item.answer_type if kind == "type" else o.item.answer_from) == value
+            )
+        return {
+            "dataset": self.dataset,
+            "overall": self._group(self.outcomes),
+            "by_type": by_type,
+        }
+
+
+# --- loading ----------------------------------------------------------------------------------
+
+
+def _gold_texts(answer: object) -> tuple[str, ...]:
+    if isinstance(answer, list):
+        return tuple(str(a) for a in answer)
+    return (str(answer),)
+
+
+def tatqa_items(documents: Sequence[Mapping[str, Any]]) -> list[QAItem]:
+    """Every question of TAT-QA ``documents``, in file order."""
+    items = []
+    for document in documents:
+        uid = str(document["table"]["uid"]).strip()
+        for q in document.get("questions", []):
+            items.append(
+                QAItem(
+                    str(q.get("uid", "")),
+                    str(q["question"]),
+                    _gold_texts(q.get("answer", "")),
+                    str(q.get("answer_type", "")),
+                    str(q.get("answer_from", "")),
+                    str(q.get("scale", "")),
+                    entity_code(uid),
+                    uid,
+                )
+            )
+    return items
+
+
+def convfinqa_items(filings: Sequence[Mapping[str, Any]]) -> list[QAItem]:
+    """The first turn of each ConvFinQA dialogue, with its executed answer."""
+    items = []
+    for filing in filings:
+        dialogue = filing.get("dialogue") or {}
+        questions = dialogue.get("conv_questions") or []
+        answers = dialogue.get("executed_answers") or []
+        match = _FILING_ID.match(str(filing["id"]))
+        if not questions or not answers or match is None:
+            continue
+        items.append(
+            QAItem(
+                f"{filing['id']}#0",
+                str(questions[0]),
+                (str(answers[0]),),
+                "first-turn",
+                "table",
+                "",
+                match["ticker"].lower(),
+                str(filing["id"]),
+            )
+        )
+    return items
+
+
+# --- scoring ----------------------------------------------------------------------------------
+
+
+def gold_number(text: str) -> Decimal | None:
+    """A gold answer read as a number the way TAT-QA normalises it, or None."""
+    cleaned = text.strip().replace(",", "").replace("$", "").replace("%", "").strip()
+    negative = cleaned.startswith("(") and cleaned.endswith(")")
+    cleaned = cleaned.strip("()").strip()
+    try:
+        value = Decimal(cleaned)
+    except InvalidOperation:
+        return None
+    if not value.is_finite():
+        return None
+    return -value if negative else value
+
+
+def _round(value: Decimal | Fraction) -> Decimal:
+    exact = (
+        Decimal(value)
+        if isinstance(value, Decimal)
+        else Decimal(value.numerator) / Decimal(value.denominator)
+    )
+    return exact.quantize(Decimal("0.01"))
+
+
+def normalise_text(text: str) -> str:
+    """Lower case, punctuation and articles removed, white space collapsed."""
+    lowered = text.casefold()
+    lowered = "".join(" " if ch in string.punctuation or ch == "\u2019" else ch for ch in lowered)
+    return " ".join(_ARTICLES.sub(" ", lowered).split())
+
+
+def token_f1(predicted: str, gold: str) -> float:
+    """Bag-of-tokens F1 of two normalised texts."""
+    p, g = normalise_text(predicted).split(), normalise_text(gold).split()
+    common = sum((Counter(p) & Counter(g)).values())
+    if not common:
+        return 0.0
+    precision, recall = common / len(p), common / len(g)
+    return 2 * precision * recall / (precision + recall)
+
+
+def predicted_numbers(answer: Answer) -> list[tuple[Fraction, Scale | None, str]]:
+    """The numbers an answer gives: its computed figures, else the facts it found."""
+    computed = [f for f in answer.figures if f.kind is not FigureKind.FACT and f.value is not None]
+    if computed:
+        last = computed[-1]
+        assert last.value is not None
+        return [(last.value.value, last.scale, last.unit or "")]
+    found = []
+    for figure in answer.figures:
+        result = figure.result
+        if result is not None and result.value is not None:
+            unit = result.unit or ""
+            found.append((Fraction(result.value), result.scale, unit))
+    return found
+
+
+_GOLD_SCALES = {"thousand": Scale.THOUSAND, "million": Scale.MILLION, "billion": Scale.BILLION}
+
+
+def score_numbers(
+    predicted: list[tuple[Fraction, Scale | None, str]], gold: Sequence[str], gold_scale: str
+) -> bool:
+    """Whether the predicted numbers equal the gold ones (as a set, rounded to 2 decimals)."""
+    golds = [gold_number(g) for g in gold]
+    if not predicted or any(g is None for g in golds):
+        return False
+    wanted = _GOLD_SCALES.get(gold_scale)
+    for _, scale, _ in predicted:
+        if wanted is not None and scale not in (None, Scale.ONE, wanted):
+            return False
+    return {_round(v) for v, _, _ in predicted} == {_round(g) for g in golds if g is not None}
+
+
+# --- fabrication and citations -------------------------------------------------------------
+
+
+def _fact_numbers(answer: Answer, facts: FactStore) -> dict[int, set[str]]:
+    """Per fact marker, the numbers of the stored fact it cites (empty when not stored)."""
+    found: dict[int, set[str]] = {}
+    for source in answer.sources:
+        if source.fact is None:
+            continue
+        stored = facts.lookup(source.fact, max_level=PUBLIC.clearance)
+        found[source.marker] = set() if stored is None else _renderings(stored.value)
+    return found
+
+
+def _renderings(value: Decimal | Fraction) -> set[str]:
+    exact = value if isinstance(value, Decimal) else Decimal(value.numerator) / value.denominator
+    forms = {format(exact, "f"), format(exact.normalize(), "f"), format(abs(exact), "f")}
+    for places in ("0.01", "0.1", "1"):
+        rounded = exact.quantize(Decimal(places))
+        forms |= {format(rounded, "f"), format(abs(rounded), "f")}
+    return {f.lstrip("-") for f in forms} | {f.rstrip("0").rstrip(".") for f in forms if "." in f}
+
+
+def _computed_numbers(answer: Answer, facts: FactStore) -> set[str]:
+    """Numbers of computed figures whose every input is a stored fact with the same value."""
+    numbers: set[str] = set()
+    for figure in answer.figures:
+        if figure.kind is FigureKind.FACT or figure.value is None or not figure.inputs:
+            continue
+        stored = facts.lookup_many([i.key for i in figure.inputs], max_level=PUBLIC.clearance)
+        if all(
+            i.key in stored and stored[i.key].value == i.value for i in figure.inputs
+        ) and _recomputes(figure.value.value, [Fraction(i.value) for i in figure.inputs]):
+            numbers |= _renderings(figure.value.value)
+            exact = figure.value.value  # shown as "exactly 200/7" when not a finite decimal
+            numbers |= {str(abs(exact.numerator)), str(exact.denominator)}
+            numbers |= {n for i in figure.inputs for n in _renderings(i.value)}
+            numbers.add(str(len(figure.inputs)))  # "/ 2" of an average
+    return numbers
+
+
+def _recomputes(value: Fraction, inputs: list[Fraction]) -> bool:
+    """Whether ``value`` is a basic operation (sum, difference, average, ratio, change in
+    percent) of the ``inputs``: a computed number must come from its inputs."""
+    candidates = {sum(inputs, Fraction(0)), sum(inputs, Fraction(0)) / len(inputs)}
+    for a in inputs:
+        for b in inputs:
+            candidates |= {a - b}
+            if b:
+                candidates |= {a / b, (a - b) / b, 100 * a / b, 100 * (a - b) / b}
+    return value in candidates
+
+
+def fabricated_numbers(
+    answer: Answer,
+    question: str,
+    facts: FactStore,
+    chunk_texts: Mapping[int, str],
+    extra_allowed: Iterable[str] = (),
+) -> tuple[list[str], bool]:
+    """``(fabricated, citation_invalid)`` for one answer.
+
+    A number of the answer's sentences is fabricated when it is none of: a stored fact's value
+    (cited), a number computed from stored facts, a number in a cited chunk (``chunk_texts``:
+    marker -> text), a number of the question, a year of a period label or ``extra_allowed``
+    (entity and metric names the answer writes). A citation is invalid when a sentence's number
+    is not supported by that sentence's own markers.
+    """
+    # Glossary names the answer suggests ("2018: Gross margin") are names, not figures.
+    extra_allowed = sorted({*extra_allowed, *answer.suggestions}, key=len, reverse=True)
+    by_fact = _fact_numbers(answer, facts)
+    computed = _computed_numbers(answer, facts)
+    chunk_numbers = {m: set(numbers_in(t)) for m, t in chunk_texts.items()}
+    base = set(numbers_in(question))
+    for text in extra_allowed:
+        base |= set(numbers_in(text))
+    every_source: set[str] = set(computed)
+    for numbers in (*by_fact.values(), *chunk_numbers.values()):
+        every_source |= numbers
+    fabricated: list[str] = []
+    invalid = False
+    for sentence in answer.sentences:
+        text = _PERIOD_TEXT.sub(" ", sentence.text)
+        for allowed in extra_allowed:
+            text = text.replace(allowed, " ")
+        own: set[str] = set(computed)
+        for marker in sentence.markers:
+            own |= by_fact.get(marker, set()) | chunk_numbers.get(marker, set())
+        for number in numbers_in(text):
+            if number in base:
+                continue
+            if number not in every_source:
+                fabricated.append(number)
+            if number not in own:
+                invalid = True
+    return fabricated, invalid
+
+
+# --- running --------------------------------------------------------------------------------
+
+
+def _chunk_texts(workspace: Workspace, answer: Answer) -> dict[int, str]:
+    wanted = {s.marker: s.chunk_id for s in answer.sources if s.chunk_id}
+    if not wanted:
+        return {}
+    keys = workspace.chunks.keys_of(list(wanted.values()))
+    chunks = workspace.chunks.chunks_by_key(list(keys.values()))
+    texts: dict[int, str] = {}
+    for marker, chunk_id in wanted.items():
+        key = keys.get(chunk_id)
+        if key is not None and key in chunks:
+            texts[marker] = chunks[key].text
+    return texts
+
+
+_ROUTES = {
+    "table": {"structured"},
+    "text": {"narrative"},
+    "table-text": {"structured", "composite"},
+}
+
+
+def score_answer(
+    workspace: Workspace, item: QAItem, answer: Answer, label: str, names: Sequence[str] = ()
+) -> Outcome:
+    """Score one answer against its gold (see the module docstring)."""
+    answered = answer.status is AnswerStatus.ANSWERED
+    numbers = predicted_numbers(answer) if answered else []
+    numeric_gold = all(gold_number(g) is not None for g in item.gold)
+    sentences = " ".join(s.text for s in answer.sentences)
+    exact = False
+    wrong = False
+    f1 = 0.0
+    if answered and numbers and numeric_gold:
+        exact = score_numbers(numbers, item.gold, item.scale)
+        wrong = not exact
+        f1 = 1.0 if exact else 0.0
+    elif answered:
+        first = answer.sentences[0].text if answer.sentences else answer.text
+        exact = any(normalise_text(first) == normalise_text(g) for g in item.gold)
+        f1 = max(token_f1(sentences, g) for g in item.gold)
+        wrong = numeric_gold and not exact and item.answer_type != "span"
+    in_citation = answered and all(
+        normalise_text(g) in normalise_text(sentences) for g in item.gold
+    )
+    fabricated, invalid = fabricated_numbers(
+        answer, item.question, workspace.facts, _chunk_texts(workspace, answer), (label, *names)
+    )
+    predicted = tuple(str(_round(v)) for v, _, _ in numbers) or (
+        (sentences[:200],) if answered else ()
+    )
+    derivation = "; ".join(f.text for f in answer.figures if f.kind is not FigureKind.FACT)
+    return Outcome(
+        item,
+        answer.status.value,
+        answer.route,
+        predicted,
+        exact,
+        wrong,
+        f1,
+        tuple(fabricated),
+        invalid,
+        answer.route in _ROUTES.get(item.answer_from, {answer.route}),
+        in_citation,
+        derivation,
+    )
+
+
+def _load(dataset: str, path: Path) -> tuple[list[QAItem], Any]:
+    if dataset == "tatqa":
+        documents = load_tatqa(path)
+        return tatqa_items(documents), documents
+    if dataset == "convfinqa":
+        filings = load_filings(path)
+        return convfinqa_items(filings), filings
+    raise ConfigError(f"unknown dataset {dataset!r}: use one of {', '.join(DATASETS)}")
+
+
+def run_qa_eval(
+    dataset: str,
+    path: Path,
+    *,
+    limit: int | None = None,
+    workspace_dir: Path | None = None,
+) -> QAReport:
+    """Ingest ``path`` into a scratch workspace and ask its questions (see the module
+    docstring); ``limit`` keeps the first N questions (and ingests only their documents)."""
+    if limit is not None and limit < 1:
+        raise ConfigError(f"--limit must be a whole number >= 1, got {limit}")
+    items, _ = _load(dataset, path)
+    if limit is not None:
+        items = items[:limit]
+    with tempfile.TemporaryDirectory(prefix="ragspine-eval-") as scratch:
+        from ragspine.workspace import Workspace
+
+        folder = workspace_dir or Path(scratch) / "ws"
+        source = Path(scratch) / path.name
+        wanted = {i.document for i in items}
+        _, raw = _load(dataset, path)
+        if dataset == "tatqa":
+            kept = [d for d in raw if str(d["table"]["uid"]).strip() in wanted]
+        else:
+            kept = [f for f in raw if str(f["id"]) in wanted]
+        source.write_text(json.dumps(kept), "utf-8")
+        report = QAReport(dataset)
+        with Workspace.open(folder, create=True) as workspace:
+            library = None
+            if dataset == "tatqa":
+                workspace.ingest_tatqa(source)
+                library = "tatqa"
+            else:
+                workspace.ingest_convfinqa(source)
+            glossary = workspace.glossary
+            names = [  # glossary names holding digits ("2018: Gross margin") are not figures
+                spelling
+                for term in glossary.metrics.terms.values()
+                for spelling in (term.label, *term.aliases)
+                if any(ch.isdigit() for ch in spelling)
+            ]
+            for item in items:
+                entity = glossary.entities.resolve(item.entity) or item.entity
+                options = AskOptions(
+                    entity=entity,
+                    libraries=(library,) if library else None,
+                    filters=parse_filter({"entity": entity}) if library else None,
+                )
+                term = glossary.entities.terms.get(entity)
+                label = term.label if term is not None else item.entity
+                try:
+                    answer = workspace.ask(item.question, options, principal=PUBLIC)
+                except RagSpineError as exc:
+                    answer = Answer("error", notes=(str(exc),))
+                report.outcomes.append(score_answer(workspace, item, answer, label, names))
+    return report

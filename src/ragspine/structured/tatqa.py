@@ -1,0 +1,417 @@
+"""Importer for TAT-QA documents: each table cell under a period column becomes a fact.
+
+A TAT-QA document is one table plus paragraphs; its identity is the table ``uid`` (there is no
+company name), so each document becomes one entity (code ``tatqa-`` + the uid, the uid as label).
+
+Reading a table:
+
+- Header rows are the rows before the first data row (a row with a number in a value column
+  that is not itself a period). Among them, a row with only a label is a section heading.
+- A column's period comes from its header cells read by the period grammar
+  (:func:`ragspine.periods.parse_period`), after footnote marks such as ``(4)`` and unit marks
+  such as ``€m`` or ``$'000`` are removed. A column with no period (``As Reported``,
+  ``Adjustments``, ``Change``) is skipped and reported, and so are columns that share a period.
+- Data rows: the row label is the metric (a generated glossary term, the label its spelling);
+  a label-only row is a section heading; a label repeated in the table is prefixed with its
+  section (``Americas: Total``); labels still colliding are reported, never stored.
+- Cells are read by the one number grammar (:func:`ragspine.structured.numbers.parse_value`):
+  ``(27.1)`` is negative, ``$`` and thousands separators are accepted, ``12.5%`` is a percent
+  (unit ``%``). A dash or an empty cell is a missing value; anything else is reported.
+- The scale (thousand, million, billion) comes from the table's header texts where exactly one
+  is stated (``(in millions)``, ``$'000``, ``€m``); otherwise it is not stated, the value is
+  stored as written (scale one) and the locator says ``scale not stated``.
+
+The locator names the document, the table, the row and the column.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from ragspine.errors import IngestError, PeriodError
+from ragspine.glossary import DEFAULT_CHANNEL, Glossary, MetricKind, Term, TermType
+from ragspine.periods import parse_period
+from ragspine.security import Sensitivity
+from ragspine.structured.convfinqa import metric_for_label
+from ragspine.structured.facts import Fact, FactKey, Scale, utc_now
+from ragspine.structured.ingest import RowProgress
+from ragspine.structured.numbers import parse_value, shown
+from ragspine.structured.tables import read_text_file
+
+ENTITY_PREFIX = "tatqa-"
+DEFAULT_LIBRARY = "tatqa"
+
+_FOOTNOTE = re.compile(r"\(\s*[0-9a-z]{1,2}\s*\)|\s*\*+$", re.IGNORECASE)
+_UNIT_MARK = re.compile(
+    r"(?:[$€£¥]|usd|us\$|gbp|eur|rmb)?\s*['\u2019]\s*000s?|[$€£¥]\s*(?:m|bn|million|billion)\b"
+    r"|\b(?:usd|eur|gbp|rmb)\s*(?:m|bn|million)?\b|\brestated\d*\b",
+    re.IGNORECASE,
+)
+_SCALES: tuple[tuple[Scale, re.Pattern[str]], ...] = (
+    (
+        Scale.THOUSAND,
+        re.compile(
+            r"\bin\s*thousands?\b|\bthousands\b|['\u2019]\s*000s?\b|\(\s*000s?\s*\)|\$\s*000\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        Scale.MILLION,
+        re.compile(
+            r"\bin\s*millions?\b|\bmillions\b|\$\s*millions?\b|[$€£¥]\s*m\b|\busdm\b"
+            r"|^\s*\(?\s*\$?\s*million\s*\)?\s*$",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        Scale.BILLION,
+        re.compile(r"\bin\s*billions?\b|\bbillions\b|[$€£¥]\s*bn\b", re.IGNORECASE),
+    ),
+)
+_DASHES = {"", "-", "—", "\u2013", "n/a", "na", "nm", "n.m.", "*"}
+_CURRENCY = re.compile(r"[$€£¥]")
+
+
+@dataclass(frozen=True, slots=True)
+class TatSkip:
+    """One thing the importer left out, and why."""
+
+    document: str
+    column: str
+    row: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class TatParagraphs:
+    """The paragraphs of one TAT-QA document (``order`` ascending), for the narrative library."""
+
+    document: str
+    entity: str
+    paragraphs: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TatQAImport:
+    """Facts, glossary terms and paragraphs made from a TAT-QA file, and what was skipped."""
+
+    facts: tuple[Fact, ...]
+    new_terms: tuple[Term, ...]
+    skipped: tuple[TatSkip, ...]
+    documents: int
+    texts: tuple[TatParagraphs, ...]
+    scales: Counter[str]
+
+    def skip_reasons(self) -> Counter[str]:
+        return Counter(s.reason for s in self.skipped)
+
+
+def entity_code(uid: str) -> str:
+    """The entity code of the TAT-QA document with table ``uid``."""
+    return ENTITY_PREFIX + re.sub(r"[^a-z0-9]+", "-", uid.casefold()).strip("-")
+
+
+def load_tatqa(path: Path) -> list[Mapping[str, Any]]:
+    """The list of documents of a TAT-QA JSON file, each checked for shape."""
+    text = read_text_file(
+        path,
+        "TAT-QA",
+        f"{path.name}: is not UTF-8 text; pass a TAT-QA JSON file such as tatqa_dataset_dev.json",
+    )
+    try:
+        documents = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise IngestError(f"{path.name}: invalid JSON at line {exc.lineno} ({exc.msg})") from None
+    except (ValueError, RecursionError):
+        raise IngestError(f"{path.name}: JSON too large or too deeply nested to read") from None
+    if not isinstance(documents, list):
+        raise IngestError(f"{path.name}: expected a list of TAT-QA documents; is this TAT-QA?")
+    for number, doc in enumerate(documents, start=1):
+        table = doc.get("table") if isinstance(doc, dict) else None
+        ok = (
+            isinstance(table, dict)
+            and isinstance(table.get("uid"), str)
+            and bool(table["uid"].strip())
+            and isinstance(table.get("table"), list)
+            and all(
+                isinstance(row, list) and all(isinstance(c, str) for c in row)
+                for row in table["table"]
+            )
+            and isinstance(doc.get("paragraphs", []), list)
+        )
+        if not ok:
+            raise IngestError(
+                f"{path.name}: document {number} is not a TAT-QA document (an object with "
+                "table.uid, table.table as rows of strings, and paragraphs); nothing was ingested"
+            )
+    uids = Counter(str(d["table"]["uid"]) for d in documents)
+    repeated = [uid for uid, count in uids.items() if count > 1]
+    if repeated:
+        raise IngestError(
+            f"{path.name}: table uid {shown(repeated[0])} appears {uids[repeated[0]]} times; each "
+            "document needs its own uid, nothing was ingested"
+        )
+    return documents
+
+
+def _clean(cell: str) -> str:
+    return " ".join(cell.split())
+
+
+def header_period(text: str, fiscal_start_month: int = 1) -> str | None:
+    """The period label a column header names (``2019``, ``Fiscal Year 2018``, ``2019 €m``,
+    ``2018 (4)``), or None when it names none."""
+    candidates = [_clean(text)]
+    stripped = _clean(_UNIT_MARK.sub(" ", _FOOTNOTE.sub(" ", text)))
+    if stripped != candidates[0]:
+        candidates.append(stripped)
+    for candidate in candidates:
+        if not candidate:
+            continue
+        try:
+            return parse_period(candidate, None, fiscal_start_month).label
+        except PeriodError:
+            continue
+    return None
+
+
+def stated_scale(texts: Iterable[str]) -> tuple[Scale | None, str]:
+    """The one scale the header ``texts`` state, or ``(None, why)``."""
+    found = {scale for text in texts for scale, pattern in _SCALES if pattern.search(text)}
+    if len(found) == 1:
+        return found.pop(), ""
+    if not found:
+        return None, "not stated"
+    return None, "stated differently in several places"
+
+
+def _cell_value(cell: str) -> tuple[Decimal, str] | None:
+    """``(value, unit)`` of a cell, None for a missing value; IngestError when not a number."""
+    text = _clean(cell)
+    if text.casefold() in _DASHES or re.fullmatch(r"[$€£¥(]*\s*[—\u2013-]\s*\)?", text):
+        return None
+    if "%" in text:
+        return parse_value(text, kind=MetricKind.PERCENT), "%"
+    if _CURRENCY.search(text):
+        return parse_value(text, kind=MetricKind.CURRENCY), ""
+    return parse_value(text), ""
+
+
+def _is_number(cell: str) -> bool:
+    try:
+        return _cell_value(cell) is not None
+    except IngestError:
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class _Row:
+    index: int
+    label: str
+    section: str
+    cells: tuple[str, ...]
+
+
+def _split(rows: Sequence[Sequence[str]], fiscal_start_month: int) -> tuple[list[int], list[_Row]]:
+    """Header row indexes and the data rows (with their section headings)."""
+    first_data = len(rows)
+    for i, row in enumerate(rows):
+        values = row[1:]
+        if any(_is_number(c) and header_period(c, fiscal_start_month) is None for c in values):
+            first_data = i
+            break
+    header = []
+    section = ""
+    data: list[_Row] = []
+    for i, row in enumerate(rows):
+        label = _clean(row[0]) if row else ""
+        rest = [_clean(c) for c in row[1:]]
+        if i < first_data:
+            if any(rest):
+                header.append(i)
+            elif label:
+                section = label
+            continue
+        if label and not any(rest):
+            section = label
+            continue
+        data.append(_Row(i, label, section, tuple(row[1:])))
+    return header, data
+
+
+def _labels(data: list[_Row]) -> dict[int, str]:
+    """The metric label of each data row: its own, or ``section label`` when repeated."""
+    counts = Counter(r.label.casefold() for r in data if r.label)
+    labels: dict[int, str] = {}
+    for r in data:
+        if not r.label:
+            continue
+        if counts[r.label.casefold()] > 1 and r.section:
+            labels[r.index] = f"{r.section.rstrip(':').strip()}: {r.label}"
+        else:
+            labels[r.index] = r.label
+    return labels
+
+
+def import_tatqa(
+    documents: Iterable[Mapping[str, Any]],
+    glossary: Glossary,
+    *,
+    source_name: str,
+    progress: RowProgress | None = None,
+) -> TatQAImport:
+    """Turn TAT-QA documents into facts, entity and metric terms and paragraph texts.
+
+    ``progress(done, total)`` is called after each document.
+    """
+    del source_name  # the uid names each fact's source
+    now = utc_now()
+    fiscal = glossary.fiscal_year_start_month
+    new_metrics: dict[str, Term] = {}
+    new_entities: dict[str, Term] = {}
+    facts: dict[FactKey, Fact] = {}
+    skipped: list[TatSkip] = []
+    texts: list[TatParagraphs] = []
+    scales: Counter[str] = Counter()
+    ordered = list(documents)
+    for done, document in enumerate(ordered):
+        if progress is not None:
+            progress(done, len(ordered))
+        table = document["table"]
+        uid = str(table["uid"]).strip()
+        entity = entity_code(uid)
+        if entity not in glossary.entities.terms:
+            new_entities.setdefault(entity, Term(TermType.ENTITY, entity, uid))
+        rows: list[list[str]] = [list(r) for r in table["table"]]
+        width = max((len(r) for r in rows), default=0)
+        rows = [r + [""] * (width - len(r)) for r in rows]
+        header, data = _split(rows, fiscal)
+        header_texts = [c for i in header for c in rows[i]]
+        header_texts += [r.section for r in data if r.section]
+        header_texts += [rows[i][0] for i in range(len(rows)) if i not in header and rows[i]]
+        scale, why = stated_scale(t for t in header_texts if t.strip() and not _is_number(t))
+        scales[scale.value if scale else f"scale {why}"] += 1
+        periods: dict[int, str] = {}
+        for column in range(1, width):
+            found = {p for i in header if (p := header_period(rows[i][column], fiscal)) is not None}
+            name = " / ".join(_clean(rows[i][column]) for i in header if rows[i][column].strip())
+            if len(found) == 1:
+                periods[column] = found.pop()
+            elif any(r.cells[column - 1].strip() for r in data):
+                reason = (
+                    "column header names several periods"
+                    if found
+                    else "column header is not a period"
+                )
+                skipped.append(TatSkip(uid, name, "", reason))
+        by_period = Counter(periods.values())
+        for column, period in list(periods.items()):
+            if by_period[period] > 1:
+                name = " / ".join(_clean(rows[i][column]) for i in header if rows[i][column])
+                skipped.append(
+                    TatSkip(uid, name, "", "another column has the same period (ambiguous)")
+                )
+                del periods[column]
+        labels = _labels(data)
+        made: dict[FactKey, list[Fact]] = {}
+        for row in data:
+            label = labels.get(row.index)
+            if label is None:
+                if any(row.cells[c - 1].strip() for c in periods):
+                    skipped.append(TatSkip(uid, "", f"row {row.index + 1}", "empty row label"))
+                continue
+            metric = metric_for_label(label, glossary, new_metrics)
+            for column, period in periods.items():
+                cell = row.cells[column - 1]
+                header_name = " / ".join(
+                    _clean(rows[i][column]) for i in header if rows[i][column].strip()
+                )
+                try:
+                    parsed = _cell_value(cell)
+                except IngestError:
+                    skipped.append(TatSkip(uid, header_name, label, "cell is not a number"))
+                    continue
+                if parsed is None:
+                    continue
+                value, unit = parsed
+                where = (
+                    f"TAT-QA document {uid}, table, row {row.index + 1} {label!r}, "
+                    f"column {column + 1} {header_name!r}"
+                )
+                if scale is None:
+                    where += ", scale not stated"
+                fact = Fact(
+                    metric,
+                    entity,
+                    period,
+                    DEFAULT_CHANNEL,
+                    value,
+                    unit,
+                    "",
+                    Scale.ONE if scale is None or unit == "%" else scale,
+                    uid,
+                    where,
+                    Sensitivity.PUBLIC,
+                    "",
+                    now,
+                )
+                made.setdefault(fact.key, []).append(fact)
+        for key, candidates in made.items():
+            if len(candidates) == 1:
+                facts[key] = candidates[0]
+                continue
+            for fact in candidates:
+                skipped.append(
+                    TatSkip(
+                        uid,
+                        key.period,
+                        fact.locator,
+                        "another row gives the same metric and period (ambiguous)",
+                    )
+                )
+        paragraphs = sorted(
+            (p for p in document.get("paragraphs", []) if isinstance(p, Mapping)),
+            key=lambda p: int(p.get("order", 0)) if str(p.get("order", "0")).isdigit() else 0,
+        )
+        texts.append(
+            TatParagraphs(
+                uid,
+                entity,
+                tuple(str(p.get("text", "")).strip() for p in paragraphs if p.get("text")),
+            )
+        )
+    if progress is not None:
+        progress(len(ordered), len(ordered))
+    return TatQAImport(
+        tuple(facts.values()),
+        (*new_metrics.values(), *new_entities.values()),
+        tuple(skipped),
+        len(ordered),
+        tuple(texts),
+        scales,
+    )
+
+
+def paragraph_sources(texts: Iterable[TatParagraphs], source_name: str) -> Iterator[Any]:
+    """One narrative document per TAT-QA document: its paragraphs, the entity in metadata."""
+    from ragspine.narrative.ingest.ingestor import DocumentSource, text_digest
+    from ragspine.narrative.ingest.loaders import Paragraph, Section
+
+    for item in texts:
+        if not item.paragraphs:
+            continue
+        yield DocumentSource(
+            doc_id=item.document,
+            title="",
+            source=source_name,
+            sections=(Section((), tuple(Paragraph(p) for p in item.paragraphs)),),
+            content_hash=text_digest(item.document, *item.paragraphs),
+            metadata={"entity": item.entity, "document": item.document},
+        )

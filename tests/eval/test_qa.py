@@ -1,0 +1,102 @@
+from __future__ import annotations
+
+from dataclasses import replace
+from decimal import Decimal
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from conftest import shared_data
+from ragspine import Principal, Workspace
+from ragspine.answer.options import AskOptions
+from ragspine.answer.types import CitedSentence
+from ragspine.eval.qa import (
+    fabricated_numbers,
+    gold_number,
+    run_qa_eval,
+    score_numbers,
+    token_f1,
+)
+from ragspine.structured.facts import Scale
+
+PUBLIC = Principal.of("public")
+SALES = "3ffd9053-a45d-491c-957a-1b2fa0af0570"
+
+
+def test_gold_numbers_and_scores() -> None:
+    assert gold_number("$1,496.5") == Decimal("1496.5")
+    assert gold_number("(27.1)") == Decimal("-27.1")
+    assert gold_number("12.5%") == Decimal("12.5")
+    assert gold_number("fixed-price type") is None
+    assert score_numbers([(Fraction("1496.5"), Scale.ONE, "")], ["$1,496.5"], "million")
+    assert not score_numbers([(Fraction("1496.5"), Scale.THOUSAND, "")], ["1496.5"], "million")
+    assert score_numbers([(Fraction(200, 7), None, "%")], ["28.57"], "percent")
+    assert token_f1("the fixed-price type", "fixed price type") == 1.0
+
+
+def test_sample_of_30_questions_has_no_fabricated_number() -> None:
+    source = shared_data("tatqa", "tatqa_dataset_dev.json")
+    report = run_qa_eval("tatqa", source, limit=30)
+    overall = report.to_dict()["overall"]
+    assert overall["questions"] == 30
+    assert overall["fabricated"] == 0
+    assert overall["exact"] >= 1 and overall["answered"] + overall["refused"] == 30
+    assert set(report.to_dict()["by_type"]) >= {"type:arithmetic", "from:table"}
+
+
+def test_convfinqa_first_turns_sample() -> None:
+    source = shared_data("convfinqa", "convfinqa_dev.json")
+    overall = run_qa_eval("convfinqa", source, limit=20).to_dict()["overall"]
+    assert overall["questions"] == 20 and overall["fabricated"] == 0
+
+
+def _sales_workspace(tmp_path: Path) -> Workspace:
+    import json
+
+    source = shared_data("tatqa", "tatqa_dataset_dev.json")
+    docs = [d for d in json.loads(source.read_text("utf-8")) if d["table"]["uid"] == SALES]
+    sample = tmp_path / "one.json"
+    sample.write_text(json.dumps(docs), "utf-8")
+    ws = Workspace.init(tmp_path / "ws")
+    ws.ingest_tatqa(sample)
+    return ws
+
+
+def test_the_fabrication_check_can_fail(tmp_path: Path) -> None:
+    """Reverse proof: an answer whose number is in no fact, computation or cited chunk."""
+    ws = _sales_workspace(tmp_path)
+    question = "What is the amount of total sales in 2019?"
+    options = AskOptions(entity=f"tatqa-{SALES}")
+    answer = ws.ask(question, options, principal=PUBLIC)
+    honest, invalid = fabricated_numbers(answer, question, ws.facts, {}, (SALES,))
+    assert answer.status == "answered" and honest == [] and not invalid
+    forged = replace(
+        answer,
+        sentences=tuple(
+            CitedSentence(s.text.replace("1,496.5", "1,596.5"), s.markers) for s in answer.sentences
+        ),
+    )
+    fabricated, invalid = fabricated_numbers(forged, question, ws.facts, {}, (SALES,))
+    assert fabricated == ["1596.5"] and invalid
+    # A cited chunk supports a number only for the sentence that cites it.
+    cited = {1: "Sales were 1,596.5 in total."}
+    fabricated, invalid = fabricated_numbers(forged, question, ws.facts, cited, (SALES,))
+    assert fabricated == []
+    ws.close()
+
+
+@pytest.mark.slow
+def test_full_tatqa_dev_has_no_fabricated_number() -> None:
+    source = shared_data("tatqa", "tatqa_dataset_dev.json")
+    report = run_qa_eval("tatqa", source).to_dict()
+    assert report["overall"]["questions"] == 1668
+    assert report["overall"]["fabricated"] == 0
+    assert all(group["fabricated"] == 0 for group in report["by_type"].values())
+
+
+@pytest.mark.slow
+def test_full_convfinqa_first_turns_have_no_fabricated_number() -> None:
+    source = shared_data("convfinqa", "convfinqa_dev.json")
+    overall = run_qa_eval("convfinqa", source).to_dict()["overall"]
+    assert overall["fabricated"] == 0

@@ -1,0 +1,132 @@
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from conftest import shared_data
+from ragspine import Principal, Workspace
+from ragspine.errors import IngestError
+from ragspine.glossary import Glossary, load_glossary
+from ragspine.structured.facts import Scale
+from ragspine.structured.tatqa import (
+    entity_code,
+    header_period,
+    import_tatqa,
+    load_tatqa,
+    stated_scale,
+)
+
+PUBLIC = Principal.of("public")
+
+
+def _documents(*uids: str) -> list[dict]:
+    """The real TAT-QA dev documents with these table uids."""
+    source = shared_data("tatqa", "tatqa_dataset_dev.json")
+    by_uid = {d["table"]["uid"]: d for d in json.loads(source.read_text("utf-8"))}
+    return [by_uid[u] for u in uids]
+
+
+SALES = "3ffd9053-a45d-491c-957a-1b2fa0af0570"  # "$  1,452.4" cells, years in row 2
+
+
+def test_real_table_becomes_facts_with_locators() -> None:
+    result = import_tatqa(_documents(SALES), Glossary.from_terms([]), source_name="dev")
+    facts = {(f.metric, f.period): f for f in result.facts}
+    fact = facts[("fixed_price", "FY2019")]
+    assert fact.value == Decimal("1452.4") and fact.entity == entity_code(SALES)
+    assert fact.scale is Scale.ONE and "scale not stated" in fact.locator
+    assert SALES in fact.locator and "'Fixed Price'" in fact.locator and "'2019'" in fact.locator
+    assert facts[("total_sales", "FY2017")].value == Decimal("1107.7")
+    assert len(result.facts) == 9
+    assert result.texts[0].entity == entity_code(SALES) and len(result.texts[0].paragraphs) == 2
+
+
+def test_non_period_columns_and_collisions_are_reported_not_guessed() -> None:
+    documents = json.loads(shared_data("tatqa", "tatqa_dataset_dev.json").read_text("utf-8"))
+    result = import_tatqa(documents, Glossary.from_terms([]), source_name="dev")
+    reasons = result.skip_reasons()
+    assert reasons["column header is not a period"] > 0
+    assert reasons["another row gives the same metric and period (ambiguous)"] > 0
+    reported = {s.column for s in result.skipped if s.reason.startswith("column header")}
+    assert any("As reported" in c or "Adjustments" in c for c in reported)
+    # A skipped (ambiguous) key is never stored.
+    ambiguous = {
+        (s.document, s.column)
+        for s in result.skipped
+        if s.reason.startswith("another row gives the same metric")
+    }
+    stored = {(f.source_doc_id, f.period) for f in result.facts}
+    locators = {f.locator for f in result.facts}
+    assert not any(s.row in locators for s in result.skipped)
+    assert ambiguous  # and each ambiguous locator above is absent from the stored facts
+    assert stored
+
+
+def test_negative_percent_and_stated_scale_on_real_rows() -> None:
+    documents = json.loads(shared_data("tatqa", "tatqa_dataset_dev.json").read_text("utf-8"))
+    result = import_tatqa(documents, Glossary.from_terms([]), source_name="dev")
+    negatives = [f for f in result.facts if f.value < 0]
+    percents = [f for f in result.facts if f.unit == "%"]
+    scaled = {f.scale for f in result.facts}
+    assert negatives and percents
+    assert {Scale.THOUSAND, Scale.MILLION} <= scaled
+    assert all(f.scale is Scale.ONE for f in percents)
+
+
+@pytest.mark.parametrize(
+    ("header", "period"),
+    [
+        ("2019", "FY2019"),
+        ("Fiscal Year 2018", "FY2018"),
+        ("2019 €m", "FY2019"),
+        ("2018 (4)", "FY2018"),
+        ("2019  $\u2019000", "FY2019"),
+        ("Q4 2019", "FY2019-Q4"),
+        ("As reported", None),
+        ("Adjustments", None),
+        ("Change", None),
+    ],
+)
+def test_header_period(header: str, period: str | None) -> None:
+    assert header_period(header) == period
+
+
+def test_stated_scale() -> None:
+    assert stated_scale(["(in millions)"]) == (Scale.MILLION, "")
+    assert stated_scale(["", "$\u2019000"]) == (Scale.THOUSAND, "")
+    assert stated_scale(["2019"]) == (None, "not stated")
+    assert stated_scale(["(in millions)", "(in thousands)"])[0] is None
+
+
+def test_ingest_tatqa_workspace_facts_glossary_and_paragraphs(tmp_path: Path) -> None:
+    source = tmp_path / "sample.json"
+    source.write_text(json.dumps(_documents(SALES)), "utf-8")
+    ws = Workspace.init(tmp_path / "ws")
+    result, summary, report = ws.ingest_tatqa(source)
+    assert summary.added == len(result.facts) == 9
+    generated = load_glossary(tmp_path / "ws" / "glossary.d" / "tatqa.toml")
+    assert "total_sales" in generated.metrics.terms
+    assert entity_code(SALES) in generated.entities.terms
+    res = ws.query_metric("Total sales", entity_code(SALES), "2019", principal=PUBLIC)
+    assert res.status == "found" and res.value == Decimal("1496.5")
+    hits = ws.search("cost-plus type contract", libraries=("tatqa",), principal=PUBLIC)
+    assert hits.snippets and hits.snippets[0].doc_id == SALES
+    assert report.failures == ()
+    # Re-importing changes nothing.
+    _, again, _ = ws.ingest_tatqa(source)
+    assert (again.added, again.replaced) == (0, 0)
+
+
+def test_load_tatqa_rejects_wrong_shapes(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps([{"table": {"uid": "x", "table": [[1]]}}]), "utf-8")
+    with pytest.raises(IngestError, match="document 1 is not a TAT-QA document"):
+        load_tatqa(bad)
+    twice = tmp_path / "twice.json"
+    doc = {"table": {"uid": "x", "table": [["", "2019"]]}, "paragraphs": []}
+    twice.write_text(json.dumps([doc, doc]), "utf-8")
+    with pytest.raises(IngestError, match="appears 2 times"):
+        load_tatqa(twice)
