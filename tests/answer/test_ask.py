@@ -376,3 +376,22 @@ def test_the_command_line(ws: Workspace, capsys: pytest.CaptureFixture[str]) -> 
     assert "unknown channel 'graph'" in capsys.readouterr().err
     assert main([*base, "ask", QUESTIONS["latest"], "--reference-date", "24-01"]) == 2
     assert "--reference-date '24-01'" in capsys.readouterr().err
+
+
+def test_a_change_runs_from_its_base_period(ws: Workspace) -> None:
+    """ "In 2024 from 2022" measures from 2022 whatever the order of mention; without a base
+    word a change runs forward in time; an average over a span covers every year of it."""
+    for question in (
+        "What was the change in ACME's net income in 2024 from 2022?",
+        "How did ACME's net income change between 2024 and 2022?",
+    ):
+        change = next(
+            f for f in ws.ask(question, principal=PUBLIC).figures if f.kind is FigureKind.CHANGE
+        )
+        assert change.decimal_value == "0.2", question
+    backwards = ws.ask("change in ACME's net income in 2022 from 2024", principal=PUBLIC)
+    change = next(f for f in backwards.figures if f.kind is FigureKind.CHANGE)
+    assert change.decimal_value == "-0.2"
+    span = ws.ask("average ACME net income from 2022 to 2024", principal=PUBLIC)
+    assert span.figures[-1].kind is FigureKind.AVERAGE
+    assert "(0.1 + 0.2 + 0.3) / 3 = 0.2 US dollars." in span.text

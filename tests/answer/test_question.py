@@ -122,3 +122,24 @@ def test_cues_come_from_the_glossary(glossary: Glossary) -> None:
     )
     assert read_question("How come ACME sales fell in 2024?", custom).cues == ("how come",)
     assert read_question("Why did ACME sales fall in 2024?", custom).cues == ()
+
+
+@pytest.mark.parametrize(
+    ("question", "base", "span"),
+    [
+        ("What is the change in ACME sales in 2019 from 2018?", "FY2018", None),
+        ("How did ACME sales change from 2018 to 2019?", "FY2018", (2018, 2019)),
+        ("percentage change in ACME sales in 2019 compared to 2018", "FY2018", None),
+        ("variazione del fatturato ACME nel 2019 rispetto al 2018", "FY2018", None),
+        ("average ACME sales between 2017 and 2019", None, (2017, 2019)),
+        ("average ACME sales for 2017-2019", None, (2017, 2019)),
+        ("average ACME sales in 2017, 2018 and 2019", None, None),  # a list, not a span
+        ("average ACME sales in 2019 and 2017", None, None),
+        ("ACME sales in 2019", None, None),
+    ],
+)
+def test_the_base_of_a_change_and_a_span_of_years(
+    glossary: Glossary, question: str, base: str | None, span: tuple[int, int] | None
+) -> None:
+    reading = read_question(question, glossary, date(2024, 11, 15))
+    assert (reading.base_period, reading.year_range) == (base, span)

@@ -13,6 +13,7 @@ The route (:func:`choose_route`): a metric with an entity or a period and no exp
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 from datetime import date
@@ -22,7 +23,7 @@ from functools import lru_cache
 from ragspine.analysis import match_key
 from ragspine.errors import PeriodError
 from ragspine.glossary import Glossary, TermType
-from ragspine.periods import parse_period
+from ragspine.periods import PeriodKind, parse_period
 
 
 class Route(StrEnum):
@@ -89,6 +90,19 @@ quarter / half forms with any number, so that a malformed one (``FY2o24``, ``202
 reported rather than ignored. A bare number is a year only from 1900 to 2099."""
 
 
+_BASE_WORDS = (
+    r"from", r"since", r"over", r"vs\.?", r"versus", r"compared (?:to|with)",
+    r"rispetto (?:a|al|all'|allo)", r"dal", r"dall'", r"da",
+)  # fmt: skip
+_FROM_RE = re.compile(rf"(?<!\w)(?:{'|'.join(_BASE_WORDS)})\s*$")
+"""Words right before a period that make it the base of a change."""
+_SPAN_RE = re.compile("\\s*(?:-|\u2013|\u2014|to|through|a|al)\\s*")
+_BETWEEN_RE = re.compile(r"(?<!\w)(?:between|tra|fra)\s*$")
+_BETWEEN_AND_RE = re.compile(r"\s*(?:and|e)\s*")
+"""What joins two years into a span (``2017 to 2019``, ``2017-2019``); ``and`` does only
+after ``between`` (``between 2017 and 2019``, not ``2017, 2018 and 2019``)."""
+
+
 @dataclass(frozen=True, slots=True)
 class QuestionReading:
     """What a question names, each in order of first appearance without repeats."""
@@ -104,6 +118,12 @@ class QuestionReading:
     operation_word: str = ""
     bad_period: str | None = None
     """The first period-like text that the period grammar does not read."""
+    base_period: str | None = None
+    """The period a change is measured from, when the question says so (``from 2018``,
+    ``since 2018``, ``rispetto al 2018``); otherwise changes run from the earliest period."""
+    year_range: tuple[int, int] | None = None
+    """Fiscal years named as a span (``from 2017 to 2019``, ``between 2017 and 2019``,
+    ``2017-2019``): an average or a sum covers every year of it."""
 
     @property
     def structured(self) -> bool:
@@ -158,16 +178,30 @@ def read_question(
 
     periods: list[str] = []
     bad_period: str | None = None
+    base_period: str | None = None
+    years: list[tuple[int, int, int]] = []  # (start, end, year) of each bare-year period
     reference = reference_date or date.today()
-    for match in _PERIOD_RE.finditer(rest):
+    scanned = rest
+    for match in _PERIOD_RE.finditer(scanned):
         try:
-            label = parse_period(match.group(0), reference, glossary.fiscal_year_start_month).label
+            period = parse_period(match.group(0), reference, glossary.fiscal_year_start_month)
         except PeriodError:
             if bad_period is None:
                 bad_period = match.group(0)
             continue
-        periods.append(label)
+        periods.append(period.label)
+        if _FROM_RE.search(scanned[: match.start()]) and base_period is None:
+            base_period = period.label
+        if period.kind is PeriodKind.YEAR:
+            years.append((match.start(), match.end(), period.year))
         rest = rest[: match.start()] + " " * (match.end() - match.start()) + rest[match.end() :]
+    year_range = None
+    for (before, end, first), (start, _, last) in itertools.pairwise(years):
+        joined = scanned[end:start]
+        between = _BETWEEN_RE.search(scanned[:before]) and _BETWEEN_AND_RE.fullmatch(joined)
+        if first < last and (_SPAN_RE.fullmatch(joined) or between):
+            year_range = (first, last)
+            break
 
     pattern = _cues_of(glossary)
     cues = [] if pattern is None else [" ".join(m.group(0).split()) for m in pattern.finditer(rest)]
@@ -185,6 +219,8 @@ def read_question(
         operation,
         word,
         bad_period,
+        base_period,
+        year_range,
     )
 
 

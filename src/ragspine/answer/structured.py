@@ -307,11 +307,36 @@ def answer_figures(
             text(locale, "assume_period_latest", period=latest, **builder.labels(metric, first))
         )
 
+    periods = _ordered_periods(reading, periods, glossary)
     operation = _OPERATIONS.get(reading.operation, _lookups)
     status = operation(builder, reading, entities, periods, store, principal, level)
     if isinstance(status, FiguresPart):
         return status
     return builder.part(status, assumptions)
+
+
+def _ordered_periods(reading: QuestionReading, periods: list[str], glossary: Glossary) -> list[str]:
+    """The periods in the order the operation needs: a change runs from its base period (the
+    one the question measures from, else the earliest) to the others in time order; an average
+    over a span of years (``from 2017 to 2019``) covers every fiscal year of it."""
+    if reading.operation is Operation.AVERAGE and reading.year_range is not None:
+        first, last = reading.year_range
+        return [f"FY{year}" for year in range(first, last + 1)]
+    if reading.operation not in (Operation.CHANGE, Operation.PERCENT_CHANGE) or len(periods) < 2:
+        return periods
+    start = glossary.fiscal_year_start_month
+    reference = date.today()
+
+    def when(label: str) -> tuple[int, int, int]:
+        period = parse_period(label, reference, start)
+        return (period.year, list(PeriodKind).index(period.kind), period.number)
+
+    ordered = sorted(periods, key=when)
+    base = reading.base_period
+    if base in ordered:
+        ordered.remove(base)
+        ordered.insert(0, base)
+    return ordered
 
 
 _Operation = Callable[

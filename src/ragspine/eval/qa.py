@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from ragspine.answer.guard import numbers_in
 from ragspine.answer.options import AskOptions
+from ragspine.answer.question import Operation, read_question
 from ragspine.answer.types import Answer, AnswerStatus, FigureKind
 from ragspine.errors import ConfigError, RagSpineError
 from ragspine.narrative.filters.expr import parse_filter
@@ -250,9 +251,24 @@ def token_f1(predicted: str, gold: str) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
-def predicted_numbers(answer: Answer) -> list[tuple[Fraction, Scale | None, str]]:
-    """The numbers an answer gives: its computed figures, else the facts it found."""
+_ASKED = {
+    Operation.CHANGE: FigureKind.CHANGE,
+    Operation.PERCENT_CHANGE: FigureKind.PERCENT_CHANGE,
+    Operation.AVERAGE: FigureKind.AVERAGE,
+    Operation.SHARE: FigureKind.SHARE,
+    Operation.RATIO: FigureKind.RATIO,
+}
+
+
+def predicted_numbers(
+    answer: Answer, asked: Operation | None = None
+) -> list[tuple[Fraction, Scale | None, str]]:
+    """The numbers an answer gives: its computed figures of the kind the question asked for
+    (``asked``, read from the question the way the router reads it; the last computed figure
+    when none is of that kind), else the facts it found."""
     computed = [f for f in answer.figures if f.kind is not FigureKind.FACT and f.value is not None]
+    wanted = [f for f in computed if asked is not None and f.kind is _ASKED.get(asked)]
+    computed = wanted or computed
     if computed:
         last = computed[-1]
         assert last.value is not None
@@ -410,7 +426,8 @@ def score_answer(
 ) -> Outcome:
     """Score one answer against its gold (see the module docstring)."""
     answered = answer.status is AnswerStatus.ANSWERED
-    numbers = predicted_numbers(answer) if answered else []
+    asked = read_question(item.question, workspace.glossary).operation
+    numbers = predicted_numbers(answer, asked) if answered else []
     numeric_gold = all(gold_number(g) is not None for g in item.gold)
     sentences = " ".join(s.text for s in answer.sentences)
     exact = False
