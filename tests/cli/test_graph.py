@@ -8,24 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from cli.runner import fails_cleanly, run
 from graph.builders import fact, make_workspace
-from ragspine.cli import main
 from ragspine.security import Sensitivity
 from ragspine.structured.facts import Fact, Scale
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def fails_cleanly(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
-    code, out, err = run(capsys, *argv)
-    assert code == 2, err
-    assert err.startswith("ragspine: error: ") and err.count("\n") == 1, err
-    assert "Traceback" not in out + err
-    return err
 
 
 def workspace(tmp_path: Path, facts: list[Fact], name: str = "ws") -> str:

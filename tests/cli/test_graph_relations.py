@@ -7,23 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from ragspine.cli import main
+from cli.runner import fails_cleanly, run
 from ragspine.graph.relations import EdgeKind, Lineage, NewEdge, Origin
 from ragspine.workspace import Workspace
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def fails_cleanly(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
-    code, out, err = run(capsys, *argv)
-    assert code == 2, err
-    assert err.startswith("ragspine: error: ") and err.count("\n") == 1, err
-    assert "Traceback" not in out + err
-    return err
 
 
 @pytest.fixture()

@@ -7,13 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from cli.runner import run
 from ragspine.cli import main
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_demo_prints_three_statuses_with_sources(

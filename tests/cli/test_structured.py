@@ -8,14 +8,8 @@ from typing import ClassVar
 import pytest
 
 import ragspine
-from ragspine.cli import main
+from cli.runner import fails_cleanly, run
 from ragspine.cli import structured as commands
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture()
@@ -39,15 +33,6 @@ def test_metric_asks_as_public_unless_told(
     assert code == 0 and out.startswith("[not_found]")
     code, out, _ = run(capsys, *ask, "--period", "FY2024", "--clearance", "internal")
     assert code == 0 and out.startswith("[found] ACME Corp's Revenue in FY2024 was 12 US dollars.")
-
-
-def fails_cleanly(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
-    """Run a command that must fail: exit 2, one ``ragspine: error:`` line, no traceback."""
-    code, out, err = run(capsys, *argv)
-    assert code == 2, err
-    assert err.startswith("ragspine: error: ") and err.count("\n") == 1, err
-    assert "Traceback" not in out + err
-    return err
 
 
 PNG = bytes.fromhex("89504e470d0a1a0a0000000d49484452") + bytes(range(256))
