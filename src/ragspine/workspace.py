@@ -340,7 +340,6 @@ class Workspace:
                 self._glossary_files,
                 self.facts,
                 documents,
-                source_name=source.name,
                 progress=progress,
                 write_progress=write_progress,
             )

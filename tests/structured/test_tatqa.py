@@ -33,7 +33,7 @@ SALES = "3ffd9053-a45d-491c-957a-1b2fa0af0570"  # "$  1,452.4" cells, years in r
 
 
 def test_real_table_becomes_facts_with_locators() -> None:
-    result = import_tatqa(_documents(SALES), Glossary.from_terms([]), source_name="dev")
+    result = import_tatqa(_documents(SALES), Glossary.from_terms([]))
     facts = {(f.metric, f.period): f for f in result.facts}
     fact = facts[("fixed_price", "FY2019")]
     assert fact.value == Decimal("1452.4") and fact.entity == entity_code(SALES)
@@ -46,7 +46,7 @@ def test_real_table_becomes_facts_with_locators() -> None:
 
 def test_non_period_columns_and_collisions_are_reported_not_guessed() -> None:
     documents = json.loads(shared_data("tatqa", "tatqa_dataset_dev.json").read_text("utf-8"))
-    result = import_tatqa(documents, Glossary.from_terms([]), source_name="dev")
+    result = import_tatqa(documents, Glossary.from_terms([]))
     reasons = result.skip_reasons()
     assert reasons["column header is not a period"] > 0
     assert reasons["another row gives the same metric and period (ambiguous)"] > 0
@@ -67,7 +67,7 @@ def test_non_period_columns_and_collisions_are_reported_not_guessed() -> None:
 
 def test_negative_percent_and_stated_scale_on_real_rows() -> None:
     documents = json.loads(shared_data("tatqa", "tatqa_dataset_dev.json").read_text("utf-8"))
-    result = import_tatqa(documents, Glossary.from_terms([]), source_name="dev")
+    result = import_tatqa(documents, Glossary.from_terms([]))
     negatives = [f for f in result.facts if f.value < 0]
     percents = [f for f in result.facts if f.unit == "%"]
     scaled = {f.scale for f in result.facts}

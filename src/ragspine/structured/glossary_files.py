@@ -7,16 +7,17 @@ of them merged; terms that collide across files are an error.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from ragspine.files import write_text_atomically
 from ragspine.glossary import Glossary, Term, load_glossary, render_glossary
 from ragspine.locks import write_lock
 from ragspine.stores.facts import FactStore, WriteSummary
 from ragspine.structured.convfinqa import ConvFinQAImport, import_convfinqa
+from ragspine.structured.facts import Fact
 from ragspine.structured.ingest import RowProgress, with_progress
 from ragspine.structured.tatqa import TatQAImport, import_tatqa
 
@@ -82,6 +83,36 @@ class GlossaryFiles:
         return merged
 
 
+class _Imported(Protocol):
+    @property
+    def facts(self) -> tuple[Fact, ...]: ...
+    @property
+    def new_terms(self) -> tuple[Term, ...]: ...
+
+
+_I = TypeVar("_I", bound=_Imported)
+
+
+def _import_with_terms(
+    files: GlossaryFiles,
+    facts: FactStore,
+    convert: Callable[[Glossary], _I],
+    *,
+    generated: str,
+    header: str,
+    write_progress: RowProgress | None,
+) -> tuple[_I, WriteSummary, Glossary]:
+    """Convert with the current glossary, then write the new terms to ``glossary.d/GENERATED``
+    and the facts to ``facts``, holding the glossary write lock (re-entrant)."""
+    with files.writing():
+        result = convert(files.load())
+        # The glossary first: if it cannot be written, no fact is stored that no question could
+        # reach; if the facts then fail, the extra terms name nothing and harm nothing.
+        merged = files.add_generated(generated, result.new_terms, header=header)
+        summary = facts.write(with_progress(result.facts, write_progress))
+    return result, summary, merged
+
+
 def import_convfinqa_filings(
     files: GlossaryFiles,
     facts: FactStore,
@@ -92,16 +123,17 @@ def import_convfinqa_filings(
     write_progress: RowProgress | None = None,
 ) -> tuple[ConvFinQAImport, WriteSummary, Glossary]:
     """Import ConvFinQA ``filings``: new row labels go to ``glossary.d/convfinqa.toml``, then
-    the facts to ``facts``; returns the import, the write summary and the merged glossary.
-    Holds the glossary write lock (re-entrant: a caller may hold it already)."""
-    with files.writing():
-        glossary = files.load()
-        result = import_convfinqa(filings, glossary, source_name=source_name, progress=progress)
-        # The glossary first: if it cannot be written, no fact is stored that no question could
-        # reach; if the facts then fail, the extra terms name nothing and harm nothing.
-        merged = files.add_generated(CONVFINQA_GLOSSARY, result.new_terms, header=CONVFINQA_HEADER)
-        summary = facts.write(with_progress(result.facts, write_progress))
-    return result, summary, merged
+    the facts to ``facts``; returns the import, the write summary and the merged glossary."""
+    return _import_with_terms(
+        files,
+        facts,
+        lambda glossary: import_convfinqa(
+            filings, glossary, source_name=source_name, progress=progress
+        ),
+        generated=CONVFINQA_GLOSSARY,
+        header=CONVFINQA_HEADER,
+        write_progress=write_progress,
+    )
 
 
 def import_tatqa_documents(
@@ -109,15 +141,16 @@ def import_tatqa_documents(
     facts: FactStore,
     documents: Iterable[Mapping[str, Any]],
     *,
-    source_name: str,
     progress: RowProgress | None = None,
     write_progress: RowProgress | None = None,
 ) -> tuple[TatQAImport, WriteSummary, Glossary]:
     """Import TAT-QA ``documents`` like :func:`import_convfinqa_filings`: new entities and row
     labels go to ``glossary.d/tatqa.toml`` first, then the facts to ``facts``."""
-    with files.writing():
-        glossary = files.load()
-        result = import_tatqa(documents, glossary, source_name=source_name, progress=progress)
-        merged = files.add_generated(TATQA_GLOSSARY, result.new_terms, header=TATQA_HEADER)
-        summary = facts.write(with_progress(result.facts, write_progress))
-    return result, summary, merged
+    return _import_with_terms(
+        files,
+        facts,
+        lambda glossary: import_tatqa(documents, glossary, progress=progress),
+        generated=TATQA_GLOSSARY,
+        header=TATQA_HEADER,
+        write_progress=write_progress,
+    )

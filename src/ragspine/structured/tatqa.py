@@ -264,14 +264,12 @@ def import_tatqa(
     documents: Iterable[Mapping[str, Any]],
     glossary: Glossary,
     *,
-    source_name: str,
     progress: RowProgress | None = None,
 ) -> TatQAImport:
     """Turn TAT-QA documents into facts, entity and metric terms and paragraph texts.
 
     ``progress(done, total)`` is called after each document.
     """
-    del source_name  # the uid names each fact's source
     now = utc_now()
     fiscal = glossary.fiscal_year_start_month
     new_metrics: dict[str, Term] = {}
