@@ -92,11 +92,15 @@ class RelationUpkeep:
         with self.store.transaction():
             self.sync_glossary()
             extractor = self._extractor_for(self._glossary())
+            by_library: dict[str, list[str]] = {}
+            for new in documents:
+                by_library.setdefault(new.document.library_id, []).append(new.document.doc_id)
+            for library_id, doc_ids in by_library.items():
+                self.store.delete_documents(library_id, doc_ids)
+            edges: list[NewEdge] = []
             for new in documents:
                 stored = new.document
-                self.store.delete_documents(stored.library_id, [stored.doc_id])
                 run_id = f"ingest:{stored.fingerprint[:16]}"
-                edges: list[NewEdge] = []
                 for row in new.chunks:
                     if row.level >= Sensitivity.RESTRICTED:
                         continue
@@ -106,7 +110,7 @@ class RelationUpkeep:
                     )  # fmt: skip
                     found = extractor.extract(chunk)
                     edges += edges_from(chunk, found, origin=extractor.origin, run_id=run_id)
-                self.store.add_edges(edges)
+            self.store.add_edges(edges)
 
     def documents_deleted(self, library_id: str, doc_ids: Sequence[str]) -> None:
         """Delete the edges derived from these documents (inside their deleting transaction)."""

@@ -134,14 +134,11 @@ class SQLiteRelationStore:
 
     def delete_documents(self, library_id: str, doc_ids: Sequence[str]) -> int:
         """Remove the edges derived from these documents."""
-        removed = 0
         with self.transaction():
-            for doc_id in dict.fromkeys(doc_ids):
-                removed += self._db.execute(
-                    "DELETE FROM graph_edges WHERE library_id = ? AND doc_id = ?",
-                    (library_id, doc_id),
-                ).rowcount
-        return removed
+            return self._db.executemany(
+                "DELETE FROM graph_edges WHERE library_id = ? AND doc_id = ?",
+                [(library_id, doc_id) for doc_id in dict.fromkeys(doc_ids)],
+            ).rowcount
 
     def delete_library(self, library_id: str, *, origin: Origin | None = None) -> int:
         """Remove the edges derived from the library's documents (of ``origin`` only)."""
