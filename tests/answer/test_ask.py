@@ -163,7 +163,8 @@ def test_every_status(ws: Workspace, tmp_path: Path) -> None:
     assert nothing.route == "narrative" and nothing.status is AnswerStatus.REFUSED
     no_metric = ws.ask("ACME in 2024", principal=PUBLIC, channel="structured")
     assert no_metric.status is AnswerStatus.NEEDS_CLARIFICATION
-    assert no_metric.text.startswith("Which metric?") and "Gross margin" in no_metric.text
+    assert no_metric.text.startswith("Which metric?") and "stored for ACME Corp" in no_metric.text
+    assert "Revenue" in no_metric.text  # the metrics ACME has facts for, not the whole glossary
     no_entity = ws.ask("revenue in 2024", principal=PUBLIC)
     assert no_entity.status is AnswerStatus.NEEDS_CLARIFICATION
     assert no_entity.text.startswith("Which entity?") and "ACME Corp" in no_entity.text

@@ -49,6 +49,7 @@ _EN: dict[str, str] = {
     "change": "Change in {entity}'s {metric}{channel} from {earlier} to {later}",
     "percent_change": "Percentage change in {entity}'s {metric}{channel} from {earlier} to {later}",
     "average": "Average of {metric}{channel} over {items}",
+    "sum": "Sum of {metric}{channel} over {items}",
     "share": "{numerator} as a percentage of {denominator}",
     "ratio": "Ratio of {numerator} to {denominator}",
     "not_computable": "{what}: not computable ({reason}).",
@@ -71,6 +72,22 @@ _EN: dict[str, str] = {
     "needs_entity": (
         "Which entity? The question names none and no default entity is set (--entity, or "
         "default_entity under [answers] in the glossary). Known entities include: {examples}."
+    ),
+    "ambiguous_metric": (
+        "Which figure? The question matches several stored metrics equally well: {candidates}. "
+        "Name one of them."
+    ),
+    "needs_stored_metric": (
+        "Which metric? The question names none of the metrics stored for {entity}, which "
+        "include: {examples}."
+    ),
+    "assume_periods_all": (
+        "Periods: {periods} (the question names none; every period with a stored fact for "
+        "{metric} of {entity})."
+    ),
+    "assume_periods_latest_two": (
+        "Periods: {periods} (the question names none; the two latest periods with a stored "
+        "fact for {metric} of {entity})."
     ),
     "needs_two_metrics": (
         "Which two metrics? A share or a ratio needs two; the question names one ({metric}). "
@@ -117,6 +134,23 @@ _IT: dict[str, str] = {
         "Variazione percentuale di {metric}{channel} di {entity} da {earlier} a {later}"
     ),
     "average": "Media di {metric}{channel} su {items}",
+    "sum": "Somma di {metric}{channel} su {items}",
+    "ambiguous_metric": (
+        "Quale valore? La domanda corrisponde ugualmente a più metriche memorizzate: "
+        "{candidates}. Indicarne una."
+    ),
+    "needs_stored_metric": (
+        "Quale metrica? La domanda non nomina alcuna delle metriche memorizzate per {entity}, "
+        "tra cui: {examples}."
+    ),
+    "assume_periods_all": (
+        "Periodi: {periods} (la domanda non ne nomina; ogni periodo con un fatto memorizzato "
+        "per {metric} di {entity})."
+    ),
+    "assume_periods_latest_two": (
+        "Periodi: {periods} (la domanda non ne nomina; gli ultimi due periodi con un fatto "
+        "memorizzato per {metric} di {entity})."
+    ),
     "share": "{numerator} in percentuale di {denominator}",
     "ratio": "Rapporto tra {numerator} e {denominator}",
     "not_computable": "{what}: non calcolabile ({reason}).",

@@ -21,6 +21,7 @@ from enum import StrEnum
 from functools import lru_cache
 
 from ragspine.analysis import match_key
+from ragspine.answer.metric_match import MetricMatch
 from ragspine.errors import PeriodError
 from ragspine.glossary import Glossary, TermType
 from ragspine.periods import PeriodKind, parse_period
@@ -41,12 +42,20 @@ class Operation(StrEnum):
     AVERAGE = "average"
     SHARE = "share"
     RATIO = "ratio"
+    SUM = "sum"
+
+
+CALCULATIONS = frozenset(
+    {Operation.PERCENT_CHANGE, Operation.AVERAGE, Operation.SHARE, Operation.RATIO, Operation.SUM}
+)
+"""Operations whose answer is a computed number: a passage cannot answer them."""
 
 
 _OPERATION_WORDS: tuple[tuple[Operation, str], ...] = (
     (
         Operation.PERCENT_CHANGE,
-        r"percentage change|percent change|% change|change in percent|growth rate"
+        r"(?:percentage|percent|%) (?:change|increase|decrease|growth|rise|fall|decline)"
+        r"|change in percent|growth rate"
         r"|variazione percentuale|variazione %|crescita percentuale",
     ),
     (
@@ -68,6 +77,12 @@ _OPERATION_WORDS: tuple[tuple[Operation, str], ...] = (
 _OPERATION_RE = re.compile(
     "|".join(rf"(?<!\w)(?P<{op.name}>{words})(?!\w)" for op, words in _OPERATION_WORDS)
 )
+_SUM_RE = re.compile(
+    r"(?<!\w)(?:sum|summed|combined|total|totals|altogether|somma|totale|complessivo)(?!\w)"
+)
+"""Words asking for a sum; read only when no other operation word is present, and only over
+two or more periods (one period is a lookup). ``respectively`` asks for each value instead."""
+_EACH_RE = re.compile(r"(?<!\w)(?:respectively|rispettivamente|each)(?!\w)")
 
 _MONTH_NAMES = (
     "january|february|march|april|may|june|july|august|september|october|november|december"
@@ -124,6 +139,19 @@ class QuestionReading:
     year_range: tuple[int, int] | None = None
     """Fiscal years named as a span (``from 2017 to 2019``, ``between 2017 and 2019``,
     ``2017-2019``): an average or a sum covers every year of it."""
+    ambiguous: tuple[str, ...] = ()
+    """Metrics that tie for the same words of the question (:mod:`ragspine.answer.metric_match`):
+    the answer asks which one rather than guessing."""
+
+    @property
+    def calculation(self) -> bool:
+        """The question asks for a computed number: a calculation operation, or a change
+        between two named periods."""
+        if self.operation in CALCULATIONS:
+            return True
+        return self.operation is Operation.CHANGE and (
+            len(self.periods) >= 2 or self.year_range is not None
+        )
 
     @property
     def structured(self) -> bool:
@@ -162,9 +190,14 @@ def _unique(items: list[str]) -> tuple[str, ...]:
 
 
 def read_question(
-    question: str, glossary: Glossary, reference_date: date | None = None
+    question: str,
+    glossary: Glossary,
+    reference_date: date | None = None,
+    metrics_found: MetricMatch | None = None,
 ) -> QuestionReading:
-    """The glossary terms, periods, cues and operation named in ``question``."""
+    """The glossary terms, periods, cues and operation named in ``question``; with
+    ``metrics_found`` (the entity's stored metrics the question names), those are its metrics
+    and their words are blanked instead of the glossary's metric spellings."""
     text = match_key(question)
     metrics: list[str] = []
     entities: list[str] = []
@@ -172,8 +205,14 @@ def read_question(
     blanked = list(text)
     by_type = {TermType.METRIC: metrics, TermType.ENTITY: entities, TermType.CHANNEL: channels}
     for hit in glossary.find_terms(question):
+        if metrics_found is not None and hit.type is TermType.METRIC:
+            continue
         by_type[hit.type].append(hit.code)
         blanked[hit.start : hit.end] = " " * (hit.end - hit.start)
+    if metrics_found is not None:
+        metrics.extend(metrics_found.metrics)
+        for start, end in metrics_found.spans:
+            blanked[start:end] = " " * (end - start)
     rest = "".join(blanked)
 
     periods: list[str] = []
@@ -210,6 +249,10 @@ def read_question(
     found = _OPERATION_RE.search(rest)
     if found is not None and found.lastgroup is not None:
         operation, word = Operation[found.lastgroup], found.group(0)
+    elif len(set(periods)) >= 2 or year_range is not None:
+        summed = _SUM_RE.search(rest)
+        if summed is not None and not _EACH_RE.search(rest):
+            operation, word = Operation.SUM, summed.group(0)
     return QuestionReading(
         _unique(metrics),
         _unique(entities),
@@ -221,11 +264,16 @@ def read_question(
         bad_period,
         base_period,
         year_range,
+        metrics_found.ambiguous if metrics_found is not None else (),
     )
 
 
-def choose_route(reading: QuestionReading) -> tuple[Route, str]:
-    """The route of ``reading`` under ``auto`` and why (the terms and cues that decided)."""
+def choose_route(reading: QuestionReading, *, entity_given: bool = False) -> tuple[Route, str]:
+    """The route of ``reading`` under ``auto`` and why (the terms and cues that decided).
+
+    ``entity_given``: the call names the entity, which then counts as named. A calculation
+    (:attr:`QuestionReading.calculation`) without an explanation cue is ``structured`` even when
+    no metric is recognised: a passage cannot compute it, so the answer asks which figure."""
     named = []
     if reading.metrics:
         named.append(f"metric {', '.join(reading.metrics)}")
@@ -239,8 +287,13 @@ def choose_route(reading: QuestionReading) -> tuple[Route, str]:
         if reading.cues
         else "no explanation cue"
     )
-    if reading.structured:
+    if entity_given and not reading.entities:
+        terms += "; entity given with the call"
+    if reading.structured or (reading.metrics and entity_given):
         route = Route.COMPOSITE if reading.cues else Route.STRUCTURED
+    elif reading.calculation and not reading.cues and (entity_given or reading.entities):
+        route = Route.STRUCTURED
+        terms += f"; a calculation ({reading.operation.value}) that a passage cannot answer"
     else:
         route = Route.NARRATIVE
     if route is Route.NARRATIVE and reading.metrics:

@@ -17,14 +17,21 @@ from ragspine.answer.composite import explanation
 from ragspine.answer.extractive import answer_from_snippets
 from ragspine.answer.history import Turn, check_history
 from ragspine.answer.locale import Locale, parse_locale, text
+from ragspine.answer.metric_match import match_metrics
 from ragspine.answer.options import AskChannel, AskOptions
-from ragspine.answer.question import Route, choose_route, read_question
+from ragspine.answer.question import (
+    Operation,
+    QuestionReading,
+    Route,
+    choose_route,
+    read_question,
+)
 from ragspine.answer.structured import FiguresPart, answer_figures
 from ragspine.answer.types import Answer, AnswerStatus, CitedSentence
 from ragspine.glossary import Glossary
 from ragspine.narrative.retrieve.retriever import SearchResult
 from ragspine.narrative.retrieve.trace import Trace, TraceBuilder
-from ragspine.security import Principal
+from ragspine.security import Principal, max_visible_level
 from ragspine.stores.facts import FactStore
 
 Search = Callable[[str], SearchResult]
@@ -69,6 +76,50 @@ def _structured_answer(
     )
 
 
+def _one_entity(reading: QuestionReading, glossary: Glossary, options: AskOptions) -> str | None:
+    """The one entity the question is about (named in it, else given with the call)."""
+    if len(reading.entities) == 1:
+        return reading.entities[0]
+    if not reading.entities and options.entity is not None:
+        return glossary.entities.resolve(options.entity)
+    return None
+
+
+def _stored_reading(
+    asked: str,
+    reading: QuestionReading,
+    entity: str,
+    glossary: Glossary,
+    facts: Callable[[], FactStore],
+    principal: Principal,
+    reference_date: date | None,
+) -> QuestionReading:
+    """``reading`` with its metrics read among ``entity``'s stored ones
+    (:mod:`ragspine.answer.metric_match`) when the question names any of them; the glossary
+    reading otherwise. Only facts the asker may see make a metric a candidate."""
+    level = max_visible_level(principal)
+    codes = {fact.metric for fact in facts().scan(max_level=level, entity=entity)}
+    if not codes:
+        return reading
+    terms = glossary.metrics.terms
+    candidates = {
+        code: (terms[code].label, *terms[code].aliases) if code in terms else (code,)
+        for code in codes
+    }
+    pairs = reading.operation in _PAIRS
+    match = match_metrics(asked, candidates, pairs=pairs)
+    if not match.found:
+        return reading
+    found = read_question(asked, glossary, reference_date, match)
+    if not pairs and found.operation in _PAIRS and len(found.metrics) == 1:
+        match = match_metrics(asked, candidates, pairs=True)
+        found = read_question(asked, glossary, reference_date, match)
+    return found
+
+
+_PAIRS = (Operation.SHARE, Operation.RATIO)
+
+
 def ask(
     question: str,
     *,
@@ -87,12 +138,17 @@ def ask(
     builder = TraceBuilder()
     with builder.timed() as timer:
         reading = read_question(asked, glossary, reference_date)
+        entity = _one_entity(reading, glossary, options)
+        if entity is not None:
+            reading = _stored_reading(asked, reading, entity, glossary, facts, principal,
+                                      reference_date)  # fmt: skip
+        given = options.entity is not None
         chosen = AskChannel(options.channel)
         if chosen is AskChannel.AUTO:
-            route, reason = choose_route(reading)
+            route, reason = choose_route(reading, entity_given=given)
         else:
             route = Route(chosen.value)
-            reason = f"{route.value}: asked for ({choose_route(reading)[1]})"
+            reason = f"{route.value}: asked for ({choose_route(reading, entity_given=given)[1]})"
     builder.add_stage("answer:route", 1, 1, seconds=timer.seconds)
 
     part: FiguresPart | None = None

@@ -230,6 +230,30 @@ def _examples(labels: Sequence[tuple[str, str]]) -> str:
     return ", ".join(label for _, label in sorted(labels)[:EXAMPLES]) or "-"
 
 
+_CHANGES = (Operation.CHANGE, Operation.PERCENT_CHANGE)
+
+
+def stored_periods(glossary: Glossary, store: FactStore, key: FactKey, max_level: int) -> list[str]:
+    """The periods of ``key``'s metric, entity and channel with a fact at ``max_level`` or
+    below, of the kind of the latest one (years when the latest is a year), oldest first."""
+    latest = latest_period(glossary, store, key, max_level)
+    if latest is None:
+        return []
+    start = glossary.fiscal_year_start_month
+    kind = parse_period(latest, None, start).kind
+    dated = []
+    for fact in store.scan(max_level=max_level, metric=key.metric, entity=key.entity):
+        if fact.channel != key.channel:
+            continue
+        try:
+            period = parse_period(fact.period, None, start)
+        except PeriodError:
+            continue
+        if period.kind is kind:
+            dated.append((period.date_range(start)[1], period.label))
+    return [label for _, label in sorted(set(dated))]
+
+
 def latest_period(glossary: Glossary, store: FactStore, key: FactKey, max_level: int) -> str | None:
     """The latest period (by its last day; a year before a quarter ending the same day) of a
     fact for ``key``'s metric, entity and channel that ``max_level`` may see."""
@@ -270,8 +294,21 @@ def answer_figures(
         if entity_code is None:
             suggestions = glossary.entities.suggest(entity)
             return _unrecognized(locale, "entity", entity, suggestions, assumptions)
+    if reading.ambiguous:
+        names = ", ".join(glossary.metrics.terms[c].label for c in reading.ambiguous)
+        return _clarify(text(locale, "ambiguous_metric", candidates=names))
     if not reading.metrics:
         known = [(code, t.label) for code, t in glossary.metrics.terms.items()]
+        scope = entity_code or (reading.entities[0] if len(reading.entities) == 1 else None)
+        if scope is not None:
+            level = max_visible_level(principal)
+            stored = sorted({f.metric for f in store.scan(max_level=level, entity=scope)})
+            if stored:
+                labels = ", ".join(glossary.metrics.terms[c].label for c in stored[:EXAMPLES])
+                entity_label = glossary.entities.terms[scope].label
+                return _clarify(
+                    text(locale, "needs_stored_metric", entity=entity_label, examples=labels)
+                )
         return _clarify(text(locale, "needs_metric", examples=_examples(known)))
 
     entities = list(reading.entities)
@@ -298,14 +335,24 @@ def answer_figures(
     if not periods:
         metric, first = reading.metrics[0], entities[0]
         builder.lookups += 1
-        latest = latest_period(glossary, store, FactKey(metric, first, "", channel), level)
-        if latest is None:
+        stored = stored_periods(glossary, store, FactKey(metric, first, "", channel), level)
+        if not stored:
             builder.add(text(locale, "no_period"), ())
             return builder.part(AnswerStatus.REFUSED, assumptions)
-        periods = [latest]
-        assumptions.append(
-            text(locale, "assume_period_latest", period=latest, **builder.labels(metric, first))
-        )
+        named = builder.labels(metric, first)
+        if reading.operation in (Operation.AVERAGE, Operation.SUM) and len(stored) > 1:
+            periods = stored
+            assumptions.append(
+                text(locale, "assume_periods_all", periods=", ".join(periods), **named)
+            )
+        elif reading.operation in _CHANGES and len(stored) > 1:
+            periods = stored[-2:]
+            assumptions.append(
+                text(locale, "assume_periods_latest_two", periods=", ".join(periods), **named)
+            )
+        else:
+            periods = stored[-1:]
+            assumptions.append(text(locale, "assume_period_latest", period=periods[0], **named))
 
     periods = _ordered_periods(reading, periods, glossary)
     operation = _OPERATIONS.get(reading.operation, _lookups)
@@ -416,10 +463,23 @@ def _compared(
             builder.fact_ref(row.fact)
     if not result.found:
         return AnswerStatus.REFUSED
-    if operation is Operation.AVERAGE:
-        _average(builder, result, metric)
+    if operation in (Operation.AVERAGE, Operation.SUM):
+        if any(row.fact is None for row in result.rows):
+            what = text(
+                builder.locale,
+                operation.value,
+                metric=builder.labels(metric, entities[0])["metric"],
+                channel="",
+                items=", ".join(periods),
+            )
+            reason = text(builder.locale, "reason_missing")
+            builder.add(text(builder.locale, "not_computable", what=what, reason=reason), ())
+            return AnswerStatus.REFUSED
+        _average(builder, result, metric, total=operation is Operation.SUM)
     else:
         _steps(builder, result, metric, percent_only=operation is Operation.PERCENT_CHANGE)
+        if not any(f.kind is not FigureKind.FACT for f in builder.figures):
+            return AnswerStatus.REFUSED  # the facts found are shown; the change asked is not
     return AnswerStatus.ANSWERED
 
 
@@ -481,24 +541,39 @@ def _steps(builder: _Builder, result: CompareResult, metric: str, *, percent_onl
         )
 
 
-def _average(builder: _Builder, result: CompareResult, metric: str) -> None:
+def _average(builder: _Builder, result: CompareResult, metric: str, *, total: bool) -> None:
+    """The average (``total``: the sum) of a complete set of found rows."""
     found = [row for row in result.rows if row.fact is not None and row.value is not None]
     entities = len({row.entity for row in result.rows})
     items = ", ".join(_item_label(builder, r.entity, r.period, entities) for r in found)
     labels = builder.labels(metric, found[0].entity)
-    what = text(builder.locale, "average", items=items, **labels)
-    if result.average is None:
+    what = text(builder.locale, "sum" if total else "average", items=items, **labels)
+    if result.average is None or result.total is None:
         reason = text(builder.locale, "reason_units")
         builder.add(text(builder.locale, "not_computable", what=what, reason=reason), ())
         return
     values = " + ".join(builder.number(row.value) for row in found if row.value is not None)
+    inputs = [row.fact for row in found if row.fact is not None]
+    unit = _unit(builder, result, metric)
+    if total:
+        builder.computed(
+            FigureKind.SUM,
+            what,
+            values,
+            ExactNumber.of(result.total),
+            unit,
+            inputs,
+            measure=_measure(result),
+            exact=result.total,
+        )
+        return
     builder.computed(
         FigureKind.AVERAGE,
         what,
         f"({values}) / {len(found)}",
         result.average,
-        _unit(builder, result, metric),
-        [row.fact for row in found if row.fact is not None],
+        unit,
+        inputs,
         measure=_measure(result),
     )
 
@@ -590,6 +665,7 @@ _OPERATIONS: dict[Operation, _Operation] = {
     Operation.CHANGE: _compared,
     Operation.PERCENT_CHANGE: _compared,
     Operation.AVERAGE: _compared,
+    Operation.SUM: _compared,
     Operation.SHARE: _ratio,
     Operation.RATIO: _ratio,
 }

@@ -137,6 +137,7 @@ class FigureKind(StrEnum):
     CHANGE = "change"
     PERCENT_CHANGE = "percent_change"
     AVERAGE = "average"
+    SUM = "sum"
     SHARE = "share"
     RATIO = "ratio"
 

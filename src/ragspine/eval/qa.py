@@ -255,6 +255,7 @@ _ASKED = {
     Operation.CHANGE: FigureKind.CHANGE,
     Operation.PERCENT_CHANGE: FigureKind.PERCENT_CHANGE,
     Operation.AVERAGE: FigureKind.AVERAGE,
+    Operation.SUM: FigureKind.SUM,
     Operation.SHARE: FigureKind.SHARE,
     Operation.RATIO: FigureKind.RATIO,
 }

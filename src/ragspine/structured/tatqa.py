@@ -31,13 +31,14 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import date
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 from ragspine.errors import IngestError, PeriodError
 from ragspine.glossary import DEFAULT_CHANNEL, Glossary, MetricKind, Term, TermType
-from ragspine.periods import parse_period
+from ragspine.periods import PeriodKind, parse_period, period_of_date
 from ragspine.security import Sensitivity
 from ragspine.structured.convfinqa import metric_for_label
 from ragspine.structured.facts import Fact, FactKey, Scale, utc_now
@@ -165,20 +166,62 @@ def _clean(cell: str) -> str:
     return " ".join(cell.split())
 
 
+_MONTHS = (
+    "january|february|march|april|may|june|july|august|september|october|november|december"
+    "|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec"
+)
+_DATE_HEADER = re.compile(
+    r"(?:(?:balance\s+)?(?:at|as\s+at|as\s+of|(?:fiscal\s+)?years?\s+ended|\d+\s+weeks\s+ended"
+    r"|ended)\s+)?"
+    rf"(?:(?P<m1>{_MONTHS})\.?\s+(?P<d1>\d{{1,2}})\s*,?\s*(?P<y1>\d{{4}})"
+    rf"|(?P<d2>\d{{1,2}})\s+(?P<m2>{_MONTHS})\.?\s*,?\s*(?P<y2>\d{{4}}))",
+    re.IGNORECASE,
+)
+"""A column header that is a date, alone or after ``At``, ``As of``, ``Year ended``,
+``52 weeks ended`` (``At December 31, 2019``, ``As at 31 March 2019``): the fiscal year that
+contains it. Headers of shorter spans (``Three months ended ...``) do not match."""
+_SPACED_YEAR = re.compile(r"(?<![\w.])((?:19|20)|(?:1 9|2 0)) ?(\d) ?(\d)(?![\w.])")
+
+
+def _month_number(name: str) -> int:
+    key = name.casefold()[:3]
+    return [m[:3] for m in _MONTHS.split("|")[:12]].index(key) + 1
+
+
+def _date_header(text: str, fiscal_start_month: int) -> str | None:
+    found = _DATE_HEADER.fullmatch(text)
+    if found is None:
+        return None
+    month = found["m1"] or found["m2"]
+    day = int(found["d1"] or found["d2"])
+    year = int(found["y1"] or found["y2"])
+    try:
+        when = date(year, _month_number(month), day)
+    except ValueError:
+        return None
+    return period_of_date(when, PeriodKind.YEAR, fiscal_start_month).label
+
+
 def header_period(text: str, fiscal_start_month: int = 1) -> str | None:
     """The period label a column header names (``2019``, ``Fiscal Year 2018``, ``2019 €m``,
-    ``2018 (4)``), or None when it names none."""
+    ``2018 (4)``, ``2 0 1 9``, ``At December 31, 2019``), or None when it names none."""
     candidates = [_clean(text)]
     stripped = _clean(_UNIT_MARK.sub(" ", _FOOTNOTE.sub(" ", text)))
     if stripped != candidates[0]:
         candidates.append(stripped)
+    joined = _SPACED_YEAR.sub(lambda m: m[1].replace(" ", "") + m[2] + m[3], stripped)
+    if joined != stripped:
+        candidates.append(joined)
     for candidate in candidates:
         if not candidate:
             continue
         try:
             return parse_period(candidate, None, fiscal_start_month).label
         except PeriodError:
-            continue
+            pass
+        dated = _date_header(candidate, fiscal_start_month)
+        if dated is not None:
+            return dated
     return None
 
 
@@ -246,17 +289,25 @@ def _split(rows: Sequence[Sequence[str]], fiscal_start_month: int) -> tuple[list
     return header, data
 
 
+def row_label(text: str) -> str:
+    """A row label without footnote marks (``Tax Fees (2)`` is ``Tax Fees``)."""
+    return _clean(_FOOTNOTE.sub(" ", text)) or _clean(text)
+
+
 def _labels(data: list[_Row]) -> dict[int, str]:
-    """The metric label of each data row: its own, or ``section label`` when repeated."""
-    counts = Counter(r.label.casefold() for r in data if r.label)
+    """The metric label of each data row: its own (footnote marks removed), or
+    ``section: label`` when repeated."""
+    own = {r.index: row_label(r.label) for r in data if r.label}
+    counts = Counter(label.casefold() for label in own.values())
     labels: dict[int, str] = {}
     for r in data:
-        if not r.label:
+        if r.index not in own:
             continue
-        if counts[r.label.casefold()] > 1 and r.section:
-            labels[r.index] = f"{r.section.rstrip(':').strip()}: {r.label}"
+        label = own[r.index]
+        if counts[label.casefold()] > 1 and r.section:
+            labels[r.index] = f"{row_label(r.section).rstrip(':').strip()}: {label}"
         else:
-            labels[r.index] = r.label
+            labels[r.index] = label
     return labels
 
 

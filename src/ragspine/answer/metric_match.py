@@ -1,0 +1,182 @@
+"""Which of an entity's stored metrics a question names, read loosely but answered strictly.
+
+The glossary reading (:func:`ragspine.answer.question.read_question`) matches spellings exactly.
+Report tables name their rows in many ways (``Net sales by segment``, ``Prepaid expenses and
+other``), and people ask in others (``the prepaid expenses and other``, ``net sale``). When the
+entity is known, the candidates are the metrics that entity has stored facts for, at the asker's
+level (nothing above it is listed or named), and each candidate spelling matches the question
+when all its words appear in it, compared by their stems, in any order, ignoring punctuation and
+a few joining words (``of``, ``and``, ``the``, ...).
+
+Strict where it matters:
+
+- the most specific spelling wins: a candidate whose words are a subset of another matching
+  candidate's is dropped (``Revenue`` under ``Total revenue``);
+- two candidates of the same size that share a word both matching (``Deferred tax assets`` and
+  ``Deferred tax liabilities`` for ``deferred tax assets and liabilities``), or two candidates
+  with the same words, are a tie: the match is *ambiguous* and names them, and the answer is a
+  refusal that lists them rather than a guess;
+- a spelling made only of numbers and month names, or only of joining words, never matches.
+
+A second, separate metric is taken only when the question joins it to the first (``and``, a
+comma, ``vs``) or the operation needs two (a share, a ratio); otherwise a stray generic row
+(``Total``, ``Other``) cannot turn a lookup into two.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+import Stemmer
+
+from ragspine.analysis import match_key
+
+_WORD = re.compile(r"[^\W_]+")
+_JOINING = frozenset(
+    re.split(
+        r"\s+",
+        "a an and the of in for to on at by from as with or per its their our is are was were "
+        "e di del della dei delle il la lo le gli da al",
+    )
+)
+_MONTHS = frozenset(
+    re.split(
+        r"\s+",
+        "january february march april may june july august september october november december "
+        "jan feb mar apr jun jul aug sep sept oct nov dec",
+    )
+)
+_JOINED = re.compile(r"(?<!\w)(?:and|e|vs\.?|versus)(?!\w)|,|;|/|&")
+
+_stemmer = Stemmer.Stemmer("english")
+
+
+@lru_cache(maxsize=65536)
+def _stem(word: str) -> str:
+    return str(_stemmer.stemWord(word))
+
+
+def _words(text: str) -> list[tuple[str, int, int]]:
+    """(stem, start, end) of each word of ``text``'s matching form."""
+    key = match_key(text)
+    return [(_stem(m.group()), m.start(), m.end()) for m in _WORD.finditer(key)]
+
+
+@lru_cache(maxsize=65536)
+def spelling_words(spelling: str) -> frozenset[str]:
+    """The stems a spelling must find in a question (empty: it never matches)."""
+    words = [w for w, _, _ in _words(spelling) if w not in _JOINING]
+    if all(w.isdigit() or w in _MONTHS for w in words):
+        return frozenset()
+    return frozenset(words)
+
+
+@dataclass(frozen=True, slots=True)
+class MetricMatch:
+    """The metrics a question names among the candidates, in question order."""
+
+    metrics: tuple[str, ...] = ()
+    ambiguous: tuple[str, ...] = ()
+    """Candidates that tie for the same words (a refusal names them); empty when clear."""
+    spans: tuple[tuple[int, int], ...] = ()
+    """Where the matched words are in the question's matching form (every occurrence)."""
+
+    @property
+    def found(self) -> bool:
+        return bool(self.metrics or self.ambiguous)
+
+
+@dataclass(frozen=True, slots=True)
+class _Hit:
+    code: str
+    words: frozenset[str]
+    places: frozenset[int]
+    """Indexes of the question's tokens the spelling took (its tightest window)."""
+    start: int
+    end: int
+
+
+MAX_GAP = 1
+"""How many other words (joining words aside) may sit between a spelling's words in the
+question: ``net sales of systems`` names ``Net sales``, ``net difference in sale`` does not."""
+
+
+def _window(tokens: Sequence[tuple[str, int, int]], words: frozenset[str]) -> _Window | None:
+    """The shortest run of tokens holding every one of ``words``, if its gap is small."""
+    best: _Window | None = None
+    for first, (stem, _, _) in enumerate(tokens):
+        if stem not in words:
+            continue
+        seen: set[str] = set()
+        for last in range(first, len(tokens)):
+            if tokens[last][0] in words:
+                seen.add(tokens[last][0])
+            if len(seen) == len(words):
+                if best is None or last - first < best[1] - best[0]:
+                    best = (first, last)
+                break
+    if best is None:
+        return None
+    run = tokens[best[0] : best[1] + 1]
+    gap = sum(1 for stem, _, _ in run if stem not in words and stem not in _JOINING)
+    return best if gap <= MAX_GAP else None
+
+
+_Window = tuple[int, int]
+
+
+def match_metrics(
+    question: str, candidates: Mapping[str, Sequence[str]], *, pairs: bool = False
+) -> MetricMatch:
+    """The candidates (code -> spellings) that ``question`` names; ``pairs``: the operation
+    takes two metrics (a share, a ratio), so a second one need not be joined by ``and``."""
+    tokens = _words(question)
+    present = {stem for stem, _, _ in tokens}
+    hits: list[_Hit] = []
+    for code, spellings in candidates.items():
+        best: tuple[frozenset[str], _Window] | None = None
+        for spelling in spellings:
+            words = spelling_words(spelling)
+            if not words or not words <= present or (best and len(words) <= len(best[0])):
+                continue
+            window = _window(tokens, words)
+            if window is not None:
+                best = (words, window)
+        if best is not None:
+            words, (low, high) = best
+            places = frozenset(i for i in range(low, high + 1) if tokens[i][0] in words)
+            hits.append(_Hit(code, words, places, tokens[low][1], tokens[high][2]))
+    hits = [h for h in hits if not any(h.words < o.words for o in hits)]
+    hits.sort(key=lambda h: (-len(h.words), h.start, h.code))
+    chosen: list[_Hit] = []
+    tied: list[_Hit] = []
+    for hit in hits:
+        clash = [c for c in chosen if c.places & hit.places]
+        if clash:
+            if any(len(c.words) == len(hit.words) for c in clash):
+                tied.extend(c for c in clash if c not in tied)
+                tied.append(hit)
+            continue
+        chosen.append(hit)
+    if tied:
+        return MetricMatch(ambiguous=tuple(dict.fromkeys(h.code for h in tied)))
+    if not chosen:
+        return MetricMatch()
+    kept = [chosen[0]]
+    others = chosen[1:]
+    key = match_key(question)
+    for other in sorted(others, key=lambda h: h.start):
+        if pairs and len(kept) < 2:
+            kept.append(other)
+            continue
+        nearest = min(kept, key=lambda k: abs(k.start - other.start))
+        before, after = sorted((nearest, other), key=lambda h: h.start)
+        if _JOINED.search(key[before.end : after.start]):
+            kept.append(other)
+    kept.sort(key=lambda h: h.start)
+    used = sorted(frozenset().union(*(h.places for h in kept)))
+    spans = tuple((tokens[i][1], tokens[i][2]) for i in used)
+    return MetricMatch(tuple(h.code for h in kept), spans=spans)
