@@ -50,6 +50,16 @@ _EN: dict[str, str] = {
     "percent_change": "Percentage change in {entity}'s {metric}{channel} from {earlier} to {later}",
     "average": "Average of {metric}{channel} over {items}",
     "sum": "Sum of {metric}{channel} over {items}",
+    "select_all": "Periods with a stored figure for {entity}'s {metric}{channel}",
+    "select_highest": "Period(s) of {entity}'s highest {metric}{channel}",
+    "select_lowest": "Period(s) of {entity}'s lowest {metric}{channel}",
+    "select_above": "Periods in which {entity}'s {metric}{channel} was above the value asked",
+    "select_below": "Periods in which {entity}'s {metric}{channel} was below the value asked",
+    "select_count": "{what}: {count} of {total} periods ({periods}).",
+    "no_period_selected": "none",
+    "reason_scale_not_stated": (
+        "the question names a scale (thousand, million, ...) and the stored values state none"
+    ),
     "share": "{numerator} as a percentage of {denominator}",
     "ratio": "Ratio of {numerator} to {denominator}",
     "not_computable": "{what}: not computable ({reason}).",
@@ -135,6 +145,17 @@ _IT: dict[str, str] = {
     ),
     "average": "Media di {metric}{channel} su {items}",
     "sum": "Somma di {metric}{channel} su {items}",
+    "select_all": "Periodi con un valore memorizzato per {metric}{channel} di {entity}",
+    "select_highest": "Periodo/i con il valore più alto di {metric}{channel} di {entity}",
+    "select_lowest": "Periodo/i con il valore più basso di {metric}{channel} di {entity}",
+    "select_above": "Periodi in cui {metric}{channel} di {entity} supera il valore indicato",
+    "select_below": ("Periodi in cui {metric}{channel} di {entity} è inferiore al valore indicato"),
+    "select_count": "{what}: {count} su {total} periodi ({periods}).",
+    "no_period_selected": "nessuno",
+    "reason_scale_not_stated": (
+        "la domanda indica una scala (migliaia, milioni, ...) e i valori memorizzati non ne "
+        "indicano alcuna"
+    ),
     "ambiguous_metric": (
         "Quale valore? La domanda corrisponde ugualmente a più metriche memorizzate: "
         "{candidates}. Indicarne una."

@@ -17,6 +17,7 @@ import itertools
 import re
 from dataclasses import dataclass
 from datetime import date
+from decimal import Decimal
 from enum import StrEnum
 from functools import lru_cache
 
@@ -43,10 +44,20 @@ class Operation(StrEnum):
     SHARE = "share"
     RATIO = "ratio"
     SUM = "sum"
+    WHICH_PERIODS = "which_periods"
+    COUNT_PERIODS = "count_periods"
 
 
 CALCULATIONS = frozenset(
-    {Operation.PERCENT_CHANGE, Operation.AVERAGE, Operation.SHARE, Operation.RATIO, Operation.SUM}
+    {
+        Operation.PERCENT_CHANGE,
+        Operation.AVERAGE,
+        Operation.SHARE,
+        Operation.RATIO,
+        Operation.SUM,
+        Operation.WHICH_PERIODS,
+        Operation.COUNT_PERIODS,
+    }
 )
 """Operations whose answer is a computed number: a passage cannot answer them."""
 
@@ -82,6 +93,78 @@ _SUM_RE = re.compile(
 )
 """Words asking for a sum; read only when no other operation word is present, and only over
 two or more periods (one period is a lookup). ``respectively`` asks for each value instead."""
+_WHICH_PERIODS_RE = re.compile(
+    r"(?<!\w)(?:(?:in|for|during)\s+)?(?:which|what)\s+(?:fiscal\s+|financial\s+)?"
+    r"(?:years?|periods?)(?!\w)|(?<!\w)(?:in\s+)?quale\s+(?:anno|periodo)(?!\w)"
+)
+_COUNT_PERIODS_RE = re.compile(
+    r"(?<!\w)(?:in\s+)?how\s+many\s+(?:of\s+the\s+)?(?:fiscal\s+|financial\s+)?"
+    r"(?:years|periods)(?!\w)|(?<!\w)(?:in\s+)?quanti\s+(?:anni|periodi)(?!\w)"
+)
+
+
+class Pick(StrEnum):
+    """Which periods a ``which year`` / ``how many years`` question selects."""
+
+    ALL = "all"
+    HIGHEST = "highest"
+    LOWEST = "lowest"
+    ABOVE = "above"
+    BELOW = "below"
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """The criterion of a period selection; ``threshold`` (as written, times ``scale`` when the
+    question names one) only for ``above`` / ``below``."""
+
+    pick: Pick
+    threshold: Decimal | None = None
+    scale: str | None = None
+
+
+_ABOVE = (
+    r"more than|greater than|higher than|larger than|bigger than|above|over|exceed(?:s|ed|ing)?"
+)
+_BELOW = r"less than|lower than|fewer than|smaller than|below|under"
+_THRESHOLD_RE = re.compile(
+    rf"(?<!\w)(?P<dir>{_ABOVE}|{_BELOW})\s*(?:the\s+)?(?:[$€£¥]|usd|eur|gbp)?\s*"
+    r"(?P<num>\d[\d,]*(?:\.\d+)?)(?:\s*(?P<scale>thousands?|millions?|billions?|bn|m|k)\b)?"
+)
+_BELOW_RE = re.compile(rf"^(?:{_BELOW})$")
+_HIGHEST_RE = re.compile(
+    r"(?<!\w)(?:larger|largest|higher|highest|more|most|greater|greatest|bigger|biggest|maximum"
+    r"|max|peak|better|best)(?!\w)"
+)
+_LOWEST_RE = re.compile(
+    r"(?<!\w)(?:smaller|smallest|lower|lowest|less|least|fewer|fewest|minimum|min|worse|worst)"
+    r"(?!\w)"
+)
+_SIGN_RE = re.compile(r"(?<!\w)(?P<sign>negative|positive)(?!\w)")
+
+
+def _selection(rest: str) -> tuple[Selection, tuple[int, int] | None]:
+    """The criterion in ``rest`` and the span of its threshold (blanked before periods are
+    read, so ``more than 2,000`` is not a year)."""
+    found = _THRESHOLD_RE.search(rest)
+    if found is not None:
+        pick = Pick.BELOW if _BELOW_RE.match(found["dir"]) else Pick.ABOVE
+        try:
+            number = Decimal(found["num"].replace(",", ""))
+        except ArithmeticError:
+            return Selection(Pick.ALL), None
+        return Selection(pick, number, found["scale"]), found.span()
+    sign = _SIGN_RE.search(rest)
+    if sign is not None:
+        pick = Pick.BELOW if sign["sign"] == "negative" else Pick.ABOVE
+        return Selection(pick, Decimal(0)), None
+    if _HIGHEST_RE.search(rest):
+        return Selection(Pick.HIGHEST), None
+    if _LOWEST_RE.search(rest):
+        return Selection(Pick.LOWEST), None
+    return Selection(Pick.ALL), None
+
+
 _EACH_RE = re.compile(r"(?<!\w)(?:respectively|rispettivamente|each)(?!\w)")
 
 _MONTH_NAMES = (
@@ -139,6 +222,8 @@ class QuestionReading:
     year_range: tuple[int, int] | None = None
     """Fiscal years named as a span (``from 2017 to 2019``, ``between 2017 and 2019``,
     ``2017-2019``): an average or a sum covers every year of it."""
+    selection: Selection | None = None
+    """What a ``which year`` / ``how many years`` question selects."""
     ambiguous: tuple[str, ...] = ()
     """Metrics that tie for the same words of the question (:mod:`ragspine.answer.metric_match`):
     the answer asks which one rather than guessing."""
@@ -215,6 +300,14 @@ def read_question(
             blanked[start:end] = " " * (end - start)
     rest = "".join(blanked)
 
+    which = _WHICH_PERIODS_RE.search(rest) or _COUNT_PERIODS_RE.search(rest)
+    selection = None
+    if which is not None:
+        rest = rest[: which.start()] + " " * (which.end() - which.start()) + rest[which.end() :]
+        selection, span = _selection(rest)
+        if span is not None:
+            rest = rest[: span[0]] + " " * (span[1] - span[0]) + rest[span[1] :]
+
     periods: list[str] = []
     bad_period: str | None = None
     base_period: str | None = None
@@ -247,7 +340,11 @@ def read_question(
 
     operation, word = Operation.LOOKUP, ""
     found = _OPERATION_RE.search(rest)
-    if found is not None and found.lastgroup is not None:
+    if which is not None:
+        counted = which.re is _COUNT_PERIODS_RE
+        operation = Operation.COUNT_PERIODS if counted else Operation.WHICH_PERIODS
+        word = " ".join(which.group(0).split())
+    elif found is not None and found.lastgroup is not None:
         operation, word = Operation[found.lastgroup], found.group(0)
     elif len(set(periods)) >= 2 or year_range is not None:
         summed = _SUM_RE.search(rest)
@@ -264,6 +361,7 @@ def read_question(
         bad_period,
         base_period,
         year_range,
+        selection,
         metrics_found.ambiguous if metrics_found is not None else (),
     )
 

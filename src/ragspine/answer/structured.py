@@ -25,7 +25,7 @@ from ragspine.answer.locale import (
     unit_words,
 )
 from ragspine.answer.locale import not_found as not_found_text
-from ragspine.answer.question import Operation, QuestionReading
+from ragspine.answer.question import Operation, Pick, QuestionReading, Selection
 from ragspine.answer.types import AnswerStatus, CitedSentence, Figure, FigureKind, Source
 from ragspine.errors import PeriodError, QueryError, quote_input
 from ragspine.glossary import DEFAULT_CHANNEL, Glossary, MetricKind
@@ -36,7 +36,7 @@ from ragspine.graph.values import ExactNumber, FactRef
 from ragspine.periods import PERIOD_EXAMPLES, PeriodKind, parse_period, suggest_periods
 from ragspine.security import Principal, max_visible_level
 from ragspine.stores.facts import FactStore
-from ragspine.structured.facts import FactKey
+from ragspine.structured.facts import FactKey, Scale
 from ragspine.structured.query import MetricResult, MetricStatus, query_metric
 
 MINUS = "\N{MINUS SIGN}"
@@ -231,6 +231,8 @@ def _examples(labels: Sequence[tuple[str, str]]) -> str:
 
 
 _CHANGES = (Operation.CHANGE, Operation.PERCENT_CHANGE)
+_SELECTIONS = (Operation.WHICH_PERIODS, Operation.COUNT_PERIODS)
+_SPANS = (Operation.AVERAGE, Operation.SUM, *_SELECTIONS)
 
 
 def stored_periods(glossary: Glossary, store: FactStore, key: FactKey, max_level: int) -> list[str]:
@@ -332,7 +334,7 @@ def answer_figures(
     builder = _Builder(glossary, locale, channel)
     level = max_visible_level(principal)
     periods = list(reading.periods)
-    if not periods:
+    if not periods and reading.operation not in _SELECTIONS:
         metric, first = reading.metrics[0], entities[0]
         builder.lookups += 1
         stored = stored_periods(glossary, store, FactKey(metric, first, "", channel), level)
@@ -366,7 +368,7 @@ def _ordered_periods(reading: QuestionReading, periods: list[str], glossary: Glo
     """The periods in the order the operation needs: a change runs from its base period (the
     one the question measures from, else the earliest) to the others in time order; an average
     over a span of years (``from 2017 to 2019``) covers every fiscal year of it."""
-    if reading.operation is Operation.AVERAGE and reading.year_range is not None:
+    if reading.operation in _SPANS and reading.year_range is not None:
         first, last = reading.year_range
         return [f"FY{year}" for year in range(first, last + 1)]
     if reading.operation not in (Operation.CHANGE, Operation.PERCENT_CHANGE) or len(periods) < 2:
@@ -660,12 +662,111 @@ def _ratio_sentence(builder: _Builder, result: RatioResult, period: str) -> bool
     return True
 
 
+_THRESHOLD_SCALES = {
+    "thousand": Scale.THOUSAND, "thousands": Scale.THOUSAND, "k": Scale.THOUSAND,
+    "million": Scale.MILLION, "millions": Scale.MILLION, "m": Scale.MILLION,
+    "billion": Scale.BILLION, "billions": Scale.BILLION, "bn": Scale.BILLION,
+}  # fmt: skip
+
+
+def _select(
+    builder: _Builder,
+    reading: QuestionReading,
+    entities: list[str],
+    periods: list[str],
+    store: FactStore,
+    principal: Principal,
+    level: int,
+) -> AnswerStatus | FiguresPart:
+    """``which year`` / ``how many years``: the periods of the first metric (those named, else
+    every stored one of its kind) that the criterion selects, from their stored values. Every
+    period considered must have a fact, and the values one unit; otherwise nothing is chosen."""
+    selection = reading.selection or Selection(Pick.ALL)
+    metric, entity = reading.metrics[0], entities[0]
+    key = FactKey(metric, entity, "", builder.channel)
+    if len(periods) < 2:
+        periods = stored_periods(builder.glossary, store, key, level)
+    if not periods:
+        builder.add(text(builder.locale, "no_period"), ())
+        return AnswerStatus.REFUSED
+    _check_items(len(periods))
+    builder.lookups += len(periods)
+    result = compare(
+        builder.glossary, store, metric=metric, items=[(entity, p) for p in periods],
+        channel=builder.channel, max_level=level,
+    )  # fmt: skip
+    for row in result.rows:
+        if row.fact is None:
+            builder.missing(metric, row.entity, row.period)
+        else:
+            builder.fact_ref(row.fact)
+    labels = builder.labels(metric, entity)
+    what = text(builder.locale, f"select_{selection.pick.value}", **labels)
+    values = [row.value for row in result.rows]
+    if any(v is None for v in values) or (result.scale is None and selection.pick is not Pick.ALL):
+        reason = text(builder.locale, "reason_missing" if None in values else "reason_units")
+        builder.add(text(builder.locale, "not_computable", what=what, reason=reason), ())
+        return AnswerStatus.REFUSED
+    found = [(row.period, row.value) for row in result.rows if row.value is not None]
+    chosen = _chosen(selection, found, result.scale)
+    if chosen is None:
+        reason = text(builder.locale, "reason_scale_not_stated")
+        builder.add(text(builder.locale, "not_computable", what=what, reason=reason), ())
+        return AnswerStatus.REFUSED
+    inputs = tuple(row.fact for row in result.rows if row.fact is not None)
+    markers = tuple(builder.markers[fact.key] for fact in inputs)
+    named = ", ".join(chosen) if chosen else text(builder.locale, "no_period_selected")
+    if reading.operation is Operation.COUNT_PERIODS:
+        sentence = text(
+            builder.locale, "select_count", what=what, count=len(chosen), total=len(found),
+            periods=named,
+        )  # fmt: skip
+        figure = Figure(
+            FigureKind.COUNT, sentence, markers, value=ExactNumber.of(len(chosen)),
+            expression=f"count of {len(found)}", inputs=inputs, periods=tuple(chosen),
+        )  # fmt: skip
+    else:
+        sentence = f"{what}: {named}."
+        figure = Figure(
+            FigureKind.PERIODS, sentence, markers, expression=selection.pick.value,
+            inputs=inputs, periods=tuple(chosen),
+        )  # fmt: skip
+    builder.add(sentence, markers, figure)
+    return AnswerStatus.ANSWERED
+
+
+def _chosen(
+    selection: Selection, found: Sequence[tuple[str, Decimal | None]], scale: Scale | None
+) -> list[str] | None:
+    """The periods ``selection`` picks among ``found`` (values at ``scale``); None when a
+    threshold in a named scale meets values whose scale is not stated."""
+    values = [(period, value) for period, value in found if value is not None]
+    if selection.pick is Pick.ALL:
+        return [period for period, _ in values]
+    if selection.pick in (Pick.HIGHEST, Pick.LOWEST):
+        best = (max if selection.pick is Pick.HIGHEST else min)(v for _, v in values)
+        return [period for period, value in values if value == best] if len(values) > 1 else []
+    assert selection.threshold is not None
+    threshold = selection.threshold
+    named = _THRESHOLD_SCALES.get((selection.scale or "").casefold())
+    if named is not None:
+        if scale is None or scale is Scale.ONE:
+            return None
+        threshold = threshold * named.multiplier / scale.multiplier
+    above = selection.pick is Pick.ABOVE
+    return [
+        period for period, value in values if (value > threshold if above else value < threshold)
+    ]
+
+
 _OPERATIONS: dict[Operation, _Operation] = {
     Operation.LOOKUP: _lookups,
     Operation.CHANGE: _compared,
     Operation.PERCENT_CHANGE: _compared,
     Operation.AVERAGE: _compared,
     Operation.SUM: _compared,
+    Operation.WHICH_PERIODS: _select,
+    Operation.COUNT_PERIODS: _select,
     Operation.SHARE: _ratio,
     Operation.RATIO: _ratio,
 }

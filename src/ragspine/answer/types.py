@@ -140,6 +140,10 @@ class FigureKind(StrEnum):
     SUM = "sum"
     SHARE = "share"
     RATIO = "ratio"
+    PERIODS = "periods"
+    """The periods a ``which year`` question selects (``periods``), from its ``inputs``."""
+    COUNT = "count"
+    """How many of its ``inputs``' periods a ``how many years`` question selects."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,6 +166,8 @@ class Figure:
     scale: Scale | None = None
     expression: str = ""
     inputs: tuple[FactRef, ...] = ()
+    periods: tuple[str, ...] = ()
+    """The selected periods (``periods`` and ``count`` figures)."""
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready form; every value is a decimal string."""
@@ -169,8 +175,19 @@ class Figure:
             data = self.result.to_dict()
             data.pop("status")
             return {"kind": self.kind.value, **data, "text": self.text, "markers": [*self.markers]}
+        if self.kind is FigureKind.PERIODS:
+            return {
+                "kind": self.kind.value,
+                "periods": list(self.periods),
+                "expression": self.expression,
+                "inputs": [fact.to_dict() for fact in self.inputs],
+                "text": self.text,
+                "markers": list(self.markers),
+            }
         assert self.value is not None
+        extra = {"periods": list(self.periods)} if self.kind is FigureKind.COUNT else {}
         return {
+            **extra,
             "kind": self.kind.value,
             **self.value.to_dict(),
             "unit": self.unit,

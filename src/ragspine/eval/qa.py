@@ -63,6 +63,7 @@ COUNTS = (
     "route_correct",
     "span_in_citation",
 )
+_PERIOD_YEAR = re.compile(r"(\d{4})")
 _PERIOD_TEXT = re.compile(r"\bFY\d{4}(?:-[QH]\d)?\b|\b\d{4}-\d{2}\b")
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 
@@ -256,6 +257,7 @@ _ASKED = {
     Operation.PERCENT_CHANGE: FigureKind.PERCENT_CHANGE,
     Operation.AVERAGE: FigureKind.AVERAGE,
     Operation.SUM: FigureKind.SUM,
+    Operation.COUNT_PERIODS: FigureKind.COUNT,
     Operation.SHARE: FigureKind.SHARE,
     Operation.RATIO: FigureKind.RATIO,
 }
@@ -267,6 +269,10 @@ def predicted_numbers(
     """The numbers an answer gives: its computed figures of the kind the question asked for
     (``asked``, read from the question the way the router reads it; the last computed figure
     when none is of that kind), else the facts it found."""
+    for figure in answer.figures:
+        if figure.kind is FigureKind.PERIODS:  # a period is answered by its (fiscal) year
+            years = [_PERIOD_YEAR.search(p) for p in figure.periods]
+            return [(Fraction(int(y[1])), None, "") for y in years if y is not None]
     computed = [f for f in answer.figures if f.kind is not FigureKind.FACT and f.value is not None]
     wanted = [f for f in computed if asked is not None and f.kind is _ASKED.get(asked)]
     computed = wanted or computed
@@ -332,7 +338,9 @@ def _computed_numbers(answer: Answer, facts: FactStore) -> set[str]:
         stored = facts.lookup_many([i.key for i in figure.inputs], max_level=PUBLIC.clearance)
         if all(
             i.key in stored and stored[i.key].value == i.value for i in figure.inputs
-        ) and _recomputes(figure.value.value, [Fraction(i.value) for i in figure.inputs]):
+        ) and _recomputes(
+            figure.value.value, [Fraction(i.value) for i in figure.inputs], figure.kind
+        ):
             numbers |= _renderings(figure.value.value)
             exact = figure.value.value  # shown as "exactly 200/7" when not a finite decimal
             numbers |= {str(abs(exact.numerator)), str(exact.denominator)}
@@ -341,9 +349,12 @@ def _computed_numbers(answer: Answer, facts: FactStore) -> set[str]:
     return numbers
 
 
-def _recomputes(value: Fraction, inputs: list[Fraction]) -> bool:
+def _recomputes(value: Fraction, inputs: list[Fraction], kind: FigureKind) -> bool:
     """Whether ``value`` is a basic operation (sum, difference, average, ratio, change in
-    percent) of the ``inputs``: a computed number must come from its inputs."""
+    percent) of the ``inputs``, or for a count a whole number of them at most: a computed
+    number must come from its inputs."""
+    if kind is FigureKind.COUNT:
+        return value.denominator == 1 and 0 <= value <= len(inputs)
     candidates = {sum(inputs, Fraction(0)), sum(inputs, Fraction(0)) / len(inputs)}
     for a in inputs:
         for b in inputs:
