@@ -87,6 +87,10 @@ _EN: dict[str, str] = {
         "Which figure? The question matches several stored metrics equally well: {candidates}. "
         "Name one of them."
     ),
+    "unexplained_words": (
+        "Which figure? The question matches {metrics}, but also says {words}, which other "
+        "stored metrics use and this one does not. Name the figure as stored."
+    ),
     "needs_stored_metric": (
         "Which metric? The question names none of the metrics stored for {entity}, which "
         "include: {examples}."
@@ -159,6 +163,10 @@ _IT: dict[str, str] = {
     "ambiguous_metric": (
         "Quale valore? La domanda corrisponde ugualmente a più metriche memorizzate: "
         "{candidates}. Indicarne una."
+    ),
+    "unexplained_words": (
+        "Quale valore? La domanda corrisponde a {metrics}, ma dice anche {words}, parole che "
+        "altre metriche memorizzate usano e questa no. Indicare il valore come memorizzato."
     ),
     "needs_stored_metric": (
         "Quale metrica? La domanda non nomina alcuna delle metriche memorizzate per {entity}, "

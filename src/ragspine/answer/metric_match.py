@@ -99,7 +99,7 @@ class _Hit:
     end: int
 
 
-MAX_GAP = 1
+MAX_GAP = 0
 """How many other words (joining words aside) may sit between a spelling's words in the
 question: ``net sales of systems`` names ``Net sales``, ``net difference in sale`` does not."""
 
@@ -126,6 +126,51 @@ def _window(tokens: Sequence[tuple[str, int, int]], words: frozenset[str]) -> _W
 
 
 _Window = tuple[int, int]
+
+
+_PLAIN = frozenset(
+    re.split(
+        r"\s+",
+        "what which how much many was were is are be been did does do there their its it this "
+        "that these those year years fiscal financial period periods respectively each both all "
+        "value values amount amounts number figure figures company group table reported report "
+        "change changes increase decrease difference percentage percent proportion ratio share "
+        "average total sum growth rate compared between over during end ended ending",
+    )
+)
+"""Words a question may add around a metric without naming anything of the table."""
+
+
+def unexplained_words(
+    question: str, match: MetricMatch, candidates: Mapping[str, Sequence[str]]
+) -> list[str]:
+    """Words of ``question`` that the matched metrics lack but other candidates' spellings
+    use (``basic`` in ``basic net income per share`` matched to ``Net income``): the question
+    then says something about the table the match ignores, so the match is not trusted."""
+    chosen = set(match.metrics)
+    taken = {stem for code in chosen for s in candidates[code] for stem in spelling_words(s)}
+    others = {
+        stem
+        for code, spellings in candidates.items()
+        if code not in chosen
+        for s in spellings
+        for stem in spelling_words(s)
+    }
+    plain = {_stem(w) for w in _PLAIN} | _JOINING
+    key = match_key(question)
+    found = []
+    counted = _HOW_MANY.search(key)  # "how many categories": a count of rows, not a value
+    if counted is not None and _stem(counted[1]) not in taken | plain:
+        found.append(counted[1])
+    for stem, start, end in _words(question):
+        if stem in taken or stem in plain or stem.isdigit() or stem in _MONTHS:
+            continue
+        if stem in others:
+            found.append(key[start:end])
+    return list(dict.fromkeys(found))
+
+
+_HOW_MANY = re.compile(r"(?<!\w)how\s+many\s+(?:of\s+the\s+)?([^\W\d_]+)")
 
 
 def match_metrics(
@@ -177,6 +222,8 @@ def match_metrics(
         if _JOINED.search(key[before.end : after.start]):
             kept.append(other)
     kept.sort(key=lambda h: h.start)
+    if pairs and len(kept) > 2:  # a share or a ratio of which two?
+        return MetricMatch(ambiguous=tuple(h.code for h in kept))
     used = sorted(frozenset().union(*(h.places for h in kept)))
     spans = tuple((tokens[i][1], tokens[i][2]) for i in used)
     return MetricMatch(tuple(h.code for h in kept), spans=spans)

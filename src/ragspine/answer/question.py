@@ -71,11 +71,11 @@ _OPERATION_WORDS: tuple[tuple[Operation, str], ...] = (
     ),
     (
         Operation.SHARE,
-        r"as a (?:percentage|percent|share|proportion) of|share of|percentage of|proportion of"
+        r"as a (?:percentage|percent|share) of|share of|percentage of"
         r"|in percentuale (?:di|del|della|dei|delle|sul|sulla|sui|sulle)"
         r"|quota (?:di|del|della|dei|delle|sul|sulla)|percentuale (?:di|del|della|dei|delle)",
     ),
-    (Operation.RATIO, r"ratio|rapporto"),
+    (Operation.RATIO, r"ratio|rapporto|(?:as a )?proportion of"),
     (Operation.AVERAGE, r"average|mean|media|medio"),
     (
         Operation.CHANGE,
@@ -94,8 +94,8 @@ _SUM_RE = re.compile(
 """Words asking for a sum; read only when no other operation word is present, and only over
 two or more periods (one period is a lookup). ``respectively`` asks for each value instead."""
 _WHICH_PERIODS_RE = re.compile(
-    r"(?<!\w)(?:(?:in|for|during)\s+)?(?:which|what)\s+(?:fiscal\s+|financial\s+)?"
-    r"(?:years?|periods?)(?!\w)|(?<!\w)(?:in\s+)?quale\s+(?:anno|periodo)(?!\w)"
+    r"(?<!\w)(?:(?:in|for|during)\s+)?(?:which|what)\s+(?:of\s+the\s+)?"
+    r"(?:fiscal\s+|financial\s+)?(?:years?|periods?|fys?)(?!\w)|(?<!\w)(?:in\s+)?quale\s+(?:anno|periodo)(?!\w)"
 )
 _COUNT_PERIODS_RE = re.compile(
     r"(?<!\w)(?:in\s+)?how\s+many\s+(?:of\s+the\s+)?(?:fiscal\s+|financial\s+)?"
@@ -128,8 +128,8 @@ _ABOVE = (
 )
 _BELOW = r"less than|lower than|fewer than|smaller than|below|under"
 _THRESHOLD_RE = re.compile(
-    rf"(?<!\w)(?P<dir>{_ABOVE}|{_BELOW})\s*(?:the\s+)?(?:[$€£¥]|usd|eur|gbp)?\s*"
-    r"(?P<num>\d[\d,]*(?:\.\d+)?)(?:\s*(?P<scale>thousands?|millions?|billions?|bn|m|k)\b)?"
+    rf"(?<!\w)(?P<dir>{_ABOVE}|{_BELOW})\s*(?:the\s+)?(?P<minus>[-\u2212])?\s*"
+    r"(?:[$€£¥]|usd|eur|gbp)?\s*(?P<num>\d[\d,]*(?:\.\d+)?)(?:\s*(?P<scale>thousands?|millions?|billions?|bn|m|k)\b)?"
 )
 _BELOW_RE = re.compile(rf"^(?:{_BELOW})$")
 _HIGHEST_RE = re.compile(
@@ -151,6 +151,7 @@ def _selection(rest: str) -> tuple[Selection, tuple[int, int] | None]:
         pick = Pick.BELOW if _BELOW_RE.match(found["dir"]) else Pick.ABOVE
         try:
             number = Decimal(found["num"].replace(",", ""))
+            number = -number if found["minus"] else number
         except ArithmeticError:
             return Selection(Pick.ALL), None
         return Selection(pick, number, found["scale"]), found.span()
@@ -224,6 +225,9 @@ class QuestionReading:
     ``2017-2019``): an average or a sum covers every year of it."""
     selection: Selection | None = None
     """What a ``which year`` / ``how many years`` question selects."""
+    unexplained: tuple[str, ...] = ()
+    """Words of the question that other stored metrics use and the matched ones lack: the
+    answer asks rather than answering for a row the question may not mean."""
     ambiguous: tuple[str, ...] = ()
     """Metrics that tie for the same words of the question (:mod:`ragspine.answer.metric_match`):
     the answer asks which one rather than guessing."""
@@ -288,16 +292,20 @@ def read_question(
     entities: list[str] = []
     channels: list[str] = []
     blanked = list(text)
+    outside_metrics = list(text)  # "total" may be the default channel's name, and still a sum
     by_type = {TermType.METRIC: metrics, TermType.ENTITY: entities, TermType.CHANNEL: channels}
     for hit in glossary.find_terms(question):
         if metrics_found is not None and hit.type is TermType.METRIC:
             continue
         by_type[hit.type].append(hit.code)
         blanked[hit.start : hit.end] = " " * (hit.end - hit.start)
+        if hit.type is TermType.METRIC:
+            outside_metrics[hit.start : hit.end] = " " * (hit.end - hit.start)
     if metrics_found is not None:
         metrics.extend(metrics_found.metrics)
         for start, end in metrics_found.spans:
             blanked[start:end] = " " * (end - start)
+            outside_metrics[start:end] = " " * (end - start)
     rest = "".join(blanked)
 
     which = _WHICH_PERIODS_RE.search(rest) or _COUNT_PERIODS_RE.search(rest)
@@ -331,8 +339,8 @@ def read_question(
     for (before, end, first), (start, _, last) in itertools.pairwise(years):
         joined = scanned[end:start]
         between = _BETWEEN_RE.search(scanned[:before]) and _BETWEEN_AND_RE.fullmatch(joined)
-        if first < last and (_SPAN_RE.fullmatch(joined) or between):
-            year_range = (first, last)
+        if first != last and (_SPAN_RE.fullmatch(joined) or between):
+            year_range = (min(first, last), max(first, last))
             break
 
     pattern = _cues_of(glossary)
@@ -347,7 +355,7 @@ def read_question(
     elif found is not None and found.lastgroup is not None:
         operation, word = Operation[found.lastgroup], found.group(0)
     elif len(set(periods)) >= 2 or year_range is not None:
-        summed = _SUM_RE.search(rest)
+        summed = _SUM_RE.search("".join(outside_metrics))
         if summed is not None and not _EACH_RE.search(rest):
             operation, word = Operation.SUM, summed.group(0)
     return QuestionReading(
@@ -387,7 +395,10 @@ def choose_route(reading: QuestionReading, *, entity_given: bool = False) -> tup
     )
     if entity_given and not reading.entities:
         terms += "; entity given with the call"
-    if reading.structured or (reading.metrics and entity_given):
+    if reading.ambiguous:  # the question names stored metrics; which one is asked back
+        route = Route.STRUCTURED
+        terms += f"; metrics that fit equally: {', '.join(reading.ambiguous)}"
+    elif reading.structured or (reading.metrics and entity_given):
         route = Route.COMPOSITE if reading.cues else Route.STRUCTURED
     elif reading.calculation and not reading.cues and (entity_given or reading.entities):
         route = Route.STRUCTURED

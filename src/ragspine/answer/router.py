@@ -17,7 +17,7 @@ from ragspine.answer.composite import explanation
 from ragspine.answer.extractive import answer_from_snippets
 from ragspine.answer.history import Turn, check_history
 from ragspine.answer.locale import Locale, parse_locale, text
-from ragspine.answer.metric_match import match_metrics
+from ragspine.answer.metric_match import match_metrics, unexplained_words
 from ragspine.answer.options import AskChannel, AskOptions
 from ragspine.answer.question import (
     Operation,
@@ -114,6 +114,10 @@ def _stored_reading(
     if not pairs and found.operation in _PAIRS and len(found.metrics) == 1:
         match = match_metrics(asked, candidates, pairs=True)
         found = read_question(asked, glossary, reference_date, match)
+    if match.metrics:
+        unexplained = unexplained_words(asked, match, candidates)
+        if unexplained:
+            return replace(found, unexplained=tuple(unexplained))
     return found
 
 

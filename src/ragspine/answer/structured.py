@@ -232,7 +232,7 @@ def _examples(labels: Sequence[tuple[str, str]]) -> str:
 
 _CHANGES = (Operation.CHANGE, Operation.PERCENT_CHANGE)
 _SELECTIONS = (Operation.WHICH_PERIODS, Operation.COUNT_PERIODS)
-_SPANS = (Operation.AVERAGE, Operation.SUM, *_SELECTIONS)
+_SPANS = (Operation.AVERAGE, Operation.SUM, Operation.LOOKUP, *_SELECTIONS)
 
 
 def stored_periods(glossary: Glossary, store: FactStore, key: FactKey, max_level: int) -> list[str]:
@@ -296,6 +296,10 @@ def answer_figures(
         if entity_code is None:
             suggestions = glossary.entities.suggest(entity)
             return _unrecognized(locale, "entity", entity, suggestions, assumptions)
+    if reading.unexplained and reading.metrics:
+        names = ", ".join(glossary.metrics.terms[c].label for c in reading.metrics)
+        words = ", ".join(repr(w) for w in reading.unexplained)
+        return _clarify(text(locale, "unexplained_words", metrics=names, words=words))
     if reading.ambiguous:
         names = ", ".join(glossary.metrics.terms[c].label for c in reading.ambiguous)
         return _clarify(text(locale, "ambiguous_metric", candidates=names))
@@ -593,6 +597,8 @@ def _ratio(
     of one metric for two entities, per period."""
     percent = reading.operation is Operation.SHARE
     metrics = list(reading.metrics)
+    if len(metrics) == 2 and _is_total(builder, metrics[0]) and not _is_total(builder, metrics[1]):
+        metrics.reverse()  # "what percentage of total X is Y": the total is the whole
     if len(metrics) >= 2:
         pairs = [((metrics[0], entities[0]), (metrics[1], entities[0]))]
     elif len(entities) >= 2:
@@ -617,6 +623,11 @@ def _ratio(
             )
             answered |= _ratio_sentence(builder, result, period)
     return AnswerStatus.ANSWERED if answered else AnswerStatus.REFUSED
+
+
+def _is_total(builder: _Builder, metric: str) -> bool:
+    """Whether the metric's label says it is a total (``Total assets``)."""
+    return "total" in builder.glossary.metrics.terms[metric].label.casefold().split()
 
 
 def _ratio_sentence(builder: _Builder, result: RatioResult, period: str) -> bool:

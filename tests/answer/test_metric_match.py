@@ -1,0 +1,167 @@
+"""The entity-scoped metric matcher: loose reading (stems, order, punctuation), strict answers
+(most specific wins, ties and unexplained words are refused, scattered words do not match), and
+the TAT-QA questions it serves end to end: dated column headers, footnote marks, sums, period
+selections, and a restricted metric that is never a candidate."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from ragspine import Workspace
+from ragspine.answer.metric_match import match_metrics, unexplained_words
+from ragspine.answer.options import AskOptions
+from ragspine.answer.types import AnswerStatus, FigureKind
+from ragspine.security import PUBLIC, Principal, Sensitivity
+from ragspine.structured.tatqa import header_period, row_label
+
+ROWS = {
+    "revenue": ("Revenue",),
+    "total_revenue": ("Total revenue",),
+    "prepaid": ("Prepaid expenses and other",),
+    "dta": ("Deferred tax assets",),
+    "dtl": ("Deferred tax liabilities",),
+    "net_sales": ("Net sales",),
+    "systems": ("Systems",),
+    "costs": ("Operating costs",),
+}
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("What was the change in the prepaid expense and others from 2018 to 2019?", ("prepaid",)),
+        ("What were revenues, total in 2019?", ("total_revenue",)),  # order and punctuation
+        ("What was revenue in 2019?", ("revenue",)),
+        ("What were revenue and operating costs in 2019?", ("revenue", "costs")),
+    ],
+)
+def test_loose_reading_finds_the_most_specific_row(question: str, expected: tuple[str]) -> None:
+    assert match_metrics(question, ROWS).metrics == expected
+
+
+def test_two_rows_that_fit_equally_are_a_tie_not_a_guess() -> None:
+    rows = {"x": ("Tax assets",), "y": ("Deferred tax",)}  # both fit "deferred tax assets"
+    match = match_metrics("What were the deferred tax assets in 2019?", rows)
+    assert match.metrics == () and set(match.ambiguous) == {"x", "y"}
+    rows = {"a": ("Revenues",), "b": ("Revenue",)}  # the same words: neither is chosen
+    assert set(match_metrics("What was revenue in 2019?", rows).ambiguous) == {"a", "b"}
+
+
+def test_words_scattered_over_the_question_do_not_make_a_row() -> None:
+    # "net ... sale" with another word between them is not "Net sales"
+    match = match_metrics("What is the net difference in sale of systems?", ROWS)
+    assert match.metrics == ("systems",)
+
+
+def test_a_second_row_is_taken_only_when_joined_or_when_the_operation_takes_two() -> None:
+    question = "What is the total revenue change of systems in 2019?"
+    assert match_metrics(question, ROWS).metrics == ("total_revenue",)
+    assert match_metrics(question, ROWS, pairs=True).metrics == ("total_revenue", "systems")
+
+
+def test_words_of_other_rows_that_the_match_lacks_are_reported() -> None:
+    rows = {"net_income": ("Net income",), "basic": ("Basic net income per share",)}
+    question = "What was the change in the basic net income in 2018?"
+    match = match_metrics(question, {"net_income": rows["net_income"]})
+    assert unexplained_words(question, match, rows) == ["basic"]
+    assert unexplained_words("What was net income in 2018?", match, rows) == []
+
+
+def test_dated_and_spaced_column_headers_are_fiscal_years() -> None:
+    assert header_period("At December 31, 2019") == "FY2019"
+    assert header_period("As at 31 March 2019") == "FY2019"
+    assert header_period("2 0 1 8") == "FY2018"
+    assert header_period("Fiscal Year Ended April 27, 2019", 5) == "FY2019"
+    assert header_period("Three months ended March 31, 2019") is None
+    assert header_period("February 30, 2019") is None
+    assert row_label("Tax Fees (2)") == "Tax Fees"
+
+
+DOCUMENT = {
+    "table": {
+        "uid": "t-1",
+        "table": [
+            ["(in millions)", "At December 31, 2019", "At December 31, 2018", "2017"],
+            ["Net sales (1)", "$ 1,200", "$ 900", "1,000"],
+            ["Deferred tax assets", "50", "40", "30"],
+            ["Deferred tax liabilities", "(20)", "(25)", "(10)"],
+            ["Secret reserve", "7", "8", "9"],
+        ],
+    },
+    "paragraphs": [{"uid": "p1", "order": 1, "text": "Net sales grew in 2019."}],
+    "questions": [],
+}
+
+
+@pytest.fixture()
+def tat(tmp_path: Path) -> Workspace:
+    source = tmp_path / "tat.json"
+    source.write_text(json.dumps([DOCUMENT]), "utf-8")
+    ws = Workspace.open(tmp_path / "ws", create=True)
+    ws.ingest_tatqa(source)
+    # The same row, restricted: a public asker must never see it as a candidate.
+    stored = [f for f in ws.facts.scan(max_level=99, entity="tatqa-t-1")]
+    secret = [f for f in stored if f.metric.startswith("secret")]
+    assert secret
+    ws.facts.write([replace(f, sensitivity=Sensitivity.CONFIDENTIAL) for f in secret])
+    return ws
+
+
+def _ask(ws: Workspace, question: str, principal: Principal = PUBLIC):  # type: ignore[no-untyped-def]
+    return ws.ask(question, AskOptions(entity="tatqa-t-1"), principal=principal)
+
+
+def test_a_footnoted_row_under_dated_headers_answers_a_change(tat: Workspace) -> None:
+    answer = _ask(tat, "What was the change in net sale from 2018 to 2019?")
+    assert answer.status is AnswerStatus.ANSWERED and answer.route == "structured"
+    change = [f for f in answer.figures if f.kind is FigureKind.CHANGE]
+    assert change and change[0].value is not None and change[0].value.value == 300
+
+
+def test_a_sum_over_named_years(tat: Workspace) -> None:
+    answer = _ask(tat, "What is the total net sales in 2018 and 2019?")
+    sums = [f for f in answer.figures if f.kind is FigureKind.SUM]
+    assert sums and sums[0].value is not None and sums[0].value.value == 2100
+    each = _ask(tat, "What were net sales in 2018 and 2019 respectively?")
+    assert not [f for f in each.figures if f.kind is FigureKind.SUM]
+
+
+def test_which_year_and_how_many_years(tat: Workspace) -> None:
+    highest = _ask(tat, "In which year were net sales the highest?")
+    assert [f.periods for f in highest.figures if f.kind is FigureKind.PERIODS] == [("FY2019",)]
+    below = _ask(tat, "In which year were net sales less than 1,000 million?")
+    assert [f.periods for f in below.figures if f.kind is FigureKind.PERIODS] == [("FY2018",)]
+    counted = _ask(tat, "How many years did net sales exceed 950 million?")
+    count = [f for f in counted.figures if f.kind is FigureKind.COUNT]
+    assert count and count[0].value is not None and count[0].value.value == 2
+    assert "950" not in counted.text  # the threshold is the asker's, never restated as a figure
+
+
+def test_a_row_that_fits_only_part_of_the_question_is_asked_back(tat: Workspace) -> None:
+    answer = _ask(tat, "What was the change in deferred tax assets and liabilities in 2019?")
+    assert answer.status is AnswerStatus.NEEDS_CLARIFICATION
+    assert "Deferred tax assets" in answer.text and "'liabilities'" in answer.text
+    assert not answer.figures
+
+
+def test_a_calculation_with_no_known_row_is_never_answered_by_a_passage(tat: Workspace) -> None:
+    answer = _ask(tat, "What is the percentage change in widgets from 2018 to 2019?")
+    assert answer.route == "structured" and answer.status is AnswerStatus.NEEDS_CLARIFICATION
+    assert answer.text.startswith("Which metric?") and "Net sales" in answer.text
+
+
+def test_a_restricted_row_is_never_a_candidate_or_named(tat: Workspace) -> None:
+    public = _ask(tat, "What is the percentage change in widgets from 2018 to 2019?")
+    assert "Secret" not in public.text
+    # The same question by someone cleared for it lists the row: the filter is what hides it.
+    cleared = Principal(clearance=Sensitivity.CONFIDENTIAL)
+    question = "What is the percentage change in widgets from 2018 to 2019?"
+    assert "Secret reserve" in _ask(tat, question, cleared).text
+    hidden = _ask(tat, "What was the change in secret reserve from 2018 to 2019?")
+    assert hidden.status is not AnswerStatus.ANSWERED and hidden.figures == ()
+    assert not re.search(r"(?<![\w-])[789](?!\w)", hidden.text)
