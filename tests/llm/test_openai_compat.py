@@ -21,7 +21,11 @@ HELLO = [Message(Role.USER, "hello")]
 def provider(endpoint: FakeEndpoint, **changes: object) -> tuple[OpenAICompatibleProvider, list]:
     waits: list[float] = []
     settings = LLMSettings(
-        ProviderName.OPENAI, endpoint.base_url, "tiny", KEY, **changes  # type: ignore[arg-type]
+        ProviderName.OPENAI,
+        endpoint.base_url,
+        "tiny",
+        KEY,
+        **changes,  # type: ignore[arg-type]
     )
     return OpenAICompatibleProvider(settings, sleep=waits.append), waits
 

@@ -69,10 +69,10 @@ def parse_reply(text: str) -> list[DraftSentence]:
     """The sentences of a reply, each with the markers it cites, markers taken out of its text.
 
     A marker group right after a sentence's full stop (``Sales rose. [1]``) belongs to that
-    sentence; list bullets are dropped; a sentence may cite several sources (``[1][2]``,
+    sentence; each line is read on its own and list bullets are dropped; a sentence may cite several sources (``[1][2]``,
     ``[1, 2]``).
     """
-    text = _BULLET_RE.sub("", text)
+    text = _BULLET_RE.sub("", text).replace("\n", "\n\n")  # a line (a list item) ends one
     text = _TRAILING_RE.sub(lambda m: f"{m.group(2)}{m.group(1)}", text)
     drafts = []
     for sentence in split_sentences(text):
@@ -119,11 +119,12 @@ def answer_from_reply(
     sources: list[Source] = []
     sentences: list[CitedSentence] = []
     for draft in kept:
-        for marker in draft.markers:
+        given = [m for m in draft.markers if m in evidence]  # the guard kept only these
+        for marker in given:
             if marker not in renumbered:
                 renumbered[marker] = len(renumbered) + 1
                 sources.append(_source(renumbered[marker], snippets[marker - 1]))
-        sentences.append(CitedSentence(draft.text, tuple(renumbered[m] for m in draft.markers)))
+        sentences.append(CitedSentence(draft.text, tuple(renumbered[m] for m in given)))
     body = " ".join(s.text + "".join(f" [{m}]" for m in s.markers) for s in sentences)
     text = f"{body}\n\n{' '.join(notes)}" if notes else body
     return Answer(
