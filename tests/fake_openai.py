@@ -7,6 +7,7 @@ Each test scripts the replies in order (:class:`Reply`); the server records ever
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -70,10 +71,8 @@ class FakeEndpoint:
                     reply = endpoint.script.pop(0) if endpoint.script else Reply(status=500)
                 if reply.delay:
                     time.sleep(reply.delay)
-                try:
-                    endpoint._send(self, reply)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up (a timeout test)
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    endpoint._send(self, reply)  # unless the client gave up (a timeout test)
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True

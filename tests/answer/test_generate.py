@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from fake_openai import FakeEndpoint, Reply, fake_endpoint  # noqa: F401
+from fake_openai import FakeEndpoint, Reply
 from llm_workspace import PUBLIC, build
 from ragspine import Workspace
 from ragspine.answer import generate

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from fake_openai import FakeEndpoint, Reply, fake_endpoint  # noqa: F401
+from fake_openai import FakeEndpoint, Reply
 from ragspine.errors import ConfigError, ProviderError
 from ragspine.llm.openai_compat import OpenAICompatibleProvider
 from ragspine.llm.provider import Message, ProviderName, Role, ToolSpec
@@ -86,7 +86,7 @@ def test_a_4xx_is_a_clear_error_at_once_and_never_shows_the_key(
 def test_a_timeout_is_a_clear_error(fake_endpoint: FakeEndpoint) -> None:
     fake_endpoint.script = [Reply("late", delay=1.0)]
     made, _ = provider(fake_endpoint, timeout=0.2)
-    with pytest.raises(ProviderError, match=r"did not answer within 0.2 s"):
+    with pytest.raises(ProviderError, match=r"did not answer within 0\.2 s"):
         made.generate(HELLO)
 
 
@@ -169,5 +169,5 @@ def test_bad_settings_are_clear_errors(tmp_path: Path, content: str, message: st
 
 
 def test_a_missing_endpoint_says_which_variable_to_set() -> None:
-    with pytest.raises(ConfigError, match="RAGSPINE_LLM_BASE_URL.*RAGSPINE_LLM_MODEL"):
+    with pytest.raises(ConfigError, match=r"RAGSPINE_LLM_BASE_URL.*RAGSPINE_LLM_MODEL"):
         LLMSettings(ProviderName.OPENAI).endpoint()

@@ -69,8 +69,8 @@ def parse_reply(text: str) -> list[DraftSentence]:
     """The sentences of a reply, each with the markers it cites, markers taken out of its text.
 
     A marker group right after a sentence's full stop (``Sales rose. [1]``) belongs to that
-    sentence; each line is read on its own and list bullets are dropped; a sentence may cite several sources (``[1][2]``,
-    ``[1, 2]``).
+    sentence; each line is read on its own and list bullets are dropped; a sentence may cite
+    several sources (``[1][2]``, ``[1, 2]``).
     """
     text = _BULLET_RE.sub("", text).replace("\n", "\n\n")  # a line (a list item) ends one
     text = _TRAILING_RE.sub(lambda m: f"{m.group(2)}{m.group(1)}", text)
