@@ -3,11 +3,13 @@ with numbers in its text, and an ``llm.toml`` pointing at the fake endpoint."""
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping, Sequence
 from decimal import Decimal
 from pathlib import Path
 
 from fake_openai import FakeEndpoint
 from ragspine import Principal, Workspace
+from ragspine.answer.guard import DraftSentence, GuardDecision, GuardVerdict
 from ragspine.security import Sensitivity
 from ragspine.structured.facts import Fact, Scale
 from ragspine.workspace import example_glossary_text
@@ -59,3 +61,12 @@ def build(folder: Path, endpoint: FakeEndpoint, *, stream: bool = False) -> Work
     ws.ingest_documents([docs / "annual.md"], library="reports")
     ws.ingest_documents([docs / "zeppelin.md"], library="reports", sensitivity="restricted")
     return ws
+
+
+def guard_off(
+    sentences: Sequence[DraftSentence],
+    evidence: Mapping[int, str],
+    fact_values: Collection[Decimal] = (),
+) -> tuple[GuardDecision, ...]:
+    """A deliberately broken guard (every sentence kept), for the reverse-proof runs."""
+    return tuple(GuardDecision(i, GuardVerdict.KEPT, s.markers) for i, s in enumerate(sentences, 1))

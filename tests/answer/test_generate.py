@@ -7,20 +7,18 @@ off (every sentence kept), the same check fails, so the test can catch a broken 
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Mapping, Sequence
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
 
 from fake_openai import FakeEndpoint, Reply
-from llm_workspace import PUBLIC, build
+from llm_workspace import PUBLIC, build, guard_off
 from ragspine import Workspace
 from ragspine.answer import generate
 from ragspine.answer.generate import parse_reply
 from ragspine.answer.guard import (
     DraftSentence,
-    GuardDecision,
     GuardVerdict,
     guard_sentences,
     numbers_in,
@@ -29,15 +27,6 @@ from ragspine.answer.types import Answer, AnswerStatus
 from ragspine.cli import main
 
 QUESTION = "What happened to revenue, net income and the plants?"
-
-
-def guard_off(
-    sentences: Sequence[DraftSentence],
-    evidence: Mapping[int, str],
-    fact_values: Collection[Decimal] = (),
-) -> tuple[GuardDecision, ...]:
-    """A deliberately broken guard: every sentence is kept."""
-    return tuple(GuardDecision(i, GuardVerdict.KEPT, s.markers) for i, s in enumerate(sentences, 1))
 
 
 @pytest.fixture()

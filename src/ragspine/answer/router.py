@@ -248,4 +248,5 @@ def _composite(
         locale=locale,
         param=part.param,
         suggestions=part.suggestions,
+        guard=narrative.guard,
     )
