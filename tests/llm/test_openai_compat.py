@@ -171,3 +171,23 @@ def test_bad_settings_are_clear_errors(tmp_path: Path, content: str, message: st
 def test_a_missing_endpoint_says_which_variable_to_set() -> None:
     with pytest.raises(ConfigError, match=r"RAGSPINE_LLM_BASE_URL.*RAGSPINE_LLM_MODEL"):
         LLMSettings(ProviderName.OPENAI).endpoint()
+
+
+def test_the_base_install_needs_no_httpx() -> None:
+    """Without httpx, everything but the openai provider imports, and that names the extra."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; sys.modules['httpx'] = None\n"
+        "import ragspine, ragspine.answer.router, ragspine.answer.agent, ragspine.cli.answer\n"
+        "from ragspine.errors import MissingExtraError\n"
+        "from ragspine.llm.openai_compat import OpenAICompatibleProvider\n"
+        "from ragspine.llm.settings import LLMSettings\n"
+        "try:\n"
+        "    OpenAICompatibleProvider(LLMSettings(base_url='http://127.0.0.1:1/v1', model='m'))\n"
+        "except MissingExtraError as exc:\n"
+        "    print(exc)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "pip install 'ragspine[llm]'" in done.stdout
