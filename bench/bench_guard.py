@@ -23,7 +23,19 @@ from ragspine.answer.guard import guard_sentences, numbers_in
 from ragspine.llm.provider import Generation
 from ragspine.narrative.retrieve.snippets import Snippet
 
-WORDS = "revenue margin demand region plant cost savings board growth quarter online".split()
+WORDS = [
+    "revenue",
+    "margin",
+    "demand",
+    "region",
+    "plant",
+    "cost",
+    "savings",
+    "board",
+    "growth",
+    "quarter",
+    "online",
+]
 
 
 def passages(rng: random.Random) -> list[str]:
