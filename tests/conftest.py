@@ -1,4 +1,5 @@
-"""Shared fixtures: the evaluation data folder, temporary workspaces, no network."""
+"""Shared fixtures: the evaluation data folder, temporary workspaces, no network, and a fake
+OpenAI-compatible endpoint on 127.0.0.1 (``fake_endpoint``, from ``fake_openai.py``)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from fake_openai import fake_endpoint  # noqa: F401  (a fixture shared by the generation tests)
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 

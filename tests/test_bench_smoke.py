@@ -108,6 +108,15 @@ CASES = {
         data=("scifact",),
         modules=ONNX_EXTRA,
     ),
+    "bench_guard": SmokeCase(
+        args=("--words", "200", "--rounds", "20"),
+        labels=(
+            "kept by the guard",
+            "parse + guard: p50",
+            "numbers_in over the reply (baseline, same run)",
+            "goal parse + guard p50",
+        ),
+    ),
     "bench_ask": SmokeCase(
         args=("--facts", "2000", "--entities", "200", "--queries", "50"),
         labels=(

@@ -13,6 +13,7 @@ translated at the boundary where they occur. Messages say what was wrong and wha
     ├── IngestError              a source file or row cannot be ingested (names file and row)
     ├── StoreError               the workspace storage failed or is from another version
     ├── QueryError               a query is malformed (bad filter, unknown library, ...)
+    ├── ProviderError            a model endpoint failed, refused or timed out (never shows its key)
     └── WorkflowError            a workflow export is unsafe, unsupported or inconsistent
 
 Messages that echo what a caller typed or a file held quote it with :func:`quote_input`, so a
@@ -60,6 +61,10 @@ class StoreError(RagSpineError):
 
 class QueryError(RagSpineError):
     """A query or its options are malformed."""
+
+
+class ProviderError(RagSpineError):
+    """A model endpoint could not be reached, refused the request or answered out of shape."""
 
 
 class WorkflowError(RagSpineError):

@@ -48,6 +48,8 @@ if TYPE_CHECKING:
     from ragspine.graph.extract import RelationExtractor
     from ragspine.graph.neighbourhood import RelationGraph
     from ragspine.graph.upkeep import RelationUpkeep
+    from ragspine.llm.provider import Provider
+    from ragspine.llm.settings import LLMSettings
     from ragspine.narrative.catalog import LibrarySummary
     from ragspine.narrative.index.embed.settings import EmbedSettings
     from ragspine.narrative.index.lexical.library_indexes import LibraryIndexes
@@ -637,16 +639,64 @@ class Workspace:
         def search(text: str) -> SearchResult:
             return self.search(text, chosen, principal=principal)
 
-        return ask(
-            question,
-            glossary=glossary,
-            facts=lambda: self.facts,
-            search=search,
-            options=chosen,
-            principal=principal,
-            history=history,
-            reference_date=reference_date,
-        )
+        with self.provider(chosen.provider) as provider:
+            return ask(
+                question,
+                glossary=glossary,
+                facts=lambda: self.facts,
+                search=search,
+                options=chosen,
+                principal=principal,
+                history=history,
+                reference_date=reference_date,
+                provider=provider,
+            )
+
+    @property
+    def llm_settings(self) -> LLMSettings:
+        """Where the model endpoint is: the workspace's ``llm.toml`` with the
+        ``RAGSPINE_LLM_*`` environment variables on top (see :mod:`ragspine.llm.settings`)."""
+        from ragspine.llm.settings import load_settings
+
+        return load_settings(self.path)
+
+    @contextmanager
+    def provider(self, name: str | None = None) -> Iterator[Provider | None]:
+        """The generation provider ``name`` (else the workspace's, else ``extractive``) for the
+        duration of a ``with`` block; ``None`` for ``extractive`` (the offline answer)."""
+        from ragspine.llm.provider import ProviderName
+
+        settings = self.llm_settings
+        chosen = settings.provider if name is None else ProviderName.parse(name)
+        if chosen is ProviderName.EXTRACTIVE:
+            yield None
+            return
+        from ragspine.llm.openai_compat import OpenAICompatibleProvider
+
+        made = OpenAICompatibleProvider(settings)
+        try:
+            yield made
+        finally:
+            made.close()
+
+    @translate_store_errors
+    def extract_model_relations(
+        self, library: str, *, principal: Principal, run_id: str, provider: str | None = None
+    ) -> int:
+        """Run the model extractor (:class:`~ragspine.graph.model_extract.ModelExtractor`) of
+        ``provider`` (else the workspace's; it must generate) over the chunks of ``library``
+        ``principal`` may see; its edges are stored model-derived and unverified with
+        ``run_id`` as lineage. Returns how many edges were new."""
+        from ragspine.graph.model_extract import ModelExtractor
+
+        with self.provider(provider) as made:
+            if made is None:
+                raise ConfigError(
+                    "model relation extraction needs a generating provider: use --provider "
+                    'openai (or provider = "openai" in the workspace\'s llm.toml)'
+                )
+            extractor = ModelExtractor(made, self.glossary)
+            return self.extract_relations(library, extractor, principal=principal, run_id=run_id)
 
     def _entity_vocabulary(self) -> dict[str, dict[str, object]]:
         """Glossary entity spellings -> entity codes, for filter extraction."""

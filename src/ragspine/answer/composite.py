@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
-from ragspine.answer.guard import check_numbers, numbers_in
+from ragspine.answer.guard import check_numbers, is_fact_value, numbers_in
 from ragspine.answer.locale import Locale, format_amount, text
 from ragspine.answer.question import read_question
 from ragspine.answer.structured import FiguresPart
@@ -81,7 +81,8 @@ def explanation(
     locale: Locale,
 ) -> Explanation:
     """The narrative answer's sentences that pass the numeric guard against their cited child
-    chunk, renumbered after ``figures``' sources, with a flag per contradicted fact."""
+    chunk (or a found fact's stored value), renumbered after ``figures``' sources, with a flag
+    per contradicted fact."""
     children: dict[tuple[str | None, str | None], str] = {
         (s.library_id, s.chunk_id): s.text for s in snippets
     }
@@ -91,6 +92,7 @@ def explanation(
         for f in figures.figures
         if f.kind is FigureKind.FACT and f.result is not None and f.result.value is not None
     ]
+    values = frozenset(f.value for f in facts if f.value is not None)
     start = len(figures.sources)
     renumbered: dict[tuple[str | None, str | None], int] = {}
     sources: list[Source] = []
@@ -103,7 +105,8 @@ def explanation(
         if not cited or any(e is None for e in evidence):
             left_out += 1  # a sentence citing nothing it came with is never shown
             continue
-        if not check_numbers(sentence.text, [e for e in evidence if e is not None]).supported:
+        report = check_numbers(sentence.text, [e for e in evidence if e is not None])
+        if any(not is_fact_value(n, values) for n in report.unsupported):
             left_out += 1
             continue
         markers = []

@@ -7,13 +7,19 @@ digits with inner ``.`` or ``,`` separators, thousands separators removed; signs
 currency symbols, percent signs and scale words are not part of it. So ``1,234``, ``(1,234)`` and
 ``$1234m`` all state ``1234``, ``12.5%`` states ``12.5`` and ``$3.4bn`` states ``3.4``; a comma
 between digits is always read as a thousands separator (``3,4`` states ``34``).
+
+:func:`guard_sentences` is the stage a generated reply goes through: each sentence is kept only
+when it cites a source the model was given and every number it states is in its cited chunks'
+text or is a found fact's stored value; each decision is reported (:class:`GuardDecision`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from enum import StrEnum
 
 from ragspine.answer.types import Answer, AnswerStatus
 from ragspine.narrative.retrieve.snippets import Snippet
@@ -80,3 +86,96 @@ def citation_violations(answer: Answer, snippets: Sequence[Snippet]) -> list[tup
         violations.extend((marker, n) for n in report.unsupported)
     violations.extend((0, n) for n in check_numbers(body[covered:], ()).unsupported)
     return violations
+
+
+class GuardVerdict(StrEnum):
+    """What the guard decided for one sentence of a generated reply."""
+
+    KEPT = "kept"
+    UNCITED = "uncited"
+    """The sentence cites no source: nothing shows where it comes from."""
+    UNKNOWN_SOURCE = "unknown_source"
+    """It cites a marker that names no source the model was given."""
+    UNSUPPORTED_NUMBER = "unsupported_number"
+    """It states a number that neither its cited chunks nor a found fact hold."""
+
+
+@dataclass(frozen=True, slots=True)
+class DraftSentence:
+    """One sentence of a model's reply, its ``[n]`` markers taken out of ``text``."""
+
+    text: str
+    markers: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class GuardDecision:
+    """The guard's decision on sentence ``sentence`` (1-based) of a reply. ``unsupported``
+    counts the numbers it lacked support for; their values are never shown."""
+
+    sentence: int
+    verdict: GuardVerdict
+    markers: tuple[int, ...]
+    unsupported: int = 0
+
+    @property
+    def kept(self) -> bool:
+        return self.verdict is GuardVerdict.KEPT
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "sentence": self.sentence,
+            "decision": "kept" if self.kept else "dropped",
+            "reason": self.verdict.value,
+            "markers": list(self.markers),
+            "unsupported_numbers": self.unsupported,
+        }
+
+
+def guard_sentences(
+    sentences: Sequence[DraftSentence],
+    evidence: Mapping[int, str],
+    fact_values: Collection[Decimal] = (),
+) -> tuple[GuardDecision, ...]:
+    """Decide for each of ``sentences`` whether it may be shown.
+
+    ``evidence`` maps each marker the model was given to its child chunk's text; ``fact_values``
+    are the stored values of found facts. A sentence is dropped when it cites nothing, cites a
+    marker ``evidence`` lacks, or states a number that none of its cited chunks holds and that
+    equals no found fact's value. History and the model's own words are never evidence.
+    """
+    numbers_of: dict[int, set[str]] = {}
+    facts = frozenset(fact_values)
+    decisions = []
+    for position, sentence in enumerate(sentences, start=1):
+        markers = sentence.markers
+        if not markers:
+            decisions.append(GuardDecision(position, GuardVerdict.UNCITED, markers))
+            continue
+        if any(marker not in evidence for marker in markers):
+            decisions.append(GuardDecision(position, GuardVerdict.UNKNOWN_SOURCE, markers))
+            continue
+        available: set[str] = set()
+        for marker in markers:
+            found = numbers_of.get(marker)
+            if found is None:
+                found = numbers_of[marker] = set(numbers_in(evidence[marker]))
+            available |= found
+        missing = [
+            n
+            for n in numbers_in(sentence.text)
+            if n not in available and not is_fact_value(n, facts)
+        ]
+        verdict = GuardVerdict.UNSUPPORTED_NUMBER if missing else GuardVerdict.KEPT
+        decisions.append(GuardDecision(position, verdict, markers, len(missing)))
+    return tuple(decisions)
+
+
+def is_fact_value(number: str, facts: Collection[Decimal]) -> bool:
+    """Whether ``number`` (as :func:`numbers_in` reads it) equals one of ``facts``."""
+    if not facts:
+        return False
+    try:
+        return Decimal(number) in facts
+    except InvalidOperation:  # "1.2.3" is a number to the guard but not a decimal
+        return False

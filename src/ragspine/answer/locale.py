@@ -130,6 +130,15 @@ _EN: dict[str, str] = {
     "thousand": "thousand",
     "million": "million",
     "billion": "billion",
+    "no_supported_answer": (
+        "No supported answer: no sentence of the model's reply cites a given source with only "
+        "the numbers it holds. The sources it was given are listed below."
+    ),
+    "model_left_out": (
+        "Some sentences of the model's reply were left out: they cited no given source, or "
+        "stated numbers that their cited passages and the found facts do not hold."
+    ),
+    "model_cut_short": "The model's reply was cut short; only its complete sentences were read.",
 }
 
 _IT: dict[str, str] = {
@@ -231,6 +240,17 @@ _IT: dict[str, str] = {
     "thousand": "mila",
     "million": "milioni",
     "billion": "miliardi",
+    "no_supported_answer": (
+        "Nessuna risposta supportata: nessuna frase della risposta del modello cita una fonte "
+        "fornita con i soli numeri che essa contiene. Le fonti fornite sono elencate sotto."
+    ),
+    "model_left_out": (
+        "Alcune frasi della risposta del modello sono state omesse: non citavano una fonte "
+        "fornita, o indicavano numeri assenti dai passaggi citati e dai fatti trovati."
+    ),
+    "model_cut_short": (
+        "La risposta del modello si è interrotta; sono state lette solo le frasi complete."
+    ),
 }
 
 TEXTS: Mapping[Locale, Mapping[str, str]] = {Locale.EN: _EN, Locale.IT: _IT}

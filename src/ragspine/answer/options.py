@@ -8,6 +8,7 @@ from enum import StrEnum
 from ragspine.answer.extractive import DEFAULT_MAX_SENTENCES
 from ragspine.answer.locale import parse_locale
 from ragspine.errors import QueryError, quote_input
+from ragspine.llm.provider import ProviderName
 from ragspine.narrative.retrieve.options import SearchOptions
 
 DEFAULT_ANSWER_TOP_K = 5
@@ -43,11 +44,16 @@ class AskChannel(StrEnum):
 class AskOptions(AnswerOptions):
     """:class:`AnswerOptions` plus what ``ask`` adds: ``channel`` (``auto``, ``structured``,
     ``narrative`` or ``composite``), ``entity`` (the entity a question that names none is about;
-    else the workspace's default entity) and ``locale`` (``en`` or ``it``; else the workspace's)."""
+    else the workspace's default entity), ``locale`` (``en`` or ``it``; else the workspace's),
+    ``provider`` (``extractive`` or ``openai``; else the workspace's ``llm.toml``, else
+    ``extractive``) and ``agent`` (the model chooses the route and calls tools; needs a
+    generating provider)."""
 
     channel: str = AskChannel.AUTO.value
     entity: str | None = None
     locale: str | None = None
+    provider: str | None = None
+    agent: bool = False
 
     def __post_init__(self) -> None:
         super(AskOptions, self).__post_init__()
@@ -63,3 +69,7 @@ class AskOptions(AnswerOptions):
         ):
             raise QueryError(f"entity must be a non-empty glossary entity, got {self.entity!r}")
         parse_locale(self.locale)
+        if self.provider is not None:
+            ProviderName.parse(self.provider)
+        if not isinstance(self.agent, bool):
+            raise QueryError(f"agent must be true or false, got {self.agent!r}")

@@ -5,6 +5,11 @@ the options name one. ``structured`` builds the figures part from the fact store
 computations (:mod:`ragspine.answer.structured`); ``narrative`` searches the documents and
 builds the cited extractive answer; ``composite`` runs both separately and merges them
 (:mod:`ragspine.answer.composite`). History is handed to the narrative generator only.
+
+With a generating ``provider`` the narrative part is written by the model and checked by the
+guard (:mod:`ragspine.answer.generate`); with ``agent`` the model's tool calls choose the route
+(:mod:`ragspine.answer.agent`) and the answer is built from what the tools returned. Without a
+provider (the default) the narrative part is the offline extractive answer.
 """
 
 from __future__ import annotations
@@ -13,8 +18,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 from datetime import date
 
+from ragspine.answer.agent import found_values, run_agent
 from ragspine.answer.composite import explanation
 from ragspine.answer.extractive import answer_from_snippets
+from ragspine.answer.generate import answer_from_reply, generate_answer
 from ragspine.answer.history import Turn, check_history
 from ragspine.answer.locale import Locale, parse_locale, text
 from ragspine.answer.metric_match import match_metrics, unexplained_words
@@ -28,7 +35,9 @@ from ragspine.answer.question import (
 )
 from ragspine.answer.structured import FiguresPart, answer_figures
 from ragspine.answer.types import Answer, AnswerStatus, CitedSentence
+from ragspine.errors import ConfigError
 from ragspine.glossary import Glossary
+from ragspine.llm.provider import Provider, ProviderName
 from ragspine.narrative.retrieve.retriever import SearchResult
 from ragspine.narrative.retrieve.trace import Trace, TraceBuilder
 from ragspine.security import Principal, max_visible_level
@@ -134,11 +143,24 @@ def ask(
     principal: Principal,
     history: Iterable[object] | None = None,
     reference_date: date | None = None,
+    provider: Provider | None = None,
 ) -> Answer:
-    """Answer ``question`` as ``principal`` (see the module docstring)."""
+    """Answer ``question`` as ``principal`` (see the module docstring); ``provider`` writes
+    the narrative part (``None`` or the extractive provider: the offline answer)."""
     turns = check_history(history)
     locale = parse_locale(options.locale, parse_locale(glossary.answers.locale))
     asked = slot_text(question, turns)
+    if provider is not None and provider.name is ProviderName.EXTRACTIVE:
+        provider = None
+    if options.agent:
+        if provider is None:
+            raise ConfigError(
+                "agent mode needs a generating provider: add --provider openai (or "
+                'provider = "openai" in the workspace\'s llm.toml)'
+            )
+        return _agent(
+            asked, provider, glossary, facts, search, principal, locale, turns, reference_date
+        )
     builder = TraceBuilder()
     with builder.timed() as timer:
         reading = read_question(asked, glossary, reference_date)
@@ -172,18 +194,69 @@ def ask(
             return _structured_answer(part, route.value, reason, locale, builder.build())
 
     result = search(asked)
-    narrative = answer_from_snippets(
-        asked,
-        result.snippets,
-        max_sentences=options.max_sentences,
-        principal=principal,
-        trace=builder.build().merged(result.trace),
-        locale=locale,
-        history=turns,
-    )
+    if provider is None:
+        narrative = answer_from_snippets(
+            asked,
+            result.snippets,
+            max_sentences=options.max_sentences,
+            principal=principal,
+            trace=builder.build().merged(result.trace),
+            locale=locale,
+            history=turns,
+        )
+    else:
+        narrative = generate_answer(
+            asked,
+            result.snippets,
+            provider,
+            principal=principal,
+            history=turns,
+            fact_values=() if part is None else found_values(part),
+            locale=locale,
+            trace=builder.build().merged(result.trace),
+        )
     if part is None:
         return replace(narrative, route_reason=reason, notices=result.notices)
     return _composite(part, narrative, result, glossary, locale, reason)
+
+
+def _agent(
+    question: str,
+    provider: Provider,
+    glossary: Glossary,
+    facts: Callable[[], FactStore],
+    search: Search,
+    principal: Principal,
+    locale: Locale,
+    turns: tuple[Turn, ...],
+    reference_date: date | None,
+) -> Answer:
+    builder = TraceBuilder()
+    with builder.timed() as timer:
+        run = run_agent(
+            question,
+            provider,
+            glossary=glossary,
+            facts=facts,
+            search=search,
+            principal=principal,
+            locale=locale,
+            history=turns,
+            reference_date=reference_date,
+        )
+    builder.add_stage("answer:agent", run.calls, run.calls - run.rejected, seconds=timer.seconds)
+    if run.rejected:
+        builder.note(f"agent: {run.rejected} tool call(s) rejected (bad arguments or tool)")
+    trace = builder.build()
+    if run.route is Route.STRUCTURED:
+        assert run.part is not None  # the model's own text is never shown here
+        return _structured_answer(run.part, run.route.value, run.reason, locale, trace)
+    narrative = answer_from_reply(
+        run.reply, run.search.snippets, fact_values=run.fact_values, locale=locale, trace=trace
+    )
+    if run.part is None:
+        return replace(narrative, route_reason=run.reason, notices=run.search.notices)
+    return _composite(run.part, narrative, run.search, glossary, locale, run.reason)
 
 
 def _composite(
@@ -235,4 +308,5 @@ def _composite(
         locale=locale,
         param=part.param,
         suggestions=part.suggestions,
+        guard=narrative.guard,
     )

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragspine.answer.locale import TEXTS, Locale
 from ragspine.errors import ConfigError
@@ -21,6 +21,9 @@ from ragspine.narrative.retrieve.snippets import Locator, format_locator
 from ragspine.narrative.retrieve.trace import Trace
 from ragspine.structured.facts import FactKey, Scale
 from ragspine.structured.query import MetricResult
+
+if TYPE_CHECKING:
+    from ragspine.answer.guard import GuardDecision
 
 NO_MATERIAL_TEXT = TEXTS[Locale.EN]["no_material"]
 
@@ -229,7 +232,8 @@ class Answer:
     passage contradicting a stored fact). ``notes``, ``assumptions`` and ``flags`` are part of
     ``text``; ``notices`` are not: they say where the search behind the answer ran differently
     from its mode (``auto`` falling back to lexical), for the asker. ``param`` and
-    ``suggestions`` come with ``unrecognized_param``.
+    ``suggestions`` come with ``unrecognized_param``. ``guard`` holds the numeric guard's
+    decision on each sentence of a generated reply (empty for the offline answer).
     """
 
     route: str
@@ -247,6 +251,7 @@ class Answer:
     locale: Locale = Locale.EN
     param: str | None = None
     suggestions: tuple[str, ...] = ()
+    guard: tuple[GuardDecision, ...] = ()
 
     def to_dict(self, *, timings: bool = True) -> dict[str, object]:
         """A JSON-ready form (``timings=False`` zeroes the trace timings for exact comparisons);
@@ -271,6 +276,8 @@ class Answer:
             shown["suggestions"] = list(self.suggestions)
         if self.notices:  # only when there are any: an answer's JSON is otherwise unchanged
             shown["notices"] = list(self.notices)
+        if self.guard:  # a generated reply's sentences, each kept or dropped, and why
+            shown["guard"] = [decision.to_dict() for decision in self.guard]
         shown["trace"] = trace.to_dict()
         return shown
 

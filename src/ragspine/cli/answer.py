@@ -15,7 +15,13 @@ from ragspine.cli.structured import _reference_date
 def _ask(args: argparse.Namespace) -> int:
     options = search_options(args, AskOptions)
     options = options.with_changes(
-        {"channel": args.channel, "entity": args.entity, "locale": args.locale}
+        {
+            "channel": args.channel,
+            "entity": args.entity,
+            "locale": args.locale,
+            "provider": args.provider,
+            "agent": args.agent,
+        }
     )
     reference = _reference_date(args.reference_date)
     with open_workspace(args) as workspace:
@@ -55,6 +61,18 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--reference-date",
         metavar="YYYY-MM-DD",
         help="the date relative periods such as 'last quarter' are read against (default today)",
+    )
+    ask.add_argument(
+        "--provider",
+        help="who writes the narrative part: extractive (offline) or openai (an "
+        "OpenAI-compatible endpoint from llm.toml or RAGSPINE_LLM_*; default: the workspace's "
+        "llm.toml, else extractive)",
+    )
+    ask.add_argument(
+        "--agent",
+        action="store_true",
+        help="let the model call query_metric, compare and search_documents and so choose "
+        "the route (needs --provider openai)",
     )
     add_search_arguments(ask, default_top_k=5)
     ask.set_defaults(func=_ask)

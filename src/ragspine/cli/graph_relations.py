@@ -1,6 +1,6 @@
 """CLI commands of the relation graph: ``ragspine graph edges``, ``graph neighbours NODE`` and
-``graph verify EDGE_ID``, each as the asker named by ``--clearance`` / ``--group``, and
-``graph rebuild LIBRARY``.
+``graph verify EDGE_ID``, each as the asker named by ``--clearance`` / ``--group``,
+``graph rebuild LIBRARY`` and ``graph extract LIBRARY`` (model-derived edges).
 
 :func:`add_commands` adds them to a ``graph`` sub-command group; :func:`register` makes (or
 reuses) that group through :func:`~ragspine.cli.common.command_group`, so other graph commands
@@ -135,8 +135,19 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_extract(args: argparse.Namespace) -> int:
+    with open_workspace(args) as workspace:
+        added = workspace.extract_model_relations(
+            args.library, principal=principal_from(args), run_id=args.run_id,
+            provider=args.provider,
+        )  # fmt: skip
+    print(f"library {args.library}: {added} new model-derived edges (unverified)")
+    return 0
+
+
 def add_commands(group: argparse._SubParsersAction) -> None:
-    """Add ``edges``, ``neighbours``, ``verify`` and ``rebuild`` to the ``graph`` group."""
+    """Add ``edges``, ``neighbours``, ``verify``, ``rebuild`` and ``extract`` to the ``graph``
+    group."""
     edges = group.add_parser(
         "edges",
         help="list the relation edges you may see",
@@ -190,6 +201,21 @@ def add_commands(group: argparse._SubParsersAction) -> None:
     )
     rebuild.add_argument("library", metavar="LIBRARY")
     rebuild.set_defaults(func=cmd_rebuild)
+
+    extract = group.add_parser(
+        "extract",
+        help="ask a model for relations between the terms of a library's chunks",
+        description="Send each chunk of LIBRARY the asker may see (never a restricted one) "
+        "with the glossary terms it names to the model; the relations it proposes between "
+        "those terms are stored model-derived and unverified, with --run-id as lineage.",
+    )
+    extract.add_argument("library", metavar="LIBRARY")
+    extract.add_argument("--run-id", required=True, metavar="ID", help="lineage of this run")
+    extract.add_argument(
+        "--provider", help="the generating provider (default: the workspace's llm.toml)"
+    )
+    add_principal_arguments(extract)
+    extract.set_defaults(func=cmd_extract)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
