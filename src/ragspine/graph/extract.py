@@ -104,6 +104,12 @@ class GlossaryExtractor:
             for spelling in vocabulary.index
         )
 
+    @property
+    def names_terms(self) -> bool:
+        """Whether any text can give a relation (the glossary names a term besides the
+        implicit ``total`` channel)."""
+        return self._names_terms
+
     def _sentence_terms(self, text: str) -> list[list[str]]:
         """The term nodes each sentence of ``text`` names, in order of appearance."""
         sentences = split_sentences(text)
