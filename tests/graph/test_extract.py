@@ -11,7 +11,7 @@ import pytest
 
 from conftest import shared_data
 from ragspine.cli.demo import write_filing_texts
-from ragspine.glossary import Glossary, parse_glossary
+from ragspine.glossary import Glossary, Term, TermType, parse_glossary
 from ragspine.graph.extract import (
     ChunkText,
     GlossaryExtractor,
@@ -54,6 +54,28 @@ def test_word_boundaries_and_the_total_channel(glossary: Glossary) -> None:
     extractor = GlossaryExtractor(glossary)
     assert extractor.extract(chunk("A concern about the total, overall.")) == []
     assert extractor.extract(chunk("")) == []
+
+
+def test_a_glossary_of_only_the_total_channel_searches_no_chunk(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With nothing but the implicit ``total`` channel, every hit would be dropped: no
+    chunk is searched or split into sentences. Any other term is searched for."""
+    bare = Glossary.from_terms([])
+    searched: list[str] = []
+    find_terms = Glossary.find_terms
+
+    def spy(self: Glossary, text: str) -> object:
+        searched.append(text)
+        return find_terms(self, text)
+
+    monkeypatch.setattr(Glossary, "find_terms", spy)
+    text = "The total rose. Overall, all channels grew. ACME sales rose."
+    assert GlossaryExtractor(bare).extract(chunk(text)) == []
+    assert searched == []
+    named = Glossary.from_terms([Term(TermType.CHANNEL, "retail", "Retail", ("acme sales",))])
+    found = GlossaryExtractor(named).extract(chunk(text))
+    assert searched and [r.target for r in found] == ["channel:retail"]
 
 
 def test_edges_inherit_the_chunk_and_model_edges_are_unverified(glossary: Glossary) -> None:

@@ -91,11 +91,24 @@ class GlossaryExtractor:
 
     def __init__(self, glossary: Glossary) -> None:
         self._glossary = glossary
+        # Every hit of the implicit ``total`` channel is left out: a glossary naming no other
+        # term gives no relation in any text, and its chunks need no search at all.
+        self._names_terms = any(
+            not _is_total(vocabulary.type, code)
+            for vocabulary in (glossary.metrics, glossary.entities, glossary.channels)
+            for code in vocabulary.index.values()
+        )
         self._one_pass = not any(
             SENTENCE_SEPARATOR.strip() in spelling
             for vocabulary in (glossary.metrics, glossary.entities, glossary.channels)
             for spelling in vocabulary.index
         )
+
+    @property
+    def names_terms(self) -> bool:
+        """Whether any text can give a relation (the glossary names a term besides the
+        implicit ``total`` channel)."""
+        return self._names_terms
 
     def _sentence_terms(self, text: str) -> list[list[str]]:
         """The term nodes each sentence of ``text`` names, in order of appearance."""
@@ -120,7 +133,7 @@ class GlossaryExtractor:
 
     def extract(self, chunk: ChunkText) -> list[ExtractedRelation]:
         """``mentions`` edges per term named, then ``co_occurs`` edges per sentence and pair."""
-        if not self._glossary.find_terms(chunk.text):
+        if not self._names_terms or not self._glossary.find_terms(chunk.text):
             # A term found in a sentence is found in the whole text (a sentence is a span of it
             # with its white space collapsed): no term at all, no sentences to look at.
             return []

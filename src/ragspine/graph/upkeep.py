@@ -12,10 +12,12 @@ the chunks of a library its caller may see.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 
 from ragspine.glossary import Glossary
 from ragspine.graph.extract import (
     ChunkText,
+    ExtractedRelation,
     GlossaryExtractor,
     RelationExtractor,
     edges_from,
@@ -39,6 +41,15 @@ def declared_derivations(glossary: Glossary) -> dict[str, list[str]]:
         for term in glossary.terms()
         if term.derivation is not None
     }
+
+
+@dataclass(frozen=True, slots=True)
+class Extracted:
+    """Relations found beforehand (by the ingest's analysis worker) with ``glossary``'s
+    :class:`GlossaryExtractor`: ``(library_id, doc_id, chunk text)`` -> what it found there."""
+
+    glossary: Glossary
+    relations: Mapping[tuple[str, str, str], list[ExtractedRelation]]
 
 
 class RelationUpkeep:
@@ -84,14 +95,27 @@ class RelationUpkeep:
             self._declared = made  # one assignment of a finished value (threads)
         return made[1], made[2]
 
-    def documents_written(self, documents: Sequence[NewDocument]) -> None:
+    def extraction_glossary(self) -> Glossary | None:
+        """The glossary documents written now are read with, or ``None`` when it names no term
+        (then no chunk gives a relation): what to extract with beforehand (see
+        :class:`Extracted`)."""
+        glossary = self._glossary()
+        return glossary if self._extractor_for(glossary).names_terms else None
+
+    def documents_written(
+        self, documents: Sequence[NewDocument], *, extracted: Extracted | None = None
+    ) -> None:
         """Replace the edges of these documents with those of the versions being written
-        (call inside the transaction that writes their chunks)."""
+        (call inside the transaction that writes their chunks). ``extracted`` gives relations
+        found beforehand; they are used only when found with the current glossary, and a
+        chunk they lack is read here."""
         if not documents:
             return
         with self.store.transaction():
             self.sync_glossary()
-            extractor = self._extractor_for(self._glossary())
+            glossary = self._glossary()
+            extractor = self._extractor_for(glossary)
+            known = extracted.relations if extracted and extracted.glossary is glossary else {}
             by_library: dict[str, list[str]] = {}
             for new in documents:
                 by_library.setdefault(new.document.library_id, []).append(new.document.doc_id)
@@ -108,7 +132,9 @@ class RelationUpkeep:
                         stored.library_id, stored.doc_id, row.chunk_id, row.text,
                         row.locator, row.level,
                     )  # fmt: skip
-                    found = extractor.extract(chunk)
+                    found = known.get((stored.library_id, stored.doc_id, row.text))
+                    if found is None:
+                        found = extractor.extract(chunk)
                     edges += edges_from(chunk, found, origin=extractor.origin, run_id=run_id)
             self.store.add_edges(edges)
 

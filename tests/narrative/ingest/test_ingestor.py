@@ -347,35 +347,79 @@ def _profiles(ws: Workspace) -> list[dict[str, int]]:
     return [ws.chunks.term_counts("lib", level) for level in range(4)]
 
 
+def _stored(ws: Workspace) -> dict[str, list[tuple[object, ...]]]:
+    """Every row the ingest stored for ``lib`` (times of day left out), the relation graph's
+    edges included."""
+    with sqlite3.connect(ws.db_path) as db:
+        return {
+            "documents": db.execute(
+                "SELECT doc_id, title, source, content_hash, fingerprint, metadata, sensitivity, "
+                "section_levels FROM narrative_documents WHERE library_id = 'lib' ORDER BY doc_id"
+            ).fetchall(),
+            "parents": db.execute(
+                "SELECT parent_id, doc_id, heading, parent_locator, text FROM narrative_parents "
+                "WHERE library_id = 'lib' ORDER BY parent_id"
+            ).fetchall(),
+            "chunks": db.execute(
+                "SELECT chunk_key, chunk_id, doc_id, ordinal, text, heading, source_locator, "
+                "parent_id, window_text, sensitivity, content_hash, title FROM narrative_chunks "
+                "WHERE library_id = 'lib' ORDER BY chunk_key"
+            ).fetchall(),
+            "edges": db.execute(
+                "SELECT kind, source, target, origin, verified, sensitivity, groups, doc_id, "
+                "chunk_id, run_id, locator, weight FROM graph_edges WHERE library_id = 'lib' "
+                "ORDER BY chunk_id, kind, source, target, locator"
+            ).fetchall(),
+        }
+
+
+def _ingest_with_glossary(path: Path, corpus: Path) -> Workspace:
+    """A workspace whose glossary names the filings' metrics and companies (from their
+    tables), with the corpus ingested into ``lib`` two documents to a batch."""
+    ws = Workspace.open(path)
+    ws.ingest_convfinqa(Path(ingest.__file__).parents[2] / "data" / "convfinqa_sample.json")
+    ws.library_writer.ingest_sources(
+        "lib", ingest.beir_sources(ingest.beir_corpus(corpus)), batch_size=2
+    )
+    return ws
+
+
 @pytest.mark.parametrize(
     "case",
     [
         "worker",
         "worker killed",
+        "worker behind",
         pytest.param("wrong terms", marks=pytest.mark.xfail(strict=True, reason="reverse proof")),
         pytest.param("wrong counts", marks=pytest.mark.xfail(strict=True, reason="reverse proof")),
+        pytest.param(
+            "wrong relations", marks=pytest.mark.xfail(strict=True, reason="reverse proof")
+        ),
     ],
 )
 def test_the_analysis_worker_gives_what_analyzing_in_process_gives(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str
 ) -> None:
-    """A long ingest hands its analysis (routing counts, index terms) to a worker process; the
-    routing profiles it stores and the index it commits (streamed applies included) equal those
-    computed in process, also when the worker dies midway. A worker giving other terms or
-    other counts would be caught (the reverse-proof cases)."""
+    """A long ingest hands its analysis (routing counts, index terms, the relation graph's
+    relations) to a worker process; every row it stores (relation edges included), the
+    routing profiles and the index it commits (streamed applies included) equal those of an
+    ingest with the worker off, also when the worker dies midway or falls behind (its jobs
+    then taken back and computed in process). A worker giving other terms, counts or
+    relations would be caught (the reverse-proof cases)."""
     from ragspine.narrative.ingest.worker import AnalysisWorker
 
     corpus = _worker_corpus(tmp_path)
     monkeypatch.setattr(ingest.Ingestor, "stream_rows", 7)
     monkeypatch.setenv("RAGSPINE_INGEST_WORKER", "0")
-    with Workspace.open(tmp_path / "plain") as ws:
-        ws.library_writer.ingest_sources(
-            "lib", ingest.beir_sources(ingest.beir_corpus(corpus)), batch_size=2
-        )
-        expected, profiles = _searched(ws), _profiles(ws)
+    with _ingest_with_glossary(tmp_path / "plain", corpus) as ws:
+        expected, profiles, stored = _searched(ws), _profiles(ws), _stored(ws)
     assert all(expected.values()), "every query finds something"
+    assert sum(kind == "mentions" for kind, *_ in stored["edges"]) > 20
     monkeypatch.delenv("RAGSPINE_INGEST_WORKER")
     monkeypatch.setattr(ingest.Ingestor, "worker_rows", 3)
+    if case == "worker behind":  # nothing is ever ready: each write takes its jobs back
+        monkeypatch.setattr(ingest.Ingestor, "waiting_rows", 0)
+        monkeypatch.setattr(AnalysisWorker, "ready", lambda self, ticket: False)
     started: list[AnalysisWorker] = []
     kinds: list[str] = []
     start, result = AnalysisWorker.start.__func__, AnalysisWorker.result  # type: ignore[attr-defined]
@@ -388,22 +432,27 @@ def test_the_analysis_worker_gives_what_analyzing_in_process_gives(
 
     def tampered(self: AnalysisWorker, ticket: int) -> object:
         found = result(self, ticket)
-        kinds.append(type(found).__name__)
-        if case == "worker killed" and len(kinds) == 3:
+        kind = type(found).__name__
+        if isinstance(found, list) and any(found):
+            first = next(item for item in found if item)
+            kind = "terms" if isinstance(first[0], str) else "relations"
+        kinds.append(kind)
+        if case == "worker killed" and len(kinds) == 5:
             self._process.kill()
-        if case == "wrong terms" and isinstance(found, list):
+        if case == "wrong terms" and kind == "terms":
             return [list(reversed(terms)) for terms in reversed(found)]
-        if case == "wrong counts" and isinstance(found, dict):
+        if case == "wrong counts" and kind == "dict":
             return {level: counts + counts for level, counts in found.items()}
+        if case == "wrong relations" and kind == "relations":
+            return [relations[:-1] for relations in found]
         return found
 
     monkeypatch.setattr(AnalysisWorker, "start", classmethod(start_and_record))
     monkeypatch.setattr(AnalysisWorker, "result", tampered)
-    with Workspace.open(tmp_path / "worker") as ws:
-        ws.library_writer.ingest_sources(
-            "lib", ingest.beir_sources(ingest.beir_corpus(corpus)), batch_size=2
-        )
+    with _ingest_with_glossary(tmp_path / "worker", corpus) as ws:
         assert len(started) == 1 and started[0]._process.wait(timeout=10) is not None  # closed
-        assert {"list", "dict"} <= set(kinds)  # terms and counts both came from the worker
+        if case != "worker behind":  # terms, counts and relations all came from the worker
+            assert {"terms", "dict", "relations"} <= set(kinds)
+        assert _stored(ws) == stored
         assert _profiles(ws) == profiles
         assert _searched(ws) == expected

@@ -5,10 +5,11 @@ transaction that replaces any older version. An unchanged document (same content
 sensitivity and chunking options) is a no-op. The lexical indexes follow after the writes commit
 (every :data:`STREAM_ROWS` changed chunks during a long ingest, and at its end).
 
-From :data:`WORKER_ROWS` written chunks on, a worker process (:mod:`.worker`) takes over the
-analysis: it counts the routing terms of each batch while the previous batch is written (so
-writes run one batch behind the chunking), and analyzes each written batch for the lexical index
-while later ones are written. Without it, the same values are computed in process.
+From :data:`WORKER_ROWS` prepared chunks on (at once for an ingest of
+:data:`WORKER_DOCUMENTS` documents or more), a worker process (:mod:`.worker`) takes over the
+analysis of each batch (:mod:`.offload`): routing-term counts, index terms and relation-graph
+relations, computed while later batches are chunked; a batch is written once they are ready (or
+when :data:`WAITING_ROWS` chunks wait). Without it, the same values are computed in process.
 
 In a library that keeps vectors, the chunks are embedded only after that (lexical first,
 vectors after), their texts read back from the chunk store a slice at a time: the documents are
@@ -24,17 +25,15 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ragspine.analysis import Analyzer
 from ragspine.errors import ConfigError, IngestError, RagSpineError, quote_input
 from ragspine.memory import give_back_free_memory
-from ragspine.narrative.index.lexical.library_indexes import KnownTerms, LibraryIndexes, searchable
+from ragspine.narrative.index.lexical.library_indexes import LibraryIndexes
 from ragspine.narrative.index.vector.library_vectors import EmbedProgress, LibraryVectors
 from ragspine.narrative.ingest.chunking import (
     HEADING_SEPARATOR,
@@ -50,7 +49,11 @@ from ragspine.narrative.ingest.loaders import (
     iter_document_files,
     load_document,
 )
-from ragspine.narrative.ingest.worker import AnalysisWorker, WorkerGone
+from ragspine.narrative.ingest.offload import (
+    BatchJobs,
+    BatchResults,
+    IngestAnalysis,
+)
 from ragspine.narrative.labels import (
     at_or_below,
     name_levels,
@@ -69,7 +72,6 @@ from ragspine.stores.chunks import (
     NewDocument,
     ParentRow,
     StoredDocument,
-    profile_rows,
 )
 
 if TYPE_CHECKING:
@@ -79,9 +81,6 @@ log = logging.getLogger("ragspine.narrative")
 
 RESERVED_META_KEYS = ("doc_id", "title", "sensitivity", "section_sensitivity")
 BEIR_BATCH = 1000
-INGEST_ANALYZER = Analyzer()
-"""The analyzer new indexes use: the worker analyzes with it (an index with another analyzer
-analyzes its rows in process)."""
 DEFAULT_CHUNKING = ChunkingOptions()
 SECTION_RULE = "section-names:2"
 """Part of the fingerprint of a document with ``section_sensitivity``: changes whenever headings
@@ -225,14 +224,20 @@ def label(
 Progress = Callable[[int, int | None, DocumentOutcome], None]
 
 STREAM_ROWS = 50_000
-WORKER_ROWS = 2_000
-"""Rows an ingest writes before it hands their analysis to a worker process (fewer are
-analyzed in process: starting the worker would cost more than it saves)."""
 """In a library without vectors, the lexical indexes are brought up to the chunk store once this
 many chunks were added or removed since they last were (and at the end of every ingest): an
 ingest of any size holds at most this many rows for the index, and readers find its documents
 well before it ends. A library with vectors applies both indexes once, at the end, so that the
 documents are searchable lexically before the (much longer) embedding starts."""
+WORKER_ROWS = 2_000
+"""Chunks an ingest prepares before it hands their analysis to a worker process (fewer are
+analyzed in process: starting the worker would cost more than it saves)."""
+WORKER_DOCUMENTS = 1_000
+"""An ingest announcing this many documents starts its worker at once, so that the worker's
+start-up overlaps the chunking of the first batch."""
+WAITING_ROWS = 4_096
+"""Chunks prepared and waiting for the worker's analysis before the oldest waiting batch is
+written anyway (bounds what an ingest holds; at least one batch always waits)."""
 
 
 def _digest(*parts: bytes | str) -> str:
@@ -293,6 +298,8 @@ class Ingestor:
 
     stream_rows = STREAM_ROWS
     worker_rows = WORKER_ROWS
+    worker_documents = WORKER_DOCUMENTS
+    waiting_rows = WAITING_ROWS
 
     def __init__(
         self,
@@ -356,8 +363,12 @@ class Ingestor:
         stored_before = self._store.has_chunks(library_id, int(Sensitivity.RESTRICTED))
         met: set[str] = set()
         # A long ingest hands its analysis to a worker process (see the module docstring).
-        analysis = _Analysis(self.worker_rows)
-        waiting: list[tuple[list[_Prepared], int | None]] = []  # chunked, not written yet
+        analysis = IngestAnalysis(
+            self.worker_rows,
+            start_now=total is not None and total >= self.worker_documents,
+            relations=self._relations,
+        )
+        waiting: list[tuple[list[_Prepared], BatchJobs | None]] = []  # chunked, not written
 
         def apply_lexical() -> int:
             nonlocal since
@@ -374,22 +385,26 @@ class Ingestor:
             since = generation
             return generation
 
-        def write(prepared: list[_Prepared], ticket: int | None) -> None:
+        def write(prepared: list[_Prepared], jobs: BatchJobs | None) -> None:
+            results = analysis.results(jobs)
             with self._store.transaction():
-                written = self._write_batch(library, prepared, changes, analysis, ticket)
+                written = self._write_batch(library, prepared, changes, analysis, results)
             outcomes.extend(written)
-            analysis.send(changes.take_fresh())
             if len(changes.added) + len(changes.removed) >= self.stream_rows:
                 # The lexical indexes follow every so many changed chunks, so memory stays
                 # bounded and what was written becomes searchable.
                 apply_lexical()
 
         def flush() -> None:
-            """Queue the batch; write the one before it (its routing counts are ready by now)."""
-            waiting.append((list(batch), analysis.count_routing(library_id, batch)))
+            """Queue the batch's analysis; write the batches whose analysis is ready (or the
+            oldest ones, when too many chunks wait)."""
+            waiting.append((list(batch), analysis.submit([p.new_document for p in batch])))
             batch.clear()
-            if not analysis.running or len(waiting) > 1:
-                write(*waiting.pop(0))
+            rows = sum(len(p.new_document.chunks) for group, _ in waiting for p in group)
+            while waiting and (analysis.ready(waiting[0][1]) or rows > self.waiting_rows):
+                group, jobs = waiting.pop(0)
+                rows -= sum(len(p.new_document.chunks) for p in group)
+                write(group, jobs)
 
         def drain() -> None:
             while waiting:
@@ -405,6 +420,7 @@ class Ingestor:
                     outcome, prepared = self._prepare(library, item, options, look_up=look_up)
                     if prepared is not None:
                         batch.append(prepared)
+                        analysis.prepared(len(prepared.new_document.chunks))
                 if outcome is not None:
                     if batch:
                         flush()
@@ -479,13 +495,13 @@ class Ingestor:
         library: Library,
         batch: Sequence[_Prepared],
         changes: _Changes,
-        analysis: _Analysis,
-        ticket: int | None,
+        analysis: IngestAnalysis,
+        results: BatchResults,
     ) -> list[DocumentOutcome]:
         """Replace the batch's documents inside the caller's transaction, inserting the new
         versions together; record index changes. Returns one outcome per document, in order.
-        ``ticket`` claims the routing counts of the whole batch, used when all of it is
-        inserted at once."""
+        ``results`` is the worker's analysis of the batch (its routing counts are used when
+        all of it is inserted at once)."""
         library_id = library.library_id
         previous = self._store.documents(library_id, [p.source.doc_id for p in batch])
         outcomes: list[DocumentOutcome] = []
@@ -494,8 +510,7 @@ class Ingestor:
         for prepared in batch:
             source = prepared.source
             if source.doc_id in pending_ids:  # a repeat in the batch: write the first one
-                self._insert(library, pending, changes)
-                ticket = None  # the batch's counts no longer fit what is inserted
+                self._insert(library, pending, changes, analysis, results, counted=False)
                 previous.update(self._store.documents(library_id, list(pending_ids)))
                 pending, pending_ids = [], set()
             before = previous.get(source.doc_id)
@@ -510,8 +525,8 @@ class Ingestor:
             pending.append(prepared)
             pending_ids.add(source.doc_id)
             outcomes.append(_written(prepared, before))
-        counts = analysis.routing(ticket) if len(pending) == len(batch) else None
-        self._insert(library, pending, changes, counts)
+        whole = len(pending) == len(batch)  # else the batch's counts do not fit what is inserted
+        self._insert(library, pending, changes, analysis, results, counted=whole)
         return outcomes
 
     def _insert(
@@ -519,19 +534,24 @@ class Ingestor:
         library: Library,
         batch: Sequence[_Prepared],
         changes: _Changes,
-        term_counts: Mapping[int, Counter[str]] | None = None,
+        analysis: IngestAnalysis,
+        results: BatchResults,
+        *,
+        counted: bool,
     ) -> None:
         """Insert new document versions (none stored) and record their index rows;
-        ``term_counts`` are their routing counts, when already known."""
+        ``counted``: the routing counts of ``results`` (when any) are exactly theirs."""
         if not batch:
             return
         news = [prepared.new_document for prepared in batch]
-        inserted = self._store.insert_documents(news, term_counts=term_counts)
+        counts = results.counts if counted else None
+        inserted = self._store.insert_documents(news, term_counts=counts)
+        analysis.inserted(results, news, inserted)
         for new, keys in zip(news, inserted, strict=True):
             for key, chunk in zip(keys, new.chunks, strict=True):
                 changes.add(IndexRow(key, chunk.title, chunk.heading, chunk.text, int(chunk.level)))
         if self._relations is not None:
-            self._relations.documents_written(news)
+            self._relations.documents_written(news, extracted=results.extracted)
         self._store.bump_generation(library.library_id)
 
 
@@ -601,11 +621,9 @@ class _Changes:
         self.added: dict[int, IndexRow] = {}
         self.vector_removed: list[int] = []
         self.vector_added: set[int] | None = set() if vectors else None
-        self._fresh: list[IndexRow] = []
 
     def add(self, row: IndexRow) -> None:
         self.added[row.key] = row
-        self._fresh.append(row)
         if self.vector_added is not None:
             self.vector_added.add(row.key)
 
@@ -619,99 +637,9 @@ class _Changes:
             else:
                 self.vector_removed.append(key)
 
-    def take_fresh(self) -> list[IndexRow]:
-        """The rows added since the last call (those of the last transaction)."""
-        fresh, self._fresh = self._fresh, []
-        return fresh
-
     def lexical_applied(self) -> None:
         self.removed.clear()
         self.added.clear()
-
-
-class _Analysis:
-    """The ingest's analysis, handed to an :class:`AnalysisWorker` once ``min_rows`` rows are
-    written (``None``: never): routing counts of batches about to be written, and index terms
-    of batches written. Whatever the worker does not give (not started yet, switched off,
-    failed) is computed in process by the store or the indexes, with the same results."""
-
-    def __init__(self, min_rows: int | None) -> None:
-        self._min_rows = min_rows
-        self._written = 0
-        self._worker: AnalysisWorker | None = None
-        self._sent: list[tuple[list[IndexRow], list[str], int]] = []
-
-    @property
-    def running(self) -> bool:
-        return self._worker is not None
-
-    def count_routing(self, library_id: str, batch: Sequence[_Prepared]) -> int | None:
-        """Start counting the routing terms of ``batch``; the ticket for :meth:`routing`."""
-        if self._worker is None:
-            return None
-        return self._worker.routing_counts(profile_rows(p.new_document for p in batch))
-
-    def routing(self, ticket: int | None) -> dict[int, Counter[str]] | None:
-        """The counts of ``ticket`` (``None``: the store counts)."""
-        if ticket is None or self._worker is None:
-            return None
-        try:
-            counts: dict[int, Counter[str]] = self._worker.result(ticket)
-        except WorkerGone as exc:
-            self._failed(exc)
-            return None
-        return counts
-
-    def send(self, rows: list[IndexRow]) -> None:
-        """Hand ``rows`` (just committed) to the worker, starting it when it is time."""
-        rows = searchable(rows)
-        if self._min_rows is None or not rows:
-            return
-        self._written += len(rows)
-        if self._worker is None:
-            if self._written < self._min_rows:
-                return
-            self._worker = AnalysisWorker.start()
-            if self._worker is None:
-                self._min_rows = None  # switched off or cannot start: in process from now on
-                return
-        names = list(dict.fromkeys([r.title for r in rows] + [r.heading for r in rows]))
-        ticket = self._worker.tokens(INGEST_ANALYZER, names + [row.text for row in rows])
-        self._sent.append((rows, names, ticket))
-
-    def collect(self) -> KnownTerms | None:
-        """The terms of every row sent since the last call (``None`` when there are none)."""
-        sent, self._sent = self._sent, []
-        if self._worker is None or not sent:
-            return None
-        terms: dict[int, tuple[list[str], list[str], list[str]]] = {}
-        try:
-            for rows, names, ticket in sent:
-                tokens = self._worker.result(ticket)
-                named = dict(zip(names, tokens[: len(names)], strict=True))
-                for row, text_terms in zip(rows, tokens[len(names) :], strict=True):
-                    terms[row.key] = (named[row.title], named[row.heading], text_terms)
-        except (WorkerGone, ValueError) as exc:
-            self._failed(exc)
-            return None
-        return KnownTerms(INGEST_ANALYZER, terms)
-
-    def _failed(self, exc: Exception) -> None:
-        log.warning("analysis worker failed (%s): analyzing in process", exc)
-        self.close()
-        self._min_rows = None
-        self._sent = []
-
-    def close(self) -> None:
-        if self._worker is not None:
-            self._worker.close()
-            self._worker = None
-
-    def __enter__(self) -> _Analysis:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def _report(

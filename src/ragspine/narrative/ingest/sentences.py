@@ -87,7 +87,7 @@ def breaks_only_at_white_space(text: str) -> bool:
     """Whether every sentence boundary :func:`split_sentences` may find in ``text`` falls on
     white space (true unless it holds a CJK full stop): then the sentences joined by single
     spaces are ``" ".join(text.split())``."""
-    return not any(stop in text for stop in _CJK_STOPS)
+    return text.isascii() or not any(stop in text for stop in _CJK_STOPS)
 
 
 def _split_block(text: str) -> list[str]:

@@ -6,6 +6,11 @@ the data files) and, per committed generation, ``vectors-*.npy`` (float32, one r
 ANN index. Replacing ``meta.json`` is the commit point, so a reader sees either the old or the
 new generation, never a mix. Restricted vectors (level 3) are never stored.
 
+Vectors added to an index wait on disk until it commits, in a staging file of its own
+(``.staging-*.f32``, raw float32 rows, never named by ``meta.json``; one left by a stopped
+writer is deleted at the next commit): a writer's memory does not grow with the vectors it
+adds.
+
 Scores are inner products; with the L2-normalised rows an :class:`Embedder` returns, they are
 cosine similarities. Results sort by score descending, then key ascending.
 """
@@ -30,6 +35,11 @@ FORMAT_NAME = "ragspine-vector-index"
 FORMAT_VERSION = 1
 META_FILE = "meta.json"
 RESTRICTED = int(Sensitivity.RESTRICTED)
+STAGING_PREFIX = ".staging-"
+COPY_ROWS = 4096
+"""Rows copied at a time from an in-memory matrix to the staging file."""
+COPY_BYTES = 1 << 22
+"""Bytes copied at a time between a committed file, the staging file and the next commit."""
 DEFAULT_ANN_THRESHOLD = 50_000
 
 ScoredKey = tuple[int, float]
@@ -126,6 +136,8 @@ class ExactVectorIndex:
         self._keys: np.ndarray = np.zeros(0, dtype=np.int64)
         self._levels: np.ndarray = np.zeros(0, dtype=np.int8)
         self._sorted: tuple[np.ndarray, np.ndarray] | None = None
+        self._staging: Path | None = None  # holds exactly the rows of _vectors, when set
+        self._mapped = False  # _vectors is the whole committed vectors file, memory-mapped
         self._load()
 
     # -- persistence -------------------------------------------------------------------------
@@ -183,6 +195,7 @@ class ExactVectorIndex:
             )
         self._meta = meta
         self._vectors, self._keys, self._levels = vectors, keys, levels
+        self._mapped = isinstance(vectors, np.memmap)
         self.generation = int(meta["generation"])
         self._sorted = None
 
@@ -195,7 +208,14 @@ class ExactVectorIndex:
             "keys": f"keys-{tag}.npy",
             "levels": f"levels-{tag}.npy",
         }
-        _save_npy(self.folder / files["vectors"], self._vectors.astype(np.float32, copy=False))
+        staging = self._staging
+        if staging is not None:
+            shape = (len(self._keys), self.dim)
+            write_atomically(
+                self.folder / files["vectors"], lambda out: _write_staged(out, staging, shape)
+            )
+        else:
+            _save_npy(self.folder / files["vectors"], self._vectors.astype(np.float32, copy=False))
         _save_npy(self.folder / files["keys"], self._keys)
         _save_npy(self.folder / files["levels"], self._levels)
         files.update(self._write_extra_files(tag))
@@ -213,6 +233,7 @@ class ExactVectorIndex:
         fsync_dir(self.folder)
         self._meta = meta
         self.generation = int(generation)
+        self._staging = None  # its rows are in the committed file now
         self._remove_unreferenced(set(files.values()))
         self._reopen_committed()
 
@@ -224,11 +245,13 @@ class ExactVectorIndex:
         self._vectors = np.load(
             self.folder / self._meta["files"]["vectors"], mmap_mode="r", allow_pickle=False
         )
+        self._mapped = isinstance(self._vectors, np.memmap)
 
     def _remove_unreferenced(self, keep: set[str]) -> None:
         for path in self.folder.iterdir():
             stale_data = path.suffix in {".npy", ".faiss"} and path.name not in keep
-            if stale_data or (path.name.startswith(f".{META_FILE}.") and path.suffix == ".tmp"):
+            stale_meta = path.name.startswith(f".{META_FILE}.") and path.suffix == ".tmp"
+            if stale_data or stale_meta or path.name.startswith(STAGING_PREFIX):
                 path.unlink(missing_ok=True)
 
     # -- mutation ----------------------------------------------------------------------------
@@ -265,10 +288,45 @@ class ExactVectorIndex:
         self._append(key_arr[keep], matrix[keep], level_arr[keep].astype(np.int8))
 
     def _append(self, keys: np.ndarray, vectors: np.ndarray, levels: np.ndarray) -> None:
-        self._vectors = np.concatenate([np.asarray(self._vectors), vectors])
+        self._stage(np.ascontiguousarray(vectors, dtype=np.float32))
         self._keys = np.concatenate([self._keys, keys])
         self._levels = np.concatenate([self._levels, levels])
         self._sorted = None
+
+    def _stage(self, vectors: np.ndarray) -> None:
+        """Append ``vectors`` to the staging file (made first with the rows held so far) and
+        map it as the matrix: added rows wait on disk, not in memory."""
+        staging = self._staging
+        if staging is None:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            staging = self.folder / f"{STAGING_PREFIX}{uuid.uuid4().hex}.f32"
+            with staging.open("wb") as out:
+                self._copy_rows(out)
+            self._staging = staging
+        with staging.open("ab") as out:
+            vectors.tofile(out)
+        rows = len(self._keys) + len(vectors)
+        self._vectors = np.memmap(staging, dtype=np.float32, mode="r", shape=(rows, self.dim))
+        self._mapped = False
+
+    def _copy_rows(self, out: Any) -> None:
+        """Write the rows of the matrix to ``out`` (raw float32), a few thousand at a time;
+        from the committed file itself when the matrix is its memory map, so that its pages
+        are read, never mapped into this process."""
+        matrix = self._vectors
+        if self._mapped and isinstance(matrix, np.memmap) and len(matrix):
+            with Path(str(matrix.filename)).open("rb") as source:
+                source.seek(int(matrix.offset))
+                _copy_bytes(source, out, matrix.size * matrix.itemsize)
+            return
+        for start in range(0, len(matrix), COPY_ROWS):
+            block = np.asarray(matrix[start : start + COPY_ROWS], dtype=np.float32)
+            np.ascontiguousarray(block).tofile(out)
+
+    def _drop_staging(self) -> None:
+        if self._staging is not None:
+            self._staging.unlink(missing_ok=True)
+            self._staging = None
 
     def remove(self, keys: KeySet) -> None:
         """Forget ``keys``; unknown keys are ignored."""
@@ -277,7 +335,12 @@ class ExactVectorIndex:
             return
         keep = np.ones(len(self._keys), dtype=bool)
         keep[rows] = False
-        self._vectors = np.asarray(self._vectors)[keep]
+        if len(rows) == len(self._keys):
+            self._vectors = np.zeros((0, self.dim), dtype=np.float32)  # nothing read
+        else:
+            self._vectors = np.asarray(self._vectors)[keep]
+        self._mapped = False
+        self._drop_staging()  # the rows kept are in memory now
         self._keys = self._keys[keep]
         self._levels = self._levels[keep]
         self._sorted = None
@@ -440,6 +503,29 @@ class HnswVectorIndex(ExactVectorIndex):
             return self._exact(q, top_k, rows)
         hit_rows = labels[0][found]
         return _best_hits(scores[0][found], self._keys[hit_rows], top_k)
+
+
+def _copy_bytes(source: Any, out: Any, count: int) -> None:
+    """Copy ``count`` bytes from ``source`` to ``out`` a block at a time."""
+    while count > 0:
+        data = source.read(min(COPY_BYTES, count))
+        if not data:
+            raise StoreError(f"vector data ended {count} bytes early: the file is damaged")
+        out.write(data)
+        count -= len(data)
+
+
+def _write_staged(out: Any, staging: Path, shape: tuple[int, int]) -> None:
+    """Write the ``.npy`` file of the staged float32 rows: the header ``np.save`` writes,
+    then the rows, copied a block at a time."""
+    header: dict[str, Any] = {
+        "descr": np.lib.format.dtype_to_descr(np.dtype(np.float32)),
+        "fortran_order": False,
+        "shape": shape,
+    }
+    np.lib.format.write_array_header_1_0(out, header)
+    with staging.open("rb") as source:
+        _copy_bytes(source, out, shape[0] * shape[1] * 4)
 
 
 def _import_faiss() -> Any:

@@ -45,8 +45,9 @@ EmbedProgress = Callable[[int, int], None]
 CACHE_FILE = "embedding-cache.sqlite"
 VECTORS = "vectors"
 """The name of a library's vector index folder."""
-ADD_SLICE = 8192
-"""Rows embedded and added to an index at a time (bounds the vectors held outside the index)."""
+ADD_SLICE = 1024
+"""Rows read, embedded and added to an index at a time: bounds the texts and vectors held in
+memory (added vectors wait on disk until the index commits)."""
 
 
 def embedded_text(title: str, heading: str, text: str) -> str:
