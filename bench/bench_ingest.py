@@ -10,7 +10,8 @@ sides alternate for ``--rounds`` and the best time of each is kept):
   ``bench_retrieval_quality.py``). Ours is timed from the call to ``ingest_beir`` (reading the
   JSONL included); bm25s from texts already in memory.
   Wall time is the figure of the issue; CPU time (user + system) is printed beside it because
-  it moves less when other processes share the machine.
+  it moves less when other processes share the machine, once for the ingesting process and
+  once with its analysis worker's added (the work both cores did).
 - **hybrid rows** (``ingest beir --vectors`` minus lexical time against raw onnxruntime, and the
   peak memory of both) come from ``bench/_ingest_hybrid.py`` when it is there (``--skip-hybrid``
   leaves them out).
@@ -30,6 +31,7 @@ import resource
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -74,9 +76,14 @@ def _child_ragspine(job: dict[str, Any]) -> dict[str, Any]:
             profile.dump_stats(job["profile"])
     finally:
         workspace.close()
+    for thread in threading.enumerate():  # the analysis worker, once it has exited
+        if thread.name == "analysis-worker-reap":
+            thread.join(timeout=10)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
     return {
         "seconds": seconds,
         "cpu_seconds": cpu,
+        "worker_cpu_seconds": children.ru_utime + children.ru_stime,
         "peak_rss_mb": _peak_rss_mb(),
         "chunks": sum(outcome.chunks for outcome in report.outcomes),
         "failed": len(report.failures),
@@ -165,6 +172,7 @@ def lexical_rows(
     anchor = min(runs["bm25s"], key=lambda r: r["seconds"])
     ours_cpu = min(r["cpu_seconds"] for r in runs["ragspine"])
     anchor_cpu = min(r["cpu_seconds"] for r in runs["bm25s"])
+    both_cpu = min(r["cpu_seconds"] + r["worker_cpu_seconds"] for r in runs["ragspine"])
     ours_rss = max(r["peak_rss_mb"] for r in runs["ragspine"])
     anchor_rss = max(r["peak_rss_mb"] for r in runs["bm25s"])
     label = "full SciFact" if docs is None else "SciFact"
@@ -180,6 +188,12 @@ def lexical_rows(
             f"{ours_cpu:.2f} s",
             f"bm25s {anchor_cpu:.2f} s",
             f"{ours_cpu / anchor_cpu:.2f}x",
+        ),
+        (
+            "  same, CPU time of the ingest and its analysis worker",
+            f"{both_cpu:.2f} s",
+            f"bm25s {anchor_cpu:.2f} s",
+            f"{both_cpu / anchor_cpu:.2f}x",
         ),
         (
             "peak memory of that lexical ingest",

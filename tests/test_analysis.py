@@ -141,3 +141,15 @@ def test_ascii_fast_path_tokenizes_like_the_unicode_path() -> None:
 def test_analysis_folds_everything_the_matching_form_folds(text: str) -> None:
     """Query analysis already applies NFKC and case folding: the matching form changes nothing."""
     assert PLAIN.tokens(text) == PLAIN.tokens(match_key(text))
+
+
+@given(st.text(alphabet="ab09.,' x\n-", max_size=40))
+def test_the_ascii_token_pattern_finds_what_the_plain_alternation_finds(text: str) -> None:
+    """The ASCII token pattern, written to start with one character class, against the
+    plain alternation it replaced."""
+    import re
+
+    from ragspine import analysis
+
+    plain = re.compile(r"\d+(?:[.,]\d+)+|[a-z0-9]+")
+    assert analysis._ASCII_TOKEN.findall(text) == plain.findall(text)

@@ -67,8 +67,9 @@ _CJK = (
     "\U00020000-\U0002ffff"  # CJK extensions B and later
 )
 _TOKEN = re.compile(rf"[{_CJK}]+|\d+(?:[.,]\d+)+|[^\W_{_CJK}]+")
-# The same tokens as _TOKEN on lower-case ASCII text, found faster.
-_ASCII_TOKEN = re.compile(r"\d+(?:[.,]\d+)+|[a-z0-9]+")
+# The same tokens as _TOKEN on lower-case ASCII text, found faster: ``\d+(?:[.,]\d+)+|[a-z0-9]+``
+# written to start with one character class (the search skips to it in C).
+_ASCII_TOKEN = re.compile(r"[a-z0-9](?:(?<=[0-9])[0-9]*(?:[.,][0-9]+)+|[a-z0-9]*)")
 _CJK_CHAR = re.compile(rf"[{_CJK}]")
 _THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
 # Combining marks of Latin, Greek and Cyrillic diacritics and Arabic/Hebrew vowel points; the

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
 import pytest
@@ -120,3 +121,21 @@ def test_a_job_not_handed_over_is_taken_back_and_later_jobs_go_last() -> None:
         assert worker.result(urgent) == "routing"
         assert not worker.ready(later)  # handed over after the urgent one, still running
         assert worker.result(later) == "tokens"
+
+
+def test_a_job_that_does_not_pickle_stops_the_worker_cleanly(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """No exception escapes the worker's threads (a user would see its traceback)."""
+    escaped: list[object] = []
+    monkeypatch.setattr(threading, "excepthook", escaped.append)
+    worker = AnalysisWorker.start()
+    assert worker is not None
+    with worker:
+        unpicklable = threading.Lock()
+        broken = worker.relations(unpicklable, [("lib", "d", "text")])  # type: ignore[arg-type]
+        after = worker.routing_counts([(0, "text")])
+        for ticket in (broken, after):
+            with pytest.raises(WorkerGone):
+                worker.result(ticket)
+    assert escaped == []

@@ -235,9 +235,9 @@ analyzed in process: starting the worker would cost more than it saves)."""
 WORKER_DOCUMENTS = 1_000
 """An ingest announcing this many documents starts its worker at once, so that the worker's
 start-up overlaps the chunking of the first batch."""
-WAITING_ROWS = 4_096
+WAITING_ROWS = 8_192
 """Chunks prepared and waiting for the worker's analysis before the oldest waiting batch is
-written anyway (bounds what an ingest holds; at least one batch always waits)."""
+written anyway, taking back the jobs the worker has not started (bounds what an ingest holds)."""
 
 
 def _digest(*parts: bytes | str) -> str:

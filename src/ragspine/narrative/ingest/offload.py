@@ -154,15 +154,20 @@ class IngestAnalysis:
             self._inserted.append((results.jobs, list(zip(documents, keys, strict=True))))
 
     def collect(self) -> KnownTerms | None:
-        """The terms of the rows inserted since the last call that the worker analyzed
-        (``None`` when there are none): its jobs not started yet are taken back, and the
-        indexes analyze those rows in process."""
+        """The index terms of the rows inserted since the last call (``None`` when there are
+        none). Both sides work on what is left: this process takes back and analyzes the
+        newest jobs the worker has not started, while the worker finishes the oldest."""
         inserted, self._inserted = self._inserted, []
         worker = self._worker
         if worker is None or not inserted:
             return None
-        taken = {jobs.tokens for jobs, _ in reversed(inserted) if worker.withdraw(jobs.tokens)}
         known: dict[int, TermParts] = {}
+        taken: set[int] = set()
+        for jobs, documents in reversed(inserted):
+            if jobs.tokens not in taken and not worker.withdraw(jobs.tokens):
+                break  # under way or done, and so is every older job
+            taken.add(jobs.tokens)
+            known.update(_analyzed(documents))
         claimed: dict[int, list[list[str]]] = {}
         try:
             for jobs, documents in inserted:
@@ -207,3 +212,18 @@ def _claimed(worker: AnalysisWorker, ticket: int | None) -> Any:
     if ticket is None or worker.withdraw(ticket):
         return None
     return worker.result(ticket)
+
+
+def _analyzed(documents: Sequence[tuple[NewDocument, list[int]]]) -> dict[int, TermParts]:
+    """The index terms of inserted documents' chunks, analyzed in process (what the worker's
+    job gives: a text's terms do not depend on the texts analyzed with it)."""
+    chunks = [
+        (key, chunk) for new, keys in documents for key, chunk in zip(keys, new.chunks, strict=True)
+    ]
+    names = list(dict.fromkeys([c.title for _, c in chunks] + [c.heading for _, c in chunks]))
+    named = dict(zip(names, INGEST_ANALYZER.tokens_many(names), strict=True))
+    texts = INGEST_ANALYZER.tokens_many([chunk.text for _, chunk in chunks])
+    return {
+        key: (named[chunk.title], named[chunk.heading], text_terms)
+        for (key, chunk), text_terms in zip(chunks, texts, strict=True)
+    }

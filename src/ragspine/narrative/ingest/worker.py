@@ -204,8 +204,8 @@ class AnalysisWorker:
                     sent = glossary
                 pickle.dump((ticket, kind, payload), stdin, protocol=pickle.HIGHEST_PROTOCOL)
                 stdin.flush()
-        except (OSError, ValueError, pickle.PicklingError):
-            pass  # the worker is gone or cannot take the job: the reader reports it
+        except Exception as exc:  # a closed pipe, or a job that does not pickle
+            log.info("analysis worker input closed (%s)", exc)  # the reader reports it gone
         finally:
             with contextlib.suppress(OSError):
                 stdin.close()
