@@ -107,6 +107,10 @@ _EN: dict[str, str] = {
         "Which two metrics? A share or a ratio needs two; the question names one ({metric}). "
         "Known metrics include: {examples}."
     ),
+    "one_metric_only": (
+        "Which metric? A change, an average or a sum is computed over one metric, and the "
+        "question names several: {metrics}."
+    ),
     "needs_two_items": (
         "Between what? A change needs two periods or two entities; the question names one."
     ),
@@ -216,6 +220,10 @@ _IT: dict[str, str] = {
     "needs_two_metrics": (
         "Quali due metriche? Una quota o un rapporto ne richiede due; la domanda ne nomina una "
         "({metric}). Metriche note: {examples}."
+    ),
+    "one_metric_only": (
+        "Quale metrica? Una variazione, una media o una somma si calcola su una sola metrica, "
+        "e la domanda ne nomina più d'una: {metrics}."
     ),
     "needs_two_items": (
         "Tra cosa? Una variazione richiede due periodi o due entità; la domanda ne nomina uno."

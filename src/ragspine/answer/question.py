@@ -166,6 +166,7 @@ def _selection(rest: str) -> tuple[Selection, tuple[int, int] | None]:
     return Selection(Pick.ALL), None
 
 
+_PERCENT_RE = re.compile(r"(?<!\w)(?:percentage|percent|per cent|percentuale)(?!\w)|%")
 _EACH_RE = re.compile(r"(?<!\w)(?:respectively|rispettivamente|each)(?!\w)")
 
 _MONTH_NAMES = (
@@ -348,12 +349,16 @@ def read_question(
 
     operation, word = Operation.LOOKUP, ""
     found = _OPERATION_RE.search(rest)
+    counted = which is not None and which.re is _COUNT_PERIODS_RE
+    if counted and (selection is None or selection.pick not in (Pick.ABOVE, Pick.BELOW)):
+        which = selection = None  # "how many years is the lifespan": a duration, not a count
     if which is not None:
-        counted = which.re is _COUNT_PERIODS_RE
         operation = Operation.COUNT_PERIODS if counted else Operation.WHICH_PERIODS
         word = " ".join(which.group(0).split())
     elif found is not None and found.lastgroup is not None:
         operation, word = Operation[found.lastgroup], found.group(0)
+        if operation is Operation.RATIO and "proportion" in word and _PERCENT_RE.search(rest):
+            operation = Operation.SHARE  # "the proportion, in percentage, of X over Y"
     elif len(set(periods)) >= 2 or year_range is not None:
         summed = _SUM_RE.search("".join(outside_metrics))
         if summed is not None and not _EACH_RE.search(rest):

@@ -447,8 +447,12 @@ def _compared(
     principal: Principal,
     level: int,
 ) -> AnswerStatus | FiguresPart:
-    """A change, a percentage change or an average of the first metric over entity x period
-    items, computed by :func:`ragspine.graph.compare.compare`."""
+    """A change, a percentage change, an average or a sum of one metric over entity x period
+    items, computed by :func:`ragspine.graph.compare.compare` (a question naming several
+    metrics is asked back: these operations take one)."""
+    if len(reading.metrics) > 1:  # "the difference between X and Y": not one metric's change
+        names = ", ".join(builder.glossary.metrics.terms[m].label for m in reading.metrics)
+        return _clarify(text(builder.locale, "one_metric_only", metrics=names))
     items = [(entity, period) for entity in entities for period in periods]
     operation = reading.operation
     if len(items) < 2:

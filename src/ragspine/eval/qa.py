@@ -57,6 +57,7 @@ COUNTS = (
     "exact",
     "refused",
     "wrong",
+    "wrong_sign_only",
     "inexact",
     "fabricated",
     "citation_invalid",
@@ -98,6 +99,8 @@ class Outcome:
     route_correct: bool
     span_in_citation: bool
     derivation: str = ""
+    sign_only: bool = False
+    """Wrong only in sign (the dataset reads a bracketed expense as its magnitude)."""
 
 
 @dataclass(slots=True)
@@ -118,6 +121,7 @@ class QAReport:
             counts["refused"] += not answered
             counts["exact"] += o.exact
             counts["wrong"] += o.wrong
+            counts["wrong_sign_only"] += o.wrong and o.sign_only
             counts["inexact"] += answered and not o.exact and not o.wrong
             counts["fabricated"] += bool(o.fabricated)
             counts["citation_invalid"] += o.citation_invalid
@@ -445,9 +449,15 @@ def score_answer(
     exact = False
     wrong = False
     f1 = 0.0
+    sign_only = False
     if answered and numbers and numeric_gold:
         exact = score_numbers(numbers, item.gold, item.scale)
         wrong = not exact
+        sign_only = wrong and score_numbers(
+            [(abs(v), scale, unit) for v, scale, unit in numbers],
+            [g.lstrip("-(").rstrip(")") for g in item.gold],
+            item.scale,
+        )
         f1 = 1.0 if exact else 0.0
     elif answered:
         first = answer.sentences[0].text if answer.sentences else answer.text
@@ -477,6 +487,7 @@ def score_answer(
         answer.route in _ROUTES.get(item.answer_from, {answer.route}),
         in_citation,
         derivation,
+        sign_only,
     )
 
 

@@ -10,7 +10,8 @@ Reading a table:
 - A column's period comes from its header cells read by the period grammar
   (:func:`ragspine.periods.parse_period`), after footnote marks such as ``(4)`` and unit marks
   such as ``€m`` or ``$'000`` are removed. A column with no period (``As Reported``,
-  ``Adjustments``, ``Change``) is skipped and reported, and so are columns that share a period.
+  ``Adjustments``, ``Change``) is skipped and reported, and so are columns that share a period,
+  and a lone period header over several value columns (it may span them).
 - Data rows: the row label is the metric (a generated glossary term, the label its spelling);
   a label-only row is a section heading; a label repeated in the table is prefixed with its
   section (``Americas: Total``); labels still colliding are reported, never stored.
@@ -368,6 +369,17 @@ def import_tatqa(
                     TatSkip(uid, name, "", "another column has the same period (ambiguous)")
                 )
                 del periods[column]
+        with_data = [c for c in range(1, width) if any(r.cells[c - 1].strip() for r in data)]
+        if len(periods) == 1 and len(with_data) > 1:
+            # One period header over several value columns ("As of February 28, 2019" above
+            # "As reported | Adjustments | Adoption") may span them all: which one it names
+            # is not known.
+            column = next(iter(periods))
+            name = " / ".join(_clean(rows[i][column]) for i in header if rows[i][column])
+            skipped.append(
+                TatSkip(uid, name, "", "the only period header may span several columns")
+            )
+            periods.clear()
         labels = _labels(data)
         made: dict[FactKey, list[Fact]] = {}
         for row in data:
