@@ -450,15 +450,15 @@ def _compared(
     """A change, a percentage change, an average or a sum of one metric over entity x period
     items, computed by :func:`ragspine.graph.compare.compare` (a question naming several
     metrics is asked back: these operations take one)."""
-    if len(reading.metrics) > 1:  # "the difference between X and Y": not one metric's change
-        names = ", ".join(builder.glossary.metrics.terms[m].label for m in reading.metrics)
-        return _clarify(text(builder.locale, "one_metric_only", metrics=names))
     items = [(entity, period) for entity in entities for period in periods]
     operation = reading.operation
     if len(items) < 2:
         if operation is Operation.PERCENT_CHANGE:
             return _clarify(text(builder.locale, "needs_two_items"))
         return _lookups(builder, reading, entities, periods, store, principal, level)
+    if len(reading.metrics) > 1:  # "the difference between X and Y": not one metric's change
+        names = ", ".join(builder.glossary.metrics.terms[m].label for m in reading.metrics)
+        return _clarify(text(builder.locale, "one_metric_only", metrics=names))
     _check_items(len(items))
     metric = reading.metrics[0]
     builder.lookups += len(items)
