@@ -165,3 +165,36 @@ def test_a_restricted_row_is_never_a_candidate_or_named(tat: Workspace) -> None:
     hidden = _ask(tat, "What was the change in secret reserve from 2018 to 2019?")
     assert hidden.status is not AnswerStatus.ANSWERED and hidden.figures == ()
     assert not re.search(r"(?<![\w-])[789](?!\w)", hidden.text)
+
+
+def test_a_metric_alone_with_the_call_entity_may_ask_for_a_definition(tat: Workspace) -> None:
+    definition = _ask(tat, "What does net sales consist of?")
+    assert definition.route == "narrative"  # no period, no operation: the documents say
+    assert _ask(tat, "What were net sales in 2019?").route == "structured"
+
+
+def test_how_many_things_is_never_answered_by_a_passage(tat: Workspace) -> None:
+    answer = _ask(tat, "How many components are there under net sales?")
+    assert answer.route == "structured" and answer.status is AnswerStatus.NEEDS_CLARIFICATION
+    assert "'components'" in answer.text and not answer.figures
+
+
+def test_a_lone_period_header_over_several_columns_is_not_guessed(tmp_path: Path) -> None:
+    spanning = {
+        "table": {
+            "uid": "t-2",
+            "table": [
+                ["", "", "As of February 28, 2019", ""],
+                ["", "As reported", "Adjustments", "Without adoption"],
+                ["Deferred income tax assets", "22,626", "(532)", "22,094"],
+            ],
+        },
+        "paragraphs": [],
+        "questions": [],
+    }
+    source = tmp_path / "t.json"
+    source.write_text(json.dumps([spanning]), "utf-8")
+    with Workspace.open(tmp_path / "ws", create=True) as ws:
+        report = ws.ingest_tatqa(source)
+        assert not list(ws.facts.scan(max_level=99, entity="tatqa-t-2"))
+    assert "the only period header may span several columns" in str(report)

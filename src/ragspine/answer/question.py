@@ -166,6 +166,7 @@ def _selection(rest: str) -> tuple[Selection, tuple[int, int] | None]:
     return Selection(Pick.ALL), None
 
 
+_COUNTED_RE = re.compile(r"(?<!\w)(?:how many|sum of|quanti|quante|somma d)(?!\w)")
 _PERCENT_RE = re.compile(r"(?<!\w)(?:percentage|percent|per cent|percentuale)(?!\w)|%")
 _EACH_RE = re.compile(r"(?<!\w)(?:respectively|rispettivamente|each)(?!\w)")
 
@@ -226,6 +227,9 @@ class QuestionReading:
     ``2017-2019``): an average or a sum covers every year of it."""
     selection: Selection | None = None
     """What a ``which year`` / ``how many years`` question selects."""
+    counted: bool = False
+    """The question asks how many of something, or for a sum of all of something: a number
+    no passage is evidence for."""
     unexplained: tuple[str, ...] = ()
     """Words of the question that other stored metrics use and the matched ones lack: the
     answer asks rather than answering for a row the question may not mean."""
@@ -237,7 +241,7 @@ class QuestionReading:
     def calculation(self) -> bool:
         """The question asks for a computed number: a calculation operation, or a change
         between two named periods."""
-        if self.operation in CALCULATIONS:
+        if self.operation in CALCULATIONS or self.counted:
             return True
         return self.operation is Operation.CHANGE and (
             len(self.periods) >= 2 or self.year_range is not None
@@ -375,6 +379,7 @@ def read_question(
         base_period,
         year_range,
         selection,
+        bool(_COUNTED_RE.search(text)),
         metrics_found.ambiguous if metrics_found is not None else (),
     )
 
@@ -382,7 +387,8 @@ def read_question(
 def choose_route(reading: QuestionReading, *, entity_given: bool = False) -> tuple[Route, str]:
     """The route of ``reading`` under ``auto`` and why (the terms and cues that decided).
 
-    ``entity_given``: the call names the entity, which then counts as named. A calculation
+    ``entity_given``: the call names the entity, which then counts as named for an operation
+    (a metric alone with it, ``What is Audit Fees?``, may ask for a definition). A calculation
     (:attr:`QuestionReading.calculation`) without an explanation cue is ``structured`` even when
     no metric is recognised: a passage cannot compute it, so the answer asks which figure."""
     named = []
@@ -403,7 +409,9 @@ def choose_route(reading: QuestionReading, *, entity_given: bool = False) -> tup
     if reading.ambiguous:  # the question names stored metrics; which one is asked back
         route = Route.STRUCTURED
         terms += f"; metrics that fit equally: {', '.join(reading.ambiguous)}"
-    elif reading.structured or (reading.metrics and entity_given):
+    elif reading.structured or (
+        reading.metrics and entity_given and reading.operation is not Operation.LOOKUP
+    ):
         route = Route.COMPOSITE if reading.cues else Route.STRUCTURED
     elif reading.calculation and not reading.cues and (entity_given or reading.entities):
         route = Route.STRUCTURED
