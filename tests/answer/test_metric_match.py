@@ -198,3 +198,14 @@ def test_a_lone_period_header_over_several_columns_is_not_guessed(tmp_path: Path
         report = ws.ingest_tatqa(source)
         assert not list(ws.facts.scan(max_level=99, entity="tatqa-t-2"))
     assert "the only period header may span several columns" in str(report)
+
+
+def test_convfinqa_style_dated_headers() -> None:
+    from ragspine.structured.headers import dated_period
+
+    assert dated_period("12/31/2016") == "FY2016"
+    assert dated_period("12/31/05") == "FY2005"
+    assert dated_period("december 30 2006") == "FY2006"
+    assert dated_period("for the years ended december 31 , 2017") == "FY2017"
+    assert dated_period("1/3/2015") == "FY2015"
+    assert dated_period("2/30/2019") is None and dated_period("maturity amount") is None

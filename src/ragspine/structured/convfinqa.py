@@ -25,6 +25,7 @@ from ragspine.errors import IngestError
 from ragspine.glossary import DEFAULT_CHANNEL, Glossary, MetricKind, Term, TermType
 from ragspine.security import Sensitivity
 from ragspine.structured.facts import Fact, FactKey, Scale, utc_now
+from ragspine.structured.headers import dated_period
 from ragspine.structured.ingest import RowProgress
 from ragspine.structured.numbers import parse_value, shown
 from ragspine.structured.tables import read_text_file
@@ -157,9 +158,15 @@ def import_convfinqa(
             new_entities.setdefault(entity, Term(TermType.ENTITY, entity, ticker.upper()))
         table = _table(filing, source_name)
         for column, rows in table.items():
-            if not _YEAR.match(column.strip()):
-                skipped.append(Skip(filing_id, column, "", "column header is not a plain year"))
-                continue
+            if _YEAR.match(column.strip()):
+                period = f"FY{column.strip()}"
+            else:
+                dated = dated_period(column, glossary.fiscal_year_start_month)
+                if dated is None:
+                    reason = "column header is not a year or a year-end date"
+                    skipped.append(Skip(filing_id, column, "", reason))
+                    continue
+                period = dated
             for row_label, cell in rows.items():
                 label = " ".join(str(row_label).split())
                 if not label:
@@ -179,7 +186,7 @@ def import_convfinqa(
                 fact = Fact(
                     metric,
                     entity,
-                    f"FY{column.strip()}",
+                    period,
                     DEFAULT_CHANNEL,
                     value,
                     "",

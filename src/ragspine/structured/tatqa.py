@@ -32,17 +32,17 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 from ragspine.errors import IngestError, PeriodError
 from ragspine.glossary import DEFAULT_CHANNEL, Glossary, MetricKind, Term, TermType
-from ragspine.periods import PeriodKind, parse_period, period_of_date
+from ragspine.periods import parse_period
 from ragspine.security import Sensitivity
 from ragspine.structured.convfinqa import metric_for_label
 from ragspine.structured.facts import Fact, FactKey, Scale, utc_now
+from ragspine.structured.headers import dated_period
 from ragspine.structured.ingest import RowProgress
 from ragspine.structured.numbers import parse_value, shown
 from ragspine.structured.tables import read_text_file
@@ -167,40 +167,7 @@ def _clean(cell: str) -> str:
     return " ".join(cell.split())
 
 
-_MONTHS = (
-    "january|february|march|april|may|june|july|august|september|october|november|december"
-    "|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec"
-)
-_DATE_HEADER = re.compile(
-    r"(?:(?:balance\s+)?(?:at|as\s+at|as\s+of|(?:fiscal\s+)?years?\s+ended|\d+\s+weeks\s+ended"
-    r"|ended)\s+)?"
-    rf"(?:(?P<m1>{_MONTHS})\.?\s+(?P<d1>\d{{1,2}})\s*,?\s*(?P<y1>\d{{4}})"
-    rf"|(?P<d2>\d{{1,2}})\s+(?P<m2>{_MONTHS})\.?\s*,?\s*(?P<y2>\d{{4}}))",
-    re.IGNORECASE,
-)
-"""A column header that is a date, alone or after ``At``, ``As of``, ``Year ended``,
-``52 weeks ended`` (``At December 31, 2019``, ``As at 31 March 2019``): the fiscal year that
-contains it. Headers of shorter spans (``Three months ended ...``) do not match."""
 _SPACED_YEAR = re.compile(r"(?<![\w.])((?:19|20)|(?:1 9|2 0)) ?(\d) ?(\d)(?![\w.])")
-
-
-def _month_number(name: str) -> int:
-    key = name.casefold()[:3]
-    return [m[:3] for m in _MONTHS.split("|")[:12]].index(key) + 1
-
-
-def _date_header(text: str, fiscal_start_month: int) -> str | None:
-    found = _DATE_HEADER.fullmatch(text)
-    if found is None:
-        return None
-    month = found["m1"] or found["m2"]
-    day = int(found["d1"] or found["d2"])
-    year = int(found["y1"] or found["y2"])
-    try:
-        when = date(year, _month_number(month), day)
-    except ValueError:
-        return None
-    return period_of_date(when, PeriodKind.YEAR, fiscal_start_month).label
 
 
 def header_period(text: str, fiscal_start_month: int = 1) -> str | None:
@@ -220,7 +187,7 @@ def header_period(text: str, fiscal_start_month: int = 1) -> str | None:
             return parse_period(candidate, None, fiscal_start_month).label
         except PeriodError:
             pass
-        dated = _date_header(candidate, fiscal_start_month)
+        dated = dated_period(candidate, fiscal_start_month)
         if dated is not None:
             return dated
     return None

@@ -1,0 +1,51 @@
+"""Column headers that are dates: the fiscal year a balance date or a year end belongs to.
+
+Report tables head their columns with the date a balance is struck or a year ends more often
+than with a year: ``At December 31, 2019``, ``As at 31 March 2019``, ``52 weeks ended 30 June
+2019``, ``for the years ended december 31 , 2017``, ``12/31/2016``, ``december 30 2006``. Such a
+header names the fiscal year that contains the date (:func:`ragspine.periods.period_of_date`),
+also for a 52/53-week year that ends in early January (``1/3/2015`` is FY2015: moving it to the
+year before was measured and made more TAT-QA and ConvFinQA answers wrong, not fewer). Headers
+of shorter spans (``Three months ended ...``) and impossible dates (``February 30, 2019``) are
+not periods.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+
+from ragspine.periods import PeriodKind, period_of_date
+
+_MONTHS = (
+    "january|february|march|april|may|june|july|august|september|october|november|december"
+    "|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec"
+)
+_MONTH_NUMBERS = {name[:3]: number for number, name in enumerate(_MONTHS.split("|")[:12], 1)}
+_DATED = re.compile(
+    r"(?:(?:balance\s+)?(?:at|as\s+at|as\s+of|(?:for\s+the\s+)?(?:fiscal\s+)?years?\s+ended"
+    r"|\d+\s+weeks\s+ended|ended)\s+)?"
+    rf"(?:(?P<m1>{_MONTHS})\.?\s+(?P<d1>\d{{1,2}})\s*,?\s*(?P<y1>\d{{4}})"
+    rf"|(?P<d2>\d{{1,2}})\s+(?P<m2>{_MONTHS})\.?\s*,?\s*(?P<y2>\d{{4}})"
+    r"|(?P<m3>\d{1,2})/(?P<d3>\d{1,2})/(?P<y3>\d{4}|\d{2}))",
+    re.IGNORECASE,
+)
+
+
+def dated_period(text: str, fiscal_start_month: int = 1) -> str | None:
+    """The fiscal-year label of a header that is a date (see the module docstring), or None."""
+    found = _DATED.fullmatch(" ".join(text.split()))
+    if found is None:
+        return None
+    if found["m3"]:
+        month, day, year = int(found["m3"]), int(found["d3"]), int(found["y3"])
+        year += 2000 if year < 70 else 1900 if year < 100 else 0
+    else:
+        name = (found["m1"] or found["m2"]).casefold()[:3]
+        month, day = _MONTH_NUMBERS[name], int(found["d1"] or found["d2"])
+        year = int(found["y1"] or found["y2"])
+    try:
+        when = date(year, month, day)
+    except ValueError:
+        return None
+    return period_of_date(when, PeriodKind.YEAR, fiscal_start_month).label
