@@ -209,3 +209,10 @@ def test_convfinqa_style_dated_headers() -> None:
     assert dated_period("for the years ended december 31 , 2017") == "FY2017"
     assert dated_period("1/3/2015") == "FY2015"
     assert dated_period("2/30/2019") is None and dated_period("maturity amount") is None
+
+
+def test_a_change_in_one_year_runs_from_the_year_before(tat: Workspace) -> None:
+    answer = _ask(tat, "What was the change in net sales in 2019?")
+    change = [f for f in answer.figures if f.kind is FigureKind.CHANGE]
+    assert change and change[0].value is not None and change[0].value.value == 300
+    assert any("the year before" in a for a in answer.assumptions)

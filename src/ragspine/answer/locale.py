@@ -95,6 +95,10 @@ _EN: dict[str, str] = {
         "Which metric? The question names none of the metrics stored for {entity}, which "
         "include: {examples}."
     ),
+    "assume_year_before": (
+        "Periods: {earlier} to {later} (the question names one year; a change in it runs from "
+        "the year before)."
+    ),
     "assume_periods_all": (
         "Periods: {periods} (the question names none; every period with a stored fact for "
         "{metric} of {entity})."
@@ -184,6 +188,10 @@ _IT: dict[str, str] = {
     "needs_stored_metric": (
         "Quale metrica? La domanda non nomina alcuna delle metriche memorizzate per {entity}, "
         "tra cui: {examples}."
+    ),
+    "assume_year_before": (
+        "Periodi: da {earlier} a {later} (la domanda nomina un solo anno; una variazione in "
+        "quell'anno parte dall'anno precedente)."
     ),
     "assume_periods_all": (
         "Periodi: {periods} (la domanda non ne nomina; ogni periodo con un fatto memorizzato "

@@ -49,3 +49,13 @@ def dated_period(text: str, fiscal_start_month: int = 1) -> str | None:
     except ValueError:
         return None
     return period_of_date(when, PeriodKind.YEAR, fiscal_start_month).label
+
+
+_FOOTNOTE = re.compile(r"\(\s*[0-9a-z]{1,2}\s*\)|\s*\*+$", re.IGNORECASE)
+
+
+def footnote_free(label: str) -> str:
+    """A row label without footnote marks (``delphi automotive plc ( 1 )``, ``Tax Fees (2)``,
+    ``Revenue*``), whitespace collapsed; the label as written when nothing else is left."""
+    cleaned = " ".join(_FOOTNOTE.sub(" ", label).split())
+    return cleaned or " ".join(label.split())

@@ -42,7 +42,7 @@ from ragspine.periods import parse_period
 from ragspine.security import Sensitivity
 from ragspine.structured.convfinqa import metric_for_label
 from ragspine.structured.facts import Fact, FactKey, Scale, utc_now
-from ragspine.structured.headers import dated_period
+from ragspine.structured.headers import dated_period, footnote_free
 from ragspine.structured.ingest import RowProgress
 from ragspine.structured.numbers import parse_value, shown
 from ragspine.structured.tables import read_text_file
@@ -259,7 +259,7 @@ def _split(rows: Sequence[Sequence[str]], fiscal_start_month: int) -> tuple[list
 
 def row_label(text: str) -> str:
     """A row label without footnote marks (``Tax Fees (2)`` is ``Tax Fees``)."""
-    return _clean(_FOOTNOTE.sub(" ", text)) or _clean(text)
+    return footnote_free(text)
 
 
 def _labels(data: list[_Row]) -> dict[int, str]:
