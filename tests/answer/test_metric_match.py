@@ -216,3 +216,10 @@ def test_a_change_in_one_year_runs_from_the_year_before(tat: Workspace) -> None:
     change = [f for f in answer.figures if f.kind is FigureKind.CHANGE]
     assert change and change[0].value is not None and change[0].value.value == 300
     assert any("the year before" in a for a in answer.assumptions)
+
+
+def test_the_average_of_one_year_is_of_its_opening_and_closing(tat: Workspace) -> None:
+    answer = _ask(tat, "What was the 2019 average net sales?")
+    average = [f for f in answer.figures if f.kind is FigureKind.AVERAGE]
+    assert average and average[0].value is not None and average[0].value.value == 1050
+    assert any("average balance" in a for a in answer.assumptions)

@@ -95,6 +95,10 @@ _EN: dict[str, str] = {
         "Which metric? The question names none of the metrics stored for {entity}, which "
         "include: {examples}."
     ),
+    "assume_average_year": (
+        "Periods: {earlier} and {later} (the average of one year: of its value and the year "
+        "before's, as for an average balance)."
+    ),
     "assume_year_before": (
         "Periods: {earlier} to {later} (the question names one year; a change in it runs from "
         "the year before)."
@@ -188,6 +192,10 @@ _IT: dict[str, str] = {
     "needs_stored_metric": (
         "Quale metrica? La domanda non nomina alcuna delle metriche memorizzate per {entity}, "
         "tra cui: {examples}."
+    ),
+    "assume_average_year": (
+        "Periodi: {earlier} e {later} (la media di un anno: del suo valore e di quello "
+        "dell'anno precedente, come per un saldo medio)."
     ),
     "assume_year_before": (
         "Periodi: da {earlier} a {later} (la domanda nomina un solo anno; una variazione in "

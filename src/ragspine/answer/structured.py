@@ -361,13 +361,12 @@ def answer_figures(
             assumptions.append(text(locale, "assume_period_latest", period=periods[0], **named))
 
     one = len(periods) == 1 and len(entities) == 1 and len(reading.metrics) == 1
-    if reading.operation in _CHANGES and one and not reading.cues:
+    if reading.operation in (*_CHANGES, Operation.AVERAGE) and one and not reading.cues:
         only = parse_period(periods[0], None, glossary.fiscal_year_start_month)
-        if only.kind is PeriodKind.YEAR:  # "the change in revenue in 2019": from 2018
-            periods = [f"FY{only.year - 1}", periods[0]]
-            assumptions.append(
-                text(locale, "assume_year_before", earlier=periods[0], later=periods[1])
-            )
+        if only.kind is PeriodKind.YEAR:  # "the change in 2019": from 2018; "the 2019 average"
+            periods = [f"FY{only.year - 1}", periods[0]]  # of a balance: opening and closing
+            key = "assume_year_before" if reading.operation in _CHANGES else "assume_average_year"
+            assumptions.append(text(locale, key, earlier=periods[0], later=periods[1]))
     periods = _ordered_periods(reading, periods, glossary)
     operation = _OPERATIONS.get(reading.operation, _lookups)
     status = operation(builder, reading, entities, periods, store, principal, level)
