@@ -32,3 +32,36 @@ def test_full_convfinqa_import(tmp_path: Path) -> None:
     # Re-importing the same file changes nothing.
     _, again = ws.ingest_convfinqa(source)
     assert (again.added, again.replaced) == (0, 0)
+
+
+def test_a_table_with_periods_as_rows_is_read_turned(tmp_path: Path) -> None:
+    """Rows ``31-dec-2013`` under columns ``citi`` / ``s&p 500``: the columns are the series."""
+    import json
+
+    filing = {
+        "id": "Single_C/2017/page_328.pdf-1",
+        "doc": {
+            "pre_text": [],
+            "post_text": [],
+            "table": {
+                "citi": {"31-dec-2012": 100.0, "31-dec-2013": 131.8, "thereafter": 5.0},
+                "s&p 500": {"31-dec-2012": 100.0, "31-dec-2013": 132.4},
+            },
+        },
+        "dialogue": {"conv_questions": ["q"], "executed_answers": [1.0]},
+    }
+    unit_only = {
+        "id": "Single_X/2003/page_84.pdf",
+        "doc": {"table": {"( in thousands )": {"2004": 10.0, "2005": 20.0}}},
+        "dialogue": {"conv_questions": ["q"], "executed_answers": [1.0]},
+    }
+    source = tmp_path / "c.json"
+    source.write_text(json.dumps({"dev": [filing, unit_only]}), "utf-8")
+    ws = Workspace.init(tmp_path / "ws")
+    result, _ = ws.ingest_convfinqa(source)
+    res = ws.query_metric("citi", "C", "FY2013", principal=PUBLIC)
+    assert res.status == "found" and res.value == Decimal("131.8")
+    assert res.locator is not None and "row '31-dec-2013', column 'citi'" in res.locator
+    # "thereafter" is no period; a unit-only header is no metric: nothing read from that table.
+    assert {f.entity for f in result.facts} == {"c"}
+    assert len(result.facts) == 4

@@ -126,6 +126,40 @@ def _table(filing: Mapping[str, Any], source_name: str) -> Mapping[str, Mapping[
     return table
 
 
+def _period_of(header: str, glossary: Glossary) -> str | None:
+    if _YEAR.match(header.strip()):
+        return f"FY{header.strip()}"
+    return dated_period(header, glossary.fiscal_year_start_month)
+
+
+_UNIT_ONLY = re.compile(
+    r"^[\s()$%]*(?:amount|amounts|in|thousands|millions|billions|dollars|\$|\(|\)|\s)*$",
+    re.IGNORECASE,
+)
+
+
+def _oriented(
+    table: Mapping[str, Mapping[str, Any]], glossary: Glossary
+) -> tuple[Mapping[str, Mapping[str, Any]], bool]:
+    """The table as column -> row -> cell with periods as columns, and whether it was turned:
+    a table none of whose columns is a period but at least two of whose rows are (``31-dec-2013``
+    rows under ``citi`` / ``s&p 500`` columns) is read with rows and columns swapped. A column
+    header that only names a unit (``amount ( in millions )``) is no metric, and that table is
+    left as it is (its columns are then reported)."""
+    if any(_period_of(column, glossary) for column in table):
+        return table, False
+    rows = {label for cells in table.values() for label in cells}
+    if sum(1 for label in rows if _period_of(str(label), glossary)) < 2:
+        return table, False
+    if any(_UNIT_ONLY.match(column) for column in table):
+        return table, False
+    turned: dict[str, dict[str, Any]] = {}
+    for column, cells in table.items():
+        for label, cell in cells.items():
+            turned.setdefault(str(label), {})[column] = cell
+    return turned, True
+
+
 def import_convfinqa(
     filings: Iterable[Mapping[str, Any]],
     glossary: Glossary,
@@ -156,17 +190,14 @@ def import_convfinqa(
         if entity is None:
             entity = ticker.lower()
             new_entities.setdefault(entity, Term(TermType.ENTITY, entity, ticker.upper()))
-        table = _table(filing, source_name)
+        table, transposed = _oriented(_table(filing, source_name), glossary)
         for column, rows in table.items():
-            if _YEAR.match(column.strip()):
-                period = f"FY{column.strip()}"
-            else:
-                dated = dated_period(column, glossary.fiscal_year_start_month)
-                if dated is None:
-                    reason = "column header is not a year or a year-end date"
-                    skipped.append(Skip(filing_id, column, "", reason))
-                    continue
-                period = dated
+            dated = _period_of(column, glossary)
+            if dated is None:
+                reason = "column header is not a year or a year-end date"
+                skipped.append(Skip(filing_id, column, "", reason))
+                continue
+            period = dated
             for row_label, cell in rows.items():
                 label = footnote_free(str(row_label))
                 if not label:
@@ -193,7 +224,11 @@ def import_convfinqa(
                     "",
                     Scale.ONE,
                     filing_id,
-                    f"{filing_id}, page {page}, column {column.strip()!r}, row {label!r}",
+                    (
+                        f"{filing_id}, page {page}, row {column.strip()!r}, column {label!r}"
+                        if transposed
+                        else f"{filing_id}, page {page}, column {column.strip()!r}, row {label!r}"
+                    ),
                     Sensitivity.PUBLIC,
                     f"{filing_year}",
                     now,

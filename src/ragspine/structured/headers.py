@@ -2,7 +2,8 @@
 
 Report tables head their columns with the date a balance is struck or a year ends more often
 than with a year: ``At December 31, 2019``, ``As at 31 March 2019``, ``52 weeks ended 30 June
-2019``, ``for the years ended december 31 , 2017``, ``12/31/2016``, ``december 30 2006``. Such a
+2019``, ``for the years ended december 31 , 2017``, ``12/31/2016``, ``december 30 2006``,
+``31-dec-2013``. Such a
 header names the fiscal year that contains the date (:func:`ragspine.periods.period_of_date`),
 also for a 52/53-week year that ends in early January (``1/3/2015`` is FY2015: moving it to the
 year before was measured and made more TAT-QA and ConvFinQA answers wrong, not fewer). Headers
@@ -27,7 +28,8 @@ _DATED = re.compile(
     r"|\d+\s+weeks\s+ended|ended)\s+)?"
     rf"(?:(?P<m1>{_MONTHS})\.?\s+(?P<d1>\d{{1,2}})\s*,?\s*(?P<y1>\d{{4}})"
     rf"|(?P<d2>\d{{1,2}})\s+(?P<m2>{_MONTHS})\.?\s*,?\s*(?P<y2>\d{{4}})"
-    r"|(?P<m3>\d{1,2})/(?P<d3>\d{1,2})/(?P<y3>\d{4}|\d{2}))",
+    r"|(?P<m3>\d{1,2})/(?P<d3>\d{1,2})/(?P<y3>\d{4}|\d{2})"
+    rf"|(?P<d4>\d{{1,2}})-(?P<m4>{_MONTHS})-(?P<y4>\d{{4}}|\d{{2}}))",
     re.IGNORECASE,
 )
 
@@ -39,11 +41,11 @@ def dated_period(text: str, fiscal_start_month: int = 1) -> str | None:
         return None
     if found["m3"]:
         month, day, year = int(found["m3"]), int(found["d3"]), int(found["y3"])
-        year += 2000 if year < 70 else 1900 if year < 100 else 0
     else:
-        name = (found["m1"] or found["m2"]).casefold()[:3]
-        month, day = _MONTH_NUMBERS[name], int(found["d1"] or found["d2"])
-        year = int(found["y1"] or found["y2"])
+        name = (found["m1"] or found["m2"] or found["m4"]).casefold()[:3]
+        month, day = _MONTH_NUMBERS[name], int(found["d1"] or found["d2"] or found["d4"])
+        year = int(found["y1"] or found["y2"] or found["y4"])
+    year += 2000 if year < 70 else 1900 if year < 100 else 0
     try:
         when = date(year, month, day)
     except ValueError:
