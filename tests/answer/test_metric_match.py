@@ -223,3 +223,30 @@ def test_the_average_of_one_year_is_of_its_opening_and_closing(tat: Workspace) -
     average = [f for f in answer.figures if f.kind is FigureKind.AVERAGE]
     assert average and average[0].value is not None and average[0].value.value == 1050
     assert any("average balance" in a for a in answer.assumptions)
+
+
+def test_the_sum_of_two_metrics_in_one_year(tat: Workspace) -> None:
+    answer = _ask(
+        tat, "What is the sum of deferred tax assets and deferred tax liabilities in 2019?"
+    )
+    sums = [f for f in answer.figures if f.kind is FigureKind.SUM]
+    assert sums and sums[0].value is not None and sums[0].value.value == 30  # 50 + (-20)
+    assert len(sums[0].inputs) == 2
+
+
+def test_arithmetic_with_a_number_the_question_gives_is_refused(tat: Workspace) -> None:
+    answer = _ask(tat, "What were net sales in 2019 less an initial $100 investment?")
+    assert answer.status is AnswerStatus.REFUSED
+    assert [f.kind for f in answer.figures] == [FigureKind.FACT]  # the stored figure, shown
+    assert "stored facts only" in answer.text
+
+
+def test_convfinqa_gold_writes_percentages_as_fractions() -> None:
+    from fractions import Fraction
+
+    from ragspine.eval.qa import score_numbers
+
+    predicted = [(Fraction(3477, 100), None, "%")]
+    assert score_numbers(predicted, ["0.34769"], "", percent_as_fraction=True)
+    assert not score_numbers(predicted, ["0.34769"], "")
+    assert not score_numbers(predicted, ["0.3512"], "", percent_as_fraction=True)

@@ -95,6 +95,10 @@ _EN: dict[str, str] = {
         "Which metric? The question names none of the metrics stored for {entity}, which "
         "include: {examples}."
     ),
+    "question_constant": (
+        "The question asks to combine these figures with a number it gives ({words}); answers "
+        "are computed from stored facts only, so that step is not taken."
+    ),
     "assume_average_year": (
         "Periods: {earlier} and {later} (the average of one year: of its value and the year "
         "before's, as for an average balance)."
@@ -192,6 +196,11 @@ _IT: dict[str, str] = {
     "needs_stored_metric": (
         "Quale metrica? La domanda non nomina alcuna delle metriche memorizzate per {entity}, "
         "tra cui: {examples}."
+    ),
+    "question_constant": (
+        "La domanda chiede di combinare questi valori con un numero che indica essa stessa "
+        "({words}); le risposte si calcolano solo da fatti memorizzati, quindi quel passaggio "
+        "non viene fatto."
     ),
     "assume_average_year": (
         "Periodi: {earlier} e {later} (la media di un anno: del suo valore e di quello "

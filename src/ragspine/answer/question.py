@@ -92,7 +92,8 @@ _SUM_RE = re.compile(
     r"(?<!\w)(?:sum|summed|combined|total|totals|altogether|somma|totale|complessivo)(?!\w)"
 )
 """Words asking for a sum; read only when no other operation word is present, and only over
-two or more periods (one period is a lookup). ``respectively`` asks for each value instead."""
+two or more periods or metrics (one of each is a lookup). ``respectively`` asks for each value
+instead."""
 _WHICH_PERIODS_RE = re.compile(
     r"(?<!\w)(?:(?:in|for|during)\s+)?(?:which|what)\s+(?:of\s+the\s+)?"
     r"(?:fiscal\s+|financial\s+)?(?:years?|periods?|fys?)(?!\w)|(?<!\w)(?:in\s+)?quale\s+(?:anno|periodo)(?!\w)"
@@ -166,6 +167,10 @@ def _selection(rest: str) -> tuple[Selection, tuple[int, int] | None]:
     return Selection(Pick.ALL), None
 
 
+_CONSTANT_RE = re.compile(
+    r"(?<!\w)(?:times|multiplied by|divided by|less|minus|plus)\s+(?:an?\s+)?"
+    r"(?:(?:assumed|initial)\s+)*[$€£]?\s*\d[\d,]*(?:\.\d+)?(?![\d,])"
+)
 _COUNTED_RE = re.compile(r"(?<!\w)(?:how many|sum of|quanti|quante|somma d)(?!\w)")
 _PERCENT_RE = re.compile(r"(?<!\w)(?:percentage|percent|per cent|percentuale)(?!\w)|%")
 _EACH_RE = re.compile(r"(?<!\w)(?:respectively|rispettivamente|each)(?!\w)")
@@ -227,6 +232,9 @@ class QuestionReading:
     ``2017-2019``): an average or a sum covers every year of it."""
     selection: Selection | None = None
     """What a ``which year`` / ``how many years`` question selects."""
+    constant: str = ""
+    """Arithmetic with a number the question gives (``less 100``, ``times 1000``): stored facts
+    cannot answer it, so the figures are shown and the answer is refused."""
     counted: bool = False
     """The question asks how many of something, or for a sum of all of something: a number
     no passage is evidence for."""
@@ -363,7 +371,7 @@ def read_question(
         operation, word = Operation[found.lastgroup], found.group(0)
         if operation is Operation.RATIO and "proportion" in word and _PERCENT_RE.search(rest):
             operation = Operation.SHARE  # "the proportion, in percentage, of X over Y"
-    elif len(set(periods)) >= 2 or year_range is not None:
+    elif len(set(periods)) >= 2 or year_range is not None or len(set(metrics)) >= 2:
         summed = _SUM_RE.search("".join(outside_metrics))
         if summed is not None and not _EACH_RE.search(rest):
             operation, word = Operation.SUM, summed.group(0)
@@ -379,6 +387,7 @@ def read_question(
         base_period,
         year_range,
         selection,
+        constant.group(0) if (constant := _CONSTANT_RE.search(text)) else "",
         bool(_COUNTED_RE.search(text)),
         metrics_found.ambiguous if metrics_found is not None else (),
     )

@@ -372,6 +372,11 @@ def answer_figures(
     status = operation(builder, reading, entities, periods, store, principal, level)
     if isinstance(status, FiguresPart):
         return status
+    if status is AnswerStatus.ANSWERED and reading.constant:
+        builder.add(text(locale, "question_constant", words=quote_input(reading.constant)), ())
+        status = (
+            AnswerStatus.REFUSED
+        )  # the figures are shown; the step with the given number is not
     return builder.part(status, assumptions)
 
 
@@ -459,6 +464,8 @@ def _compared(
     metrics is asked back: these operations take one)."""
     items = [(entity, period) for entity in entities for period in periods]
     operation = reading.operation
+    if operation is Operation.SUM and len(reading.metrics) > 1 and len(items) == 1:
+        return _metrics_sum(builder, reading.metrics, entities[0], periods[0], store, level)
     if len(items) < 2:
         if operation is Operation.PERCENT_CHANGE:
             return _clarify(text(builder.locale, "needs_two_items"))
@@ -497,6 +504,54 @@ def _compared(
         _steps(builder, result, metric, percent_only=operation is Operation.PERCENT_CHANGE)
         if not any(f.kind is not FigureKind.FACT for f in builder.figures):
             return AnswerStatus.REFUSED  # the facts found are shown; the change asked is not
+    return AnswerStatus.ANSWERED
+
+
+def _metrics_sum(
+    builder: _Builder,
+    metrics: Sequence[str],
+    entity: str,
+    period: str,
+    store: FactStore,
+    level: int,
+) -> AnswerStatus:
+    """``the sum of X and Y in 2012``: several metrics of one entity and period, added when
+    every one is stored in the same unit, currency and scale."""
+    keys = [FactKey(metric, entity, period, builder.channel) for metric in metrics]
+    builder.lookups += len(keys)
+    stored = store.lookup_many(keys, max_level=level)
+    refs = []
+    for key in keys:
+        fact = stored.get(key)
+        if fact is None:
+            builder.missing(key.metric, entity, period)
+        else:
+            ref = FactRef.of(key, fact)
+            builder.fact_ref(ref)
+            refs.append(ref)
+    names = " + ".join(builder.labels(m, entity)["metric"] for m in metrics)
+    what = text(builder.locale, "sum", metric=names, channel="", items=period)
+    if len(refs) < len(keys):
+        reason = text(builder.locale, "reason_missing")
+        builder.add(text(builder.locale, "not_computable", what=what, reason=reason), ())
+        return AnswerStatus.REFUSED
+    measures = {(r.stored.unit, r.stored.currency, r.stored.scale) for r in refs}
+    if len(measures) > 1:
+        reason = text(builder.locale, "reason_units")
+        builder.add(text(builder.locale, "not_computable", what=what, reason=reason), ())
+        return AnswerStatus.REFUSED
+    unit, currency, scale = measures.pop()
+    total = sum((r.stored.value for r in refs), Decimal(0))
+    builder.computed(
+        FigureKind.SUM,
+        what,
+        " + ".join(builder.number(r.stored.value) for r in refs),
+        ExactNumber.of(total),
+        unit_words(unit, currency, scale, builder.kind(metrics[0]), builder.locale),
+        refs,
+        measure=(unit, currency, scale),
+        exact=total,
+    )
     return AnswerStatus.ANSWERED
 
 

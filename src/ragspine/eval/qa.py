@@ -81,6 +81,9 @@ class QAItem:
     scale: str
     entity: str
     document: str
+    percent_as_fraction: bool = False
+    """The gold writes a percentage as a fraction (ConvFinQA's executed ``divide``: 0.3477
+    for 34.77 %)."""
 
 
 @dataclass(slots=True)
@@ -208,6 +211,7 @@ def convfinqa_items(filings: Sequence[Mapping[str, Any]]) -> list[QAItem]:
                 "",
                 match["ticker"].lower(),
                 str(filing["id"]),
+                percent_as_fraction=True,
             )
         )
     return items
@@ -297,9 +301,15 @@ _GOLD_SCALES = {"thousand": Scale.THOUSAND, "million": Scale.MILLION, "billion":
 
 
 def score_numbers(
-    predicted: list[tuple[Fraction, Scale | None, str]], gold: Sequence[str], gold_scale: str
+    predicted: list[tuple[Fraction, Scale | None, str]],
+    gold: Sequence[str],
+    gold_scale: str,
+    *,
+    percent_as_fraction: bool = False,
 ) -> bool:
-    """Whether the predicted numbers equal the gold ones (as a set, rounded to 2 decimals)."""
+    """Whether the predicted numbers equal the gold ones (as a set, rounded to 2 decimals);
+    ``percent_as_fraction``: that gold writes a percentage as a fraction, so predicted
+    percentages are compared with it times 100 (0.34769 as 34.77 %)."""
     golds = [gold_number(g) for g in gold]
     if not predicted or any(g is None for g in golds):
         return False
@@ -307,7 +317,10 @@ def score_numbers(
     for _, scale, _ in predicted:
         if wanted is not None and scale not in (None, Scale.ONE, wanted):
             return False
-    return {_round(v) for v, _, _ in predicted} == {_round(g) for g in golds if g is not None}
+    shown = {_round(g) for g in golds if g is not None}
+    if percent_as_fraction and all(unit == "%" for _, _, unit in predicted):
+        shown = {_round(g * 100) for g in golds if g is not None}
+    return {_round(v) for v, _, _ in predicted} == shown
 
 
 # --- fabrication and citations -------------------------------------------------------------
@@ -451,12 +464,15 @@ def score_answer(
     f1 = 0.0
     sign_only = False
     if answered and numbers and numeric_gold:
-        exact = score_numbers(numbers, item.gold, item.scale)
+        exact = score_numbers(
+            numbers, item.gold, item.scale, percent_as_fraction=item.percent_as_fraction
+        )
         wrong = not exact
         sign_only = wrong and score_numbers(
             [(abs(v), scale, unit) for v, scale, unit in numbers],
             [g.lstrip("-(").rstrip(")") for g in item.gold],
             item.scale,
+            percent_as_fraction=item.percent_as_fraction,
         )
         f1 = 1.0 if exact else 0.0
     elif answered:
