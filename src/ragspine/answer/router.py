@@ -24,7 +24,7 @@ from ragspine.answer.extractive import answer_from_snippets
 from ragspine.answer.generate import answer_from_reply, generate_answer
 from ragspine.answer.history import Turn, check_history
 from ragspine.answer.locale import Locale, parse_locale, text
-from ragspine.answer.metric_match import match_metrics, unexplained_words
+from ragspine.answer.metric_match import MetricMatch, match_metrics, unexplained_words
 from ragspine.answer.options import AskChannel, AskOptions
 from ragspine.answer.question import (
     Operation,
@@ -105,9 +105,11 @@ def _stored_reading(
 ) -> QuestionReading:
     """``reading`` with its metrics read among ``entity``'s stored ones
     (:mod:`ragspine.answer.metric_match`) when the question names any of them; the glossary
-    reading otherwise. Only facts the asker may see make a metric a candidate."""
+    reading otherwise, and also when every metric the glossary read (exact spellings, longest
+    first) is one the entity has stored. Only facts the asker may see make a metric a
+    candidate."""
     level = max_visible_level(principal)
-    codes = {fact.metric for fact in facts().scan(max_level=level, entity=entity)}
+    codes = facts().metrics_of(entity, max_level=level)
     if not codes:
         return reading
     terms = glossary.metrics.terms
@@ -115,6 +117,11 @@ def _stored_reading(
         code: (terms[code].label, *terms[code].aliases) if code in terms else (code,)
         for code in codes
     }
+    if reading.metrics and codes.issuperset(reading.metrics):
+        # The glossary's exact spellings are all stored metrics: kept, unless the question
+        # also says words of other stored metrics that they lack.
+        unexplained = unexplained_words(asked, MetricMatch(reading.metrics), candidates)
+        return replace(reading, unexplained=tuple(unexplained)) if unexplained else reading
     pairs = reading.operation in _PAIRS
     match = match_metrics(asked, candidates, pairs=pairs)
     if not match.found:

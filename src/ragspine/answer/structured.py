@@ -308,7 +308,7 @@ def answer_figures(
         scope = entity_code or (reading.entities[0] if len(reading.entities) == 1 else None)
         if scope is not None:
             level = max_visible_level(principal)
-            stored = sorted({f.metric for f in store.scan(max_level=level, entity=scope)})
+            stored = sorted(store.metrics_of(scope, max_level=level))
             if stored:
                 labels = ", ".join(glossary.metrics.terms[c].label for c in stored[:EXAMPLES])
                 entity_label = glossary.entities.terms[scope].label

@@ -82,6 +82,11 @@ class FactStore(Protocol):
         ``entity`` when given, ordered by (metric, entity, period, channel)."""
         ...
 
+    def metrics_of(self, entity: str, *, max_level: int) -> frozenset[str]:
+        """The metrics ``entity`` has a current fact for at ``max_level`` or below (a metric
+        whose every fact is above it is not named)."""
+        ...
+
     def write(self, facts: Iterable[Fact]) -> WriteSummary:
         """Store ``facts`` atomically: all land or none.
 

@@ -371,6 +371,15 @@ class FactVisibilityContract:
         for level in LEVELS:
             assert_same_facts(store.scan(max_level=level), visible_to(facts, level))
 
+    def test_metrics_of_names_only_metrics_with_a_visible_fact(self, store: FactStore) -> None:
+        facts = sample_facts()
+        store.write(facts)
+        for level in LEVELS:
+            for entity in {f.entity for f in facts}:
+                expected = {f.metric for f in visible_to(facts, level) if f.entity == entity}
+                got = store.metrics_of(entity, max_level=level)
+                assert got == expected, f"{entity} at max_level={level}"
+
     def test_a_hidden_fact_reads_exactly_like_a_missing_one(self, store: FactStore) -> None:
         secret = a_fact("999", entity="acme_cn", sensitivity=Sensitivity.CONFIDENTIAL)
         store.write([secret])

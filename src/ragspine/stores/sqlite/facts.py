@@ -20,6 +20,7 @@ _COLUMNS = (
     "metric, entity, period, channel, value, unit, currency, scale, source_doc_id, locator, "
     "sensitivity, valid_as_of, ingested_at"
 )
+_ENTITY_INDEX = "CREATE INDEX IF NOT EXISTS facts_by_entity ON facts (entity, sensitivity, metric)"
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS facts (
     metric TEXT NOT NULL, entity TEXT NOT NULL, period TEXT NOT NULL, channel TEXT NOT NULL,
@@ -28,6 +29,7 @@ CREATE TABLE IF NOT EXISTS facts (
     valid_as_of TEXT NOT NULL, ingested_at TEXT NOT NULL,
     PRIMARY KEY (metric, entity, period, channel)
 ) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS facts_by_entity ON facts (entity, sensitivity, metric);
 CREATE TABLE IF NOT EXISTS fact_history (
     {_COLUMNS.replace(", ", " TEXT, ")} TEXT,
     replaced_at TEXT NOT NULL, replaced_by_source_doc_id TEXT NOT NULL,
@@ -112,6 +114,7 @@ class SQLiteFactStore:
             self._connections.close()
             raise StoreError(f"cannot open fact store at {path}: {exc}") from exc
         self.path = path
+        self._indexed = False
 
     @property
     def _conn(self) -> sqlite3.Connection:
@@ -210,7 +213,17 @@ class SQLiteFactStore:
             for row in rows:
                 yield _fact_from_row(row)
 
+    def metrics_of(self, entity: str, *, max_level: int) -> frozenset[str]:
+        rows = self._conn.execute(
+            "SELECT DISTINCT metric FROM facts WHERE entity=? AND sensitivity<=?",
+            (entity, max_level),
+        ).fetchall()
+        return frozenset(row[0] for row in rows)
+
     def write(self, facts: Iterable[Fact]) -> WriteSummary:
+        if not self._indexed:  # a store made before the entity index gets it at its first write
+            self._conn.execute(_ENTITY_INDEX)
+            self._indexed = True
         added = replaced = unchanged = 0
         now = utc_now()
         cur = self._conn.cursor()
