@@ -450,6 +450,28 @@ def _lookups(
     return AnswerStatus.REFUSED
 
 
+def _compare_shown(
+    builder: _Builder,
+    store: FactStore,
+    metric: str,
+    items: list[tuple[str, str]],
+    level: int,
+) -> CompareResult:
+    """:func:`compare` of ``metric`` over ``items``, each row shown as a found fact or a
+    missing one."""
+    builder.lookups += len(items)
+    result = compare(
+        builder.glossary, store, metric=metric, items=items, channel=builder.channel,
+        max_level=level,
+    )  # fmt: skip
+    for row in result.rows:
+        if row.fact is None:
+            builder.missing(metric, row.entity, row.period)
+        else:
+            builder.fact_ref(row.fact)
+    return result
+
+
 def _compared(
     builder: _Builder,
     reading: QuestionReading,
@@ -475,16 +497,7 @@ def _compared(
         return _clarify(text(builder.locale, "one_metric_only", metrics=names))
     _check_items(len(items))
     metric = reading.metrics[0]
-    builder.lookups += len(items)
-    result = compare(
-        builder.glossary, store, metric=metric, items=items, channel=builder.channel,
-        max_level=level,
-    )  # fmt: skip
-    for row in result.rows:
-        if row.fact is None:
-            builder.missing(metric, row.entity, row.period)
-        else:
-            builder.fact_ref(row.fact)
+    result = _compare_shown(builder, store, metric, items, level)
     if not result.found:
         return AnswerStatus.REFUSED
     if operation in (Operation.AVERAGE, Operation.SUM):
@@ -767,16 +780,7 @@ def _select(
         builder.add(text(builder.locale, "no_period"), ())
         return AnswerStatus.REFUSED
     _check_items(len(periods))
-    builder.lookups += len(periods)
-    result = compare(
-        builder.glossary, store, metric=metric, items=[(entity, p) for p in periods],
-        channel=builder.channel, max_level=level,
-    )  # fmt: skip
-    for row in result.rows:
-        if row.fact is None:
-            builder.missing(metric, row.entity, row.period)
-        else:
-            builder.fact_ref(row.fact)
+    result = _compare_shown(builder, store, metric, [(entity, p) for p in periods], level)
     labels = builder.labels(metric, entity)
     what = text(builder.locale, f"select_{selection.pick.value}", **labels)
     values = [row.value for row in result.rows]
