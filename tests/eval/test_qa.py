@@ -113,3 +113,18 @@ def test_full_convfinqa_first_turns_have_no_fabricated_number() -> None:
     source = shared_data("convfinqa", "convfinqa_dev.json")
     overall = run_qa_eval("convfinqa", source).to_dict()["overall"]
     assert overall["fabricated"] == 0
+
+
+def test_standalone_turns_are_those_that_need_no_earlier_answer() -> None:
+    from ragspine.eval.qa import standalone_turn
+
+    assert standalone_turn("what was the change in net revenue for entergy texas in 2007?")
+    assert standalone_turn("what is the value of the afs investment securities in 2016?")
+    for question in (
+        "and in 2007?",
+        "so what was the difference between the two years?",
+        "what is that divided by 3?",
+        "what is the net change in value?",
+        "what is the product of the change by the quotient?",
+    ):
+        assert not standalone_turn(question), question
