@@ -25,7 +25,7 @@ from ragspine.errors import IngestError
 from ragspine.glossary import DEFAULT_CHANNEL, Glossary, MetricKind, Term, TermType
 from ragspine.security import Sensitivity
 from ragspine.structured.facts import Fact, FactKey, Scale, utc_now
-from ragspine.structured.headers import dated_period, footnote_free
+from ragspine.structured.headers import dated_period
 from ragspine.structured.ingest import RowProgress
 from ragspine.structured.numbers import parse_value, shown
 from ragspine.structured.tables import read_text_file
@@ -199,7 +199,7 @@ def import_convfinqa(
                 continue
             period = dated
             for row_label, cell in rows.items():
-                label = footnote_free(str(row_label))
+                label = " ".join(str(row_label).split())
                 if not label:
                     skipped.append(Skip(filing_id, column, "", "empty row label"))
                     continue
