@@ -57,7 +57,7 @@ def _keys_create(args: argparse.Namespace) -> int:
 
 
 def _keys_list(args: argparse.Namespace) -> int:
-    keys = _keys_store(args).list()
+    keys = _keys_store(args).all()
     if args.json:
         print(json.dumps([k.public_dict() for k in keys], indent=2))
         return 0

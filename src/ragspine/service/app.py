@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from importlib import resources
 from typing import Any
@@ -36,7 +36,7 @@ STATIC = resources.files("ragspine.service").joinpath("static")
 
 
 def problem_response(
-    status: int, detail: str, *, kind: str | None = None, headers: dict[str, str] | None = None
+    status: int, detail: str, *, kind: str | None = None, headers: Mapping[str, str] | None = None
 ) -> Response:
     """A problem+json response."""
     body = json.dumps(problem(status, detail, kind=kind), ensure_ascii=False)
@@ -123,7 +123,7 @@ def create_app(
     def page() -> FileResponse:
         return FileResponse(str(STATIC.joinpath("index.html")), media_type="text/html")
 
-    app.add_middleware(BodyLimit, limits=chosen)  # type: ignore[arg-type]
+    app.add_middleware(BodyLimit, limits=chosen)
     return app
 
 

@@ -6,6 +6,7 @@ field names a clearance or a group.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Awaitable, Callable, MutableMapping
@@ -129,17 +130,33 @@ class BodyLimit:
                 await _send_too_large(send, limit)
                 return
         seen = 0
+        exceeded = started = False
 
         async def limited() -> Message:
-            nonlocal seen
+            nonlocal seen, exceeded
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > limit:
-                    raise HTTPProblem(413, _too_large(limit))
+                    exceeded = True
+                    raise _TooLarge
             return message
 
-        await self.app(scope, limited, send)
+        async def guarded_send(message: Message) -> None:
+            nonlocal started
+            if exceeded:  # the app's answer to a body cut short (e.g. a form parse error)
+                return
+            started = True
+            await send(message)
+
+        with contextlib.suppress(_TooLarge):
+            await self.app(scope, limited, guarded_send)
+        if exceeded and not started:
+            await _send_too_large(send, limit)
+
+
+class _TooLarge(Exception):
+    """The body grew past the limit while the app read it."""
 
 
 def _too_large(limit: int) -> str:

@@ -115,7 +115,7 @@ class KeyStore:
                     return revoked
         raise ConfigError(f"no live key named {quote_input(name_or_id)}: see ragspine keys list")
 
-    def list(self) -> list[ApiKey]:
+    def all(self) -> list[ApiKey]:
         """Every key, revoked ones included, oldest first."""
         return self._read()
 

@@ -69,7 +69,7 @@ def status_of(exc: RagSpineError) -> int:
     """The HTTP status of a library error: the entry of its nearest class in the tree."""
     for kind in type(exc).__mro__:
         if kind in STATUS_OF_ERROR:
-            return STATUS_OF_ERROR[kind]  # type: ignore[index]
+            return STATUS_OF_ERROR[kind]
     return 400
 
 
