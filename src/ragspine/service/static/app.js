@@ -26,13 +26,35 @@ function showError(error) {
   $("error").hidden = !error;
 }
 
+// Snippets of the last narrative answer's search, by chunk id: the text a citation points at
+// and its expanded context (the same search the answer read, screened for this key).
+let snippets = {};
+
+function locatorText(locator) {
+  if (!locator) return "";
+  if (typeof locator === "string") return locator;
+  const parts = [];
+  if (locator.heading_path && locator.heading_path.length) parts.push(locator.heading_path.join(" › "));
+  for (const name of ["page", "paragraph", "row", "section"]) {
+    if (locator[name] !== undefined) parts.push(name + " " + locator[name]);
+  }
+  return parts.join(", ");
+}
+
 function openSource(source) {
-  $("card-title").textContent = (source.library_id || "") + " / " + (source.doc_id || source.key || "");
-  $("card-locator").textContent = source.locator ? JSON.stringify(source.locator) : "";
+  const snippet = snippets[source.chunk_id] || {};
+  $("card-title").textContent = [source.library_id, source.doc_id].filter(Boolean).join(" / ");
+  $("card-locator").textContent = locatorText(source.source_locator);
   const box = $("card-text");
   box.textContent = "";
-  const context = source.context || source.prompt_text || "";
-  const child = source.text || "";
+  if (source.channel === "fact") {
+    const fact = source.fact || {};
+    box.append(el("p", [fact.metric, fact.entity, fact.period, fact.channel].filter(Boolean).join(" · ")));
+    $("source-card").showModal();
+    return;
+  }
+  const context = snippet.prompt_text || snippet.text || "";
+  const child = snippet.text || "";
   const at = child ? context.indexOf(child) : -1;
   if (at >= 0) {
     box.append(context.slice(0, at), el("mark", child), context.slice(at + child.length));
@@ -42,13 +64,15 @@ function openSource(source) {
   $("source-card").showModal();
 }
 
-function renderText(text, sources) {
+function renderText(text, list) {
+  const sources = {};
+  for (const source of list) sources[source.marker] = source;
   const out = $("answer-text");
   out.textContent = "";
   const parts = text.split(/(\[\d+\])/);
   for (const part of parts) {
     const match = /^\[(\d+)\]$/.exec(part);
-    const source = match && sources[Number(match[1]) - 1];
+    const source = match && sources[Number(match[1])];
     if (source) {
       const button = el("button", part, "cite");
       button.type = "button";
@@ -65,13 +89,11 @@ function renderFacts(figures) {
   const box = $("facts");
   box.textContent = "";
   for (const figure of figures || []) {
-    const result = figure.result || figure;
-    if (result.status !== "found") continue;
     const card = el("div", undefined, "fact");
-    card.append(el("div", result.text || "", "value"));
-    const fact = result.fact || {};
-    const line = [fact.unit, fact.period || result.period, fact.source_doc_id].filter(Boolean);
-    card.append(el("div", line.join(" · ")));
+    const unit = [figure.scale, figure.currency || figure.unit].filter(Boolean).join(" ");
+    card.append(el("div", (figure.value || "") + " " + unit, "value"));
+    card.append(el("div", [figure.metric, figure.entity, figure.period].filter(Boolean).join(" · ")));
+    card.append(el("div", "Source: " + [figure.source_doc_id, figure.locator].filter(Boolean).join(", ")));
     box.append(card);
   }
 }
@@ -84,8 +106,8 @@ function renderAnswer(answer) {
   list.textContent = "";
   sources.forEach((source) => {
     const item = el("li");
-    const button = el("button", (source.doc_id || source.key || "source") + " " +
-      (source.locator ? JSON.stringify(source.locator) : ""), "cite");
+    const button = el("button", "[" + source.marker + "] " + (source.doc_id || "source") + " " +
+      locatorText(source.source_locator), "cite");
     button.type = "button";
     button.addEventListener("click", () => openSource(source));
     item.append(button);
@@ -100,8 +122,15 @@ function renderAnswer(answer) {
 async function ask(event) {
   event.preventDefault();
   showError(null);
+  const question = $("question").value;
   try {
-    renderAnswer(await call("/v1/ask", { question: $("question").value }));
+    const answer = await call("/v1/ask", { question });
+    snippets = {};
+    if ((answer.sources || []).some((s) => s.channel === "chunk")) {
+      const found = await call("/v1/search", { question, top_k: 10 });
+      for (const snippet of found.snippets || []) snippets[snippet.chunk_id] = snippet;
+    }
+    renderAnswer(answer);
   } catch (error) { showError(error); }
 }
 
