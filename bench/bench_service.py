@@ -4,7 +4,7 @@ Builds one workspace (the fact tree of ``bench_graph.py``: N facts, fixed seed, 
 SciFact abstracts as the library ``scifact``), makes an API key without a rate limit, and starts
 two uvicorn processes on loopback: ``ragspine.service`` over that workspace and a bare FastAPI app
 with one ``GET /hello`` route (the baseline). Then, for each client count (default 16 and 64;
-asyncio tasks over keep-alive connections in this process), for ``--seconds`` each:
+asyncio tasks, each on its own keep-alive connection, in this process), for ``--seconds`` each:
 
 * ``GET /hello`` on the bare app (baseline, same run);
 * ``POST /v1/ask`` with structured questions ("What was the Metric m0 of Entity e4_17 in
@@ -119,6 +119,46 @@ def start(target: str, env: dict[str, str], workers: int) -> tuple[subprocess.Po
     raise RuntimeError(f"{target} did not start")
 
 
+class KeepAlive:
+    """One keep-alive HTTP/1.1 connection with the least client work (so the load generator,
+    not httpx, sets the pace): requests written by hand, responses read by Content-Length."""
+
+    def __init__(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, head: bytes
+    ) -> None:
+        self.reader, self.writer, self.head = reader, writer, head
+
+    @classmethod
+    async def open(cls, url: str, headers: dict[str, str]) -> KeepAlive:
+        host, port = url.removeprefix("http://").split(":")
+        reader, writer = await asyncio.open_connection(host, int(port))
+        head = "".join(f"{name}: {value}\r\n" for name, value in headers.items())
+        return cls(reader, writer, f"Host: {host}\r\n{head}".encode())
+
+    async def send(self, method: str, path: str, body: dict[str, object] | None) -> int:
+        """Send one request; returns the response's status once its body is read."""
+        payload = b"" if body is None else json.dumps(body).encode()
+        kind = b"Content-Type: application/json\r\n" if body is not None else b""
+        self.writer.write(
+            f"{method} {path} HTTP/1.1\r\n".encode()
+            + self.head
+            + kind
+            + f"Content-Length: {len(payload)}\r\n\r\n".encode()
+            + payload
+        )
+        head = await self.reader.readuntil(b"\r\n\r\n")
+        status = int(head[9:12])
+        length = 0
+        for line in head.split(b"\r\n"):
+            if line[:15].lower() == b"content-length:":
+                length = int(line[15:])
+        await self.reader.readexactly(length)
+        return status
+
+    def close(self) -> None:
+        self.writer.close()
+
+
 Request = Callable[[random.Random], tuple[str, str, dict[str, object] | None]]
 Midway = Callable[[httpx.AsyncClient], Awaitable[None]]
 
@@ -136,27 +176,29 @@ async def hammer(
     halfway through."""
     latencies: list[float] = []
     errors = 0
-    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
-    async with httpx.AsyncClient(
-        base_url=url, limits=limits, timeout=30, headers=headers
-    ) as client:
+    async with httpx.AsyncClient(base_url=url, timeout=60, headers=headers) as client:
         stop = time.perf_counter() + seconds
 
         async def one(index: int) -> None:
             nonlocal errors
             rng = random.Random(index)
-            while time.perf_counter() < stop:
-                method, path, body = request(rng)
-                t0 = time.perf_counter()
-                try:
-                    response = await client.request(method, path, json=body)
-                    ok = response.status_code == 200
-                except httpx.HTTPError:
-                    ok = False
-                if ok:
-                    latencies.append(time.perf_counter() - t0)
-                else:
-                    errors += 1
+            connection = await KeepAlive.open(url, headers or {})
+            try:
+                while time.perf_counter() < stop:
+                    method, path, body = request(rng)
+                    t0 = time.perf_counter()
+                    try:
+                        ok = await connection.send(method, path, body) == 200
+                    except (OSError, ValueError, asyncio.IncompleteReadError):
+                        ok = False
+                        connection.close()
+                        connection = await KeepAlive.open(url, headers or {})
+                    if ok:
+                        latencies.append(time.perf_counter() - t0)
+                    else:
+                        errors += 1
+            finally:
+                connection.close()
 
         begin = time.perf_counter()
         tasks = [asyncio.create_task(one(i)) for i in range(clients)]

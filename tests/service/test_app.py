@@ -285,3 +285,19 @@ def test_routes_stay_thin() -> None:
     for route in routes.router.routes:
         lines = inspect.getsource(route.endpoint).count("\n")  # type: ignore[attr-defined]
         assert lines < 45, route.path  # type: ignore[attr-defined]
+
+
+def test_only_answers_that_may_wait_on_a_model_leave_the_event_loop(
+    svc: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hops: list[object] = []
+
+    async def recorded(call):  # type: ignore[no-untyped-def]
+        hops.append(call)
+        return call()
+
+    monkeypatch.setattr(routes, "run_in_threadpool", recorded)
+    assert svc.post("/v1/ask", {"question": "Why did travel costs fall?"}).status_code == 200
+    assert hops == []
+    refused = svc.post("/v1/ask", {"question": "Why did travel costs fall?", "provider": "openai"})
+    assert len(hops) == 1 and refused.status_code >= 400  # no endpoint configured here

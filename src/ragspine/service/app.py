@@ -115,6 +115,7 @@ def create_app(
     app.state.limiter = RateLimiter(chosen.rate, chosen.burst)
     app.state.limits = chosen
     app.state.jobs = jobs
+    app.state.default_provider = workspace.llm_settings.provider.value
     add_problem_handlers(app)
     app.include_router(router)
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")

@@ -11,12 +11,14 @@ from __future__ import annotations
 import json
 from dataclasses import asdict
 from datetime import date
+from functools import partial
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, File, Form, Query, Request, UploadFile
 from fastapi.responses import Response
 from fastapi.security import APIKeyHeader
 from pydantic import BaseModel, ConfigDict, Field
+from starlette.concurrency import run_in_threadpool
 
 from ragspine.answer.options import AskOptions
 from ragspine.errors import ConfigError, IngestError, QueryError
@@ -40,7 +42,7 @@ _x_api_key = APIKeyHeader(name="X-API-Key", auto_error=False)
 MAX_UPLOAD_FILES = 100
 
 
-def caller(
+async def caller(
     request: Request,
     authorization: Annotated[str | None, Depends(_bearer)],
     x_api_key: Annotated[str | None, Depends(_x_api_key)],
@@ -50,13 +52,13 @@ def caller(
     return authenticate(state.keys, state.limiter, key_text(authorization, x_api_key))
 
 
-def admin(who: Annotated[Caller, Depends(caller)]) -> Caller:
+async def admin(who: Annotated[Caller, Depends(caller)]) -> Caller:
     """An authenticated caller with the admin scope (403 otherwise)."""
     who.require_admin()
     return who
 
 
-def workspace_of(request: Request) -> Workspace:
+async def workspace_of(request: Request) -> Workspace:
     workspace: Workspace = request.app.state.workspace
     return workspace
 
@@ -114,27 +116,36 @@ class AskBody(SearchBody):
     history: list[tuple[str, str]] | None = Field(default=None, max_length=50)
 
 
+def _may_call_model(request: Request, options: AskOptions) -> bool:
+    """Whether ``ask`` with ``options`` may wait on a model endpoint (seconds, off the event
+    loop); the workspace's provider is read when the app starts."""
+    provider = options.provider or request.app.state.default_provider
+    return options.agent or provider != "extractive"
+
+
 @router.post("/v1/ask", tags=["answers"])
-def ask(body: AskBody, who: Who, ws: WorkspaceDep) -> Response:
+async def ask(body: AskBody, who: Who, ws: WorkspaceDep, request: Request) -> Response:
     """Answer a question through the route its words choose (``Workspace.ask``)."""
     options = AskOptions().with_changes(body.options())
-    answer = ws.ask(
+    call = partial(
+        ws.ask,
         body.question,
         options,
         principal=who.principal,
         history=body.history,
         reference_date=_date(body.reference_date),
     )
+    # An offline answer takes about a millisecond: answering it in place is faster than a hop
+    # to a worker thread; a model's answer is awaited in one.
+    answer = await run_in_threadpool(call) if _may_call_model(request, options) else call()
     return json_response(answer.to_dict())
 
 
 @router.post("/v1/search", tags=["answers"])
-def search(body: SearchBody, who: Who, ws: WorkspaceDep) -> Response:
+async def search(body: SearchBody, who: Who, ws: WorkspaceDep) -> Response:
     """Search the document libraries (``Workspace.search``): snippets best first, a trace."""
-    result = ws.search(
-        body.question, SearchOptions().with_changes(body.options()), principal=who.principal
-    )
-    return json_response(result.to_dict())
+    options = SearchOptions().with_changes(body.options())
+    return json_response(ws.search(body.question, options, principal=who.principal).to_dict())
 
 
 class MetricBody(BaseModel):
@@ -313,8 +324,6 @@ async def upload_facts(
         path = folder / f"table{suffix}"
         path.write_bytes(await file.read())
         ws: Workspace = request.app.state.workspace
-        from starlette.concurrency import run_in_threadpool
-
         summary = await run_in_threadpool(ws.ingest_facts, path, mapping=parsed)
     finally:
         runner.discard(job_id)
@@ -394,8 +403,6 @@ async def workflow_preview(
     format: Annotated[str, Query(pattern="^(json|svg)$")] = "json",
 ) -> Response:
     """A redacted preview of a Dify workflow export, as preview v1 JSON or SVG."""
-    from starlette.concurrency import run_in_threadpool
-
     from ragspine.workflows.preview import preview
 
     content = await file.read()
