@@ -202,6 +202,7 @@ def test_uploads_become_a_persisted_background_job(svc: Served) -> None:
     assert [d["doc_id"] for d in job["result"]["documents"]] == ["budget plan.md", "notes.txt"]  # type: ignore[index]
     stored = json.loads((svc.workspace.path / "jobs" / f"{job['job_id']}.json").read_text())
     assert stored["state"] == "done"
+    assert not (svc.workspace.path / "jobs" / str(job["job_id"])).exists()  # uploads removed
     hits = svc.post("/v1/search", {"question": "budget plan", "top_k": 5}).json()["snippets"]
     assert "budget plan.md" in {s["doc_id"] for s in hits}
 

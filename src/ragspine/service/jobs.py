@@ -1,10 +1,11 @@
 """Background ingest jobs of the HTTP service, persisted in the workspace (``jobs/``).
 
-A job is one JSON file (``jobs/<id>.json``: state, progress, result or error) and a folder of the
-uploaded files (``jobs/<id>/``). One thread per server process runs jobs in order, each under the
-job's lock, so several server processes never run the same job. On start, jobs left ``queued`` or
-``running`` by a stopped server run again: an ingest lands per document or not at all, and an
-unchanged document is a no-op, so a resumed job ends as if it had never been interrupted.
+A job is one JSON file (``jobs/<id>.json``: state, progress, result or error) and, until it
+ends, a folder of the uploaded files (``jobs/<id>/``). One thread per server process runs jobs
+in order, each under the job's lock, so several server processes never run the same job. On
+start, jobs left ``queued`` or ``running`` by a stopped server run again: an ingest lands per
+document or not at all, and an unchanged document is a no-op, so a resumed job ends as if it had
+never been interrupted.
 """
 
 from __future__ import annotations
@@ -87,7 +88,7 @@ class JobRunner:
         return job_id, folder
 
     def discard(self, job_id: str) -> None:
-        """Remove the folder of a job that was never submitted."""
+        """Remove the uploaded files of a job (ended, or never submitted)."""
         shutil.rmtree(self.folder / job_id, ignore_errors=True)
 
     def submit(self, job: Job) -> Job:
@@ -159,6 +160,7 @@ class JobRunner:
                 progress=progress,
             )
         except RagSpineError as exc:
+            self.discard(job_id)
             self._save(
                 replace(self.get(job_id), state=JobState.FAILED, error=str(exc), updated_at=_now())
             )
@@ -177,6 +179,7 @@ class JobRunner:
             ],
         }
         failed = bool(report.failures)
+        self.discard(job_id)  # the uploads are in the workspace now (or reported failed)
         self._save(
             replace(
                 self.get(job_id),
