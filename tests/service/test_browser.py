@@ -1,6 +1,7 @@
 """The page in a real browser: headless Chromium driven by Selenium over a live server.
 
-Asks a question and opens a citation's source card, reads a fact card, checks the API key lives
+Asks a question and opens a citation's source card, reads a fact card, uploads documents and
+watches the job finish, previews a workflow export, checks the API key lives
 in the tab's session only, that the page works from the keyboard and fits a phone's width. Runs
 where Debian's ``chromium`` and ``chromium-driver`` are installed (``.ci/run`` installs them).
 """
@@ -50,7 +51,7 @@ def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str, str]]:
     root = tmp_path_factory.mktemp("page")
     ws = Workspace.init(root / "ws")
     (root / "travel.md").write_text(
@@ -62,8 +63,9 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
     (root / "acme.csv").write_text(FACTS_CSV, encoding="utf-8")
     ws.ingest_facts(root / "acme.csv", mapping=ColumnMapping.from_dict(MAPPING))
     _, key = KeyStore(ws.path).create("browser")
+    _, admin = KeyStore(ws.path).create("browser-admin", admin=True)
     with serving(create_app(ws, limits=Limits(rate=0))) as url:
-        yield url, key
+        yield url, key, admin
     ws.close()
 
 
@@ -107,9 +109,9 @@ def _ask(driver: webdriver.Chrome, question: str) -> None:
 
 
 def test_ask_and_open_the_cited_source(
-    browser: webdriver.Chrome, site: tuple[str, str], shots: Path
+    browser: webdriver.Chrome, site: tuple[str, str, str], shots: Path
 ) -> None:
-    url, key = site
+    url, key, _ = site
     _enter_key(browser, url, key)
     _wait(browser, lambda d: "reports: 1 documents" in d.find_element(By.ID, "libraries").text)
     _ask(browser, "Why did travel costs fall?")
@@ -132,9 +134,9 @@ def test_ask_and_open_the_cited_source(
 
 
 def test_a_structured_answer_shows_a_fact_card(
-    browser: webdriver.Chrome, site: tuple[str, str], shots: Path
+    browser: webdriver.Chrome, site: tuple[str, str, str], shots: Path
 ) -> None:
-    url, key = site
+    url, key, _ = site
     _enter_key(browser, url, key)
     _ask(browser, "What was the revenue of ACME in FY2024?")
     card = browser.find_element(By.CSS_SELECTOR, "#facts .fact")
@@ -143,16 +145,18 @@ def test_a_structured_answer_shows_a_fact_card(
     browser.save_screenshot(str(shots / "page-fact-card.png"))
 
 
-def test_the_key_stays_in_the_session(browser: webdriver.Chrome, site: tuple[str, str]) -> None:
-    url, key = site
+def test_the_key_stays_in_the_session(
+    browser: webdriver.Chrome, site: tuple[str, str, str]
+) -> None:
+    url, key, _ = site
     _enter_key(browser, url, key)
     assert browser.execute_script("return sessionStorage.getItem('ragspine-api-key')") == key
     assert browser.execute_script("return localStorage.length") == 0
     assert browser.execute_script("return document.cookie") == ""
 
 
-def test_the_page_fits_a_phone(browser: webdriver.Chrome, site: tuple[str, str]) -> None:
-    url, key = site
+def test_the_page_fits_a_phone(browser: webdriver.Chrome, site: tuple[str, str, str]) -> None:
+    url, key, _ = site
     browser.set_window_size(390, 844)
     try:
         _enter_key(browser, url, key)
@@ -164,8 +168,47 @@ def test_the_page_fits_a_phone(browser: webdriver.Chrome, site: tuple[str, str])
         browser.set_window_size(1100, 900)
 
 
-def test_no_asset_comes_from_another_host(browser: webdriver.Chrome, site: tuple[str, str]) -> None:
-    url, key = site
+def test_upload_documents_and_watch_the_job_finish(
+    browser: webdriver.Chrome, site: tuple[str, str, str], tmp_path: Path, shots: Path
+) -> None:
+    url, _, admin = site
+    _enter_key(browser, url, admin)
+    first, second = tmp_path / "canteen.md", tmp_path / "parking.txt"
+    first.write_text("# Canteen\n\nThe canteen menu changed in spring.\n", encoding="utf-8")
+    second.write_text("Parking spaces were repainted.\n", encoding="utf-8")
+    browser.find_element(By.ID, "upload-library").send_keys("uploads")
+    browser.find_element(By.ID, "upload-files").send_keys(f"{first}\n{second}")
+    browser.find_element(By.CSS_SELECTOR, "#upload-form button").click()
+    state = browser.find_element(By.ID, "upload-state")
+    _wait(browser, lambda d: state.text.startswith("done"), timeout=60)
+    assert "canteen.md added" in state.text and "parking.txt added" in state.text
+    bar = browser.find_element(By.ID, "upload-progress")
+    assert bar.get_attribute("value") == bar.get_attribute("max") == "1"
+    _wait(browser, lambda d: "uploads: 2 documents" in d.find_element(By.ID, "libraries").text)
+    browser.save_screenshot(str(shots / "page-upload.png"))
+    _ask(browser, "What changed in the canteen menu?")
+    assert "canteen menu changed" in browser.find_element(By.ID, "answer-text").text
+
+
+def test_a_workflow_export_previews_as_a_picture(
+    browser: webdriver.Chrome, site: tuple[str, str, str]
+) -> None:
+    from wf_builders import dify_file
+
+    url, key, _ = site
+    _enter_key(browser, url, key)
+    browser.find_element(By.ID, "wf-file").send_keys(
+        str(dify_file("dify_conditional_branching.yml"))
+    )
+    browser.find_element(By.CSS_SELECTOR, "#wf-form button").click()
+    picture = browser.find_element(By.ID, "wf-picture")
+    _wait(browser, lambda d: d.execute_script("return arguments[0].naturalWidth", picture) > 0)
+
+
+def test_no_asset_comes_from_another_host(
+    browser: webdriver.Chrome, site: tuple[str, str, str]
+) -> None:
+    url, key, _ = site
     _enter_key(browser, url, key)
     sources = browser.execute_script(
         "return performance.getEntriesByType('resource').map(e => e.name)"

@@ -10,16 +10,25 @@ function el(tag, text, cls) {
   return node;
 }
 
-async function call(path, body) {
+async function send(path, body, asText) {
   const key = sessionStorage.getItem(KEY);
   if (!key) throw new Error("Enter an API key first.");
   const init = { method: body ? "POST" : "GET", headers: { Authorization: "Bearer " + key } };
-  if (body) { init.headers["Content-Type"] = "application/json"; init.body = JSON.stringify(body); }
+  if (body instanceof FormData) {
+    init.body = body;
+  } else if (body) {
+    init.headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
   const response = await fetch(path, init);
-  const data = await response.json();
-  if (!response.ok) throw new Error(data.detail || data.title || "request failed");
-  return data;
+  if (!response.ok) {
+    const problem = await response.json().catch(() => ({}));
+    throw new Error(problem.detail || problem.title || "request failed");
+  }
+  return asText ? response.text() : response.json();
 }
+
+const call = (path, body) => send(path, body, false);
 
 function showError(error) {
   $("error").textContent = error ? String(error.message || error) : "";
@@ -140,8 +149,54 @@ async function loadLibraries() {
     const list = $("libraries");
     list.textContent = "";
     for (const lib of await call("/v1/libraries")) {
-      list.append(el("li", `${lib.library_id}: ${lib.documents} documents, ${lib.chunks} chunks — ${lib.description}`));
+      const about = lib.description ? ` — ${lib.description}` : "";
+      list.append(el("li", `${lib.library_id}: ${lib.documents} documents, ${lib.chunks} chunks${about}`));
     }
+  } catch (error) { showError(error); }
+}
+
+const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
+
+async function upload(event) {
+  event.preventDefault();
+  showError(null);
+  const form = new FormData();
+  form.append("library", $("upload-library").value);
+  for (const file of $("upload-files").files) form.append("files", file, file.name);
+  const bar = $("upload-progress");
+  bar.hidden = false;
+  bar.value = 0;
+  try {
+    let job = await call("/v1/documents", form);
+    while (job.state === "queued" || job.state === "running") {
+      bar.max = job.total || 1;
+      bar.value = job.done;
+      $("upload-state").textContent = `${job.state}: ${job.done} of ${job.total} documents`;
+      await sleep(300);
+      job = await call("/v1/jobs/" + job.job_id);
+    }
+    bar.max = 1;
+    bar.value = 1;
+    const docs = (job.result && job.result.documents) || [];
+    $("upload-state").textContent = `${job.state}: ` +
+      docs.map((d) => `${d.doc_id} ${d.status}${d.reason ? " (" + d.reason + ")" : ""}`).join(", ") +
+      (job.error && !docs.length ? " " + job.error : "");
+    loadLibraries();
+  } catch (error) { showError(error); }
+}
+
+async function previewWorkflow(event) {
+  event.preventDefault();
+  showError(null);
+  const form = new FormData();
+  const file = $("wf-file").files[0];
+  form.append("file", file, file.name);
+  try {
+    const svg = await send("/v1/workflows/preview?format=svg", form, true);
+    const picture = $("wf-picture");
+    if (picture.src) URL.revokeObjectURL(picture.src);
+    picture.src = URL.createObjectURL(new Blob([svg], { type: "image/svg+xml" }));
+    picture.hidden = false;
   } catch (error) { showError(error); }
 }
 
@@ -156,6 +211,8 @@ function useKey(event) {
 
 $("key-form").addEventListener("submit", useKey);
 $("ask-form").addEventListener("submit", ask);
+$("upload-form").addEventListener("submit", upload);
+$("wf-form").addEventListener("submit", previewWorkflow);
 $("refresh-libraries").addEventListener("click", loadLibraries);
 $("card-close").addEventListener("click", () => $("source-card").close());
 $("key-state").textContent = sessionStorage.getItem(KEY) ? "key set for this tab" : "no key";
