@@ -302,3 +302,26 @@ def test_only_answers_that_may_wait_on_a_model_leave_the_event_loop(
     assert hops == []
     refused = svc.post("/v1/ask", {"question": "Why did travel costs fall?", "provider": "openai"})
     assert len(hops) == 1 and refused.status_code >= 400  # no endpoint configured here
+
+
+def test_a_hidden_fact_answers_like_a_missing_one(svc: Served) -> None:
+    table = FACTS_CSV + "revenue,ACME,FY2023,999.25,currency,EUR,million,confidential\n"
+    table = table.replace("scale\n", "scale,sensitivity\n", 1).replace(
+        "million\nrev", "million,public\nrev"
+    )
+    response = svc.client.post(
+        "/v1/facts", files={"file": ("acme.csv", table.encode())}, headers=svc.admin
+    )
+    assert response.json()["added"] == 2, response.text
+
+    def lookup(period: str, headers: dict[str, str]) -> str:
+        body = {"metric": "revenue", "entity": "ACME", "period": period}
+        return svc.post("/v1/metrics/query", body, headers).text.replace(period, "P")
+
+    hidden, missing = lookup("FY2023", svc.reader), lookup("FY2022", svc.reader)
+    assert hidden == missing and "999" not in hidden
+    assert "999.25" in lookup("FY2023", bearer(_confidential_key(svc)))  # reverse: it exists
+
+
+def _confidential_key(svc: Served) -> str:
+    return KeyStore(svc.workspace.path).create("auditor", clearance="confidential")[1]
