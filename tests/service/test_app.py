@@ -277,6 +277,8 @@ def test_the_page_and_schema_are_served(svc: Served) -> None:
     assert svc.client.get("/static/app.js").status_code == 200
     schema = svc.client.get("/openapi.json").json()
     assert "/v1/ask" in schema["paths"] and "examples" in json.dumps(schema)
+    assert svc.client.get("/docs").status_code == 404  # its scripts would come from a CDN
+    assert "default-src 'self'" in page.headers["content-security-policy"]
 
 
 def test_routes_stay_thin() -> None:

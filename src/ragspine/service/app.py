@@ -116,6 +116,8 @@ def create_app(
         summary="Question answering over business reports that never invents a number.",
         version="0.1.0",
         lifespan=lifespan,
+        docs_url=None,  # FastAPI's docs pages load their scripts from a CDN
+        redoc_url=None,
     )
     app.state.workspace = workspace
     app.state.keys = KeyStore(workspace.path)

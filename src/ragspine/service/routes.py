@@ -193,7 +193,9 @@ def libraries(who: Who, ws: WorkspaceDep) -> Response:
 def describe_library(name: str, who: Who, ws: WorkspaceDep) -> Response:
     """One library's settings and visible counts (``Workspace.describe_library``)."""
     data = ws.describe_library(name, principal=who.principal)
-    return json_response(json.loads(json.dumps(data, default=str)))
+    return Response(
+        json.dumps(data, ensure_ascii=False, default=str), media_type="application/json"
+    )
 
 
 class LibraryBody(BaseModel):
