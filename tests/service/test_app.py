@@ -130,6 +130,12 @@ def test_library_errors_become_problem_documents(svc: Served) -> None:
     _problem(svc.post("/v1/search", {"top_k": 3}), 422)  # no question
     _problem(svc.client.get("/v1/nothing", headers=svc.reader), 404)
     _problem(svc.post("/v1/ask", {"question": "x", "reference_date": "soon"}), 422)
+    broken = svc.client.post(
+        "/v1/search",
+        content=b'{"question": ',
+        headers={**svc.reader, "content-type": "application/json"},
+    )
+    _problem(broken, 422)
 
 
 def test_a_bug_is_a_500_without_traceback(svc: Served, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -327,3 +333,23 @@ def test_a_hidden_fact_answers_like_a_missing_one(svc: Served) -> None:
 
 def _confidential_key(svc: Served) -> str:
     return KeyStore(svc.workspace.path).create("auditor", clearance="confidential")[1]
+
+
+def test_readers_answer_while_an_upload_job_ingests(svc: Served) -> None:
+    files = [
+        ("files", (f"memo{i}.md", f"# Memo {i}\n\nThe travel memo {i} lists costs.\n".encode()))
+        for i in range(40)
+    ]
+    made = svc.client.post(
+        "/v1/documents", files=files, data={"library": "reports"}, headers=svc.admin
+    )
+    job_id = made.json()["job_id"]
+    seen: set[int] = set()
+    while True:
+        state = svc.client.get(f"/v1/jobs/{job_id}", headers=svc.admin).json()["state"]
+        found = svc.post("/v1/search", {"question": "travel memo costs", "top_k": 50})
+        assert found.status_code == 200, found.text
+        seen.add(len(found.json()["snippets"]))
+        if state in ("done", "failed"):
+            break
+    assert state == "done" and max(seen) == 41  # every memo and the first document
