@@ -41,7 +41,7 @@ from fastapi import FastAPI
 
 from _beir_subset import first_documents
 from bench_graph import batches, build_tree, generate, glossary_text, periods_for
-from ragspine import Workspace
+from ragspine import Principal, Workspace
 from ragspine.service.keys import KeyStore
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "scifact"
@@ -238,14 +238,29 @@ def main() -> None:
             f"workspace: {args.facts:,} facts, {len(report.outcomes):,} SciFact abstracts "
             f"(ingested in {time.perf_counter() - started:.1f} s)"
         )
+        period = periods_for(max(1, args.facts // len(parents)))[0]
+        leaves = [code for code in parents if code.startswith("e4_")]
+        questions = [
+            f"What was the Metric m0 of Entity {code} in {period}?"
+            for code in random.Random(7).choices(leaves, k=200)
+        ]
+        ws.ask(questions[0], principal=Principal())
+        timings = []
+        for question in questions:
+            t0 = time.perf_counter()
+            ws.ask(question, principal=Principal())
+            timings.append(time.perf_counter() - t0)
+        in_process = sorted(timings)[len(timings) // 2] * 1000
+        print(
+            f"Workspace.ask in process, same kind of question: p50 {in_process:.2f} ms "
+            f"(at most {1000 / in_process:,.0f} asks/s on one core)"
+        )
         ws.close()
         _, key = KeyStore(root / "ws").create("bench", clearance="internal", admin=True)
         queries = [
             json.loads(line)["text"]
             for line in (DATA / "queries.jsonl").read_text("utf-8").splitlines()[:300]
         ]
-        period = periods_for(max(1, args.facts // len(parents)))[0]
-        leaves = [code for code in parents if code.startswith("e4_")]
         upload = [
             (f"fresh{i}.txt", f"Fresh abstract {i} on protein folding and cell growth.".encode())
             for i in range(args.upload)

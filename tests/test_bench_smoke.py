@@ -251,6 +251,7 @@ CASES = {
             "2",
         ),
         labels=(
+            "Workspace.ask in process",
             "hello, bare FastAPI (baseline) x2",
             "/v1/ask structured x2",
             "/v1/search scifact x2",

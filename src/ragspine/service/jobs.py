@@ -15,6 +15,7 @@ import logging
 import secrets
 import shutil
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
@@ -29,6 +30,7 @@ from ragspine.locks import lock_path, write_lock
 from ragspine.workspace import Workspace
 
 JOBS_DIR = "jobs"
+PROGRESS_SECONDS = 0.25
 LOG = logging.getLogger("ragspine.service")
 
 
@@ -193,9 +195,17 @@ class JobRunner:
         )
 
     def _progress(self, job: Job) -> Callable[..., None]:
+        """A progress callback saving the job at most every ``PROGRESS_SECONDS`` (each save is
+        a file write and an fsync)."""
+        last = 0.0
+
         def progress(done: int, total: int | None, *_: object) -> None:
-            self._save(
-                replace(self.get(job.job_id), done=done, total=total or 0, updated_at=_now())
-            )
+            nonlocal last
+            now = time.monotonic()
+            if now - last >= PROGRESS_SECONDS:
+                last = now
+                self._save(
+                    replace(self.get(job.job_id), done=done, total=total or 0, updated_at=_now())
+                )
 
         return progress
