@@ -9,6 +9,7 @@ import sys
 
 from ragspine.cli.common import open_workspace
 from ragspine.errors import ConfigError, MissingExtraError
+from ragspine.service.keys import KeyStore
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -35,9 +36,8 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _keys_store(args: argparse.Namespace):  # type: ignore[no-untyped-def]
-    from ragspine.service.keys import KeyStore
-
+def _keys_store(args: argparse.Namespace) -> KeyStore:
+    """The API keys of the workspace named by ``--workspace`` (which must exist)."""
     with open_workspace(args) as workspace:
         return KeyStore(workspace.path)
 
