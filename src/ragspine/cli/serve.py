@@ -1,0 +1,116 @@
+"""CLI commands of the HTTP service: ``ragspine serve`` and ``ragspine keys create|list|revoke``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from ragspine.cli.common import open_workspace
+from ragspine.errors import ConfigError, MissingExtraError
+from ragspine.service.keys import KeyStore
+
+
+def _serve(args: argparse.Namespace) -> int:
+    try:
+        import uvicorn
+    except ImportError:
+        raise MissingExtraError("ragspine serve", "server") from None
+    if args.workers < 1:
+        raise ConfigError(f"--workers must be 1 or more, got {args.workers}")
+    with open_workspace(args):  # an existing workspace: a clear error before the server starts
+        pass
+    os.environ["RAGSPINE_WORKSPACE"] = str(args.workspace)
+    os.environ["RAGSPINE_SERVE_RATE"] = str(args.rate_limit)
+    os.environ["RAGSPINE_SERVE_UPLOAD_BYTES"] = str(args.max_upload_mb * 1024 * 1024)
+    print(f"serving {args.workspace} on http://{args.host}:{args.port}/", file=sys.stderr)
+    uvicorn.run(
+        "ragspine.service.app:app_from_environment",
+        factory=True,
+        host=args.host,
+        port=args.port,
+        workers=args.workers,
+        log_level="warning",
+    )
+    return 0
+
+
+def _keys_store(args: argparse.Namespace) -> KeyStore:
+    """The API keys of the workspace named by ``--workspace`` (which must exist)."""
+    with open_workspace(args) as workspace:
+        return KeyStore(workspace.path)
+
+
+def _keys_create(args: argparse.Namespace) -> int:
+    key, secret = _keys_store(args).create(
+        args.name, clearance=args.clearance, groups=args.group, admin=args.admin
+    )
+    print(secret)
+    print(
+        f"key {key.key_id} ({key.name}): clearance {key.clearance}, groups "
+        f"{', '.join(key.groups) or 'none'}{', admin' if key.admin else ''}. "
+        "Store it now: it is shown only once.",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _keys_list(args: argparse.Namespace) -> int:
+    keys = _keys_store(args).all()
+    if args.json:
+        print(json.dumps([k.public_dict() for k in keys], indent=2))
+        return 0
+    for key in keys:
+        state = f"revoked {key.revoked_at}" if key.revoked_at else "live"
+        print(
+            f"{key.key_id}  {key.name}  {key.clearance}  groups={','.join(key.groups) or '-'}  "
+            f"{'admin' if key.admin else 'read'}  {state}"
+        )
+    if not keys:
+        print("no API keys: make one with ragspine keys create --name NAME", file=sys.stderr)
+    return 0
+
+
+def _keys_revoke(args: argparse.Namespace) -> int:
+    key = _keys_store(args).revoke(args.name)
+    print(f"revoked key {key.key_id} ({key.name})")
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``serve`` and ``keys``."""
+    serve = subparsers.add_parser(
+        "serve", help="serve the HTTP API and the web page (needs ragspine[server])"
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="address (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    serve.add_argument("--workers", type=int, default=1, help="processes (default 1)")
+    serve.add_argument(
+        "--rate-limit",
+        type=float,
+        default=50.0,
+        help="requests a second per API key (0: no limit; default 50)",
+    )
+    serve.add_argument(
+        "--max-upload-mb", type=int, default=50, help="largest upload body (default 50 MiB)"
+    )
+    serve.set_defaults(func=_serve)
+
+    keys = subparsers.add_parser("keys", help="API keys of the HTTP service")
+    actions = keys.add_subparsers(dest="keys_command", metavar="ACTION")
+    actions.required = True
+    create = actions.add_parser("create", help="make a key and print it once")
+    create.add_argument("--name", required=True)
+    create.add_argument(
+        "--clearance", default="public", help="public, internal or confidential (default public)"
+    )
+    create.add_argument("--group", action="append", default=[], help="a group (repeatable)")
+    create.add_argument("--admin", action="store_true", help="may change the workspace")
+    create.set_defaults(func=_keys_create)
+    listing = actions.add_parser("list", help="list keys (never their text)")
+    listing.add_argument("--json", action="store_true")
+    listing.set_defaults(func=_keys_list)
+    revoke = actions.add_parser("revoke", help="revoke a key by name or id")
+    revoke.add_argument("name")
+    revoke.set_defaults(func=_keys_revoke)
