@@ -211,6 +211,9 @@ def test_uploads_become_a_persisted_background_job(svc: Served) -> None:
     assert not (svc.workspace.path / "jobs" / str(job["job_id"])).exists()  # uploads removed
     hits = svc.post("/v1/search", {"question": "budget plan", "top_k": 5}).json()["snippets"]
     assert "budget plan.md" in {s["doc_id"] for s in hits}
+    # Locators name the upload, never the server's folders.
+    server_path = str(svc.workspace.path)
+    assert hits and not any(server_path in json.dumps(s) or "/jobs/" in json.dumps(s) for s in hits)
 
 
 @pytest.mark.parametrize(

@@ -46,5 +46,6 @@ def store_document(folder: Path, index: int, name: str, suffix: str, content: by
     path = folder / f"{index}{suffix}"
     path.write_bytes(content)
     sidecar = path.with_name(path.name + SIDECAR_SUFFIX)
-    write_text_atomically(sidecar, json.dumps({"doc_id": name}))
+    # The upload's name, never the server's path, is what locators show.
+    write_text_atomically(sidecar, json.dumps({"doc_id": name, "source": name}))
     return path

@@ -713,6 +713,14 @@ def file_sources(
             continue
         try:
             title = meta.pop("title", None)
+            shown_source = meta.pop("source", None)  # what locators name instead of the path
+            if shown_source is not None and (
+                not isinstance(shown_source, str) or not shown_source.strip()
+            ):
+                raise IngestError(
+                    f"{path}: sidecar key 'source' must be a non-empty string (the name "
+                    "locators show for this document)"
+                )
             raw_level = meta.pop("sensitivity", None)
             section_levels = parse_section_levels(meta.pop("section_sensitivity", None), str(path))
             level = explicit
@@ -729,7 +737,7 @@ def file_sources(
         yield DocumentSource(
             doc_id=doc_id,
             title=str(title or loaded.title),
-            source=str(path),
+            source=shown_source or str(path),
             sections=loaded.sections,
             content_hash=_digest(loaded.content),
             metadata=meta,
