@@ -86,6 +86,8 @@ SECTION_RULE = "section-names:2"
 """Part of the fingerprint of a document with ``section_sensitivity``: changes whenever headings
 are matched to its keys by another rule, so the next ingest labels such documents again."""
 HEADINGS_LISTED = 20
+_METADATA_JSON = json.JSONEncoder(ensure_ascii=False, sort_keys=True, default=str).encode
+"""``json.dumps(metadata, sort_keys=True, ensure_ascii=False, default=str)`` with one encoder."""
 
 
 class IngestStatus(StrEnum):
@@ -461,7 +463,7 @@ class Ingestor:
         )
         fingerprint = _digest(
             source.content_hash,
-            json.dumps(source.metadata, sort_keys=True, ensure_ascii=False, default=str),
+            _METADATA_JSON(source.metadata),
             str(int(level)),
             source.title,
             options.signature,
