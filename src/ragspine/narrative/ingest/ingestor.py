@@ -375,14 +375,19 @@ class Ingestor:
         def apply_lexical() -> int:
             nonlocal since
             generation = self._store.generation(library_id)
-            self._indexes.apply(
-                library_id,
-                changes.removed,
-                changes.added.values(),
-                since=since,
-                generation=generation,
-                known=analysis.collect(),
-            )
+            known = analysis.collect()
+            try:
+                self._indexes.apply(
+                    library_id,
+                    changes.removed,
+                    changes.added.values(),
+                    since=since,
+                    generation=generation,
+                    known=known,
+                )
+            finally:
+                if known is not None:
+                    known.release()
             changes.lexical_applied()
             since = generation
             return generation
