@@ -212,6 +212,10 @@ def label(
     The level is the document's raised by every section named on the path; the heading path,
     the locator's heading path and the title keep only names at or below that level.
     """
+    if not source.section_levels:  # nothing named is more sensitive: every name stays
+        return Labelled(
+            Sensitivity(level), HEADING_SEPARATOR.join(heading_path), locator, source.title
+        )
     levels = name_levels(source.section_levels)
     chunk_level = path_level(heading_path, level, levels)
     may_see = at_or_below(chunk_level)

@@ -153,7 +153,7 @@ class AnalyzedRows:
         return [t[0] for t in rows], [t[1] for t in rows], [t[2] for t in rows]
 
 
-APPLY_GROUP = 4096
+APPLY_GROUP = 1024
 """Rows analyzed and added to the indexes at a time when changes are applied."""
 DEFAULT_FIELDS = IndexFields.TITLE_TEXT
 MAINTAINED_FIELDS = (IndexFields.TITLE_TEXT, IndexFields.TITLE_HEADING_TEXT)
