@@ -20,7 +20,6 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Protocol
@@ -69,19 +68,6 @@ class TermSource(Protocol):
     def terms_of(self, keys: Sequence[int]) -> Mapping[int, TermParts]:
         """Chunk key → :data:`TermParts` for those of ``keys`` it has, waiting for terms
         still being computed; the caller analyzes the keys it lacks."""
-
-
-@dataclass(frozen=True, slots=True)
-class KnownTerms:
-    """Terms already computed for rows: chunk key → the ``analyzer`` terms of its title,
-    heading and text."""
-
-    analyzer: Analyzer
-    terms: Mapping[int, TermParts]
-
-    def terms_of(self, keys: Sequence[int]) -> Mapping[int, TermParts]:
-        """Every term held (``keys`` aside: a look-up finds what it needs)."""
-        return self.terms
 
 
 class AnalyzedRows:
