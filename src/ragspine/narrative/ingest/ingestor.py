@@ -86,6 +86,8 @@ SECTION_RULE = "section-names:2"
 """Part of the fingerprint of a document with ``section_sensitivity``: changes whenever headings
 are matched to its keys by another rule, so the next ingest labels such documents again."""
 HEADINGS_LISTED = 20
+_METADATA_JSON = json.JSONEncoder(ensure_ascii=False, sort_keys=True, default=str).encode
+"""``json.dumps(metadata, sort_keys=True, ensure_ascii=False, default=str)`` with one encoder."""
 
 
 class IngestStatus(StrEnum):
@@ -210,6 +212,10 @@ def label(
     The level is the document's raised by every section named on the path; the heading path,
     the locator's heading path and the title keep only names at or below that level.
     """
+    if not source.section_levels:  # nothing named is more sensitive: every name stays
+        return Labelled(
+            Sensitivity(level), HEADING_SEPARATOR.join(heading_path), locator, source.title
+        )
     levels = name_levels(source.section_levels)
     chunk_level = path_level(heading_path, level, levels)
     may_see = at_or_below(chunk_level)
@@ -373,14 +379,19 @@ class Ingestor:
         def apply_lexical() -> int:
             nonlocal since
             generation = self._store.generation(library_id)
-            self._indexes.apply(
-                library_id,
-                changes.removed,
-                changes.added.values(),
-                since=since,
-                generation=generation,
-                known=analysis.collect(),
-            )
+            known = analysis.collect()
+            try:
+                self._indexes.apply(
+                    library_id,
+                    changes.removed,
+                    changes.added.values(),
+                    since=since,
+                    generation=generation,
+                    known=known,
+                )
+            finally:
+                if known is not None:
+                    known.release()
             changes.lexical_applied()
             since = generation
             return generation
@@ -461,7 +472,7 @@ class Ingestor:
         )
         fingerprint = _digest(
             source.content_hash,
-            json.dumps(source.metadata, sort_keys=True, ensure_ascii=False, default=str),
+            _METADATA_JSON(source.metadata),
             str(int(level)),
             source.title,
             options.signature,

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ragspine.analysis import Analyzer
-from ragspine.narrative.index.lexical.library_indexes import KnownTerms
+from ragspine.narrative.index.lexical.library_indexes import TermParts
 from ragspine.narrative.ingest.worker import AnalysisWorker, WorkerGone
 from ragspine.security import Sensitivity
 from ragspine.stores.chunks import ChunkRow, NewDocument, profile_rows
@@ -31,7 +31,6 @@ log = logging.getLogger("ragspine.narrative")
 INGEST_ANALYZER = Analyzer()
 """The analyzer new indexes use: the worker analyzes with it (an index with another analyzer
 analyzes its rows in process)."""
-TermParts = tuple[list[str], list[str], list[str]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,7 +137,7 @@ class IngestAnalysis:
             found = _claimed(worker, jobs.relations)
             counts = _claimed(worker, jobs.routing)
         except (WorkerGone, ValueError) as exc:
-            self._failed(exc)
+            self.failed(exc)
             return BatchResults()
         extracted = None
         if found is not None and jobs.glossary is not None:
@@ -153,44 +152,21 @@ class IngestAnalysis:
         if results.jobs is not None:
             self._inserted.append((results.jobs, list(zip(documents, keys, strict=True))))
 
-    def collect(self) -> KnownTerms | None:
+    def collect(self) -> CollectedTerms | None:
         """The index terms of the rows inserted since the last call (``None`` when there are
-        none). Both sides work on what is left: this process takes back and analyzes the
-        newest jobs the worker has not started, while the worker finishes the oldest."""
+        none), claimed as the indexes ask for them: see :class:`CollectedTerms`."""
         inserted, self._inserted = self._inserted, []
-        worker = self._worker
-        if worker is None or not inserted:
+        if self._worker is None or not inserted:
             return None
-        known: dict[int, TermParts] = {}
-        taken: set[int] = set()
-        for jobs, documents in reversed(inserted):
-            if jobs.tokens not in taken and not worker.withdraw(jobs.tokens):
-                break  # under way or done, and so is every older job
-            taken.add(jobs.tokens)
-            known.update(_analyzed(documents))
-        claimed: dict[int, list[list[str]]] = {}
-        try:
-            for jobs, documents in inserted:
-                if jobs.tokens in taken:
-                    continue
-                if jobs.tokens not in claimed:  # a batch written in two parts is claimed once
-                    claimed[jobs.tokens] = worker.result(jobs.tokens)
-                tokens = claimed[jobs.tokens]
-                named = dict(zip(jobs.names, tokens[: len(jobs.names)], strict=True))
-                texts = tokens[len(jobs.names) :]
-                for new, doc_keys in documents:
-                    start = jobs.starts[id(new)]
-                    for offset, (key, chunk) in enumerate(zip(doc_keys, new.chunks, strict=True)):
-                        known[key] = (
-                            named[chunk.title],
-                            named[chunk.heading],
-                            texts[start + offset],
-                        )
-        except (WorkerGone, ValueError) as exc:
-            self._failed(exc)
-        return KnownTerms(INGEST_ANALYZER, known) if known else None
+        return CollectedTerms(self, inserted)
 
-    def _failed(self, exc: Exception) -> None:
+    @property
+    def worker(self) -> AnalysisWorker | None:
+        """The running worker (``None``: none, or it failed)."""
+        return self._worker
+
+    def failed(self, exc: Exception) -> None:
+        """Stop using the worker after it failed: everything is analyzed in process."""
         log.warning("analysis worker failed (%s): analyzing in process", exc)
         self.close()
         self._min_rows = None
@@ -205,6 +181,86 @@ class IngestAnalysis:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class CollectedTerms:
+    """The index terms of inserted rows, given to the indexes group by group (oldest rows
+    first) while the worker is still analyzing the newer ones, so that adding terms to the
+    indexes overlaps the worker's last jobs. Whenever the terms asked for are not in yet, this
+    process takes back the newest job the worker has not started and analyzes it itself;
+    when none is left to take back, it waits. Rows whose terms never come (the worker failed)
+    are left to the caller."""
+
+    analyzer = INGEST_ANALYZER
+
+    def __init__(
+        self,
+        analysis: IngestAnalysis,
+        inserted: list[tuple[BatchJobs, list[tuple[NewDocument, list[int]]]]],
+    ) -> None:
+        self._analysis = analysis
+        self._parts: dict[int, list[tuple[BatchJobs, list[tuple[NewDocument, list[int]]]]]] = {}
+        for jobs, documents in inserted:  # a batch written in two parts is one job
+            self._parts.setdefault(jobs.tokens, []).append((jobs, documents))
+        self._open = list(self._parts)  # tickets not claimed yet, oldest first
+        self._ticket_of = {
+            key: jobs.tokens
+            for jobs, documents in inserted
+            for _, keys in documents
+            for key in keys
+        }
+        self._known: dict[int, TermParts] = {}
+
+    def terms_of(self, keys: Sequence[int]) -> dict[int, TermParts]:
+        """The terms of ``keys`` (and of every row claimed so far)."""
+        wanted = {self._ticket_of[key] for key in keys if key in self._ticket_of}
+        for ticket in [t for t in self._open if t in wanted]:
+            while ticket in self._open:
+                worker = self._analysis.worker
+                if worker is None:
+                    return self._known
+                if not worker.ready(ticket) and self._take_back_newest(worker):
+                    continue
+                self._claim(worker, ticket)
+        return self._known
+
+    def release(self) -> None:
+        """Take back the jobs no row asked for (their rows were not indexed this way)."""
+        worker = self._analysis.worker
+        if worker is not None:
+            for ticket in self._open:
+                worker.withdraw(ticket)
+        self._open = []
+
+    def _take_back_newest(self, worker: AnalysisWorker) -> bool:
+        """Analyze the newest open job in process if the worker has not started it."""
+        ticket = self._open[-1]
+        if not worker.withdraw(ticket):
+            return False  # under way or done, and so is every older job
+        self._open.pop()
+        for _, documents in self._parts[ticket]:
+            self._known.update(_analyzed(documents))
+        return True
+
+    def _claim(self, worker: AnalysisWorker, ticket: int) -> None:
+        """The worker's terms of ``ticket`` (waiting for them)."""
+        self._open.remove(ticket)
+        try:
+            tokens: list[list[str]] = worker.result(ticket)
+        except (WorkerGone, ValueError) as exc:
+            self._analysis.failed(exc)
+            return
+        for jobs, documents in self._parts[ticket]:
+            named = dict(zip(jobs.names, tokens[: len(jobs.names)], strict=True))
+            texts = tokens[len(jobs.names) :]
+            for new, doc_keys in documents:
+                start = jobs.starts[id(new)]
+                for offset, (key, chunk) in enumerate(zip(doc_keys, new.chunks, strict=True)):
+                    self._known[key] = (
+                        named[chunk.title],
+                        named[chunk.heading],
+                        texts[start + offset],
+                    )
 
 
 def _claimed(worker: AnalysisWorker, ticket: int | None) -> Any:

@@ -108,6 +108,9 @@ CREATE INDEX IF NOT EXISTS narrative_chunks_level ON narrative_chunks (library_i
 
 _LEVELS = {int(level): level for level in Sensitivity}
 _IN_LIMIT = 500
+# What json.dumps(..., ensure_ascii=False) writes, without building an encoder per call.
+_JSON = json.JSONEncoder(ensure_ascii=False).encode
+_SORTED_JSON = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode
 """Values bound in one ``IN (...)`` list (SQLite caps the parameters of a statement)."""
 
 
@@ -408,12 +411,10 @@ class SQLiteChunkStore:
                     new.source,
                     new.document.content_hash,
                     new.document.fingerprint,
-                    json.dumps(new.metadata, sort_keys=True, ensure_ascii=False),
+                    _SORTED_JSON(new.metadata),
                     int(new.document.sensitivity),
                     now,
-                    json.dumps(
-                        [[str(n), int(lv)] for n, lv in new.section_levels], ensure_ascii=False
-                    ),
+                    _JSON([[str(n), int(lv)] for n, lv in new.section_levels]),
                 )
                 for new in documents
             ],
@@ -427,7 +428,7 @@ class SQLiteChunkStore:
                     new.document.library_id,
                     new.document.doc_id,
                     p.heading,
-                    json.dumps(p.locator, ensure_ascii=False),
+                    _JSON(p.locator),
                     p.text,
                 )
                 for new in documents
@@ -461,7 +462,7 @@ class SQLiteChunkStore:
                         chunk.ordinal,
                         chunk.text,
                         chunk.heading,
-                        json.dumps(chunk.locator, ensure_ascii=False),
+                        _JSON(chunk.locator),
                         chunk.parent_id,
                         chunk.window_text,
                         max(level, int(chunk.level)),

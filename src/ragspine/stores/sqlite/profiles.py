@@ -11,6 +11,7 @@ from __future__ import annotations
 import sqlite3
 from collections import Counter
 from collections.abc import Mapping
+from itertools import repeat
 
 from ragspine.stores.chunks import count_terms, profile_text
 
@@ -35,7 +36,12 @@ def apply_counts(
         db.executemany(
             "INSERT INTO narrative_profiles (library_id, level, term, count) VALUES (?, ?, ?, ?) "
             "ON CONFLICT (library_id, level, term) DO UPDATE SET count = count + excluded.count",
-            [(library_id, level, term, sign * n) for term, n in counter.items()],
+            zip(
+                repeat(library_id),
+                repeat(level),
+                counter.keys(),
+                counter.values() if sign == 1 else [sign * n for n in counter.values()],
+            ),
         )
     if sign < 0:
         db.execute(

@@ -20,9 +20,9 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
+from typing import Protocol
 
 from ragspine.analysis import Analyzer
 from ragspine.errors import StoreError
@@ -54,13 +54,20 @@ def indexed_text(fields: IndexFields, row: IndexRow) -> str:
     return f"{row.title}\n{row.heading}\n{row.text}"
 
 
-@dataclass(frozen=True, slots=True)
-class KnownTerms:
-    """Terms already computed for rows (by the ingest's analysis worker): chunk key → the
-    ``analyzer`` terms of its title, heading and text."""
+TermParts = tuple[list[str], list[str], list[str]]
+"""The terms of a row's title, heading and text."""
 
-    analyzer: Analyzer
-    terms: Mapping[int, tuple[list[str], list[str], list[str]]]
+
+class TermSource(Protocol):
+    """Terms computed elsewhere for rows being added (by an ingest's analysis worker)."""
+
+    @property
+    def analyzer(self) -> Analyzer:
+        """The analyzer that gave the terms (an index with another one ignores them)."""
+
+    def terms_of(self, keys: Sequence[int]) -> Mapping[int, TermParts]:
+        """Chunk key → :data:`TermParts` for those of ``keys`` it has, waiting for terms
+        still being computed; the caller analyzes the keys it lacks."""
 
 
 class AnalyzedRows:
@@ -69,7 +76,7 @@ class AnalyzedRows:
     those of ``b`` (no token spans a line break), so a field set's terms are its fields'
     terms joined. Titles and headings repeat across a document's chunks and are analyzed once."""
 
-    def __init__(self, rows: Sequence[IndexRow], known: KnownTerms | None = None) -> None:
+    def __init__(self, rows: Sequence[IndexRow], known: TermSource | None = None) -> None:
         self.rows = rows
         self._known = known
         self._parts: dict[Analyzer, tuple[list[list[str]], list[list[str]], list[list[str]]]] = {}
@@ -112,10 +119,10 @@ class AnalyzedRows:
         return parts
 
     def _with_known(
-        self, analyzer: Analyzer, known: KnownTerms
+        self, analyzer: Analyzer, known: TermSource
     ) -> tuple[list[list[str]], list[list[str]], list[list[str]]]:
         """The parts from ``known`` terms, analyzing only the rows they lack."""
-        terms = known.terms
+        terms = known.terms_of([row.key for row in self.rows])
         missing = [row for row in self.rows if row.key not in terms]
         if missing:
             names = list(dict.fromkeys([r.title for r in missing] + [r.heading for r in missing]))
@@ -132,7 +139,7 @@ class AnalyzedRows:
         return [t[0] for t in rows], [t[1] for t in rows], [t[2] for t in rows]
 
 
-APPLY_GROUP = 4096
+APPLY_GROUP = 1024
 """Rows analyzed and added to the indexes at a time when changes are applied."""
 DEFAULT_FIELDS = IndexFields.TITLE_TEXT
 MAINTAINED_FIELDS = (IndexFields.TITLE_TEXT, IndexFields.TITLE_HEADING_TEXT)
@@ -263,7 +270,7 @@ class LibraryIndexes:
         *,
         since: int,
         generation: int,
-        known: KnownTerms | None = None,
+        known: TermSource | None = None,
     ) -> None:
         """Bring every stored index of the library to ``generation`` (the caller holds the
         library's write lock and has committed the chunk-store changes ``removed`` / ``added``
