@@ -12,7 +12,6 @@ filing's value for a key replaces an earlier filing's (restatement); the replace
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -28,7 +27,7 @@ from ragspine.structured.facts import Fact, FactKey, Scale, utc_now
 from ragspine.structured.headers import dated_period
 from ragspine.structured.ingest import RowProgress
 from ragspine.structured.numbers import parse_value, shown
-from ragspine.structured.tables import read_text_file
+from ragspine.structured.tables import read_json_file
 
 DASH_PLACEHOLDER = Decimal("2014.0")
 _YEAR = re.compile(r"^(19|20)\d{2}$")
@@ -87,17 +86,7 @@ def metric_for_label(label: str, glossary: Glossary, new_metrics: dict[str, Term
 
 def load_filings(path: Path) -> list[Mapping[str, Any]]:
     """The list of filings in a ConvFinQA JSON file (a list, or ``{split: [...]}``)."""
-    text = read_text_file(
-        path,
-        "ConvFinQA",
-        f"{path.name}: is not UTF-8 text; pass a ConvFinQA JSON file such as dev.json",
-    )
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise IngestError(f"{path.name}: invalid JSON at line {exc.lineno} ({exc.msg})") from None
-    except (ValueError, RecursionError):  # an integer beyond the digit limit, deep nesting
-        raise IngestError(f"{path.name}: JSON too large or too deeply nested to read") from None
+    document = read_json_file(path, "ConvFinQA", "dev.json")
     if isinstance(document, dict):
         lists = [v for v in document.values() if isinstance(v, list)]
         filings = [f for part in lists for f in part]

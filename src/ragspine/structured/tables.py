@@ -72,6 +72,20 @@ def read_text_file(path: Path, what: str, not_utf8: str) -> str:
         raise IngestError(f"cannot read {what} file {path}: {exc.strerror}") from None
 
 
+def read_json_file(path: Path, what: str, example: str) -> Any:
+    """The parsed JSON of a UTF-8 file; :class:`IngestError` naming the file when it is
+    missing, unreadable, not UTF-8 (suggesting ``example``), invalid, or too large or deep."""
+    text = read_text_file(
+        path, what, f"{path.name}: is not UTF-8 text; pass a {what} JSON file such as {example}"
+    )
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise IngestError(f"{path.name}: invalid JSON at line {exc.lineno} ({exc.msg})") from None
+    except (ValueError, RecursionError):  # an integer beyond the digit limit, deep nesting
+        raise IngestError(f"{path.name}: JSON too large or too deeply nested to read") from None
+
+
 def check_header(names: Iterable[str], where: str) -> None:
     """Raise if two column names are equal up to case and surrounding white space."""
     seen: set[str] = set()

@@ -27,7 +27,6 @@ The locator names the document, the table, the row and the column.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -45,7 +44,7 @@ from ragspine.structured.facts import Fact, FactKey, Scale, utc_now
 from ragspine.structured.headers import dated_period, footnote_free
 from ragspine.structured.ingest import RowProgress
 from ragspine.structured.numbers import parse_value, shown
-from ragspine.structured.tables import read_text_file
+from ragspine.structured.tables import read_json_file
 
 ENTITY_PREFIX = "tatqa-"
 DEFAULT_LIBRARY = "tatqa"
@@ -122,17 +121,7 @@ def entity_code(uid: str) -> str:
 
 def load_tatqa(path: Path) -> list[Mapping[str, Any]]:
     """The list of documents of a TAT-QA JSON file, each checked for shape."""
-    text = read_text_file(
-        path,
-        "TAT-QA",
-        f"{path.name}: is not UTF-8 text; pass a TAT-QA JSON file such as tatqa_dataset_dev.json",
-    )
-    try:
-        documents = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise IngestError(f"{path.name}: invalid JSON at line {exc.lineno} ({exc.msg})") from None
-    except (ValueError, RecursionError):
-        raise IngestError(f"{path.name}: JSON too large or too deeply nested to read") from None
+    documents = read_json_file(path, "TAT-QA", "tatqa_dataset_dev.json")
     if not isinstance(documents, list):
         raise IngestError(f"{path.name}: expected a list of TAT-QA documents; is this TAT-QA?")
     for number, doc in enumerate(documents, start=1):
