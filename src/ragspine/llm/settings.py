@@ -110,10 +110,38 @@ def _check_base_url(url: str) -> None:
 
 def load_settings(folder: Path | None, environ: Mapping[str, str] | None = None) -> LLMSettings:
     """The settings of the workspace at ``folder`` (its ``llm.toml``, when present) with the
-    environment's ``RAGSPINE_LLM_*`` variables on top."""
+    environment's ``RAGSPINE_LLM_*`` variables on top. Read again whenever the file (its size
+    and modification time) or those variables change; otherwise the last reading is reused,
+    since every ``ask`` asks."""
     env = os.environ if environ is None else environ
-    values: dict[str, Any] = {}
     path = None if folder is None else folder / SETTINGS_FILENAME
+    try:
+        stat = None if path is None else path.stat()
+        signature: tuple[object, ...] | None = (
+            path,
+            None if stat is None else (stat.st_mtime_ns, stat.st_size, stat.st_ino),
+            tuple(env.get(name) for name in (ENV_BASE_URL, ENV_MODEL, ENV_API_KEY)),
+        )
+    except FileNotFoundError:
+        signature = (path, None, tuple(env.get(n) for n in (ENV_BASE_URL, ENV_MODEL, ENV_API_KEY)))
+    except OSError:
+        signature = None  # unreadable: read below, which reports it
+    cached = _LAST.get(path)
+    if signature is not None and cached is not None and cached[0] == signature:
+        return cached[1]
+    settings = _load(path, env)
+    if signature is not None:
+        _LAST[path] = (signature, settings)
+    return settings
+
+
+_LAST: dict[Path | None, tuple[tuple[object, ...], LLMSettings]] = {}
+"""The last settings read per folder and what they were read from (one assignment per entry:
+safe between threads)."""
+
+
+def _load(path: Path | None, env: Mapping[str, str]) -> LLMSettings:
+    values: dict[str, Any] = {}
     if path is not None and path.is_file():
         values = _read_file(path)
     for key, name in (("base_url", ENV_BASE_URL), ("model", ENV_MODEL), ("api_key", ENV_API_KEY)):
