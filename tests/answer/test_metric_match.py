@@ -250,3 +250,56 @@ def test_convfinqa_gold_writes_percentages_as_fractions() -> None:
     assert score_numbers(predicted, ["0.34769"], "", percent_as_fraction=True)
     assert not score_numbers(predicted, ["0.34769"], "")
     assert not score_numbers(predicted, ["0.3512"], "", percent_as_fraction=True)
+
+
+def _brute_window(stems: list[str], words: frozenset[str]) -> tuple[int, int] | None:
+    best = None
+    for first in range(len(stems)):
+        for last in range(first, len(stems)):
+            if words <= set(stems[first : last + 1]):
+                if best is None or last - first < best[1] - best[0]:
+                    best = (first, last)
+                break
+    return best
+
+
+def test_the_shortest_window_is_found_in_one_pass() -> None:
+    import random
+
+    from ragspine.answer import metric_match
+
+    rng = random.Random(5)
+    for _ in range(500):
+        stems = [rng.choice("pqrsx") for _ in range(rng.randint(0, 14))]
+        words = frozenset(rng.sample("pqrs", rng.randint(1, 3)))
+        tokens = [(s, i, i + 1) for i, s in enumerate(stems)]
+        expected = _brute_window(stems, words)
+        got = metric_match._window(tokens, words)
+        if (
+            expected is not None
+            and expected[1]
+            - expected[0]
+            + 1
+            - len([s for s in stems[expected[0] : expected[1] + 1] if s in words])
+            > metric_match.MAX_GAP
+        ):
+            expected = None  # too many other words inside: no match
+        assert got == expected, (stems, words)
+
+
+def test_a_long_hostile_question_is_read_in_linear_time() -> None:
+    """20,000 words that each start a window only the last word closes: quadratic before."""
+    import signal
+
+    def too_slow(*_: object) -> None:
+        raise TimeoutError("matching took more than 20 s: not linear in the question")
+
+    rows = {f"m{i}": (f"net zebra{i}",) for i in range(20)}
+    question = "net " * 20_000 + " ".join(f"zebra{i}" for i in range(20))
+    previous = signal.signal(signal.SIGALRM, too_slow)
+    signal.alarm(20)
+    try:
+        assert match_metrics(question, rows).metrics == ("m0",)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)

@@ -105,19 +105,25 @@ question: ``net sales of systems`` names ``Net sales``, ``net difference in sale
 
 
 def _window(tokens: Sequence[tuple[str, int, int]], words: frozenset[str]) -> _Window | None:
-    """The shortest run of tokens holding every one of ``words``, if its gap is small."""
+    """The shortest run of tokens holding every one of ``words`` (the first of equal length),
+    if its gap is small. One pass with a sliding start: linear in the question's length, so a
+    long hostile question costs time in proportion to it, never its square."""
     best: _Window | None = None
-    for first, (stem, _, _) in enumerate(tokens):
+    counts: dict[str, int] = {}
+    first = 0
+    for last, (stem, _, _) in enumerate(tokens):
         if stem not in words:
             continue
-        seen: set[str] = set()
-        for last in range(first, len(tokens)):
-            if tokens[last][0] in words:
-                seen.add(tokens[last][0])
-            if len(seen) == len(words):
-                if best is None or last - first < best[1] - best[0]:
-                    best = (first, last)
-                break
+        counts[stem] = counts.get(stem, 0) + 1
+        while len(counts) == len(words):  # every word inside [first, last]: shrink from the left
+            if best is None or last - first < best[1] - best[0]:
+                best = (first, last)
+            leaving = tokens[first][0]
+            first += 1
+            if leaving in counts:
+                counts[leaving] -= 1
+                if not counts[leaving]:
+                    del counts[leaving]
     if best is None:
         return None
     run = tokens[best[0] : best[1] + 1]
