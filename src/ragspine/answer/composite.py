@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal, InvalidOperation
 
 from ragspine.answer.guard import check_numbers, is_fact_value, numbers_in
@@ -114,24 +114,12 @@ def explanation(
             key = (source.library_id, source.chunk_id)
             if key not in renumbered:
                 renumbered[key] = start + len(renumbered) + 1
-                sources.append(_with_marker(source, renumbered[key]))
+                sources.append(replace(source, marker=renumbered[key]))
             markers.append(renumbered[key])
         sentences.append(CitedSentence(sentence.text, tuple(markers)))
         for fact, numbers in contradictions(sentence.text, facts, glossary):
             flags.append(_flag(fact, numbers, markers[0], glossary, locale))
     return Explanation(tuple(sentences), tuple(sources), tuple(dict.fromkeys(flags)), left_out)
-
-
-def _with_marker(source: Source, marker: int) -> Source:
-    assert source.chunk_id is not None and source.library_id is not None
-    return Source.of_chunk(
-        marker,
-        chunk_id=source.chunk_id,
-        doc_id=source.doc_id,
-        library_id=source.library_id,
-        source_locator=source.source_locator,
-        parent_locator=source.parent_locator,
-    )
 
 
 def _flag(

@@ -139,16 +139,7 @@ def answer_from_snippets(
         key = (snippet.library_id, snippet.chunk_id)
         if key not in markers:
             markers[key] = len(markers) + 1
-            sources.append(
-                Source.of_chunk(
-                    markers[key],
-                    chunk_id=snippet.chunk_id,
-                    doc_id=snippet.doc_id,
-                    library_id=snippet.library_id,
-                    source_locator=snippet.source_locator,
-                    parent_locator=snippet.parent_locator,
-                )
-            )
+            sources.append(cited_chunk(markers[key], snippet))
         parts.append(f"{candidate.sentence} [{markers[key]}]")
         sentences.append(CitedSentence(candidate.sentence, (markers[key],)))
     text = " ".join(parts)
@@ -163,4 +154,16 @@ def answer_from_snippets(
         notes=notes,
         sentences=tuple(sentences),
         locale=locale,
+    )
+
+
+def cited_chunk(marker: int, snippet: Snippet) -> Source:
+    """The citation ``[marker]`` of ``snippet``'s child chunk."""
+    return Source.of_chunk(
+        marker,
+        chunk_id=snippet.chunk_id,
+        doc_id=snippet.doc_id,
+        library_id=snippet.library_id,
+        source_locator=snippet.source_locator,
+        parent_locator=snippet.parent_locator,
     )

@@ -16,7 +16,7 @@ import re
 from collections.abc import Collection, Sequence
 from decimal import Decimal
 
-from ragspine.answer.extractive import ROUTE, split_sentences
+from ragspine.answer.extractive import ROUTE, cited_chunk, split_sentences
 from ragspine.answer.guard import DraftSentence, GuardDecision, guard_sentences
 from ragspine.answer.history import Turn
 from ragspine.answer.locale import TEXTS, Locale
@@ -123,7 +123,7 @@ def answer_from_reply(
         for marker in given:
             if marker not in renumbered:
                 renumbered[marker] = len(renumbered) + 1
-                sources.append(_source(renumbered[marker], snippets[marker - 1]))
+                sources.append(cited_chunk(renumbered[marker], snippets[marker - 1]))
         sentences.append(CitedSentence(draft.text, tuple(renumbered[m] for m in given)))
     body = " ".join(s.text + "".join(f" [{m}]" for m in s.markers) for s in sentences)
     text = f"{body}\n\n{' '.join(notes)}" if notes else body
@@ -152,22 +152,11 @@ def _unsupported(
         ROUTE,
         status=AnswerStatus.REFUSED,
         text=fixed,
-        sources=tuple(_source(n, s) for n, s in enumerate(snippets, start=1)),
+        sources=tuple(cited_chunk(n, s) for n, s in enumerate(snippets, start=1)),
         trace=trace,
         notes=notes,
         locale=locale,
         guard=decisions,
-    )
-
-
-def _source(marker: int, snippet: Snippet) -> Source:
-    return Source.of_chunk(
-        marker,
-        chunk_id=snippet.chunk_id,
-        doc_id=snippet.doc_id,
-        library_id=snippet.library_id,
-        source_locator=snippet.source_locator,
-        parent_locator=snippet.parent_locator,
     )
 
 

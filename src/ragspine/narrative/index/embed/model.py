@@ -101,16 +101,7 @@ class OnnxMiniLMEmbedder:
         if threads is not None and threads < 1:
             raise ConfigError(f"threads={threads} must be at least 1 (or None for all cores)")
         onnxruntime, tokenizers = _import_onnx_stack()
-        model_file = Path(model_path) if model_path is not None else _default_model_path()
-        tokenizer_file = (
-            Path(tokenizer_path) if tokenizer_path is not None else bundled_tokenizer_path()
-        )
-        for label, path in (("model", model_file), ("tokenizer", tokenizer_file)):
-            if not path.is_file():
-                raise ConfigError(
-                    f"embedding {label} file not found: {path}; "
-                    "reinstall with pip install 'ragspine[onnx]' or fix the configured path"
-                )
+        model_file, tokenizer_file = _model_files(model_path, tokenizer_path)
         try:
             tokenizer = tokenizers.Tokenizer.from_file(str(tokenizer_file))
         except Exception as exc:
@@ -191,16 +182,7 @@ def default_identity() -> tuple[str, int]:
     _import_onnx_stack()
     model_path = os.environ.get("RAGSPINE_EMBEDDING_MODEL_PATH") or None
     tokenizer_path = os.environ.get("RAGSPINE_TOKENIZER_PATH") or None
-    model_file = Path(model_path) if model_path is not None else _default_model_path()
-    tokenizer_file = (
-        Path(tokenizer_path) if tokenizer_path is not None else bundled_tokenizer_path()
-    )
-    for label, path in (("model", model_file), ("tokenizer", tokenizer_file)):
-        if not path.is_file():
-            raise ConfigError(
-                f"embedding {label} file not found: {path}; "
-                "reinstall with pip install 'ragspine[onnx]' or fix the configured path"
-            )
+    _model_files(model_path, tokenizer_path)
     return MINILM_MODEL_ID, MINILM_DIM
 
 
@@ -222,3 +204,20 @@ def load_embedder(
     return OnnxMiniLMEmbedder(
         model_path=model_path, tokenizer_path=tokenizer_path, max_tokens=max_tokens, threads=threads
     )
+
+
+def _model_files(
+    model_path: str | os.PathLike[str] | None, tokenizer_path: str | os.PathLike[str] | None
+) -> tuple[Path, Path]:
+    """The model and tokenizer files (given, else the packaged ones), each checked to exist."""
+    model_file = Path(model_path) if model_path is not None else _default_model_path()
+    tokenizer_file = (
+        Path(tokenizer_path) if tokenizer_path is not None else bundled_tokenizer_path()
+    )
+    for label, path in (("model", model_file), ("tokenizer", tokenizer_file)):
+        if not path.is_file():
+            raise ConfigError(
+                f"embedding {label} file not found: {path}; "
+                "reinstall with pip install 'ragspine[onnx]' or fix the configured path"
+            )
+    return model_file, tokenizer_file
