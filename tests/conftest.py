@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from fake_openai import fake_endpoint  # noqa: F401  (a fixture shared by the generation tests)
+from postgres_server import postgres_server, postgres_url  # noqa: F401  (server-backend tests)
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 

@@ -4,31 +4,43 @@ A location is a folder path or a URL. A folder path, or ``sqlite:///path/to/fold
 embedded backend: one folder holding ``workspace.sqlite`` (facts, chunks, libraries), the
 per-library index files under ``indexes/`` and the write locks under ``locks/``.
 The relation store shares the chunk store's connections (see :meth:`SQLiteBackend.open_relations`).
-``postgresql://...`` is reserved for the PostgreSQL backend, which is not built yet.
+``postgresql://...`` (or ``postgres://``) is the PostgreSQL backend
+(:class:`ragspine.stores.postgres.backend.PostgresBackend`): every store in one database, writers
+serialized by advisory locks, no index files.
+
+:class:`Backend` is what the workspace asks of either.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
+from typing import TYPE_CHECKING, Protocol
+from urllib.parse import unquote
 
-from ragspine.errors import ConfigError, quote_input
-from ragspine.locks import LOCK_DIR
+from ragspine.errors import ConfigError
+from ragspine.locks import LOCK_DIR, write_lock
 from ragspine.stores.chunks import ChunkStore
 from ragspine.stores.facts import FactStore
 from ragspine.stores.graph import RelationStore
 from ragspine.stores.sqlite.chunks import SQLiteChunkStore
 from ragspine.stores.sqlite.facts import SQLiteFactStore
+from ragspine.stores.postgres.database import shown_url
 from ragspine.stores.sqlite.graph import SQLiteRelationStore
+
+if TYPE_CHECKING:
+    from ragspine.narrative.index.lexical.library_indexes import LibraryIndexes
+    from ragspine.narrative.index.vector.library_vectors import LibraryVectors
+    from ragspine.structured.glossary_files import GlossaryStorage
 
 DB_FILENAME = "workspace.sqlite"
 INDEX_DIRNAME = "indexes"
 SQLITE_PREFIX = "sqlite://"
 POSTGRES_SCHEMES = ("postgresql", "postgres")
-ACCEPTED_FORMS = "a folder path or sqlite:///path/to/folder (postgresql://... is planned)"
+ACCEPTED_FORMS = "a folder path, sqlite:///path/to/folder or postgresql://user@host:port/database"
 _URL = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]*)://")
 
 
@@ -36,7 +48,8 @@ def sqlite_folder(location: str | os.PathLike[str]) -> Path:
     """The workspace folder ``location`` names: a folder path or a ``sqlite://`` URL (whose
     path is the folder, e.g. ``sqlite:///srv/ragspine`` or ``sqlite://relative/folder``).
 
-    A ``postgresql://`` URL, or any other scheme, is a :class:`ConfigError`.
+    A ``postgresql://`` URL, or any other scheme, is a :class:`ConfigError` (open those with
+    :func:`open_backend`).
     """
     if isinstance(location, os.PathLike):
         return Path(location).expanduser()
@@ -49,28 +62,70 @@ def sqlite_folder(location: str | os.PathLike[str]) -> Path:
         rest = text[match.end() :]
         if not rest or "?" in rest or "#" in rest:
             raise ConfigError(
-                f"cannot read the workspace URL {_shown(text)}: use sqlite:///path/to/folder "
+                f"cannot read the workspace URL {shown_url(text)}: use sqlite:///path/to/folder "
                 "(the path of the workspace folder, with no query or fragment)"
             )
         return Path(unquote(rest)).expanduser()
     if scheme in POSTGRES_SCHEMES:
-        raise ConfigError(
-            f"the PostgreSQL backend is not available yet (issue 18): cannot open "
-            f"{_shown(text)}; use {ACCEPTED_FORMS}"
-        )
-    raise ConfigError(f"unknown workspace location {_shown(text)}: use {ACCEPTED_FORMS}")
+        raise ConfigError(f"{shown_url(text)} is not a workspace folder: open it with open_backend")
+    raise ConfigError(f"unknown workspace location {shown_url(text)}: use {ACCEPTED_FORMS}")
 
 
-def _shown(url: str) -> str:
-    """``url`` quoted for a message, with any password replaced by ``***``."""
-    try:
-        parts = urlsplit(url)
-        if parts.password is not None:
-            netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-            url = parts._replace(netloc=netloc).geturl()
-    except ValueError:
-        pass
-    return quote_input(url)
+def is_postgres_url(location: str | os.PathLike[str]) -> bool:
+    """Whether ``location`` names the PostgreSQL backend."""
+    if isinstance(location, os.PathLike):
+        return False
+    match = _URL.match(str(location))
+    return match is not None and match["scheme"].lower() in POSTGRES_SCHEMES
+
+
+class Backend(Protocol):
+    """What a workspace asks of its storage backend."""
+
+    @property
+    def location(self) -> str:
+        """Where the workspace lives, for messages (a folder, or a URL without its password)."""
+
+    @property
+    def local_dir(self) -> Path:
+        """A folder of this machine for what is not shared: settings files, upload staging."""
+
+    @property
+    def exists(self) -> bool:
+        """Whether the workspace's stores were created."""
+
+    def create(self) -> None:
+        """Create the stores' tables (or bring the schema up to date, where that is explicit)."""
+
+    def open_facts(self) -> FactStore: ...
+
+    def open_chunks(self) -> ChunkStore: ...
+
+    def open_relations(self, chunks: ChunkStore) -> RelationStore: ...
+
+    def open_lexical(self, chunks: ChunkStore) -> LibraryIndexes: ...
+
+    def open_vectors(self, chunks: ChunkStore) -> LibraryVectors: ...
+
+    def glossary_storage(self) -> GlossaryStorage:
+        """Where the glossary texts live (files in a folder, or rows of a table)."""
+
+    def lock(self, name: str, *, resource: str) -> AbstractContextManager[None]:
+        """Hold the write lock ``name`` (``library-NAME``, ``glossary``) across every process
+        using this workspace; ``resource`` names it in messages."""
+
+    def close(self) -> None:
+        """Release what the backend holds (a connection pool)."""
+
+
+def open_backend(location: str | os.PathLike[str], *, create: bool = True) -> Backend:
+    """The backend ``location`` names: a folder path or ``sqlite://`` URL (see
+    :func:`sqlite_folder`), or a ``postgresql://`` URL."""
+    if is_postgres_url(location):
+        from ragspine.stores.postgres.backend import PostgresBackend
+
+        return PostgresBackend.open(str(location), create=create)
+    return SQLiteBackend.open(location, create=create)
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,9 +157,20 @@ class SQLiteBackend:
         return backend
 
     @property
+    def location(self) -> str:
+        return str(self.folder)
+
+    @property
+    def local_dir(self) -> Path:
+        return self.folder
+
+    @property
     def exists(self) -> bool:
         """Whether the workspace database exists (its stores were created)."""
         return self.db_path.is_file()
+
+    def create(self) -> None:
+        """The stores create their tables when opened (see the workspace's ``_create_stores``)."""
 
     @property
     def db_path(self) -> Path:
@@ -135,3 +201,26 @@ class SQLiteBackend:
         if not isinstance(chunks, SQLiteChunkStore):
             raise TypeError("the SQLite relation store shares a SQLite chunk store's connections")
         return SQLiteRelationStore(self.db_path, chunks.connections)
+
+    def open_lexical(self, chunks: ChunkStore) -> LibraryIndexes:
+        """The lexical indexes: files under ``indexes/``, rebuilt from ``chunks`` when behind."""
+        from ragspine.narrative.index.lexical.library_indexes import LibraryIndexes
+
+        return LibraryIndexes(chunks, self.index_dir)
+
+    def open_vectors(self, chunks: ChunkStore) -> LibraryVectors:
+        """The vector indexes and the embedding cache, under ``indexes/``."""
+        from ragspine.narrative.index.vector.library_vectors import LibraryVectors
+
+        return LibraryVectors(chunks, self.index_dir)
+
+    def glossary_storage(self) -> GlossaryStorage:
+        from ragspine.structured.glossary_files import GlossaryFolder
+
+        return GlossaryFolder(self.folder)
+
+    def lock(self, name: str, *, resource: str) -> AbstractContextManager[None]:
+        return write_lock(self.lock_dir / f"{name}.lock", resource=resource)
+
+    def close(self) -> None:
+        """Nothing is held: every store closes its own connections."""
