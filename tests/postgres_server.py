@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import pytest

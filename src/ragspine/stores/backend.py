@@ -26,9 +26,9 @@ from ragspine.locks import LOCK_DIR, write_lock
 from ragspine.stores.chunks import ChunkStore
 from ragspine.stores.facts import FactStore
 from ragspine.stores.graph import RelationStore
+from ragspine.stores.postgres.database import shown_url
 from ragspine.stores.sqlite.chunks import SQLiteChunkStore
 from ragspine.stores.sqlite.facts import SQLiteFactStore
-from ragspine.stores.postgres.database import shown_url
 from ragspine.stores.sqlite.graph import SQLiteRelationStore
 
 if TYPE_CHECKING:

@@ -40,7 +40,9 @@ LEVELS = (-1, *sorted({max_visible_level(Principal(level)) for level in Sensitiv
 """Every ``max_level`` a store must honour: what principals produce, plus none and everything."""
 
 _HYPOTHESIS = settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.differing_executors],
 )
 
 

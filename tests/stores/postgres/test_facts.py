@@ -1,4 +1,4 @@
-"""PostgresFactStore: the fact-store contract against a real server, and what is particular to it."""
+"""PostgresFactStore: the fact-store contract on a real server, and what is particular to it."""
 
 from __future__ import annotations
 

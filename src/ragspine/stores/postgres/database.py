@@ -138,13 +138,12 @@ class Database:
         if current is not None:
             yield current
             return
-        with self._pool.connection() as conn:
-            with conn.transaction():
-                self._local.conn = conn
-                try:
-                    yield conn
-                finally:
-                    self._local.conn = None
+        with self._pool.connection() as conn, conn.transaction():
+            self._local.conn = conn
+            try:
+                yield conn
+            finally:
+                self._local.conn = None
 
     @property
     def in_transaction(self) -> bool:
@@ -168,7 +167,9 @@ class Database:
                 held[name] -= 1
             return
         conn = self._psycopg.connect(
-            self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S,
+            self.url,
+            autocommit=True,
+            connect_timeout=CONNECT_TIMEOUT_S,
             application_name=f"{APPLICATION} lock {name}"[:63],
         )
         try:

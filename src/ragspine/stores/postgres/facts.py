@@ -148,15 +148,11 @@ class PostgresFactStore:
                         for entry in history:
                             copy.write_row(entry)
                 if final:
-                    cur.execute(
-                        "CREATE TEMP TABLE incoming_facts (LIKE facts) ON COMMIT DROP"
-                    )
+                    cur.execute("CREATE TEMP TABLE incoming_facts (LIKE facts) ON COMMIT DROP")
                     with cur.copy(f"COPY incoming_facts ({_COLUMNS}) FROM STDIN") as copy:
                         for row in final.values():
                             copy.write_row(row)
-                    updates = ", ".join(
-                        f"{c} = excluded.{c}" for c in _COLUMNS.split(", ")[4:]
-                    )
+                    updates = ", ".join(f"{c} = excluded.{c}" for c in _COLUMNS.split(", ")[4:])
                     cur.execute(
                         f"INSERT INTO facts ({_COLUMNS}) SELECT {_COLUMNS} FROM incoming_facts "
                         f"ON CONFLICT (metric, entity, period, channel) DO UPDATE SET {updates}"
@@ -164,7 +160,9 @@ class PostgresFactStore:
         return WriteSummary(added, replaced, unchanged)
 
     @staticmethod
-    def _current(conn: Any, rows: Sequence[tuple[Any, ...]]) -> dict[tuple[Any, ...], tuple[Any, ...]]:
+    def _current(
+        conn: Any, rows: Sequence[tuple[Any, ...]]
+    ) -> dict[tuple[Any, ...], tuple[Any, ...]]:
         """The stored rows of the keys in ``rows``."""
         keys = list(dict.fromkeys(row[:4] for row in rows))
         current: dict[tuple[Any, ...], tuple[Any, ...]] = {}
