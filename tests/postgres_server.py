@@ -71,6 +71,7 @@ def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Postgr
         _unavailable(f"no PostgreSQL: set {URL_ENV} or pip install -e '.[test]' ({exc})")
         return
     folder = tmp_path_factory.mktemp("pg")
+    os.environ.setdefault("XDG_RUNTIME_DIR", str(tmp_path_factory.mktemp("runtime")))
     try:
         server = pgserver.get_server(folder, cleanup_mode="stop")
     except Exception as exc:  # the wheel could not start a server here

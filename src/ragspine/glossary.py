@@ -574,15 +574,24 @@ def load_glossary(*paths: Path, check_references: bool = True) -> Glossary:
     """Load and merge glossary files; the first file's calendar wins. Parents and derivations
     may name terms of another file: they are checked once all files are merged (not at all with
     ``check_references=False``, for a part that will be merged with more files)."""
-    glossary: Glossary | None = None
+    texts = []
     for path in paths:
         try:
-            document = tomllib.loads(path.read_text(encoding="utf-8"))
+            texts.append((str(path), path.read_text(encoding="utf-8")))
         except FileNotFoundError:
             raise GlossaryError(f"glossary file {path} does not exist") from None
+    return load_glossary_texts(*texts, check_references=check_references)
+
+
+def load_glossary_texts(*texts: tuple[str, str], check_references: bool = True) -> Glossary:
+    """:func:`load_glossary` of ``(name, TOML text)`` pairs (``name`` is shown in errors)."""
+    glossary: Glossary | None = None
+    for name, text in texts:
+        try:
+            document = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
-            raise GlossaryError(f"glossary file {path} is not valid TOML: {exc}") from None
-        part = parse_glossary(document, str(path), check_references=False)
+            raise GlossaryError(f"glossary file {name} is not valid TOML: {exc}") from None
+        part = parse_glossary(document, name, check_references=False)
         glossary = part if glossary is None else glossary.merged(part, check_references=False)
     if glossary is None:
         return Glossary.from_terms([])
@@ -591,7 +600,7 @@ def load_glossary(*paths: Path, check_references: bool = True) -> Glossary:
     try:
         glossary.check_references()
     except GlossaryError as exc:
-        names = ", ".join(str(path) for path in paths)
+        names = ", ".join(name for name, _ in texts)
         raise GlossaryError(f"{names}: {exc}") from None
     return glossary
 

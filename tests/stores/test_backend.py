@@ -8,7 +8,7 @@ import pytest
 
 from ragspine import Workspace
 from ragspine.cli import main
-from ragspine.errors import ConfigError
+from ragspine.errors import ConfigError, StoreError
 from ragspine.stores.backend import DB_FILENAME, SQLiteBackend, sqlite_folder
 
 
@@ -34,13 +34,12 @@ def test_workspace_open_accepts_a_sqlite_url(tmp_path: Path) -> None:
         assert [lib.library_id for lib in again.libraries()] == ["notes"]
 
 
-def test_postgresql_is_not_available_yet(tmp_path: Path) -> None:
-    for url in ("postgresql://db.example/ragspine", "postgres://db.example/ragspine"):
-        with pytest.raises(ConfigError, match=r"PostgreSQL backend is not available yet \(issue"):
-            Workspace.open(url)
-    with pytest.raises(ConfigError) as caught:
-        Workspace.open("postgresql://alice:s3cret@db.example/ragspine")
-    assert "s3cret" not in str(caught.value) and "alice:***@db.example" in str(caught.value)
+def test_an_unreachable_postgresql_server_is_a_clear_error_without_the_password() -> None:
+    url = "postgresql://ragspine:s3cret-pw@127.0.0.1:1/ragspine"
+    with pytest.raises(StoreError, match="unreachable") as caught:
+        Workspace.open(url)
+    assert "s3cret-pw" not in str(caught.value) and ":***@" in str(caught.value)
+    assert "check that the server is running" in str(caught.value)
 
 
 def test_another_scheme_names_the_input_and_the_accepted_forms(tmp_path: Path) -> None:
@@ -48,7 +47,7 @@ def test_another_scheme_names_the_input_and_the_accepted_forms(tmp_path: Path) -
         Workspace.open("mysql://db.example/ragspine")
     message = str(caught.value)
     assert "'mysql://db.example/ragspine'" in message
-    assert "a folder path or sqlite:///path/to/folder" in message
+    assert "a folder path, sqlite:///path/to/folder or postgresql://" in message
     for bad in ("sqlite://", "sqlite:///srv/ws?mode=ro"):
         with pytest.raises(ConfigError, match="use sqlite:///path/to/folder"):
             Workspace.open(bad)
@@ -71,6 +70,6 @@ def test_the_cli_takes_a_url_and_reports_a_bad_one_without_a_traceback(
     assert main(["--workspace", f"sqlite://{folder}", "init"]) == 0
     assert (folder / DB_FILENAME).is_file()
     capsys.readouterr()
-    code = main(["--workspace", "postgresql://db.example/x", "libraries"])
+    code = main(["--workspace", "postgresql://me:pw@127.0.0.1:1/x", "libraries"])
     _, err = capsys.readouterr()
-    assert code != 0 and "Traceback" not in err and "issue 18" in err
+    assert code != 0 and "Traceback" not in err and "unreachable" in err and ":pw@" not in err

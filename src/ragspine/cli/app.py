@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 from ragspine.cli.common import DEFAULT_WORKSPACE
 from ragspine.errors import RagSpineError
+from ragspine.stores.postgres.database import is_postgres_error, postgres_error
 
 COMMAND_MODULES = (
     "ragspine.cli.demo",
@@ -69,6 +70,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return 0
     except Exception as exc:  # a bug: say so in one line, never a traceback
+        if is_postgres_error(exc):  # the server went away between two calls
+            print(f"ragspine: error: {_bounded(str(postgres_error(exc, '')))}", file=sys.stderr)
+            return 2
         if os.environ.get("RAGSPINE_DEBUG"):
             raise
         print(

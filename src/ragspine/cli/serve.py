@@ -6,10 +6,12 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from ragspine.cli.common import open_workspace
 from ragspine.errors import ConfigError, MissingExtraError
-from ragspine.service.keys import KeyStore
+from ragspine.service.keys import Keys, keys_of
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -36,16 +38,18 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _keys_store(args: argparse.Namespace) -> KeyStore:
+@contextmanager
+def _keys_store(args: argparse.Namespace) -> Iterator[Keys]:
     """The API keys of the workspace named by ``--workspace`` (which must exist)."""
     with open_workspace(args) as workspace:
-        return KeyStore(workspace.path)
+        yield keys_of(workspace)
 
 
 def _keys_create(args: argparse.Namespace) -> int:
-    key, secret = _keys_store(args).create(
-        args.name, clearance=args.clearance, groups=args.group, admin=args.admin
-    )
+    with _keys_store(args) as store:
+        key, secret = store.create(
+            args.name, clearance=args.clearance, groups=args.group, admin=args.admin
+        )
     print(secret)
     print(
         f"key {key.key_id} ({key.name}): clearance {key.clearance}, groups "
@@ -57,7 +61,8 @@ def _keys_create(args: argparse.Namespace) -> int:
 
 
 def _keys_list(args: argparse.Namespace) -> int:
-    keys = _keys_store(args).all()
+    with _keys_store(args) as store:
+        keys = store.all()
     if args.json:
         print(json.dumps([k.public_dict() for k in keys], indent=2))
         return 0
@@ -73,7 +78,8 @@ def _keys_list(args: argparse.Namespace) -> int:
 
 
 def _keys_revoke(args: argparse.Namespace) -> int:
-    key = _keys_store(args).revoke(args.name)
+    with _keys_store(args) as store:
+        key = store.revoke(args.name)
     print(f"revoked key {key.key_id} ({key.name})")
     return 0
 

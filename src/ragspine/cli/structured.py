@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from contextlib import ExitStack
 from datetime import date
 from pathlib import Path
@@ -18,6 +19,7 @@ from ragspine.cli.common import (
 )
 from ragspine.errors import ConfigError
 from ragspine.progress import progress_bar
+from ragspine.stores.backend import SQLiteBackend
 from ragspine.stores.facts import WriteSummary
 from ragspine.structured.convfinqa import ConvFinQAImport
 from ragspine.structured.ingest import RowProgress
@@ -58,7 +60,41 @@ def print_import(result: ConvFinQAImport) -> None:
 
 def cmd_init(args: argparse.Namespace) -> int:
     with Workspace.init(args.workspace) as ws:
-        print(f"workspace ready at {ws.path} (glossary: {ws.glossary_path})")
+        if isinstance(ws.backend, SQLiteBackend):
+            print(f"workspace ready at {ws.path} (glossary: {ws.glossary_path})")
+        else:
+            print(f"workspace ready in {ws.location} (glossary: ragspine glossary show / set)")
+    return 0
+
+
+def cmd_migrate(args: argparse.Namespace) -> int:
+    before, after = Workspace.migrate(args.workspace)
+    if before == after:
+        print(f"schema is current (version {after})")
+    else:
+        print(f"schema migrated from version {before} to {after}")
+    return 0
+
+
+def cmd_glossary_show(args: argparse.Namespace) -> int:
+    with open_workspace(args) as ws:
+        text = ws.glossary_text()
+    if not text:
+        print("no hand-edited glossary: ragspine glossary set FILE", file=sys.stderr)
+        return 1
+    print(text, end="" if text.endswith("\n") else "\n")
+    return 0
+
+
+def cmd_glossary_set(args: argparse.Namespace) -> int:
+    path: Path = args.file
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read the glossary file {path}: {exc}") from None
+    with open_workspace(args) as ws:
+        glossary = ws.set_glossary(text)
+    print(f"glossary set from {path}: {len(glossary.terms())} terms (generated ones included)")
     return 0
 
 
@@ -172,6 +208,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the structured-channel commands."""
     p = subparsers.add_parser("init", help="create a workspace with an example glossary")
     p.set_defaults(func=cmd_init)
+    p = subparsers.add_parser(
+        "migrate", help="bring a PostgreSQL workspace's schema to this version"
+    )
+    p.set_defaults(func=cmd_migrate)
+
+    glossary = command_group(subparsers, "glossary", "show or replace the workspace glossary")
+    p = glossary.add_parser("show", help="print the hand-edited glossary (TOML)")
+    p.set_defaults(func=cmd_glossary_show)
+    p = glossary.add_parser("set", help="replace the hand-edited glossary with a TOML file")
+    p.add_argument("file", type=Path)
+    p.set_defaults(func=cmd_glossary_set)
 
     ingest = command_group(subparsers, "ingest", "ingest facts or documents into the workspace")
     p = ingest.add_parser("facts", help="ingest a CSV, XLSX, JSON or JSONL fact table")

@@ -27,7 +27,7 @@ except ImportError as exc:  # pragma: no cover - the base install has no server 
 
 from ragspine.service.guard import BodyLimit, Limits, RateLimiter
 from ragspine.service.jobs import JobRunner
-from ragspine.service.keys import KeyStore
+from ragspine.service.keys import keys_of
 from ragspine.service.problems import LOG, PROBLEM_TYPE, HTTPProblem, problem, status_of
 from ragspine.service.routes import router
 from ragspine.workspace import Workspace
@@ -120,7 +120,7 @@ def create_app(
         redoc_url=None,
     )
     app.state.workspace = workspace
-    app.state.keys = KeyStore(workspace.path)
+    app.state.keys = keys_of(workspace)
     app.state.limiter = RateLimiter(chosen.rate, chosen.burst)
     app.state.limits = chosen
     app.state.jobs = jobs

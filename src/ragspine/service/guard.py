@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragspine.security import Principal
-from ragspine.service.keys import ApiKey, KeyStore
+from ragspine.service.keys import ApiKey, Keys
 from ragspine.service.problems import HTTPProblem
 
 Scope = MutableMapping[str, Any]
@@ -92,7 +92,7 @@ def key_text(authorization: str | None, x_api_key: str | None) -> str | None:
     return None
 
 
-def authenticate(keys: KeyStore, limiter: RateLimiter, text: str | None) -> Caller:
+def authenticate(keys: Keys, limiter: RateLimiter, text: str | None) -> Caller:
     """The caller of a request carrying key ``text``; 401 without a live key, 429 over its rate."""
     if text is None:
         raise HTTPProblem(

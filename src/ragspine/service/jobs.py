@@ -1,11 +1,13 @@
-"""Background ingest jobs of the HTTP service, persisted in the workspace (``jobs/``).
+"""Background ingest jobs of the HTTP service, persisted in the workspace.
 
-A job is one JSON file (``jobs/<id>.json``: state, progress, result or error) and, until it
-ends, a folder of the uploaded files (``jobs/<id>/``). One thread per server process runs jobs
-in order, each under the job's lock, so several server processes never run the same job. On
-start, jobs left ``queued`` or ``running`` by a stopped server run again: an ingest lands per
-document or not at all, and an unchanged document is a no-op, so a resumed job ends as if it had
-never been interrupted.
+A job is one record (state, progress, result or error: ``jobs/<id>.json`` in a folder workspace,
+a row of ``ingest_jobs`` in a PostgreSQL one) and, until it ends, a folder of the uploaded files
+(``jobs/<id>/`` under the workspace folder, or the host's local folder). One thread per server
+process runs jobs in order, each under the job's lock, so several server processes never run the
+same job. On start, jobs left ``queued`` or ``running`` by a stopped server run again: an ingest
+lands per document or not at all, and an unchanged document is a no-op, so a resumed job ends as
+if it had never been interrupted. A PostgreSQL workspace's job is resumed by the host that took
+its upload (the files wait in that host's folder).
 """
 
 from __future__ import annotations
@@ -18,16 +20,19 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ragspine.errors import QueryError, RagSpineError, StoreError
 from ragspine.files import write_text_atomically
 from ragspine.locks import lock_path, write_lock
-from ragspine.workspace import Workspace
+
+if TYPE_CHECKING:
+    from ragspine.workspace import Workspace
 
 JOBS_DIR = "jobs"
 PROGRESS_SECONDS = 0.25
@@ -73,11 +78,70 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
+class JobRecords(Protocol):
+    """Where job records live."""
+
+    def save(self, job_id: str, data: dict[str, Any]) -> None: ...
+
+    def load(self, job_id: str) -> dict[str, Any] | None: ...
+
+    def ids(self) -> list[str]:
+        """The jobs this process may run, oldest first."""
+
+    def lock(self, job_id: str) -> AbstractContextManager[None]:
+        """The job's run lock, failing at once (:class:`StoreError`) when another holds it."""
+
+
+class JobFiles:
+    """Job records as JSON files of the workspace folder's ``jobs/``."""
+
+    def __init__(self, workspace_folder: Path) -> None:
+        self.workspace_folder = workspace_folder
+        self.folder = workspace_folder / JOBS_DIR
+
+    def save(self, job_id: str, data: dict[str, Any]) -> None:
+        text = json.dumps(data, ensure_ascii=False, indent=1)
+        write_text_atomically(self.folder / f"{job_id}.json", text + "\n")
+
+    def load(self, job_id: str) -> dict[str, Any] | None:
+        try:
+            data: dict[str, Any] = json.loads((self.folder / f"{job_id}.json").read_text("utf-8"))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as exc:
+            raise StoreError(f"cannot read job {job_id}: {exc}") from None
+        return data
+
+    def ids(self) -> list[str]:
+        if not self.folder.is_dir():
+            return []
+        return [path.stem for path in sorted(self.folder.glob("*.json"))]
+
+    def lock(self, job_id: str) -> AbstractContextManager[None]:
+        return write_lock(
+            lock_path(self.workspace_folder, f"job-{job_id}"), resource="job", timeout=0
+        )
+
+
+def job_records(workspace: Workspace) -> JobRecords:
+    """The job records of ``workspace``'s backend."""
+    from ragspine.stores.backend import SQLiteBackend
+
+    if isinstance(workspace.backend, SQLiteBackend):
+        return JobFiles(workspace.path)
+    from ragspine.stores.postgres.backend import PostgresBackend
+    from ragspine.stores.postgres.service import PostgresJobRecords
+
+    assert isinstance(workspace.backend, PostgresBackend)
+    return PostgresJobRecords(workspace.backend.db)
+
+
 class JobRunner:
     """Runs the ingest jobs of one workspace on one background thread."""
 
     def __init__(self, workspace: Workspace) -> None:
         self.workspace = workspace
+        self.records = job_records(workspace)
         self.folder = workspace.path / JOBS_DIR
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragspine-job")
         self._lock = threading.Lock()
@@ -104,21 +168,16 @@ class JobRunner:
         """The stored job ``job_id`` (an unknown id is a :class:`QueryError`)."""
         if not job_id.isalnum() or len(job_id) > 32:
             raise QueryError(f"unknown job {job_id[:40]!r}")
-        try:
-            data = json.loads((self.folder / f"{job_id}.json").read_text("utf-8"))
-        except FileNotFoundError:
-            raise QueryError(f"unknown job {job_id!r}") from None
-        except (OSError, ValueError) as exc:
-            raise StoreError(f"cannot read job {job_id}: {exc}") from None
+        data = self.records.load(job_id)
+        if data is None:
+            raise QueryError(f"unknown job {job_id!r}")
         return Job(**{**data, "files": tuple(data["files"]), "state": JobState(data["state"])})
 
     def resume(self) -> list[str]:
         """Run again every job a stopped server left queued or running; returns their ids."""
-        if not self.folder.is_dir():
-            return []
         resumed = []
-        for path in sorted(self.folder.glob("*.json")):
-            job = self.get(path.stem)
+        for job_id in self.records.ids():
+            job = self.get(job_id)
             if job.state in (JobState.QUEUED, JobState.RUNNING):
                 self._executor.submit(self._run, job.job_id)
                 resumed.append(job.job_id)
@@ -130,14 +189,11 @@ class JobRunner:
 
     def _save(self, job: Job) -> None:
         with self._lock:
-            text = json.dumps(job.to_dict(), ensure_ascii=False, indent=1)
-            write_text_atomically(self.folder / f"{job.job_id}.json", text + "\n")
+            self.records.save(job.job_id, job.to_dict())
 
     def _run(self, job_id: str) -> None:
         try:
-            with write_lock(
-                lock_path(self.workspace.path, f"job-{job_id}"), resource="job", timeout=0
-            ):
+            with self.records.lock(job_id):
                 self._run_locked(job_id)
         except StoreError:  # another server process runs it
             return

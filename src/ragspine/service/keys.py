@@ -1,4 +1,5 @@
-"""API keys of the HTTP service, stored hashed in the workspace (``api_keys.json``).
+"""API keys of the HTTP service, stored hashed in the workspace (``api_keys.json`` of a folder
+workspace, the ``api_keys`` table of a PostgreSQL one: :func:`keys_of`).
 
 A key is ``rsk_<id>_<secret>``: the id names it in lists and logs, the secret (32 random bytes)
 is shown once by :meth:`KeyStore.create` and only its SHA-256 digest is kept. A key carries the
@@ -19,12 +20,15 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ragspine.errors import ConfigError, StoreError, quote_input
 from ragspine.files import write_text_atomically
 from ragspine.locks import lock_path, write_lock
 from ragspine.security import Principal, Sensitivity
+
+if TYPE_CHECKING:
+    from ragspine.workspace import Workspace
 
 KEYS_FILE = "api_keys.json"
 KEY_PREFIX = "rsk_"
@@ -57,12 +61,75 @@ class ApiKey:
         return data
 
 
-def _digest(secret: str) -> str:
+def digest_of(secret: str) -> str:
     return hashlib.sha256(secret.encode("utf-8")).hexdigest()
 
 
-def _now() -> str:
+def now_text() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def new_key(name: str, *, clearance: str, groups: Sequence[str], admin: bool) -> tuple[ApiKey, str]:
+    """A new key named ``name`` and its full text (checked: a printable name, a clearance below
+    restricted)."""
+    if not name.strip() or len(name) > 100 or not name.isprintable():
+        raise ConfigError(f"key name {quote_input(name)} must be 1-100 printable characters")
+    level = Sensitivity.parse(clearance)
+    if level >= Sensitivity.RESTRICTED:
+        raise ConfigError("a key's clearance is at most confidential: restricted is for no one")
+    key_id = secrets.token_hex(4)
+    secret = f"{KEY_PREFIX}{key_id}_{secrets.token_urlsafe(32)}"
+    key = ApiKey(
+        key_id=key_id,
+        name=name,
+        digest=digest_of(secret),
+        clearance=level.label,
+        groups=tuple(sorted(set(groups))),
+        admin=admin,
+        created_at=now_text(),
+    )
+    return key, secret
+
+
+def name_taken(name: str) -> ConfigError:
+    return ConfigError(f"a key named {quote_input(name)} exists: revoke it first")
+
+
+def no_live_key(name_or_id: str) -> ConfigError:
+    return ConfigError(f"no live key named {quote_input(name_or_id)}: see ragspine keys list")
+
+
+def could_be_key(secret: str) -> bool:
+    """Whether ``secret`` has the shape of a key (checked before any lookup)."""
+    return secret.startswith(KEY_PREFIX) and len(secret) <= 200
+
+
+class Keys(Protocol):
+    """The API keys of a workspace: :class:`KeyStore` (a file of a folder workspace) or
+    ``PostgresKeyStore`` (a table of a PostgreSQL workspace)."""
+
+    def create(
+        self, name: str, *, clearance: str = ..., groups: Sequence[str] = ..., admin: bool = ...
+    ) -> tuple[ApiKey, str]: ...
+
+    def revoke(self, name_or_id: str) -> ApiKey: ...
+
+    def all(self) -> list[ApiKey]: ...
+
+    def authenticate(self, secret: str) -> ApiKey | None: ...
+
+
+def keys_of(workspace: Workspace) -> Keys:
+    """The key store of ``workspace``'s backend."""
+    from ragspine.stores.backend import SQLiteBackend
+
+    if isinstance(workspace.backend, SQLiteBackend):
+        return KeyStore(workspace.path)
+    from ragspine.stores.postgres.backend import PostgresBackend
+    from ragspine.stores.postgres.service import PostgresKeyStore
+
+    assert isinstance(workspace.backend, PostgresBackend)
+    return PostgresKeyStore(workspace.backend.db)
 
 
 class KeyStore:
@@ -84,25 +151,10 @@ class KeyStore:
         admin: bool = False,
     ) -> tuple[ApiKey, str]:
         """Make a key; returns it and the full key text (shown once, never stored)."""
-        if not name.strip() or len(name) > 100 or not name.isprintable():
-            raise ConfigError(f"key name {quote_input(name)} must be 1-100 printable characters")
-        level = Sensitivity.parse(clearance)
-        if level >= Sensitivity.RESTRICTED:
-            raise ConfigError("a key's clearance is at most confidential: restricted is for no one")
-        key_id = secrets.token_hex(4)
-        secret = f"{KEY_PREFIX}{key_id}_{secrets.token_urlsafe(32)}"
-        key = ApiKey(
-            key_id=key_id,
-            name=name,
-            digest=_digest(secret),
-            clearance=level.label,
-            groups=tuple(sorted(set(groups))),
-            admin=admin,
-            created_at=_now(),
-        )
+        key, secret = new_key(name, clearance=clearance, groups=groups, admin=admin)
         with self._writing() as keys:
             if any(k.name == name and k.revoked_at is None for k in keys):
-                raise ConfigError(f"a key named {quote_input(name)} exists: revoke it first")
+                raise name_taken(name)
             keys.append(key)
         return key, secret
 
@@ -111,9 +163,9 @@ class KeyStore:
         with self._writing() as keys:
             for index, key in enumerate(keys):
                 if key.revoked_at is None and name_or_id in (key.name, key.key_id):
-                    keys[index] = revoked = ApiKey(**{**asdict(key), "revoked_at": _now()})
+                    keys[index] = revoked = ApiKey(**{**asdict(key), "revoked_at": now_text()})
                     return revoked
-        raise ConfigError(f"no live key named {quote_input(name_or_id)}: see ragspine keys list")
+        raise no_live_key(name_or_id)
 
     def all(self) -> list[ApiKey]:
         """Every key, revoked ones included, oldest first."""
@@ -121,9 +173,9 @@ class KeyStore:
 
     def authenticate(self, secret: str) -> ApiKey | None:
         """The live key whose text is ``secret``, else ``None``."""
-        if not secret.startswith(KEY_PREFIX) or len(secret) > 200:
+        if not could_be_key(secret):
             return None
-        digest = _digest(secret)
+        digest = digest_of(secret)
         with self._lock:
             self._reload()
             key = self._by_digest.get(digest)

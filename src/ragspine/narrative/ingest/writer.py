@@ -8,13 +8,12 @@ and read the last committed state.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragspine.errors import QueryError, quote_input
-from ragspine.locks import write_lock
 from ragspine.narrative.index.lexical.library_indexes import LibraryIndexes
 from ragspine.narrative.index.vector.library_vectors import EmbedProgress, LibraryVectors
 from ragspine.narrative.ingest.chunking import ChunkingOptions
@@ -41,20 +40,21 @@ if TYPE_CHECKING:
 
 class LibraryWriter:
     """Writes libraries, documents and their indexes; holds each library's write lock
-    (files ``library-<name>.lock`` under ``lock_dir``) while it does."""
+    (``lock("library-<name>")``: a lock file of the workspace, or a PostgreSQL advisory lock)
+    while it does."""
 
     def __init__(
         self,
         store: ChunkStore,
         indexes: LibraryIndexes,
         vectors: LibraryVectors,
-        lock_dir: Path,
+        lock: Callable[..., AbstractContextManager[None]],
         relations: RelationUpkeep | None = None,
     ) -> None:
         self._store = store
         self._indexes = indexes
         self._vectors = vectors
-        self._lock_dir = lock_dir
+        self._lock = lock
         self._relations = relations  # the relation graph's edges of documents go with them
         self._ingestor = Ingestor(store, indexes, vectors, relations)
 
@@ -62,9 +62,7 @@ class LibraryWriter:
     def writing(self, library_id: str) -> Iterator[None]:
         """Hold the write lock of ``library_id`` (waits while another writer holds it)."""
         check_library_name(library_id)
-        with write_lock(
-            self._lock_dir / f"library-{library_id}.lock", resource=f"library {library_id!r}"
-        ):
+        with self._lock(f"library-{library_id}", resource=f"library {library_id!r}"):
             yield
 
     def create_library(

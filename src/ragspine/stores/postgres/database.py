@@ -28,6 +28,8 @@ CONNECT_TIMEOUT_S = 10
 LOCK_WAIT = "10min"
 """How long a writer waits for another writer of the same resource before giving up."""
 APPLICATION = "ragspine"
+_LOCK_KEY = "hashtextextended(current_schema() || ':' || %s, 0)"
+"""The advisory lock key of a name: per schema, so workspaces in two schemas never collide."""
 
 
 def shown_url(url: str) -> str:
@@ -59,7 +61,7 @@ def is_postgres_error(exc: BaseException) -> bool:
 
 def postgres_error(exc: BaseException, url: str) -> StoreError:
     """A :class:`StoreError` for a psycopg error, saying what happened and what to do."""
-    where = f"the PostgreSQL workspace {shown_url(url)}"
+    where = f"the PostgreSQL workspace {shown_url(url)}" if url else "the PostgreSQL workspace"
     name = type(exc).__name__
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else name
     if name in ("OperationalError", "PoolTimeout", "TooManyConnections", "AdminShutdown"):
@@ -86,11 +88,11 @@ class Database:
     connection string); safe to share between threads."""
 
     def __init__(self, url: str, *, max_size: int = POOL_MAX) -> None:
-        psycopg = require_psycopg()
+        module = require_psycopg()
         from psycopg_pool import ConnectionPool
 
         self.url = url
-        self._psycopg = psycopg
+        self._psycopg = module
         self._local = threading.local()
         self._pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
             url,
@@ -107,6 +109,9 @@ class Database:
             name="ragspine",
         )
         try:
+            # One plain connection first: a wrong URL, password or host fails at once with the
+            # server's reason, instead of the pool retrying until its timeout.
+            module.connect(url, connect_timeout=CONNECT_TIMEOUT_S).close()
             self._pool.open(wait=True, timeout=CONNECT_TIMEOUT_S)
         except Exception as exc:
             self._pool.close(timeout=0)
@@ -157,7 +162,8 @@ class Database:
         """Hold the database-wide lock ``name`` (e.g. ``library-notes``) for the body:
         one holder across every process and host using this database (per schema). It is held
         by a connection of its own, so the server releases it when a killed holder's connection
-        goes. Re-entrant within a thread."""
+        goes. Re-entrant within a thread. ``wait`` is a PostgreSQL interval; ``"0"`` fails at once
+        when another holder has it."""
         held: dict[str, int] = self._local.__dict__.setdefault("locks", {})
         if held.get(name):
             held[name] += 1
@@ -173,17 +179,19 @@ class Database:
             application_name=f"{APPLICATION} lock {name}"[:63],
         )
         try:
-            conn.execute("SELECT set_config('lock_timeout', %s, false)", (wait,))
-            try:
-                conn.execute(
-                    "SELECT pg_advisory_lock(hashtextextended(current_schema() || ':' || %s, 0))",
-                    (name,),
-                )
-            except self._psycopg.errors.LockNotAvailable:
-                raise StoreError(
-                    f"{description or name} stayed locked by another writer for {wait}; run "
-                    "this again when it finishes"
-                ) from None
+            if wait == "0":  # lock_timeout 0 would mean "wait forever": try once instead
+                row = conn.execute(f"SELECT pg_try_advisory_lock({_LOCK_KEY})", (name,)).fetchone()
+                if not row or not row[0]:
+                    raise StoreError(f"{description or name} is held by another writer")
+            else:
+                conn.execute("SELECT set_config('lock_timeout', %s, false)", (wait,))
+                try:
+                    conn.execute(f"SELECT pg_advisory_lock({_LOCK_KEY})", (name,))
+                except self._psycopg.errors.LockNotAvailable:
+                    raise StoreError(
+                        f"{description or name} stayed locked by another writer for {wait}; run "
+                        "this again when it finishes"
+                    ) from None
             held[name] = 1
             try:
                 yield

@@ -1,4 +1,5 @@
-"""Translation of storage-layer exceptions (sqlite3, OS) into the project's exception tree.
+"""Translation of storage-layer exceptions (sqlite3, psycopg, OS) into the project's exception
+tree.
 
 Applied at the public boundary (:class:`~ragspine.workspace.Workspace` methods), so that no
 ``sqlite3.Error`` or ``OSError`` from any depth reaches a caller untranslated.
@@ -14,6 +15,7 @@ from typing import Any, Protocol, TypeVar
 
 from ragspine.errors import IngestError, RagSpineError, StoreError
 from ragspine.locks import held_locks
+from ragspine.stores.postgres.database import is_postgres_error, postgres_error
 
 _BUSY = ("database is locked", "database table is locked", "database is busy")
 
@@ -77,13 +79,18 @@ def _translating(method: T, *, name_writers: bool) -> T:
             raise sqlite_error(exc, self.path, name_writers=name_writers) from exc
         except OSError as exc:
             raise os_error(exc, self.path) from exc
+        except Exception as exc:
+            if is_postgres_error(exc):
+                raise postgres_error(exc, getattr(self, "location", "")) from exc
+            raise
 
     return wrapper  # type: ignore[return-value]
 
 
 def translate_store_errors(method: T) -> T:
-    """Decorate a writing method of an object with a workspace ``path`` so that sqlite3 and OS
-    errors leave it as :class:`RagSpineError` (a locked database names who is writing)."""
+    """Decorate a writing method of an object with a workspace ``path`` so that sqlite3,
+    psycopg and OS errors leave it as :class:`RagSpineError` (a locked database names who is
+    writing)."""
     return _translating(method, name_writers=True)
 
 

