@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
+from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import pytest
@@ -52,6 +53,27 @@ class PostgresServer:
             conn.execute("CREATE EXTENSION IF NOT EXISTS vector SCHEMA public")
             conn.execute(f"CREATE SCHEMA {name}")
         return name
+
+    def restart(self) -> None:
+        """Stop and start the server (fast shutdown: every session is cut); its data stays.
+        Only a server this session started can be restarted."""
+        if self.handle is None:
+            pytest.skip(f"cannot restart the server named by {URL_ENV}")
+        from pgserver._commands import pg_ctl  # type: ignore[import-not-found]
+
+        handle: Any = self.handle
+        pg_ctl(["-w", "-m", "fast", "restart"], pgdata=handle.pgdata, user=handle.system_user)
+
+    def terminate(self, application_name: str) -> int:
+        """Cut every session whose application name starts with ``application_name`` (as a
+        crashed network or a killed backend would); returns how many."""
+        with self.admin() as conn:  # type: ignore[attr-defined]
+            rows = conn.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE starts_with(application_name, %s) AND pid <> pg_backend_pid()",
+                (application_name,),
+            ).fetchall()
+        return len(rows)
 
     def drop_schema(self, name: str) -> None:
         with self.admin() as conn:  # type: ignore[attr-defined]
