@@ -55,7 +55,7 @@ def test_the_same_answers_as_a_folder_workspace(postgres_url: str, tmp_path: Pat
             ]
             answers.append(results)
     assert answers[0] == answers[1]
-    assert answers[1][0]["status"] == "found" and "-1,234.5" in answers[1][0]["answer"]
+    assert answers[1][0]["status"] == "found" and answers[1][0]["value"] == "-1234.50"
     assert answers[1][2]["status"] == "not_found"  # internal fact, public asker
     assert answers[1][3]["status"] == "found"
 
@@ -86,7 +86,7 @@ def test_a_glossary_set_is_checked_first_and_shared(postgres_url: str, tmp_path:
         extra = before + '\n[entities.globex]\nlabel = "Globex"\naliases = ["globex inc"]\n'
         first.set_glossary(extra)
         assert second.glossary_text() == extra
-        assert second.glossary.entity("globex inc") == "globex"
+        assert second.glossary.entities.resolve("globex inc") == "globex"
 
 
 def test_an_older_schema_asks_for_migrate_and_a_newer_one_is_refused(

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from ragspine.errors import ConfigError, StoreError
 from ragspine.stores.postgres import migrate
-from ragspine.stores.postgres.database import Database, shown_url
+from ragspine.stores.postgres.database import Database, redacted_url, shown_url
 
 if TYPE_CHECKING:
     from ragspine.narrative.index.lexical.library_indexes import LibraryIndexes
@@ -69,7 +69,7 @@ class PostgresBackend:
 
     @property
     def location(self) -> str:
-        return shown_url(self.url).strip("'\"")
+        return redacted_url(self.url)
 
     @property
     def local_dir(self) -> Path:

@@ -32,16 +32,21 @@ _LOCK_KEY = "hashtextextended(current_schema() || ':' || %s, 0)"
 """The advisory lock key of a name: per schema, so workspaces in two schemas never collide."""
 
 
-def shown_url(url: str) -> str:
-    """``url`` for a message: quoted, with any password replaced by ``***``."""
+def redacted_url(url: str) -> str:
+    """``url`` with any password replaced by ``***``."""
     try:
         parts = urlsplit(url)
-        if parts.password is not None:
+        if parts.password:
             netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
             url = parts._replace(netloc=netloc).geturl()
     except ValueError:
         pass
-    return quote_input(url)
+    return url
+
+
+def shown_url(url: str) -> str:
+    """``url`` for a message: quoted, cut when long, with any password replaced by ``***``."""
+    return quote_input(redacted_url(url))
 
 
 def require_psycopg() -> Any:
