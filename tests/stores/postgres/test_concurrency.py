@@ -17,7 +17,8 @@ import pytest
 from files import write_beir_corpus
 from test_concurrency import WORDS, _synthetic, _write_files
 
-from ragspine.security import Principal
+from ragspine.narrative.index.lexical.library_indexes import MAINTAINED_FIELDS
+from ragspine.security import Principal, max_visible_level
 from ragspine.workspace import Workspace
 
 pytest.importorskip("ragspine.stores.postgres.chunks")  # TEMPORARY: until the chunk store lands
@@ -42,16 +43,21 @@ def _finish(proc: subprocess.Popen[str]) -> None:
 
 
 def _library(ws: Workspace, library: str) -> tuple[list[str], dict[str, list[tuple[float, str]]]]:
-    """The library's chunk ids and the top-10 (score, chunk id) of 30 searches: what a reader
-    can observe, independent of chunk keys and write order."""
+    """The library's chunk ids and the BM25 top-10 (score, chunk id) of 30 queries, ties by
+    chunk id: what a search ranks by, independent of chunk keys and write order."""
     store = ws.chunks
     rows = list(store.index_rows(library))
     ids = sorted(i.chunk_id for i in store.chunk_ids([row.key for row in rows]).values())
+    index = ws.lexical_indexes.get(library, MAINTAINED_FIELDS[0])
+    level = max_visible_level(CONFIDENTIAL)
     rankings = {}
     for n in range(30):
         question = " ".join(random.Random(n).choices(WORDS, k=4))
-        result = ws.search(question, mode="bm25", top_k=10, principal=CONFIDENTIAL)
-        rankings[question] = [(round(s.score, 9), s.chunk_id) for s in result.snippets]
+        hits = index.search(question, 50, max_level=level)
+        names = store.chunk_ids([key for key, _ in hits])
+        ranked = sorted(((round(score, 9), names[key].chunk_id) for key, score in hits),
+                        key=lambda pair: (-pair[0], pair[1]))  # fmt: skip
+        rankings[question] = ranked[:10]
     return ids, rankings
 
 
