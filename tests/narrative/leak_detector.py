@@ -61,8 +61,9 @@ def _write(path: Path, text: str, meta: dict[str, object] | None = None) -> None
         path.with_name(path.name + ".meta.json").write_text(json.dumps(meta), encoding="utf-8")
 
 
-def build_workspace(root: Path, word: str, *, extra_hidden: bool) -> None:
-    """Write the documents under ``root/docs`` and ingest them into ``root/ws``.
+def build_workspace(root: Path, word: str, *, extra_hidden: bool, location: str = "ws") -> None:
+    """Write the documents under ``root/docs`` and ingest them into ``location`` (a folder under
+    ``root``, or a PostgreSQL URL).
 
     ``word`` goes wherever a public asker must not look; ``extra_hidden`` adds hidden material
     (documents, paragraphs, a library's documents) that leaves the visible part unchanged.
@@ -115,8 +116,8 @@ def build_workspace(root: Path, word: str, *, extra_hidden: bool) -> None:
         )
         _write(docs / "archive" / "old.txt", f"Archive records of the {word} budget.\n")
         _write(docs / "vault" / "keys.txt", f"The vault keeps the {word} merger budget.\n")
-    ws = _open(root / "ws")
     with contextlib.chdir(root):
+        ws = _open(location)
         ws.create_library("reports", description="Quarterly business reports", vectors=True)
         ws.create_library("archive", description="Archive records")
         ws.create_library(  # seen through its public document; its description is confidential
@@ -135,9 +136,9 @@ def build_workspace(root: Path, word: str, *, extra_hidden: bool) -> None:
     ws.close()
 
 
-def _open(path: Path) -> Workspace:
-    """The workspace at ``path``, embedding with the deterministic test embedder."""
-    ws = Workspace.open(path)
+def _open(location: str | Path) -> Workspace:
+    """The workspace at ``location``, embedding with the deterministic test embedder."""
+    ws = Workspace.open(location)
     ws.vector_indexes.use_embedder(HashingEmbedder())
     return ws
 
@@ -150,12 +151,12 @@ def _call(produce: Callable[[], object]) -> object:
         return {"error": type(exc).__name__, "message": str(exc)}
 
 
-def _cli(root: Path, *argv: str) -> str:
+def _cli(root: Path, location: str, *argv: str) -> str:
     """Run the ``ragspine`` command in ``root``; return its exit code, stdout and stderr."""
     out, err = io.StringIO(), io.StringIO()
     with contextlib.chdir(root), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
-            code = main(["--workspace", "ws", *argv])
+            code = main(["--workspace", location, *argv])
         except SystemExit as exc:  # a usage error
             code = exc.code  # type: ignore[assignment]
     stdout = out.getvalue()
@@ -221,13 +222,16 @@ def _ask(question: str, *, render: bool) -> Reader:
     return read
 
 
-def outputs(root: Path, principal: Principal) -> Iterator[tuple[str, Callable[[], str]]]:
+def outputs(
+    root: Path, principal: Principal, location: str = "ws"
+) -> Iterator[tuple[str, Callable[[], str]]]:
     """Every reading surface for ``principal``, as ``(label, produce the output)`` pairs."""
     who = _cli_clearance(principal)
 
     def api(read: Reader) -> Callable[[], str]:
         def produce() -> str:
-            ws = _open(root / "ws")
+            with contextlib.chdir(root):
+                ws = _open(location)
             try:
                 return _dump(_call(lambda: read(ws, principal)))
             finally:
@@ -236,7 +240,7 @@ def outputs(root: Path, principal: Principal) -> Iterator[tuple[str, Callable[[]
         return produce
 
     def cli(*argv: str) -> Callable[[], str]:
-        return lambda: _cli(root, *argv, *who)
+        return lambda: _cli(root, location, *argv, *who)
 
     yield "libraries", api(_libraries)
     yield "cli libraries", cli("libraries")
@@ -261,13 +265,16 @@ class Runs:
 
     present: Path
     absent: Path
+    present_ws: str = "ws"
+    absent_ws: str = "ws"
+    """Where each run's workspace is: a folder under its path, or a PostgreSQL URL."""
 
 
-def build_runs(tmp_path: Path) -> Runs:
-    """Build the present and absent workspaces under ``tmp_path``."""
-    runs = Runs(tmp_path / "present", tmp_path / "absent")
-    build_workspace(runs.present, SECRET, extra_hidden=True)
-    build_workspace(runs.absent, DECOY, extra_hidden=False)
+def build_runs(tmp_path: Path, locations: tuple[str, str] = ("ws", "ws")) -> Runs:
+    """Build the present and absent workspaces under ``tmp_path`` (or at ``locations``)."""
+    runs = Runs(tmp_path / "present", tmp_path / "absent", *locations)
+    build_workspace(runs.present, SECRET, extra_hidden=True, location=runs.present_ws)
+    build_workspace(runs.absent, DECOY, extra_hidden=False, location=runs.absent_ws)
     return runs
 
 
@@ -278,9 +285,9 @@ def assert_no_leak(
 
     ``only`` picks the surfaces to check by label; returns how many outputs were compared.
     """
-    absent = dict(outputs(runs.absent, principal))
+    absent = dict(outputs(runs.absent, principal, runs.absent_ws))
     compared = 0
-    for label, produce in outputs(runs.present, principal):
+    for label, produce in outputs(runs.present, principal, runs.present_ws):
         if not only(label):
             continue
         seen = normalize(produce())
