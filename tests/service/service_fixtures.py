@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 from ragspine import Workspace
 from ragspine.service.app import create_app
 from ragspine.service.guard import Limits
-from ragspine.service.keys import KeyStore
+from ragspine.service.keys import keys_of
 
 FACTS_CSV = (
     "metric,entity,period,value,unit,currency,scale\n"
@@ -41,16 +41,19 @@ def bearer(secret: str) -> dict[str, str]:
 
 
 @contextmanager
-def served(folder: Path, *, limits: Limits | None = None) -> Iterator[Served]:
-    """A workspace at ``folder`` (the example glossary, a library with one document), an
+def served(
+    folder: Path, *, limits: Limits | None = None, location: str | None = None
+) -> Iterator[Served]:
+    """A workspace at ``folder`` (or ``location``, e.g. a PostgreSQL URL; its documents are
+    written beside ``folder``) with the example glossary and a library with one document, an
     admin key and a public reader key, and the app over it."""
-    workspace = Workspace.init(folder)
-    keys = KeyStore(workspace.path)
+    workspace = Workspace.init(location or folder)
+    keys = keys_of(workspace)
     run = len(keys.all())
     _, admin = keys.create(f"ops{run}", clearance="internal", admin=True)
     _, reader = keys.create(f"reader{run}")
     docs = folder.parent / "docs"
-    docs.mkdir(exist_ok=True)
+    docs.mkdir(parents=True, exist_ok=True)
     (docs / "travel.md").write_text(
         "# Travel\n\nTravel costs fell as meetings moved online.\n", encoding="utf-8"
     )
