@@ -12,13 +12,13 @@ import pytest
 pytest.importorskip("fastapi")
 pytest.importorskip("ragspine.stores.postgres.chunks")  # TEMPORARY: until the chunk store lands
 
-from fastapi.testclient import TestClient  # noqa: E402
-from service_fixtures import FACTS_CSV, Served, served  # noqa: E402
+from fastapi.testclient import TestClient
+from service_fixtures import FACTS_CSV, Served, served
 
-from ragspine import Workspace  # noqa: E402
-from ragspine.service.app import create_app  # noqa: E402
-from ragspine.service.guard import Limits  # noqa: E402
-from ragspine.service.keys import keys_of  # noqa: E402
+from ragspine import Workspace
+from ragspine.service.app import create_app
+from ragspine.service.guard import Limits
+from ragspine.service.keys import keys_of
 
 
 @pytest.fixture()
@@ -45,7 +45,7 @@ def test_routes_answer_from_the_database(svc: Served) -> None:
     )
     assert metric.json()["status"] == "found"
     libraries = svc.client.get("/v1/libraries", headers=svc.reader).json()
-    assert [lib["library_id"] for lib in libraries["libraries"]] == ["reports"]
+    assert [lib["library_id"] for lib in libraries] == ["reports"]
 
 
 def test_an_upload_job_is_seen_by_every_server_process(svc: Served, postgres_url: str) -> None:
