@@ -30,6 +30,7 @@ from ragspine.service.jobs import JobRunner
 from ragspine.service.keys import keys_of
 from ragspine.service.problems import LOG, PROBLEM_TYPE, HTTPProblem, problem, status_of
 from ragspine.service.routes import router
+from ragspine.stores.postgres.database import is_postgres_error, postgres_error
 from ragspine.workspace import Workspace
 
 STATIC = resources.files("ragspine.service").joinpath("static")
@@ -80,6 +81,9 @@ def add_problem_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(Exception)
     async def bug(request: Request, exc: Exception) -> Response:
+        if is_postgres_error(exc):  # the database went away under a call that does not translate
+            LOG.warning("database error on %s %s: %s", request.method, request.url.path, exc)
+            return problem_response(503, str(postgres_error(exc, "")), kind="StoreError")
         LOG.exception("internal error on %s %s", request.method, request.url.path)
         return problem_response(
             500, f"internal error ({type(exc).__name__}): see the server log and report it"

@@ -33,6 +33,8 @@ from ragspine.service.uploads import (
     checked_name,
     store_document,
 )
+from ragspine.stores.backend import SQLiteBackend
+from ragspine.structured.facts import FactKey
 from ragspine.structured.ingest import ColumnMapping
 from ragspine.workspace import Workspace
 
@@ -424,7 +426,10 @@ def healthz() -> Response:
 
 @router.get("/readyz", tags=["health"])
 def readyz(ws: WorkspaceDep) -> Response:
-    """The workspace opens and its glossary loads (503 with the reason otherwise)."""
+    """The workspace opens, its glossary loads and its database answers (503 with the reason
+    otherwise). A PostgreSQL workspace is not named: the URL is not for anonymous callers."""
     ws.glossary  # noqa: B018 - loads it, or raises the error the problem handler maps
-    ws.facts  # noqa: B018
-    return json_response({"status": "ready", "workspace": ws.path.name})
+    ws.facts.lookup(FactKey("", "", "", ""), max_level=-1)  # one indexed read: the store answers
+    if isinstance(ws.backend, SQLiteBackend):
+        return json_response({"status": "ready", "workspace": ws.path.name})
+    return json_response({"status": "ready", "backend": "postgresql"})

@@ -73,3 +73,18 @@ def test_an_upload_job_is_seen_by_every_server_process(svc: Served, postgres_url
             assert state == "done"
             assert len(found.json()["snippets"]) == 21
         assert keys_of(other).authenticate("rsk_nothing") is None
+
+
+def test_readiness_names_no_url_and_fails_when_the_database_is_gone(
+    svc: Served, postgres_url: str
+) -> None:
+    ready = svc.client.get("/readyz")
+    assert ready.json() == {"status": "ready", "backend": "postgresql"}
+    svc.workspace.backend.close()  # as if the server went away
+    gone = svc.client.get("/readyz")
+    assert gone.status_code == 503 and "PostgreSQL workspace" in gone.json()["detail"]
+    assert "Traceback" not in gone.text and "search_path" not in gone.text
+    asked = svc.post(
+        "/v1/metrics/query", {"metric": "revenue", "entity": "ACME", "period": "FY2024"}
+    )
+    assert asked.status_code == 503, asked.text
