@@ -30,7 +30,7 @@ from ragspine.service.jobs import JobRunner
 from ragspine.service.keys import keys_of
 from ragspine.service.problems import LOG, PROBLEM_TYPE, HTTPProblem, problem, status_of
 from ragspine.service.routes import router
-from ragspine.stores.postgres.database import is_postgres_error, postgres_error
+from ragspine.stores.postgres.database import postgres_error, postgres_error_types
 from ragspine.workspace import Workspace
 
 STATIC = resources.files("ragspine.service").joinpath("static")
@@ -79,11 +79,16 @@ def add_problem_handlers(app: FastAPI) -> None:
         detail = exc.detail if isinstance(exc.detail, str) else "request refused"
         return problem_response(exc.status_code, detail, headers=exc.headers)
 
+    async def database_error(request: Request, exc: Exception) -> Response:
+        """The database went away under a call that does not translate its errors."""
+        LOG.warning("database error on %s %s: %s", request.method, request.url.path, exc)
+        return problem_response(503, str(postgres_error(exc, "")), kind="StoreError")
+
+    for kind in postgres_error_types():
+        app.add_exception_handler(kind, database_error)
+
     @app.exception_handler(Exception)
     async def bug(request: Request, exc: Exception) -> Response:
-        if is_postgres_error(exc):  # the database went away under a call that does not translate
-            LOG.warning("database error on %s %s: %s", request.method, request.url.path, exc)
-            return problem_response(503, str(postgres_error(exc, "")), kind="StoreError")
         LOG.exception("internal error on %s %s", request.method, request.url.path)
         return problem_response(
             500, f"internal error ({type(exc).__name__}): see the server log and report it"

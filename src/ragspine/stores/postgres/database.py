@@ -64,6 +64,16 @@ def is_postgres_error(exc: BaseException) -> bool:
     return type(exc).__module__.split(".")[0] in ("psycopg", "psycopg_pool")
 
 
+def postgres_error_types() -> tuple[type[Exception], ...]:
+    """The base classes of psycopg's and its pool's errors (none without the extra)."""
+    try:
+        import psycopg
+        import psycopg_pool
+    except ImportError:
+        return ()
+    return (psycopg.Error, psycopg_pool.PoolTimeout)
+
+
 def postgres_error(exc: BaseException, url: str) -> StoreError:
     """A :class:`StoreError` for a psycopg error, saying what happened and what to do."""
     where = f"the PostgreSQL workspace {shown_url(url)}" if url else "the PostgreSQL workspace"
