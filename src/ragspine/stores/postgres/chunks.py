@@ -267,7 +267,7 @@ class PostgresChunkStore:
             return {}
         rows = self._rows(
             "SELECT doc_id, title, content_hash, fingerprint, sensitivity, source "
-            "FROM narrative_documents WHERE library_id = %s AND doc_id = ANY(%s)",
+            "FROM narrative_documents WHERE library_id = %s AND doc_id = ANY(%s::text[])",
             (library_id, wanted),
         )
         return {
@@ -383,7 +383,9 @@ class PostgresChunkStore:
         """The chunks with the given keys (missing keys are simply absent)."""
         if not keys:
             return {}
-        rows = self._rows(_CHUNK_SELECT + "WHERE c.chunk_key = ANY(%s)", ([int(k) for k in keys],))
+        rows = self._rows(
+            _CHUNK_SELECT + "WHERE c.chunk_key = ANY(%s::bigint[])", ([int(k) for k in keys],)
+        )
         shared: dict[str, Any] = {}  # metadata and parent locators repeat across chunks
 
         def decode_shared(raw: str) -> Any:
@@ -440,7 +442,7 @@ class PostgresChunkStore:
         if column not in ("parent_id", "doc_id") or not values:
             return []
         rows = self._rows(
-            f"SELECT chunk_key FROM narrative_chunks WHERE {column} = ANY(%s) "
+            f"SELECT chunk_key FROM narrative_chunks WHERE {column} = ANY(%s::text[]) "
             "ORDER BY library_id, doc_id, ordinal",
             (list(values),),
         )
@@ -454,7 +456,7 @@ class PostgresChunkStore:
             return {}
         rows = self._rows(
             "SELECT chunk_key, library_id, chunk_id, doc_id FROM narrative_chunks "
-            "WHERE chunk_key = ANY(%s)",
+            "WHERE chunk_key = ANY(%s::bigint[])",
             ([int(k) for k in keys],),
         )
         return {int(row[0]): ChunkIdentity(row[1], row[2], row[3]) for row in rows}
@@ -464,7 +466,7 @@ class PostgresChunkStore:
         if not chunk_ids:
             return {}
         rows = self._rows(
-            "SELECT chunk_id, chunk_key FROM narrative_chunks WHERE chunk_id = ANY(%s)",
+            "SELECT chunk_id, chunk_key FROM narrative_chunks WHERE chunk_id = ANY(%s::text[])",
             (list(chunk_ids),),
         )
         return {row[0]: int(row[1]) for row in rows}
