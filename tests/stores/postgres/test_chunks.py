@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -219,6 +220,34 @@ def test_hostile_field_names_are_refused_or_compared_as_keys(store: PostgresChun
         object.__setattr__(flt, "field", field)  # past the name check
         assert sorted(store.filtered_keys(library, flt)) == sorted(docs[i].keys), field
     assert len(list(store.index_rows(library))) == 2 * len(rows)
+
+
+def test_metadata_jsonb_cannot_hold_is_stored_and_filtered_as_matches_says(
+    store: PostgresChunkStore,
+) -> None:
+    """NaN, infinities and NUL (which jsonb refuses) neither fail the insert nor change what a
+    filter selects, and read back exactly."""
+    inf = float("inf")
+    rows = [
+        {"x": float("nan"), "t": "a\x00b"},
+        {"x": inf, "t": "2020-01-01T00:00\x00"},
+        {"x": -inf, "nested": [float("nan"), {"k\x00": inf}]},
+        {"x": 1e308, "t": "a"},
+        {"x": 5},
+    ]
+    library, docs = filter_library(store, rows)
+    specs = [
+        "x > 1e300", "x < 0", "x >= -1e308", "x ne 5", "x nin [5, 1e308]", "x = 5",
+        "x between [-1e308, 1e308]", "t ne a", "t > 2019-12-31", "t = 2020-01-01",
+    ]  # fmt: skip
+    for spec in specs:
+        flt = parse_filter(spec)
+        assert sorted(store.filtered_keys(library, flt)) == expected_keys(docs, flt), spec
+    stored = store.chunks_by_key([doc.keys[0] for doc in docs])
+    for doc, row in zip(docs, rows, strict=True):
+        assert json.dumps(stored[doc.keys[0]].metadata, sort_keys=True) == json.dumps(
+            row, sort_keys=True
+        )
 
 
 def _ids(store: ChunkStore, keys: list[int]) -> list[str]:
