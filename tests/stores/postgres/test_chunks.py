@@ -385,3 +385,25 @@ class TestGenerationPerLibrary:
     test_generations_are_never_given_twice = (
         ChunkStoreContract.test_generations_are_never_given_twice
     )
+
+
+def test_ints_and_floats_compare_exactly_as_in_python(store: PostgresChunkStore) -> None:
+    """Python compares an int and a float by their exact values; so do the pushed-down
+    filters, beyond 2**53 and for floats whose shortest form is not their value."""
+    rows = [{"x": 2**60 + 1}, {"x": 2.0**60}, {"x": 0.1}, {"x": 10**30}, {"x": 1e30}, {"x": 0}]
+    library, docs = filter_library(store, rows)
+    specs = [
+        {"x": {"gt": 2.0**60}},
+        {"x": {"lt": 2**60 + 1}},
+        {"x": {"eq": 1152921504606846976}},
+        {"x": {"gt": 0.1}},
+        {"x": {"eq": 0.1}},
+        {"x": {"lt": 10**18}},
+        {"x": {"gt": 1e30}},
+        {"x": {"in": [1e30, 0]}},
+        {"x": {"between": [0.1, 2**61]}},
+    ]
+    for spec in specs:
+        flt = parse_filter(spec)
+        assert sorted(store.filtered_keys(library, flt)) == expected_keys(docs, flt), spec
+    assert any(expected_keys(docs, parse_filter(spec)) for spec in specs)

@@ -11,7 +11,6 @@ filters run in SQL (:mod:`ragspine.stores.postgres.filter_sql`), and so does vis
 from __future__ import annotations
 
 import json
-import math
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -38,7 +37,7 @@ from ragspine.stores.chunks import (
     profile_text,
 )
 from ragspine.stores.postgres.database import Database
-from ragspine.stores.postgres.filter_sql import filter_to_sql
+from ragspine.stores.postgres.filter_sql import filter_json, filter_to_sql
 
 _LEVELS = {int(level): level for level in Sensitivity}
 _JSON = json.JSONEncoder(ensure_ascii=False).encode
@@ -64,36 +63,6 @@ def _library_of(row: Sequence[Any]) -> Library:
     return Library(row[0], row[1], Sensitivity(row[2]), row[3], int(row[4]), bool(row[5]))
 
 
-_BEYOND_FLOATS = 10**400
-"""Stands for an infinity in the filters' jsonb (which has none): it orders against every
-finite filter value as the infinity does."""
-
-
-def _filterable(value: Any) -> Any:
-    """``value`` as jsonb can hold it, matching every filter as ``value`` does: NaN becomes
-    ``[]`` (present, equal to nothing, ordered against nothing), an infinity a number beyond
-    every float, and NUL (which PostgreSQL text cannot hold) U+FFFD."""
-    if isinstance(value, float) and not math.isfinite(value):
-        if math.isnan(value):
-            return []
-        return _BEYOND_FLOATS if value > 0 else -_BEYOND_FLOATS
-    if isinstance(value, str):
-        return value.replace("\x00", "\ufffd")
-    if isinstance(value, dict):
-        return {str(k).replace("\x00", "\ufffd"): _filterable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_filterable(v) for v in value]
-    return value
-
-
-def filter_json(metadata_json: str, metadata: Mapping[str, Any]) -> str:
-    """The jsonb text the filters read for ``metadata`` (whose JSON is ``metadata_json``):
-    the same text unless it holds what jsonb refuses (NaN, infinities, NUL)."""
-    if "NaN" in metadata_json or "Infinity" in metadata_json or "\\u0000" in metadata_json:
-        return _SORTED_JSON(_filterable(metadata))
-    return metadata_json
-
-
 def _document_row(new: NewDocument, now: str) -> tuple[Any, ...]:
     metadata = _SORTED_JSON(new.metadata)
     return (
@@ -103,7 +72,7 @@ def _document_row(new: NewDocument, now: str) -> tuple[Any, ...]:
         new.source,
         new.document.content_hash,
         new.document.fingerprint,
-        filter_json(metadata, new.metadata),
+        filter_json(new.metadata, metadata),
         metadata,
         int(new.document.sensitivity),
         now,

@@ -1,17 +1,26 @@
 """The PostgreSQL compiler of metadata filters: a :class:`~ragspine.narrative.filters.expr.Filter`
 becomes a WHERE fragment over a jsonb column, with typed comparisons.
 
-Each value kind compares the way :meth:`Filter.matches` does: ``number`` as exact numerics
-(jsonb numbers are numerics; a float operand travels as its shortest decimal, the form a float
-has in stored JSON), ``bool`` as booleans, ``text`` as strings, ``date`` as the ``YYYY-MM-DD`` day
-that ``narrative_date_key`` (schema v0002) reads from an ISO date or datetime string. Every
-expression is false, never NULL, where a Python match is false, so ``NOT`` keeps its meaning.
-Field names and values only ever travel as parameters.
+Each value kind compares the way :meth:`Filter.matches` does: ``number`` as numerics, ``bool``
+as booleans, ``text`` as strings, ``date`` as the ``YYYY-MM-DD`` day that ``narrative_date_key``
+(schema v0002) reads from an ISO date or datetime string. Every expression is false, never NULL,
+where a Python match is false, so ``NOT`` keeps its meaning. Field names and values only ever
+travel as parameters.
+
+Python compares an int and a float exactly, so the filters read a form of the metadata of their
+own (:func:`filter_json`) in which a float is written as its exact decimal value, not its
+shortest one, and a float operand is bound the same way: ``2**60 + 1 > 2.0**60`` holds in SQL
+too. That form also holds what jsonb refuses (NaN, infinities, NUL) as values that match every
+filter as the originals do.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+import math
+from collections.abc import Mapping, Sequence
+from decimal import Decimal
+from typing import Any
 
 from ragspine.narrative.filters.expr import Condition, Filter, Group, GroupMode, Op, ValueKind
 from ragspine.stores.sqlite.filter_sql import check_column
@@ -31,11 +40,63 @@ _VALUE_TYPES = {
 }
 
 
+_BEYOND_FLOATS = 10**400
+"""Stands for an infinity (which jsonb has not): it orders against every finite number a
+filter may hold as the infinity does."""
+_JSON = json.JSONEncoder(ensure_ascii=False).encode
+_SORTED_JSON = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode
+
+
+def exact_number(value: int | float) -> str:
+    """The exact decimal value of a number, as JSON (a float's binary value in full)."""
+    return str(Decimal(value)) if isinstance(value, float) else str(value)
+
+
+def _filterable(value: Any) -> Any:
+    """``value`` as jsonb can hold it, matching every filter as ``value`` does: NaN becomes
+    ``[]`` (present, equal to nothing, ordered against nothing), an infinity a number beyond
+    every float, NUL (which PostgreSQL text cannot hold) U+FFFD."""
+    if isinstance(value, float) and not math.isfinite(value):
+        if math.isnan(value):
+            return []
+        return _BEYOND_FLOATS if value > 0 else -_BEYOND_FLOATS
+    if isinstance(value, str):
+        return value.replace("\x00", "\ufffd")
+    if isinstance(value, dict):
+        return {_key(k): _filterable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_filterable(v) for v in value]
+    return value
+
+
+def _key(key: object) -> str:
+    """An object key as ``json.dumps`` writes it, without NUL."""
+    text = key if isinstance(key, str) else _JSON(key)
+    return text.replace("\x00", "\ufffd")
+
+
+def filter_json(metadata: Mapping[str, Any], metadata_json: str) -> str:
+    """The jsonb text the filters read for ``metadata`` (whose sorted JSON is
+    ``metadata_json``): the same text unless a field holds a float or something jsonb refuses;
+    then each float field is written as its exact value (see the module docstring)."""
+    floats = any(isinstance(value, float) for value in metadata.values())
+    if not floats and not any(mark in metadata_json for mark in ("NaN", "Infinity", "\\u0000")):
+        return metadata_json
+    fields = {_key(key): value for key, value in metadata.items()}
+    parts = []
+    for key in sorted(fields):
+        value = fields[key]
+        exact = isinstance(value, float) and math.isfinite(value)
+        text = exact_number(value) if exact else _SORTED_JSON(_filterable(value))
+        parts.append(f"{_JSON(key)}:{text}")
+    return "{" + ",".join(parts) + "}"
+
+
 def sql_value(kind: ValueKind, key: object) -> object:
-    """A filter key as bound for ``kind``: numbers as decimal text (a float in its shortest
-    form, exactly as ``json.dumps`` writes it into stored metadata)."""
+    """A filter key as bound for ``kind``: a number as its exact decimal text (the form
+    :func:`filter_json` writes metadata numbers in)."""
     if kind is ValueKind.NUMBER:
-        return repr(key) if isinstance(key, float) else str(key)
+        return exact_number(key)  # type: ignore[arg-type]
     return key
 
 

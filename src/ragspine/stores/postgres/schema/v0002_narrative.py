@@ -3,8 +3,9 @@ narrative channel), and the date key the metadata filters compare by.
 
 Text that is compared or sorted uses the "C" collation, so names sort as Python sorts them
 (by code point), whatever the database's default collation. Document metadata is kept twice:
-``metadata`` (jsonb) for the filters and ``metadata_json`` (the JSON text as written) for reading
-back, since jsonb rewrites numbers (``1e+16`` reads back as an integer) and reorders keys.
+``metadata`` (jsonb) in the form the filters read (``ragspine.stores.postgres.filter_sql.
+filter_json``: floats at their exact value) and ``metadata_json`` (the JSON text as written) for
+reading back, since jsonb rewrites numbers (``1e+16`` reads back as an integer) and key order.
 Chunk keys come from an identity and generations from one sequence: neither is ever given twice,
 not even by a transaction that rolls back.
 """
