@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import shutil
 import statistics
 import sys
 import tempfile
@@ -112,14 +113,24 @@ def in_schema(url: str, schema: str) -> str:
     return urlunsplit(parts._replace(query=urlencode(query)))
 
 
-def postgres_url(folder: Path) -> tuple[str, Callable[[], None]]:
+def postgres_url() -> tuple[str, Callable[[], None]]:
+    """The server's URL and what stops it. A started server lives in a short folder under
+    /tmp: its socket path must fit in 107 bytes, which a deep ``TMPDIR`` may not."""
     url = os.environ.get("RAGSPINE_TEST_POSTGRES_URL")
     if url:
         return url, lambda: None
-    import pgserver  # type: ignore[import-not-found]
-
+    try:
+        import pgserver  # type: ignore[import-not-found]
+    except ImportError:
+        sys.exit("no PostgreSQL: set RAGSPINE_TEST_POSTGRES_URL or pip install -e '.[test]'")
+    folder = Path(tempfile.mkdtemp(prefix="ragspine-pg-", dir="/tmp"))
     server = pgserver.get_server(folder, cleanup_mode="stop")
-    return server.get_uri(), server.cleanup
+
+    def stop() -> None:
+        server.cleanup()
+        shutil.rmtree(folder, ignore_errors=True)
+
+    return server.get_uri(), stop
 
 
 def main() -> None:
@@ -146,7 +157,7 @@ def main() -> None:
     best: dict[str, float] = {}
     read_ms: dict[str, tuple[float, float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        url, stop = postgres_url(Path(tmp) / "pg")
+        url, stop = postgres_url()
         try:
             for round_ in range(args.rounds):
                 order = ("sqlite", "postgres") if round_ % 2 == 0 else ("postgres", "sqlite")
