@@ -407,3 +407,24 @@ def test_ints_and_floats_compare_exactly_as_in_python(store: PostgresChunkStore)
         flt = parse_filter(spec)
         assert sorted(store.filtered_keys(library, flt)) == expected_keys(docs, flt), spec
     assert any(expected_keys(docs, parse_filter(spec)) for spec in specs)
+
+
+def test_names_sort_by_code_point_whatever_the_database_collation(
+    database: Database, store: PostgresChunkStore
+) -> None:
+    """Names sort as Python sorts them. The test server's own collation is C already, so the
+    columns sorted by are checked to carry the "C" collation themselves."""
+    with database.connection() as conn:
+        collations = conn.execute(
+            "SELECT table_name, column_name, collation_name FROM information_schema.columns "
+            "WHERE table_schema = current_schema() AND column_name IN "
+            "('library_id', 'doc_id', 'term') AND table_name LIKE 'narrative%%'"
+        ).fetchall()
+    assert len(collations) == 9 and {row[2] for row in collations} == {"C"}, collations
+    names = ["b", "B", "a-1", "a.1", "A_2", "a1", "Z"]
+    for name in names:
+        store.create_library(name)
+    assert store.library_names() == sorted(names)
+    for doc_id in ("b", "B", "a"):
+        write(store, "Z", doc_id, MIXED[:1])
+    assert [c.doc_id for c in store.chunks_where("doc_id", ["b", "B", "a"])] == ["B", "a", "b"]
