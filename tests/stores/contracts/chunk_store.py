@@ -592,7 +592,11 @@ class ChunkStoreContract:
     @settings(
         max_examples=300,
         deadline=None,
-        suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+        suppress_health_check=[
+            HealthCheck.too_slow,
+            HealthCheck.function_scoped_fixture,
+            HealthCheck.differing_executors,  # one test, run by every backend's class
+        ],
     )
     @given(rows=st.lists(metadata, min_size=1, max_size=10), flt=filters)
     def test_filtered_keys_agree_with_matches(
