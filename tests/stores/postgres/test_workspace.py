@@ -31,7 +31,7 @@ FACTS = (
 )
 INTERNAL = Principal.of("internal")
 
-pytest.importorskip("ragspine.stores.postgres.chunks")  # TEMPORARY: until the chunk store lands
+pytest.importorskip("ragspine.stores.postgres.lexical")  # TEMPORARY: until search lands
 
 
 def _facts_file(tmp_path: Path) -> Path:
