@@ -84,10 +84,11 @@ class SQLiteRelationStore:
         self._connections = connections or ThreadConnections(lambda: connect(db_path))
         try:
             if not has_tables(self._db, _TABLES):  # a reader of a ready store writes nothing
-                self._db.executescript(_SCHEMA)
-                self._db.execute(
-                    "INSERT OR IGNORE INTO graph_meta (key, value) VALUES ('schema_version', ?)",
-                    (str(SCHEMA_VERSION),),
+                # The tables and their version row in one transaction: another process opening
+                # the store meanwhile sees both or neither.
+                self._db.executescript(
+                    f"BEGIN IMMEDIATE;\n{_SCHEMA}\nINSERT OR IGNORE INTO graph_meta (key, value) "
+                    f"VALUES ('schema_version', '{SCHEMA_VERSION}');\nCOMMIT;"
                 )
             row = self._db.execute(
                 "SELECT value FROM graph_meta WHERE key = 'schema_version'"
