@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from conftest import shared_data
+from ragspine.eval.retrieval import evaluate_rankings, load_qrels, load_queries, rank_documents
 from ragspine.narrative.index.lexical.library_indexes import IndexFields, LibraryIndexes
 from ragspine.security import Sensitivity
 from ragspine.stores.chunks import ChunkRow, ParentRow, StoredDocument
@@ -21,6 +23,7 @@ from ragspine.stores.postgres.database import Database
 from ragspine.stores.postgres.lexical import PostgresLexicalIndex, PostgresLexicalIndexes
 from ragspine.stores.postgres.migrate import migrate
 from ragspine.stores.sqlite.chunks import SQLiteChunkStore
+from ragspine.workspace import Workspace
 
 LIBRARY = "notes"
 LEVELS = [int(level) for level in Sensitivity]
@@ -356,3 +359,39 @@ def test_arguments_are_checked_like_the_engine(
     with pytest.raises(QueryError, match="allowed"):
         index.search("revenue", 3, max_level=3, allowed=["x"])  # type: ignore[list-item]
     assert index.search("revenue", 0, max_level=3) == []
+
+
+def _rankings(
+    search: Any, chunks: Any, queries: dict[str, str], qids: list[str]
+) -> dict[str, list[str]]:
+    """Documents ranked by their best chunk among each query's best 30 chunks (public asker)."""
+    rankings = {}
+    for qid in qids:
+        hits = search(queries[qid], 30, max_level=0)
+        ids = chunks.chunk_ids([key for key, _ in hits])
+        rankings[qid] = rank_documents([(ids[key].doc_id, score) for key, score in hits])[:10]
+    return rankings
+
+
+def test_scifact_ndcg_is_the_embedded_engines(database: Database, tmp_path: Path) -> None:
+    folder = shared_data("scifact")
+    queries = load_queries(folder / "queries.jsonl")
+    qrels = load_qrels(folder / "qrels" / "train.tsv")
+    qids = [qid for qid in qrels if qid in queries]
+    with Workspace.open(tmp_path / "ws") as ws:
+        ws.ingest_beir(folder, library="scifact")
+        chunks = ws.chunks
+        server = PostgresLexicalIndexes(database, chunks)
+        rows = list(chunks.index_rows("scifact"))
+        server.apply("scifact", [], rows, since=0, generation=chunks.generation("scifact"))
+        fields = IndexFields.TITLE_TEXT
+        embedded = _rankings(
+            ws.lexical_indexes.get("scifact", fields).search, chunks, queries, qids
+        )
+        postgres = _rankings(server.get("scifact", fields).search, chunks, queries, qids)
+    want = evaluate_rankings(embedded, qrels)["ndcg@10"]
+    got = evaluate_rankings(postgres, qrels)["ndcg@10"]
+    assert want > 0.6
+    assert abs(got - want) <= 0.005
+    same = sum(embedded[qid] == postgres[qid] for qid in qids)
+    assert same == len(qids)
