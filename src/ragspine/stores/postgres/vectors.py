@@ -80,6 +80,25 @@ def vector_text(vector: Any) -> str:
     return "[" + ",".join(repr(value) for value in values) + "]"
 
 
+def create_hnsw_index(conn: Any, library_id: str, dim: int) -> None:
+    """Make the library's HNSW index (cosine, over ``embedding::vector(dim)``) if it has none."""
+    from psycopg import sql
+
+    conn.execute(
+        sql.SQL(
+            "CREATE INDEX IF NOT EXISTS {name} ON chunk_vectors USING hnsw "
+            "((embedding::vector({dim})) vector_cosine_ops) "
+            "WITH (m = {m}, ef_construction = {ef}) WHERE library = {library}"
+        ).format(
+            name=sql.Identifier(index_name(library_id)),
+            dim=sql.Literal(dim),
+            m=sql.Literal(HNSW_M),
+            ef=sql.Literal(HNSW_EF_CONSTRUCTION),
+            library=sql.Literal(library_id),
+        )
+    )
+
+
 class PostgresVectorIndex:
     """One library's committed vectors: what a search needs of them."""
 
@@ -417,7 +436,6 @@ class PostgresLibraryVectors:
         """In one transaction: drop ``removed`` keys (``None``: every row) and the staged keys,
         insert the staged vectors from the cache, record the model and ``generation``, and make
         the library's HNSW index if it has none."""
-        from psycopg import sql
 
         model_id, dim = self._identity()
         keys = [key for key, _, _ in staged]
@@ -461,19 +479,7 @@ class PostgresLibraryVectors:
                         f"{library_id!r} while they were written (a model dropped meanwhile?): "
                         "run this again"
                     )
-            conn.execute(
-                sql.SQL(
-                    "CREATE INDEX IF NOT EXISTS {name} ON chunk_vectors USING hnsw "
-                    "((embedding::vector({dim})) vector_cosine_ops) "
-                    "WITH (m = {m}, ef_construction = {ef}) WHERE library = {library}"
-                ).format(
-                    name=sql.Identifier(index_name(library_id)),
-                    dim=sql.Literal(dim),
-                    m=sql.Literal(HNSW_M),
-                    ef=sql.Literal(HNSW_EF_CONSTRUCTION),
-                    library=sql.Literal(library_id),
-                )
-            )
+            create_hnsw_index(conn, library_id, dim)
 
     def apply(
         self,
