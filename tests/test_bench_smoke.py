@@ -175,7 +175,7 @@ CASES = {
             "500",
             "--vector-rows",
             "500",
-        ),  # fmt: skip
+        ),
         labels=(
             "PostgreSQL BM25 postings",
             "ts_rank_cd",
