@@ -369,27 +369,40 @@ class PostgresLexicalIndexes:
             conn.execute("DELETE FROM lexical_indexes WHERE library = %s", (library_id,))
 
 
+_COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
+"""COPY text format escapes (a term never holds these, but a key must never break a row)."""
+
+
 def _copy_batch(
     cur: Any, index_id: int, keys: Sequence[int], levels: Sequence[int], batch: TermBatch
 ) -> None:
     """COPY the documents of ``batch`` (one per key) and their postings (one per distinct term
-    of a document, with its count)."""
-    lengths = batch.lengths
+    of a document, with its count), as text blocks (row-by-row writes cost more than the
+    server's work)."""
+    lengths = batch.lengths.tolist()
     with cur.copy("COPY lexical_documents (index_id, key, level, length) FROM STDIN") as copy:
-        for key, level, length in zip(keys, levels, lengths.tolist(), strict=True):
-            copy.write_row((index_id, key, level, length))
+        copy.write(
+            "".join(
+                f"{index_id}\t{key}\t{level}\t{length}\n"
+                for key, level, length in zip(keys, levels, lengths, strict=True)
+            )
+        )
     if not len(batch.term_ids):
         return
     width = len(batch.terms)
-    doc_rows = np.repeat(np.arange(len(keys), dtype=np.int64), lengths)
+    doc_rows = np.repeat(np.arange(len(keys), dtype=np.int64), batch.lengths)
     pairs, tfs = np.unique(doc_rows * width + batch.term_ids, return_counts=True)
     docs, term_ids = (pairs // width).tolist(), (pairs % width).tolist()
-    terms = batch.terms
-    lengths_list = lengths.tolist()
+    terms = [term.translate(_COPY_ESCAPES) for term in batch.terms]
+    tails = [f"\t{key}\t" for key in keys]
+    ends = [f"\t{level}\t{length}\n" for level, length in zip(levels, lengths, strict=True)]
+    head = f"{index_id}\t"
     with cur.copy(
         "COPY lexical_postings (index_id, term, key, tf, level, length) FROM STDIN"
     ) as copy:
-        for doc, term_id, tf in zip(docs, term_ids, tfs.tolist(), strict=True):
-            copy.write_row(
-                (index_id, terms[term_id], keys[doc], tf, levels[doc], lengths_list[doc])
+        copy.write(
+            "".join(
+                f"{head}{terms[term_id]}{tails[doc]}{tf}{ends[doc]}"
+                for doc, term_id, tf in zip(docs, term_ids, tfs.tolist(), strict=True)
             )
+        )
