@@ -22,8 +22,7 @@ import json
 import logging
 import threading
 from collections import Counter
-from collections.abc import Collection, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -93,22 +92,6 @@ def check_search_args(top_k: object, max_level: object) -> None:
         raise QueryError(f"max_level must be an integer sensitivity level, got {max_level!r}")
 
 
-@contextmanager
-def snapshot(db: Database) -> Iterator[Any]:
-    """A connection whose statements see one committed state (a read-only repeatable-read
-    transaction; inside this thread's open transaction, that transaction)."""
-    if db.in_transaction:
-        with db.connection() as conn:
-            yield conn
-        return
-    with db.connection() as conn:
-        conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-        try:
-            yield conn
-        finally:
-            conn.execute("ROLLBACK")
-
-
 class PostgresLexicalIndex:
     """One committed (library, field set) index in the database: what a search needs of it."""
 
@@ -143,29 +126,51 @@ class PostgresLexicalIndex:
             return []
         terms = sorted(qterms)
         params: dict[str, Any] = {"index": self._id, "level": max_level, "terms": terms}
-        with snapshot(self._db) as conn:
-            rows = conn.execute(self.statistics_sql, params).fetchall()
-            n_docs, total_length = int(rows[0][1]), int(rows[0][2])
-            df = {term: int(count) for term, count, _ in rows[1:]}
-            present = [term for term in terms if term in df]
-            if n_docs == 0 or not present or total_length <= 0:
-                return []
-            avgdl = total_length / n_docs
-            weights = [qterms[term] * float(bm25.idf(df[term], n_docs)) for term in present]
-            params.update(
-                terms=present, weights=weights, k1=self.k1, b=self.b, avgdl=avgdl, top_k=top_k
-            )
-            sql = _SCORE.format(
-                allowed="AND p.key = ANY(%(allowed)s) " if wanted is not None else ""
-            )
-            if wanted is not None:
-                params["allowed"] = wanted
-            hits = conn.execute(sql, params).fetchall()
-            if stats is not None:  # set as the engine does: once some document matched
-                excluded = (
-                    conn.execute(_EXCLUDED, params).fetchone() if wanted is not None else None
+        # One read-only repeatable-read transaction, so the statistics and the postings are
+        # those of one commit; statements are pipelined (two round trips in all).
+        own = not self._db.in_transaction
+        with self._db.connection() as conn:
+            try:
+                with conn.pipeline():
+                    if own:
+                        conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                    counted = conn.execute(self.statistics_sql, params)
+                rows = counted.fetchall()
+                n_docs, total_length = int(rows[0][1]), int(rows[0][2])
+                df = {term: int(count) for term, count, _ in rows[1:]}
+                present = [term for term in terms if term in df]
+                if n_docs == 0 or not present or total_length <= 0:
+                    return []
+                weights = [qterms[term] * float(bm25.idf(df[term], n_docs)) for term in present]
+                params.update(
+                    terms=present,
+                    weights=weights,
+                    k1=self.k1,
+                    b=self.b,
+                    avgdl=total_length / n_docs,
+                    top_k=top_k,
+                    allowed=wanted,
                 )
-                stats["filtered"] = int(excluded[0]) if excluded else 0
+                sql = _SCORE.format(
+                    allowed="AND p.key = ANY(%(allowed)s) " if wanted is not None else ""
+                )
+                with conn.pipeline():
+                    scored = conn.execute(sql, params)
+                    excluded = (
+                        conn.execute(_EXCLUDED, params)
+                        if stats is not None and wanted is not None
+                        else None
+                    )
+                    if own:
+                        conn.execute("ROLLBACK")
+                        own = False
+                hits = scored.fetchall()
+                if stats is not None:  # set as the engine does: once some document matched
+                    count = excluded.fetchone() if excluded is not None else None
+                    stats["filtered"] = int(count[0]) if count else 0
+            finally:
+                if own:
+                    conn.execute("ROLLBACK")
         return [(int(key), float(score)) for key, score in hits]
 
 

@@ -3,7 +3,8 @@ cache.
 
 A lexical index is one row of ``lexical_indexes`` per (library, field set) with the generation
 of the chunk store it reflects; its postings carry each document's level and length, so a search
-at a level reads and counts only what that level may see. ``lexical_levels`` holds the number
+at a level reads and counts only what that level may see; the primary key covers every column
+a search reads, so searches scan the index only. ``lexical_levels`` holds the number
 and total length of the documents of each level (the BM25 statistics, summed at search time).
 Vectors have no fixed dimension in the table: each library's HNSW index is a partial expression
 index over ``embedding::vector(dim)``, made when the library's vectors are written.
@@ -31,7 +32,7 @@ CREATE TABLE lexical_postings (
     index_id integer NOT NULL REFERENCES lexical_indexes ON DELETE CASCADE,
     term text NOT NULL, key bigint NOT NULL,
     tf integer NOT NULL, level smallint NOT NULL, length integer NOT NULL,
-    PRIMARY KEY (index_id, term, key)
+    PRIMARY KEY (index_id, term, key) INCLUDE (tf, level, length)
 );
 CREATE INDEX lexical_postings_by_key ON lexical_postings (index_id, key);
 CREATE TABLE vector_libraries (
