@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +17,7 @@ from ragspine.errors import ConfigError, StoreError
 from ragspine.narrative.index.vector.library_vectors import LibraryVectors
 from ragspine.security import Sensitivity
 from ragspine.stores.chunks import ChunkRow, ParentRow, StoredDocument
+from ragspine.stores.postgres import vectors
 from ragspine.stores.postgres.database import Database
 from ragspine.stores.postgres.migrate import migrate
 from ragspine.stores.postgres.vectors import PostgresLibraryVectors, PostgresVectorIndex
@@ -160,6 +162,11 @@ class RandomEmbedder:
         return out
 
 
+def _level(number: int) -> Sensitivity:
+    """One chunk in 50 public, the others internal or confidential."""
+    return Sensitivity.PUBLIC if number % 50 == 0 else Sensitivity(1 + number % 2)
+
+
 def _many_chunks(store: SQLiteChunkStore, count: int) -> None:
     store.create_library("many", vectors=True)
     with store.transaction():
@@ -169,9 +176,7 @@ def _many_chunks(store: SQLiteChunkStore, count: int) -> None:
             metadata={},
             parents=[ParentRow("p", "", {}, "")],
             chunks=[
-                ChunkRow(
-                    f"c{i}", i, f"text {i}", "", "T", {}, "p", None, f"h{i}", Sensitivity(i % 3)
-                )
+                ChunkRow(f"c{i}", i, f"text {i}", "", "T", {}, "p", None, f"h{i}", _level(i))
                 for i in range(count)
             ],
         )
@@ -202,11 +207,45 @@ def test_hnsw_agrees_with_exact_search_and_filters_do_not_starve(
         approx = index.search(q, 10, max_level=2)
         found += len({k for k, _ in exact} & {k for k, _ in approx})
         total += len(exact)
-        # Public askers see a third of the rows: a level filter still fills the top 10.
+        # Public askers see one row in 50: the level filter still fills the top 10.
         assert len(index.search(q, 10, max_level=0)) == 10
     assert found / total >= 0.95
     keys = [row.key for row in chunk_store.index_rows("many")]
-    few = keys[::97]  # about 1% of the rows
+    few = keys[1::97]  # about 1% of the rows
     hits = index.search(queries[0], 10, max_level=2, allowed=few)
     assert len(hits) == 10 and {k for k, _ in hits} <= set(few)
+    chunk_store.close()
+
+
+def test_iterative_scan_keeps_a_level_filter_from_starving_the_hnsw_scan(
+    database: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the HNSW plan forced (the planner rightly prefers an exact scan for so selective a
+    filter on 4,000 rows: here the HNSW index is left the only way), a public asker who sees one
+    row in 50 still gets a full top 10; without the iterative scan (the reverse proof) the
+    index's first candidates hold too few public rows."""
+    chunk_store = SQLiteChunkStore(tmp_path / "w.sqlite")
+    _many_chunks(chunk_store, 4000)
+    server = server_vectors(database, chunk_store, tmp_path, RandomEmbedder())
+    server.refresh("many")
+    index = server.get("many")
+    with database.connection() as conn:
+        conn.execute("ALTER TABLE chunk_vectors DROP CONSTRAINT chunk_vectors_pkey")
+    real = database.connection
+
+    @contextmanager
+    def index_scans_only() -> Iterator[object]:
+        with real() as conn:
+            conn.execute("SET enable_seqscan = off")
+            conn.execute("SET enable_bitmapscan = off")
+            try:
+                yield conn
+            finally:
+                conn.execute("RESET ALL")
+
+    monkeypatch.setattr(database, "connection", index_scans_only)
+    queries = RandomEmbedder().embed([f"query {i}" for i in range(20)])
+    assert all(len(index.search(q, 10, max_level=0)) == 10 for q in queries)
+    monkeypatch.setattr(vectors, "ITERATIVE_SCAN", "off")
+    assert any(len(index.search(q, 10, max_level=0)) < 10 for q in queries)
     chunk_store.close()

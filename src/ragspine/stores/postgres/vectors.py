@@ -55,6 +55,9 @@ HNSW_M = 16
 HNSW_EF_CONSTRUCTION = 128
 EF_SEARCH = 100
 """Candidates the HNSW search keeps (at least ``top_k``); pgvector allows 1 to 1000."""
+ITERATIVE_SCAN = "strict_order"
+"""pgvector's ``hnsw.iterative_scan``: the index scan goes on until ``top_k`` rows pass the
+filters (in distance order)."""
 TIE_MARGIN = 16
 """Extra nearest rows fetched beyond ``top_k``, so rows tied at the cut are all seen and the
 cut takes the smallest keys among them."""
@@ -162,17 +165,22 @@ class PostgresVectorIndex:
             "top_k": top_k + TIE_MARGIN,
             "allowed": wanted,
         }
-        with self._db.connection() as conn, conn.transaction():
-            if exact:
-                conn.execute("SET LOCAL enable_indexscan = off")
-            else:
-                conn.execute("SET LOCAL hnsw.iterative_scan = strict_order")
-                conn.execute(
-                    sql.SQL("SET LOCAL hnsw.ef_search = {}").format(
-                        sql.Literal(min(1000, max(EF_SEARCH, top_k + TIE_MARGIN)))
-                    )
-                )
-            rows = conn.execute(statement, params, prepare=False).fetchall()
+        if exact:
+            settings = [("enable_indexscan", "off")]
+        else:
+            ef_search = min(1000, max(EF_SEARCH, top_k + TIE_MARGIN))
+            settings = [("hnsw.iterative_scan", ITERATIVE_SCAN), ("hnsw.ef_search", str(ef_search))]
+        own = not self._db.in_transaction
+        with self._db.connection() as conn:
+            with conn.pipeline():  # one round trip: the settings hold for this transaction only
+                if own:
+                    conn.execute("BEGIN READ ONLY")
+                for name, value in settings:
+                    conn.execute("SELECT set_config(%s, %s, true)", (name, value))
+                found = conn.execute(statement, params, prepare=False)
+                if own:
+                    conn.execute("COMMIT")
+            rows = found.fetchall()
         hits = [(int(key), float(score)) for key, score in rows]
         hits.sort(key=lambda hit: (-round(hit[1], TIE_DECIMALS), hit[0]))
         return hits[:top_k]
