@@ -15,8 +15,11 @@ import pytest
 
 from conftest import shared_data
 from ragspine.eval.retrieval import evaluate_rankings, load_qrels, load_queries, rank_documents
+from ragspine.narrative.filters.expr import parse_filter
 from ragspine.narrative.index.lexical.library_indexes import IndexFields, LibraryIndexes
-from ragspine.security import Sensitivity
+from ragspine.narrative.retrieve.options import RetrievalMode, SearchOptions
+from ragspine.narrative.retrieve.retriever import Retriever
+from ragspine.security import Principal, Sensitivity
 from ragspine.stores.chunks import ChunkRow, ParentRow, StoredDocument
 from ragspine.stores.postgres import lexical
 from ragspine.stores.postgres.database import Database
@@ -395,3 +398,48 @@ def test_scifact_ndcg_is_the_embedded_engines(database: Database, tmp_path: Path
     assert abs(got - want) <= 0.005
     same = sum(embedded[qid] == postgres[qid] for qid in qids)
     assert same == len(qids)
+
+
+def test_the_retriever_over_postgres_answers_like_the_embedded_workspace(
+    database: Database, tmp_path: Path
+) -> None:
+    """Drop-in: the narrative pipeline (routing, filters as keys, levels, fusion of libraries)
+    over the PostgreSQL indexes returns the embedded workspace's snippets and scores."""
+    rng = random.Random(5)
+    folder = tmp_path / "docs"
+    with Workspace.open(tmp_path / "ws") as ws:
+        for level in ("public", "internal", "confidential", "restricted"):
+            for region in ("APAC", "EMEA"):
+                files = []
+                for number in range(6):
+                    path = folder / level / region / f"memo-{number}.md"
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    path.write_text(
+                        f"# Memo {number}\n\n{_text(rng)}\n\n## Outlook\n\n{_text(rng)}"
+                    )
+                    files.append(path)
+                ws.ingest_documents(
+                    files, library=f"lib-{region}", metadata={"region": region}, sensitivity=level
+                )
+        chunks = ws.chunks
+        server = PostgresLexicalIndexes(database, chunks)
+        for library in chunks.library_names():
+            rows = list(chunks.index_rows(library))
+            server.apply(library, [], rows, since=0, generation=chunks.generation(library))
+        retriever = Retriever(chunks, server)  # type: ignore[arg-type]
+        found = 0
+        for mode in (RetrievalMode.BM25, RetrievalMode.LEXICAL):
+            for clearance in ("public", "internal", "confidential", "restricted"):
+                principal = Principal.of(clearance)
+                for spec in (None, "region=APAC"):
+                    options = SearchOptions(
+                        mode=mode, top_k=15, filters=parse_filter(spec) if spec else None
+                    )
+                    for question in QUERIES[:8]:
+                        want = ws.retriever.search(question, options, principal=principal)
+                        got = retriever.search(question, options, principal=principal)
+                        assert [(s.chunk_id, round(s.score, 9)) for s in got.snippets] == [
+                            (s.chunk_id, round(s.score, 9)) for s in want.snippets
+                        ], (mode, clearance, spec, question)
+                        found += len(got.snippets)
+        assert found > 500
