@@ -412,7 +412,7 @@ def test_the_retriever_over_postgres_answers_like_the_embedded_workspace(
             for region in ("APAC", "EMEA"):
                 files = []
                 for number in range(6):
-                    path = folder / level / region / f"memo-{number}.md"
+                    path = folder / level / region / f"memo-{level}-{number}.md"
                     path.parent.mkdir(parents=True, exist_ok=True)
                     path.write_text(
                         f"# Memo {number}\n\n{_text(rng)}\n\n## Outlook\n\n{_text(rng)}"
