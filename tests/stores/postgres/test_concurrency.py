@@ -13,16 +13,12 @@ import textwrap
 import time
 from pathlib import Path
 
-import pytest
 from files import write_beir_corpus
 from test_concurrency import WORDS, _synthetic, _write_files
 
 from ragspine.narrative.index.lexical.library_indexes import MAINTAINED_FIELDS
 from ragspine.security import Principal, max_visible_level
 from ragspine.workspace import Workspace
-
-pytest.importorskip("ragspine.stores.postgres.chunks")  # TEMPORARY: until the chunk store lands
-pytest.importorskip("ragspine.stores.postgres.lexical")  # TEMPORARY: until lexical search lands
 
 CONFIDENTIAL = Principal.of("confidential")
 

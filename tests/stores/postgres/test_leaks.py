@@ -15,9 +15,6 @@ from leak_detector import Runs, assert_no_leak, build_runs
 from postgres_server import PostgresServer, with_search_path
 from ragspine import Principal
 
-pytest.importorskip("ragspine.stores.postgres.chunks")  # TEMPORARY: until the chunk store lands
-pytest.importorskip("ragspine.stores.postgres.vectors")  # TEMPORARY: until vectors land
-
 PRINCIPALS = [Principal.of("public"), Principal.of("internal", groups=["finance"])]
 
 

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("fastapi")
-pytest.importorskip("ragspine.stores.postgres.lexical")  # TEMPORARY: until search lands
 
 from fastapi.testclient import TestClient
 from service_fixtures import FACTS_CSV, Served, served

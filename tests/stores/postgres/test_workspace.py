@@ -31,8 +31,6 @@ FACTS = (
 )
 INTERNAL = Principal.of("internal")
 
-pytest.importorskip("ragspine.stores.postgres.lexical")  # TEMPORARY: until search lands
-
 
 def _facts_file(tmp_path: Path) -> Path:
     path = tmp_path / "acme.csv"
