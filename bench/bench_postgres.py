@@ -7,7 +7,10 @@ PostgreSQL's own full-text ranking (``ts_rank_cd`` over an English ``tsvector`` 
 texts, GIN index, query words OR-ed) with its nDCG@10 and p50; HNSW recall@10 against exact
 search over SciFact vectors (``--vectors FILE.npy``: a float32 matrix, e.g. the MiniLM chunk
 vectors of an earlier run; otherwise clustered random unit vectors, said in the output); and the
-fact look-up p50 of both fact stores.
+fact look-up p50 of both fact stores. Then the same through whole workspaces (``Workspace``, a
+folder and a ``postgresql://`` URL): SciFact ``ingest_beir`` time (chunks, routing counts,
+relations, postings), ``Workspace.search`` (bm25, top 10) p50 / p99 at 1 and 8 clients, and
+``Workspace.query_metric`` p50 over the ``bench_graph`` fact tree (``--facts``).
 
 The server is ``RAGSPINE_TEST_POSTGRES_URL`` (``--url``) or one that ``pgserver`` starts in a
 temporary folder. Everything is written to a schema of its own, dropped at the end.
@@ -36,7 +39,7 @@ import numpy as np
 from _beir_subset import first_documents
 from ragspine.eval.retrieval import evaluate_rankings, load_qrels, load_queries, rank_documents
 from ragspine.narrative.index.lexical.library_indexes import IndexFields
-from ragspine.security import Sensitivity
+from ragspine.security import Principal, Sensitivity
 from ragspine.stores.postgres.database import Database
 from ragspine.stores.postgres.facts import PostgresFactStore
 from ragspine.stores.postgres.lexical import PostgresLexicalIndexes
@@ -264,14 +267,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         with psycopg.connect(url, autocommit=True) as admin:
             admin.execute("CREATE EXTENSION IF NOT EXISTS vector SCHEMA public")
             admin.execute(f"CREATE SCHEMA {schema}")
+            admin.execute(f"CREATE SCHEMA {schema}_ws")
         db = Database(with_schema(url, schema))
         try:
             migrate(db)
             run(db, folder, corpus, judged, texts, qrels, args)
+            workspaces(folder, with_schema(url, f"{schema}_ws"), corpus, texts, args)
         finally:
             db.close()
             with psycopg.connect(url, autocommit=True) as admin:
                 admin.execute(f"DROP SCHEMA {schema} CASCADE")
+                admin.execute(f"DROP SCHEMA {schema}_ws CASCADE")
             if handle is not None:
                 handle.cleanup()
     return 0
@@ -351,6 +357,63 @@ def run(
           f"PostgreSQL {lookups['postgres']:.3f} ms (store level; query_metric adds glossary and "
           "period parsing, the same for both)")  # fmt: skip
     ws.close()
+
+
+def workspaces(folder: Path, url: str, corpus: Path, texts: list[str], args: Any) -> None:
+    """The whole-workspace figures: ingest, ``search`` and ``query_metric`` on both backends."""
+    from bench_graph import batches, build_tree, generate, glossary_text, periods_for
+
+    locations = {"embedded": str(folder / "ws-whole"), "postgres": url}
+    opened: dict[str, Workspace] = {}
+    ingest: dict[str, float] = {}
+    parents = build_tree(max(16, args.facts // 50))
+    for name, location in locations.items():
+        ws = opened[name] = Workspace.init(location)
+        ws.set_glossary(glossary_text(parents))
+        for batch in batches(generate(parents, args.facts, 13)):
+            ws.facts.write(batch)
+        started = time.perf_counter()
+        ws.ingest_beir(corpus, library=LIBRARY)
+        ingest[name] = time.perf_counter() - started
+    slower = ingest["postgres"] / ingest["embedded"]
+    print(f"\nwhole workspaces: SciFact ingest_beir embedded {ingest['embedded']:.1f} s, "
+          f"PostgreSQL {ingest['postgres']:.1f} s ({slower:.1f}x)")  # fmt: skip
+    latencies: dict[tuple[str, int], list[float]] = {}
+    for _ in range(args.rounds):
+        for clients in (1, 8):
+            for name, ws in opened.items():
+
+                def search(query: str, ws: Workspace = ws) -> object:
+                    return ws.search(query, mode="bm25", top_k=10)
+
+                lat, _ = timed(search, texts, clients)
+                latencies.setdefault((name, clients), []).extend(lat)
+    for (name, clients), lat in latencies.items():
+        print(f"  Workspace.search {name:<9} x{clients}: p50 {statistics.median(lat):6.2f} ms, "
+              f"p99 {percentile(lat, 0.99):6.2f} ms")  # fmt: skip
+    base = statistics.median(latencies["embedded", 1])
+    ratio = statistics.median(latencies["postgres", 1]) / base
+    print(f"  Workspace.search p50 PostgreSQL / embedded = {ratio:.1f}x (goal <= 3x)")
+    period = periods_for(max(1, args.facts // len(parents)))[0]
+    leaves = [code for code in parents if code not in set(parents.values())]
+    rng = np.random.default_rng(5)
+    picks = [leaves[i] for i in rng.integers(len(leaves), size=3000)]
+    who = Principal.of("internal")
+    metric_p50 = {}
+    for _ in range(args.rounds):
+        for name, ws in opened.items():
+            samples = []
+            for code in picks:
+                started = time.perf_counter()
+                result = ws.query_metric("m0", code, period, principal=who)
+                samples.append((time.perf_counter() - started) * 1000)
+                assert result.status in ("found", "not_found"), result.status
+            metric_p50.setdefault(name, []).append(statistics.median(samples))
+    print(f"  Workspace.query_metric p50 ({args.facts} facts): embedded "
+          f"{min(metric_p50['embedded']):.3f} ms, PostgreSQL {min(metric_p50['postgres']):.3f} "
+          "ms (goal <= 0.5 ms over a local socket)")  # fmt: skip
+    for ws in opened.values():
+        ws.close()
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ holds that library's write lock.
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -21,7 +22,7 @@ from dataclasses import dataclass, fields, replace
 from datetime import date
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ragspine.answer.options import AnswerOptions, AskOptions
 from ragspine.errors import ConfigError
@@ -107,6 +108,23 @@ class _NarrativeParts:
         """Release the embedding cache and the database connections."""
         self.vector_indexes.close()
         self.chunks.close()
+
+
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+
+
+def _one_session(method: _Method) -> _Method:
+    """Run a reading method of the workspace in one backend session (one pooled connection
+    for its many small reads, where the backend pools them). Not for a call that may wait on a
+    model: it would hold a pooled connection for seconds (``ask`` runs its searches in one
+    session each)."""
+
+    @functools.wraps(method)
+    def wrapper(self: Workspace, *args: Any, **kwargs: Any) -> Any:
+        with self.backend.session():
+            return method(self, *args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
 
 
 DEFAULT_SEARCH = SearchOptions()
@@ -292,6 +310,7 @@ class Workspace:
             self._glossary = glossary
 
     @translate_read_errors
+    @_one_session
     def query_metric(
         self,
         metric: str,
@@ -533,6 +552,7 @@ class Workspace:
         return self.library_writer.reembed(library, progress=progress)
 
     @translate_read_errors
+    @_one_session
     def libraries(self, *, principal: Principal = PUBLIC) -> list[LibrarySummary]:
         """The document libraries ``principal`` sees, sorted by name, each with the number of
         documents and chunks they may see."""
@@ -541,6 +561,7 @@ class Workspace:
         return catalog.summaries(self.chunks, principal)
 
     @translate_read_errors
+    @_one_session
     def describe_library(self, name: str, *, principal: Principal = PUBLIC) -> dict[str, Any]:
         """A library's settings and the document, section and chunk counts (per level they
         may see) of what ``principal`` may see; a library they do not see is unknown."""
@@ -608,6 +629,7 @@ class Workspace:
         )
 
     @translate_read_errors
+    @_one_session
     def search(
         self,
         question: str,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import re
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -109,6 +109,10 @@ class Backend(Protocol):
 
     def glossary_storage(self) -> GlossaryStorage:
         """Where the glossary texts live (files in a folder, or rows of a table)."""
+
+    def session(self) -> AbstractContextManager[None]:
+        """One connection for every store call of this thread inside (a reading call's many
+        small reads), where the backend pools connections; else nothing."""
 
     def lock(self, name: str, *, resource: str) -> AbstractContextManager[None]:
         """Hold the write lock ``name`` (``library-NAME``, ``glossary``) across every process
@@ -218,6 +222,9 @@ class SQLiteBackend:
         from ragspine.structured.glossary_files import GlossaryFolder
 
         return GlossaryFolder(self.folder)
+
+    def session(self) -> AbstractContextManager[None]:
+        return nullcontext()  # each thread keeps its own connections already
 
     def lock(self, name: str, *, resource: str) -> AbstractContextManager[None]:
         return write_lock(self.lock_dir / f"{name}.lock", resource=resource)

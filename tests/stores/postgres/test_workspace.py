@@ -203,3 +203,34 @@ def test_writer_locks_are_shared_through_the_database(postgres_url: str) -> None
     assert held.stdout.startswith("refused: library-notes is held"), held
     assert free.stdout.startswith("took it"), free
     assert current_version  # imported for the migration tests above
+
+
+def test_a_search_takes_one_pooled_connection(postgres_url: str, tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# Travel\n\nTravel costs fell as meetings moved online.\n")
+    with Workspace.init(postgres_url) as ws:
+        ws.ingest_documents([docs], library="reports")
+        pool = ws.backend.db._pool  # type: ignore[attr-defined]
+        before = pool.get_stats()["requests_num"]
+        found = ws.search("travel costs", mode="bm25")
+        assert [s.doc_id for s in found.snippets] == ["a.md"]
+        assert pool.get_stats()["requests_num"] - before == 1  # a dozen reads, one checkout
+
+
+def test_a_transaction_inside_a_session_commits_or_rolls_back_whole(postgres_url: str) -> None:
+    db = Database(postgres_url)
+    try:
+        with db.session():
+            with db.transaction() as conn:
+                conn.execute("CREATE TABLE t (n int)")
+                conn.execute("INSERT INTO t VALUES (1)")
+            with pytest.raises(RuntimeError), db.transaction() as conn:
+                conn.execute("INSERT INTO t VALUES (2)")
+                raise RuntimeError("half way")
+            with db.connection() as conn:
+                assert conn.execute("SELECT array_agg(n) FROM t").fetchone() == ([1],)
+        with psycopg.connect(postgres_url) as other:  # committed for everyone
+            assert other.execute("SELECT count(*) FROM t").fetchone() == (1,)
+    finally:
+        db.close()

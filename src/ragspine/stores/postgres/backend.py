@@ -119,6 +119,9 @@ class PostgresBackend:
 
         return PostgresGlossary(self.db)
 
+    def session(self) -> AbstractContextManager[None]:
+        return self.db.session()
+
     def lock(self, name: str, *, resource: str) -> AbstractContextManager[None]:
         return self.db.advisory_lock(name, description=resource)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -141,8 +141,10 @@ class Database:
 
     @contextmanager
     def connection(self) -> Iterator[psycopg.Connection[Any]]:
-        """A connection: this thread's open transaction's, or an autocommit one from the pool."""
-        current = getattr(self._local, "conn", None)
+        """A connection: this thread's open transaction's or :meth:`session`'s, else an
+        autocommit one from the pool."""
+        local = self._local.__dict__
+        current = local.get("conn") or local.get("pinned")
         if current is not None:
             yield current
             return
@@ -150,25 +152,45 @@ class Database:
             yield conn
 
     @contextmanager
+    def session(self) -> Iterator[None]:
+        """Every :meth:`connection` and :meth:`transaction` of this thread inside uses one
+        pooled connection, taken (and checked) once: a search makes a dozen small reads."""
+        local = self._local.__dict__
+        if local.get("conn") is not None or local.get("pinned") is not None:
+            yield
+            return
+        with self._pool.connection() as conn:
+            local["pinned"] = conn
+            try:
+                yield
+            finally:
+                local["pinned"] = None
+
+    @contextmanager
     def transaction(self) -> Iterator[psycopg.Connection[Any]]:
         """One atomic write: commits when the body ends, rolls back when it raises. Inside a
         transaction of the same thread already open, it joins that one (a savepoint-free
         nesting: the outer one decides)."""
-        current = getattr(self._local, "conn", None)
+        local = self._local.__dict__
+        current = local.get("conn")
         if current is not None:
             yield current
             return
-        with self._pool.connection() as conn, conn.transaction():
-            self._local.conn = conn
+        pinned = local.get("pinned")
+        with (
+            nullcontext(pinned) if pinned is not None else self._pool.connection() as conn,
+            conn.transaction(),
+        ):
+            local["conn"] = conn
             try:
                 yield conn
             finally:
-                self._local.conn = None
+                local["conn"] = None
 
     @property
     def in_transaction(self) -> bool:
         """Whether this thread has a transaction open."""
-        return getattr(self._local, "conn", None) is not None
+        return self._local.__dict__.get("conn") is not None
 
     @contextmanager
     def advisory_lock(
