@@ -192,7 +192,7 @@ class CountingEveryLevel(PostgresLexicalIndex):
     """Broken: the BM25 statistics count documents of every level (an oracle of hidden
     documents, and other scores)."""
 
-    statistics_sql = lexical.STATISTICS.replace("AND level <= %(level)s", "")
+    levels_sql = lexical.LEVELS.replace("AND level <= %(level)s", "")
 
 
 def test_reverse_proof_statistics_over_every_level_differ(
@@ -200,6 +200,22 @@ def test_reverse_proof_statistics_over_every_level_differ(
 ) -> None:
     embedded, server = both(store, database, tmp_path)
     monkeypatch.setattr(lexical, "PostgresLexicalIndex", CountingEveryLevel)
+    assert differences(embedded, server, store, IndexFields.TITLE_TEXT)
+
+
+class FrequenciesOverEveryLevel(PostgresLexicalIndex):
+    """Broken: each term's document frequency counts postings of every level (its scores
+    depend on documents the asker may not see)."""
+
+    postings_sql = lexical.POSTINGS.replace("count(*)", "(SELECT count(*) FROM lexical_postings x "
+        "WHERE x.index_id = %(index)s AND x.term = min(q.term))")  # fmt: skip
+
+
+def test_reverse_proof_frequencies_over_every_level_differ(
+    store: SQLiteChunkStore, database: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    embedded, server = both(store, database, tmp_path)
+    monkeypatch.setattr(lexical, "PostgresLexicalIndex", FrequenciesOverEveryLevel)
     assert differences(embedded, server, store, IndexFields.TITLE_TEXT)
 
 

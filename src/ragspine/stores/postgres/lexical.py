@@ -48,21 +48,19 @@ from ragspine.stores.postgres.database import Database
 log = logging.getLogger("ragspine.narrative")
 
 _STATE = "SELECT id, generation, analyzer FROM lexical_indexes WHERE library = %s AND fields = %s"
-STATISTICS = (
-    "SELECT NULL::text, coalesce(sum(documents), 0)::bigint, "
-    "coalesce(sum(total_length), 0)::bigint "
-    "FROM lexical_levels WHERE index_id = %(index)s AND level <= %(level)s "
-    "UNION ALL SELECT term, count(*), NULL FROM lexical_postings "
-    "WHERE index_id = %(index)s AND term = ANY(%(terms)s) AND level <= %(level)s GROUP BY term"
+LEVELS = (
+    "SELECT coalesce(sum(documents), 0)::bigint, coalesce(sum(total_length), 0)::bigint "
+    "FROM lexical_levels WHERE index_id = %(index)s AND level <= %(level)s"
 )
-_SCORE = (
-    "SELECT p.key, sum(q.weight * p.tf::float8 / (p.tf::float8 + %(k1)s * (1 - %(b)s + %(b)s * "
-    "(p.length::float8 / %(avgdl)s))) ORDER BY q.ord) AS score "
-    "FROM unnest(%(terms)s::text[], %(weights)s::float8[]) WITH ORDINALITY AS q(term, weight, ord) "
+"""The number and total length of the documents at or below the asker's level."""
+POSTINGS = (
+    "SELECT q.ord, count(*), string_agg(p.key || ' ' || p.tf || ' ' || p.length, ' ') {allowed}"
+    "FROM unnest(%(terms)s::text[]) WITH ORDINALITY AS q(term, ord) "
     "JOIN lexical_postings p ON p.index_id = %(index)s AND p.term = q.term "
-    "WHERE p.level <= %(level)s {allowed}"
-    "GROUP BY p.key ORDER BY score DESC, p.key LIMIT %(top_k)s"
+    "WHERE p.level <= %(level)s GROUP BY q.ord ORDER BY q.ord"
 )
+"""Per query term: its document frequency at or below the asker's level, and the visible (and
+allowed) postings as one text of ``key tf length`` triples that numpy parses in one call."""
 _EXCLUDED = (
     "SELECT count(DISTINCT key) FROM lexical_postings WHERE index_id = %(index)s "
     "AND term = ANY(%(terms)s) AND level <= %(level)s AND NOT (key = ANY(%(allowed)s))"
@@ -95,8 +93,10 @@ def check_search_args(top_k: object, max_level: object) -> None:
 class PostgresLexicalIndex:
     """One committed (library, field set) index in the database: what a search needs of it."""
 
-    statistics_sql = STATISTICS
-    """Documents, total length and each query term's document frequency at or below a level."""
+    levels_sql = LEVELS
+    """The number and total length of the documents at or below a level."""
+    postings_sql = POSTINGS
+    """Each query term's document frequency at or below a level and its postings there."""
 
     def __init__(
         self, db: Database, index_id: int, generation: int, analyzer: Analyzer, k1: float, b: float
@@ -125,37 +125,22 @@ class PostgresLexicalIndex:
         if top_k == 0 or not qterms:
             return []
         terms = sorted(qterms)
-        params: dict[str, Any] = {"index": self._id, "level": max_level, "terms": terms}
-        # One read-only repeatable-read transaction, so the statistics and the postings are
-        # those of one commit; statements are pipelined (two round trips in all).
+        params: dict[str, Any] = {
+            "index": self._id, "level": max_level, "terms": terms, "allowed": wanted
+        }  # fmt: skip
+        sql = self.postings_sql.format(
+            allowed="FILTER (WHERE p.key = ANY(%(allowed)s)) " if wanted is not None else ""
+        )
+        # One round trip: the statements are pipelined in one read-only repeatable-read
+        # transaction, so the statistics and the postings are those of one commit.
         own = not self._db.in_transaction
         with self._db.connection() as conn:
             try:
                 with conn.pipeline():
                     if own:
                         conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-                    counted = conn.execute(self.statistics_sql, params)
-                rows = counted.fetchall()
-                n_docs, total_length = int(rows[0][1]), int(rows[0][2])
-                df = {term: int(count) for term, count, _ in rows[1:]}
-                present = [term for term in terms if term in df]
-                if n_docs == 0 or not present or total_length <= 0:
-                    return []
-                weights = [qterms[term] * float(bm25.idf(df[term], n_docs)) for term in present]
-                params.update(
-                    terms=present,
-                    weights=weights,
-                    k1=self.k1,
-                    b=self.b,
-                    avgdl=total_length / n_docs,
-                    top_k=top_k,
-                    allowed=wanted,
-                )
-                sql = _SCORE.format(
-                    allowed="AND p.key = ANY(%(allowed)s) " if wanted is not None else ""
-                )
-                with conn.pipeline():
-                    scored = conn.execute(sql, params)
+                    levels = conn.execute(self.levels_sql, params)
+                    fetched = conn.execute(sql, params)
                     excluded = (
                         conn.execute(_EXCLUDED, params)
                         if stats is not None and wanted is not None
@@ -164,14 +149,49 @@ class PostgresLexicalIndex:
                     if own:
                         conn.execute("ROLLBACK")
                         own = False
-                hits = scored.fetchall()
-                if stats is not None:  # set as the engine does: once some document matched
-                    count = excluded.fetchone() if excluded is not None else None
-                    stats["filtered"] = int(count[0]) if count else 0
+                counts = levels.fetchone()
+                per_term = fetched.fetchall()
+                count = excluded.fetchone() if excluded is not None else None
             finally:
                 if own:
                     conn.execute("ROLLBACK")
-        return [(int(key), float(score)) for key, score in hits]
+        n_docs, total_length = (int(counts[0]), int(counts[1])) if counts else (0, 0)
+        if n_docs == 0 or not per_term or total_length <= 0:
+            return []
+        if stats is not None:  # set as the engine does: once some document matched
+            stats["filtered"] = int(count[0]) if count else 0
+        weights = {
+            position: qterms[terms[position - 1]] * float(bm25.idf(int(df), n_docs))
+            for position, df, _ in per_term
+        }
+        avgdl = total_length / n_docs
+        postings = [(weights[position], text) for position, _, text in per_term if text]
+        return _scored(postings, avgdl, self.k1, self.b, top_k)
+
+
+def _scored(
+    postings: Sequence[tuple[float, str]], avgdl: float, k1: float, b: float, top_k: int
+) -> list[tuple[int, float]]:
+    """The best ``top_k`` (key, score) pairs of each query term's ``(weight, "key tf length
+    ...")`` postings (terms in sorted order), scored with the engine's functions in the engine's
+    order (each document's contributions added one term at a time), so the scores are the
+    engine's floating-point numbers and ties break by key as there."""
+    if not postings:
+        return []
+    parts = [
+        (weight, np.fromstring(text, dtype=np.int64, sep=" ").reshape(-1, 3))
+        for weight, text in postings
+    ]
+    keys, rows = np.unique(np.concatenate([t[:, 0] for _, t in parts]), return_inverse=True)
+    scores = np.zeros(len(keys), dtype=np.float64)
+    start = 0
+    for weight, triples in parts:
+        where = rows[start : start + len(triples)]
+        start += len(triples)
+        norms = bm25.length_norms(triples[:, 2], avgdl, k1, b)
+        scores[where] += bm25.term_scores(triples[:, 1], norms, weight)
+    best = bm25.top_k(scores, keys, top_k)
+    return list(zip(keys[best].tolist(), scores[best].tolist(), strict=True))
 
 
 class PostgresLexicalIndexes:
