@@ -47,6 +47,8 @@ from ragspine.stores.postgres.database import Database
 
 log = logging.getLogger("ragspine.narrative")
 
+VACUUM_AFTER_ROWS = 2000
+"""Index rows written by one change from which the postings are vacuumed and analyzed."""
 _STATE = "SELECT id, generation, analyzer FROM lexical_indexes WHERE library = %s AND fields = %s"
 LEVELS = (
     "SELECT coalesce(sum(documents), 0)::bigint, coalesce(sum(total_length), 0)::bigint "
@@ -292,6 +294,7 @@ class PostgresLexicalIndexes:
         analyzer's terms) is rebuilt from the chunk store."""
         rows = searchable(added)
         config = Analyzer().to_config()
+        written = 0
         with self._db.transaction() as conn:
             conn.execute(
                 "SELECT pg_advisory_xact_lock(hashtextextended(current_schema() || ':lexical:' "
@@ -320,6 +323,7 @@ class PostgresLexicalIndexes:
                     index_id = self._reset(conn, library_id, fields, config)
                     every = searchable(self._store.index_rows(library_id))
                     self._write_many(conn, [(fields, index_id)], every, None)
+                    written += len(every)
                     self._finish(conn, index_id, generation)
                     self._note_rebuilt(f"{library_id}/{fields.value}")
                     continue
@@ -340,8 +344,19 @@ class PostgresLexicalIndexes:
                 growing.append((fields, index_id))
             if growing:
                 self._write_many(conn, growing, rows, known)
+                written += len(rows) * len(growing)
                 for _, index_id in growing:
                     self._finish(conn, index_id, generation)
+        if written >= VACUUM_AFTER_ROWS and not self._db.in_transaction:
+            # Searches read the postings by index-only scans, which need the visibility map,
+            # and the planner needs statistics of the new chunks: set both now rather than
+            # when autovacuum comes by (SciFact: 0.1-0.2 s; searches just after an ingest
+            # 13.5 -> 7.9 ms).
+            with self._db.connection() as conn:
+                conn.execute(
+                    "VACUUM (ANALYZE) lexical_postings, lexical_documents, narrative_chunks, "
+                    "narrative_parents, narrative_documents"
+                )
 
     @staticmethod
     def _reset(conn: Any, library_id: str, fields: IndexFields, config: Any) -> int:
