@@ -5,8 +5,9 @@ PostgreSQL; lexical search p50 / p99 (depth 30 chunks, public asker) for the emb
 PostgreSQL at 1 and 8 concurrent clients, alternating rounds; nDCG@10 (train qrels) of both;
 PostgreSQL's own full-text ranking (``ts_rank_cd`` over an English ``tsvector`` of the same
 texts, GIN index, query words OR-ed) with its nDCG@10 and p50; HNSW recall@10 against exact
-search over SciFact vectors (``--vectors FILE.npy``: a float32 matrix, e.g. the MiniLM chunk
-vectors of an earlier run; otherwise clustered random unit vectors, said in the output); and the
+search over SciFact vectors (``--embed N``: the MiniLM vectors of the first N chunks, embedded
+now; ``--vectors FILE.npy``: a float32 matrix, e.g. from an earlier run; otherwise clustered
+random unit vectors, a harder case, said in the output); and the
 fact look-up p50 of both fact stores. Then the same through whole workspaces (``Workspace``, a
 folder and a ``postgresql://`` URL): SciFact ``ingest_beir`` time (chunks, routing counts,
 relations, postings), ``Workspace.search`` (bm25, top 10) p50 / p99 at 1 and 8 clients, and
@@ -15,7 +16,7 @@ relations, postings), ``Workspace.search`` (bm25, top 10) p50 / p99 at 1 and 8 c
 The server is ``RAGSPINE_TEST_POSTGRES_URL`` (``--url``) or one that ``pgserver`` starts in a
 temporary folder. Everything is written to a schema of its own, dropped at the end.
 
-    nice -n 10 python bench/bench_postgres.py [--queries 809] [--vectors FILE.npy]
+    nice -n 10 python bench/bench_postgres.py [--queries 809] [--vectors FILE.npy | --embed 7683]
 """
 
 from __future__ import annotations
@@ -242,6 +243,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=2, help="alternating timing rounds")
     parser.add_argument("--vectors", help="a float32 .npy matrix of SciFact vectors")
     parser.add_argument("--vector-rows", type=int, default=7683, help="random vectors' rows")
+    parser.add_argument(
+        "--embed", type=int, default=0, help="embed the first N chunks with MiniLM for HNSW"
+    )
     parser.add_argument("--docs", type=int, help="only the first N SciFact documents")
     parser.add_argument("--facts", type=int, default=20_000, help="facts for the look-ups")
     args = parser.parse_args(argv)
@@ -341,8 +345,21 @@ def run(
     print(f"PostgreSQL BM25 p50 / embedded p50 = {ours / base:.1f}x (goal <= 3x); "
           f"ts_rank_cd tsvector build {ts_build:.1f} s")  # fmt: skip
 
-    matrix, described = load_vectors(args.vectors, args.vector_rows)
-    qvecs, qdescribed = query_vectors(matrix, texts, 200, args.vectors is not None)
+    if args.embed:
+        from ragspine.narrative.index.embed.model import load_embedder
+        from ragspine.narrative.index.vector.library_vectors import embedded_text
+
+        chosen = rows[: args.embed]
+        started = time.perf_counter()
+        matrix = load_embedder().embed([embedded_text(r.title, r.heading, r.text) for r in chosen])
+        described = (
+            f"MiniLM vectors of the first {len(chosen)} SciFact chunks (embedded in "
+            f"{time.perf_counter() - started:.0f} s)"
+        )
+    else:
+        matrix, described = load_vectors(args.vectors, args.vector_rows)
+    real = args.vectors is not None or bool(args.embed)
+    qvecs, qdescribed = query_vectors(matrix, texts, 200, real)
     vectors = hnsw_recall(db, matrix, np.asarray(qvecs, dtype=np.float32))
     print(f"\nHNSW (m=16, ef_construction=128, ef_search=max(100, k+16)) over {described}, "
           f"queries: {qdescribed}")  # fmt: skip
