@@ -24,18 +24,18 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import threading
 from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ragspine.errors import ConfigError, MissingExtraError, QueryError, StoreError
+from ragspine.errors import ConfigError, QueryError, StoreError
 from ragspine.narrative.index.embed.settings import EmbedSettings
 from ragspine.narrative.index.lexical.library_indexes import searchable
 from ragspine.narrative.index.vector.library_vectors import (
     ADD_SLICE,
+    EmbeddingSide,
     EmbedProgress,
     default_embedder,
     embedded_text,
@@ -47,7 +47,7 @@ from ragspine.stores.postgres.lexical import allowed_keys
 
 if TYPE_CHECKING:
     from ragspine.narrative.index.embed.model import Embedder
-    from ragspine.stores.postgres.embeddings import PostgresEmbeddingCache
+    from ragspine.stores.embeddings import EmbeddingCache
 
 log = logging.getLogger("ragspine.narrative")
 
@@ -186,7 +186,7 @@ class PostgresVectorIndex:
         return hits[:top_k]
 
 
-class PostgresLibraryVectors:
+class PostgresLibraryVectors(EmbeddingSide):
     """Opens, rebuilds and updates every library's vectors in the workspace database (the
     :class:`~ragspine.narrative.index.vector.library_vectors.LibraryVectors` of a PostgreSQL
     workspace). ``local_dir`` holds nothing of the index; it is kept for the embedder's
@@ -201,118 +201,15 @@ class PostgresLibraryVectors:
         embedder_factory: Callable[[EmbedSettings], Embedder] = default_embedder,
         settings: EmbedSettings | None = None,
     ) -> None:
+        super().__init__(embedder_factory, settings)
         self._db = db
         self._store = chunks
         self.local_dir = Path(local_dir)
-        self._factory = embedder_factory
-        self._settings = settings or EmbedSettings()
-        self._made = False
-        self._embedder: Embedder | None = None
-        self._cache: PostgresEmbeddingCache | None = None
-        self._lock = threading.Lock()
-        self._making = threading.Lock()
-        self._rebuilt: list[str] = []
-        self._embedded = 0
 
-    @property
-    def rebuilt(self) -> list[str]:
-        """Vector indexes rebuilt by this object so far (a log: ``library/vectors``)."""
-        with self._lock:
-            return list(self._rebuilt)
+    def _open_cache(self) -> EmbeddingCache:
+        from ragspine.stores.postgres.embeddings import PostgresEmbeddingCache
 
-    @property
-    def embedded(self) -> int:
-        """Texts actually embedded (cache misses) since this object was made."""
-        return self._embedded
-
-    # -- the embedder ----------------------------------------------------------------------
-
-    @property
-    def settings(self) -> EmbedSettings:
-        """Texts per model call and inference threads (this process's knobs)."""
-        return self._settings
-
-    def configure(self, settings: EmbedSettings) -> None:
-        """Use ``settings`` from now on; an embedder loaded with other threads is loaded again
-        on next use (one given to :meth:`use_embedder` is kept)."""
-        with self._making:
-            if self._made and settings.threads != self._settings.threads:
-                self._embedder = None
-                self._made = False
-            self._settings = settings
-
-    def use_embedder(self, embedder: Embedder) -> None:
-        """Use ``embedder`` from now on (its ``model_id`` is stored with every library)."""
-        with self._lock:
-            self._embedder = embedder
-            self._made = False
-
-    def embedder(self) -> Embedder:
-        """The embedder, loaded on first use; :class:`MissingExtraError` when not installed."""
-        embedder = self._embedder
-        if embedder is None:
-            with self._making:
-                embedder = self._embedder
-                if embedder is None:
-                    embedder = self._embedder = self._factory(self._settings)
-                    self._made = True
-        return embedder
-
-    def _identity(self) -> tuple[str, int]:
-        """The embedder's model id and dimension, without loading the default model."""
-        if self._embedder is None and self._factory is default_embedder:
-            from ragspine.narrative.index.embed import model as embedding
-
-            return embedding.default_identity()
-        embedder = self.embedder()
-        return embedder.model_id, embedder.dim
-
-    def available(self) -> tuple[bool, str]:
-        """Whether an embedder can be loaded, and if not, why (for the trace)."""
-        try:
-            self.embedder()
-        except MissingExtraError as exc:
-            return False, str(exc)
-        return True, ""
-
-    def close(self) -> None:
-        """Nothing to release: the cache uses the backend's pool."""
-        with self._making:
-            self._cache = None
-
-    def _embedding_cache(self) -> PostgresEmbeddingCache:
-        cache = self._cache
-        if cache is None:
-            from ragspine.stores.postgres.embeddings import PostgresEmbeddingCache
-
-            cache = self._cache = PostgresEmbeddingCache(self._db)
-        return cache
-
-    def embed(
-        self,
-        texts: Sequence[str],
-        levels: Sequence[int],
-        *,
-        progress: EmbedProgress | None = None,
-    ) -> Any:
-        """Vectors of ``texts`` through the cache (restricted rows: zeros, never embedded)."""
-        from ragspine.narrative.index.embed.cache import embed_with_cache
-
-        vectors, embedded = embed_with_cache(
-            self.embedder(),
-            texts,
-            levels,
-            self._embedding_cache(),
-            batch_size=self._settings.batch_size,
-            progress=progress,
-        )
-        with self._lock:
-            self._embedded += embedded
-        return vectors
-
-    def embed_query(self, question: str) -> Any:
-        """The query vector of ``question`` (not cached)."""
-        return self.embedder().embed([question])[0]
+        return PostgresEmbeddingCache(self._db)
 
     # -- the indexes -----------------------------------------------------------------------
 

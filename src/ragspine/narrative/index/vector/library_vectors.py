@@ -63,28 +63,23 @@ def default_embedder(settings: EmbedSettings) -> Embedder:
     return embedding.load_embedder(threads=settings.threads)
 
 
-class LibraryVectors:
-    """Opens, rebuilds and updates the vector index of every library that uses vectors."""
+class EmbeddingSide:
+    """What every backend's vector index set shares: the embedder (loaded on first use, with
+    :class:`EmbedSettings`) and the embedding cache its vectors go through. A subclass opens its
+    backend's cache (:meth:`_open_cache`) and may react when the embedder changes
+    (:meth:`_embedder_changed`)."""
 
     def __init__(
         self,
-        store: ChunkStore,
-        index_dir: IndexStorage | Path,
-        *,
-        embedder_factory: Callable[[EmbedSettings], Embedder] = default_embedder,
-        ann_threshold: int | None = None,
-        settings: EmbedSettings | None = None,
+        embedder_factory: Callable[[EmbedSettings], Embedder],
+        settings: EmbedSettings | None,
     ) -> None:
-        self._store = store
-        self._storage = index_storage(index_dir)
         self._factory = embedder_factory
         self._settings = settings or EmbedSettings()
         self._made = False  # whether the embedder came from the factory (and follows settings)
-        self._ann_threshold = ann_threshold
         self._embedder: Embedder | None = None
         self._cache: EmbeddingCache | None = None
-        self._open: dict[str, ExactVectorIndex] = {}
-        self._lock = threading.Lock()  # guards replacing _open, the log and the counter
+        self._lock = threading.Lock()  # guards the log, the counter and what subclasses cache
         self._making = threading.Lock()  # one thread loads the embedder or opens the cache
         self._rebuilt: list[str] = []
         self._embedded = 0
@@ -99,8 +94,6 @@ class LibraryVectors:
     def embedded(self) -> int:
         """Texts actually embedded (cache misses) since this object was made."""
         return self._embedded
-
-    # -- the embedder ----------------------------------------------------------------------
 
     @property
     def settings(self) -> EmbedSettings:
@@ -121,7 +114,10 @@ class LibraryVectors:
         with self._lock:
             self._embedder = embedder
             self._made = False
-            self._open = {}
+            self._embedder_changed()
+
+    def _embedder_changed(self) -> None:
+        """Called, under the lock, when :meth:`use_embedder` swaps the embedder."""
 
     def embedder(self) -> Embedder:
         """The embedder, loaded on first use; :class:`MissingExtraError` when not installed."""
@@ -160,16 +156,17 @@ class LibraryVectors:
         if cache is not None:
             cache.close()
 
+    def _open_cache(self) -> EmbeddingCache:
+        """The backend's embedding cache."""
+        raise NotImplementedError
+
     def _embedding_cache(self) -> EmbeddingCache:
         cache = self._cache
         if cache is None:
             with self._making:
                 cache = self._cache
                 if cache is None:
-                    from ragspine.stores.sqlite.embeddings import SQLiteEmbeddingCache
-
-                    path = self._storage.shared_file(CACHE_FILE)
-                    cache = self._cache = SQLiteEmbeddingCache(path)
+                    cache = self._cache = self._open_cache()
         return cache
 
     def embed(
@@ -197,6 +194,33 @@ class LibraryVectors:
     def embed_query(self, question: str) -> Any:
         """The query vector of ``question`` (not cached)."""
         return self.embedder().embed([question])[0]
+
+
+class LibraryVectors(EmbeddingSide):
+    """Opens, rebuilds and updates the vector index of every library that uses vectors."""
+
+    def __init__(
+        self,
+        store: ChunkStore,
+        index_dir: IndexStorage | Path,
+        *,
+        embedder_factory: Callable[[EmbedSettings], Embedder] = default_embedder,
+        ann_threshold: int | None = None,
+        settings: EmbedSettings | None = None,
+    ) -> None:
+        super().__init__(embedder_factory, settings)
+        self._store = store
+        self._storage = index_storage(index_dir)
+        self._ann_threshold = ann_threshold
+        self._open: dict[str, ExactVectorIndex] = {}  # replaced whole, under the lock
+
+    def _embedder_changed(self) -> None:
+        self._open = {}
+
+    def _open_cache(self) -> EmbeddingCache:
+        from ragspine.stores.sqlite.embeddings import SQLiteEmbeddingCache
+
+        return SQLiteEmbeddingCache(self._storage.shared_file(CACHE_FILE))
 
     # -- the indexes -----------------------------------------------------------------------
 
