@@ -13,11 +13,22 @@ caller still passes every edge through :func:`ragspine.security.visible` (groups
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
-from typing import Protocol
+from datetime import UTC, datetime
+from typing import Any, Protocol
 
-from ragspine.graph.relations import Edge, EdgeQuery, NewEdge, Origin
+from ragspine.graph.relations import (
+    Edge,
+    EdgeKind,
+    EdgeQuery,
+    Lineage,
+    NewEdge,
+    Origin,
+    locator_text,
+)
+from ragspine.security import Sensitivity
 
 
 class RelationStore(Protocol):
@@ -62,3 +73,47 @@ class RelationStore(Protocol):
 
     def count(self) -> int:
         """Number of stored edges (for upkeep and tests; never shown to an asker)."""
+
+
+def edge_row(edge: NewEdge) -> tuple[Any, ...]:
+    """The stored columns of a new edge, in the tables' column order (both backends)."""
+    lineage = edge.lineage
+    return (
+        edge.edge_id,
+        edge.kind.value,
+        edge.source,
+        edge.target,
+        edge.origin.value,
+        bool(edge.stored_verified),
+        int(edge.sensitivity),
+        json.dumps(sorted(edge.groups)),
+        lineage.library_id,
+        lineage.doc_id,
+        lineage.chunk_id,
+        lineage.run_id,
+        locator_text(lineage.locator),
+        int(edge.weight),
+        datetime.now(UTC).isoformat(timespec="seconds"),
+    )
+
+
+def edge_from_row(row: Sequence[Any]) -> Edge:
+    """An edge from its stored columns (both backends)."""
+    (
+        edge_id, kind, source, target, origin, verified, verified_by, verified_at, level,
+        groups, library_id, doc_id, chunk_id, run_id, locator, weight,
+    ) = row  # fmt: skip
+    return Edge(
+        edge_id,
+        source,
+        target,
+        EdgeKind(kind),
+        Origin(origin),
+        bool(verified),
+        Lineage(library_id, doc_id, chunk_id, run_id, json.loads(locator)),
+        Sensitivity(int(level)),
+        frozenset(json.loads(groups)),
+        int(weight),
+        verified_by,
+        verified_at,
+    )

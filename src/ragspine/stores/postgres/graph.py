@@ -9,23 +9,19 @@ commit or roll back with the chunks.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from typing import Any
 
 from ragspine.graph.relations import (
     GLOSSARY_LIBRARY,
     Edge,
-    EdgeKind,
     EdgeQuery,
-    Lineage,
     NewEdge,
     Origin,
-    locator_text,
 )
 from ragspine.security import Sensitivity
+from ragspine.stores.graph import edge_from_row, edge_row
 from ragspine.stores.postgres.database import Database
 
 _COLUMNS = (
@@ -43,11 +39,6 @@ _INSERTED_TYPES = (
 _GLOSSARY_LOCK = (
     "SELECT pg_advisory_xact_lock(hashtextextended(current_schema() || ':glossary', 0))"
 )
-_LEVELS = {int(level): level for level in Sensitivity}
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 class PostgresRelationStore:
@@ -70,7 +61,7 @@ class PostgresRelationStore:
     def add_edges(self, edges: Sequence[NewEdge]) -> int:
         """Store new edges (restricted ones never; model-derived ones unverified) in one
         statement; an edge whose id is stored already stays as it is."""
-        rows = [_row(edge) for edge in edges if edge.sensitivity < Sensitivity.RESTRICTED]
+        rows = [edge_row(edge) for edge in edges if edge.sensitivity < Sensitivity.RESTRICTED]
         if not rows:
             return 0
         arrays = ", ".join(f"%s::{typ}" for typ in _INSERTED_TYPES)
@@ -133,7 +124,7 @@ class PostgresRelationStore:
             params += [nodes, nodes]
         with self._db.connection() as conn:
             rows = conn.execute(f"SELECT {_COLUMNS} FROM graph_edges WHERE {where}", params)
-            edges = [_edge(row) for row in rows]
+            edges = [edge_from_row(row) for row in rows]
         return sorted(edges, key=lambda e: (e.kind, e.source, e.target, e.edge_id))
 
     def edge(self, edge_id: str, *, max_level: int) -> Edge | None:
@@ -142,7 +133,7 @@ class PostgresRelationStore:
                 f"SELECT {_COLUMNS} FROM graph_edges WHERE edge_id = %s AND sensitivity <= %s",
                 (edge_id, max_level),
             ).fetchone()
-        return _edge(row) if row is not None else None
+        return edge_from_row(row) if row is not None else None
 
     def verify(self, edge_id: str, *, by: str, at: str) -> Edge | None:
         with self.transaction(), self._db.connection() as conn:
@@ -172,45 +163,3 @@ def _conditions(query: EdgeQuery, max_level: int) -> tuple[str, list[Any]]:
         clauses.append("verified = %s")
         params.append(bool(query.verified))
     return " AND ".join(clauses), params
-
-
-def _row(edge: NewEdge) -> tuple[Any, ...]:
-    lineage = edge.lineage
-    return (
-        edge.edge_id,
-        edge.kind.value,
-        edge.source,
-        edge.target,
-        edge.origin.value,
-        bool(edge.stored_verified),
-        int(edge.sensitivity),
-        json.dumps(sorted(edge.groups)),
-        lineage.library_id,
-        lineage.doc_id,
-        lineage.chunk_id,
-        lineage.run_id,
-        locator_text(lineage.locator),
-        int(edge.weight),
-        _now(),
-    )
-
-
-def _edge(row: Sequence[Any]) -> Edge:
-    (
-        edge_id, kind, source, target, origin, verified, verified_by, verified_at, level,
-        groups, library_id, doc_id, chunk_id, run_id, locator, weight,
-    ) = row  # fmt: skip
-    return Edge(
-        edge_id,
-        source,
-        target,
-        EdgeKind(kind),
-        Origin(origin),
-        bool(verified),
-        Lineage(library_id, doc_id, chunk_id, run_id, json.loads(locator)),
-        _LEVELS[int(level)],
-        frozenset(json.loads(groups)),
-        int(weight),
-        verified_by,
-        verified_at,
-    )

@@ -9,11 +9,9 @@ or roll back with the chunks.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -21,14 +19,12 @@ from ragspine.errors import StoreError
 from ragspine.graph.relations import (
     GLOSSARY_LIBRARY,
     Edge,
-    EdgeKind,
     EdgeQuery,
-    Lineage,
     NewEdge,
     Origin,
-    locator_text,
 )
 from ragspine.security import Sensitivity
+from ragspine.stores.graph import edge_from_row, edge_row
 from ragspine.stores.sqlite.connect import ThreadConnections, connect, has_tables, write_transaction
 from ragspine.stores.sqlite.errors import sqlite_error
 
@@ -65,11 +61,6 @@ _COLUMNS = (
 )
 _IN_LIMIT = 400
 """Node ids bound in one ``IN (...)`` list (SQLite caps the parameters of a statement)."""
-_LEVELS = {int(level): level for level in Sensitivity}
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 class SQLiteRelationStore:
@@ -121,7 +112,7 @@ class SQLiteRelationStore:
 
     def add_edges(self, edges: Sequence[NewEdge]) -> int:
         """Store new edges (restricted ones never; model-derived ones unverified)."""
-        rows = [_row(edge) for edge in edges if edge.sensitivity < Sensitivity.RESTRICTED]
+        rows = [edge_row(edge) for edge in edges if edge.sensitivity < Sensitivity.RESTRICTED]
         if not rows:
             return 0
         with self.transaction():
@@ -190,7 +181,7 @@ class SQLiteRelationStore:
                     f"AND {where}",
                     (*part, *params, *part, *params),
                 ).fetchall()
-        edges = {row[0]: _edge(row) for row in rows}
+        edges = {row[0]: edge_from_row(row) for row in rows}
         return sorted(edges.values(), key=lambda e: (e.kind, e.source, e.target, e.edge_id))
 
     def edge(self, edge_id: str, *, max_level: int) -> Edge | None:
@@ -198,7 +189,7 @@ class SQLiteRelationStore:
             f"SELECT {_COLUMNS} FROM graph_edges WHERE edge_id = ? AND sensitivity <= ?",
             (edge_id, max_level),
         ).fetchone()
-        return _edge(row) if row is not None else None
+        return edge_from_row(row) if row is not None else None
 
     def verify(self, edge_id: str, *, by: str, at: str) -> Edge | None:
         with self.transaction():
@@ -226,45 +217,3 @@ def _conditions(query: EdgeQuery, max_level: int) -> tuple[str, list[Any]]:
         clauses.append("verified = ?")
         params.append(int(query.verified))
     return " AND ".join(clauses), params
-
-
-def _row(edge: NewEdge) -> tuple[Any, ...]:
-    lineage = edge.lineage
-    return (
-        edge.edge_id,
-        edge.kind.value,
-        edge.source,
-        edge.target,
-        edge.origin.value,
-        int(edge.stored_verified),
-        int(edge.sensitivity),
-        json.dumps(sorted(edge.groups)),
-        lineage.library_id,
-        lineage.doc_id,
-        lineage.chunk_id,
-        lineage.run_id,
-        locator_text(lineage.locator),
-        int(edge.weight),
-        _now(),
-    )
-
-
-def _edge(row: Sequence[Any]) -> Edge:
-    (
-        edge_id, kind, source, target, origin, verified, verified_by, verified_at, level,
-        groups, library_id, doc_id, chunk_id, run_id, locator, weight,
-    ) = row  # fmt: skip
-    return Edge(
-        edge_id,
-        source,
-        target,
-        EdgeKind(kind),
-        Origin(origin),
-        bool(verified),
-        Lineage(library_id, doc_id, chunk_id, run_id, json.loads(locator)),
-        _LEVELS[int(level)],
-        frozenset(json.loads(groups)),
-        int(weight),
-        verified_by,
-        verified_at,
-    )
