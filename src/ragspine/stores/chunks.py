@@ -14,6 +14,7 @@ counter, so an index can tell it is stale and a number is never given twice.
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -305,3 +306,40 @@ class ChunkStore(Protocol):
 
     def visible_counts(self, library_id: str, max_level: int) -> VisibleCounts:
         """What a reader at ``max_level`` sees of the library."""
+
+
+def stored_chunks(rows: Iterable[Sequence[Any]]) -> dict[int, StoredChunk]:
+    """Chunk rows as stored chunks by key, in row order. Each row holds, in order: chunk key,
+    chunk id, doc id, library id, text, heading, title, source locator (JSON), parent id, parent
+    locator (JSON), window text, document metadata (JSON), level, content hash and the
+    document's section levels (JSON); both backends select these columns."""
+    shared: dict[str, Any] = {}  # metadata and parent locators repeat across chunks
+
+    def decode_shared(raw: str) -> Any:
+        if raw not in shared:
+            shared[raw] = json.loads(raw)
+        return shared[raw]
+
+    def decode_levels(raw: str) -> tuple[tuple[str, int], ...]:
+        return tuple((str(name), int(level)) for name, level in decode_shared(raw))
+
+    return {
+        int(row[0]): StoredChunk(
+            key=int(row[0]),
+            chunk_id=row[1],
+            doc_id=row[2],
+            library_id=row[3],
+            text=row[4],
+            heading=row[5],
+            title=row[6],
+            source_locator=json.loads(row[7]),
+            parent_id=row[8],
+            parent_locator=decode_shared(row[9]),
+            window_text=row[10],
+            metadata=decode_shared(row[11]),
+            sensitivity=Sensitivity(int(row[12])),
+            content_hash=row[13],
+            section_levels=decode_levels(row[14]),
+        )
+        for row in rows
+    }

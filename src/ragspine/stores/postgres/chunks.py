@@ -35,6 +35,7 @@ from ragspine.stores.chunks import (
     count_terms,
     profile_rows,
     profile_text,
+    stored_chunks,
 )
 from ragspine.stores.postgres.database import Database
 from ragspine.stores.postgres.filter_sql import filter_json, filter_to_sql
@@ -96,40 +97,6 @@ def _chunk_row(key: int, new: NewDocument, chunk: ChunkRow) -> tuple[Any, ...]:
         chunk.content_hash,
         chunk.title,
     )
-
-
-def _decoded(rows: Sequence[tuple[Any, ...]]) -> dict[int, StoredChunk]:
-    """Chunk rows of ``_CHUNK_SELECT`` as stored chunks by key, in row order."""
-    shared: dict[str, Any] = {}  # metadata and parent locators repeat across chunks
-
-    def decode_shared(raw: str) -> Any:
-        if raw not in shared:
-            shared[raw] = json.loads(raw)
-        return shared[raw]
-
-    def decode_levels(raw: str) -> tuple[tuple[str, int], ...]:
-        return tuple((str(name), int(level)) for name, level in decode_shared(raw))
-
-    return {
-        int(row[0]): StoredChunk(
-            key=int(row[0]),
-            chunk_id=row[1],
-            doc_id=row[2],
-            library_id=row[3],
-            text=row[4],
-            heading=row[5],
-            title=row[6],
-            source_locator=json.loads(row[7]),
-            parent_id=row[8],
-            parent_locator=decode_shared(row[9]),
-            window_text=row[10],
-            metadata=decode_shared(row[11]),
-            sensitivity=_LEVELS[row[12]],
-            content_hash=row[13],
-            section_levels=decode_levels(row[14]),
-        )
-        for row in rows
-    }
 
 
 class PostgresChunkStore:
@@ -420,7 +387,7 @@ class PostgresChunkStore:
         rows = self._rows(
             _CHUNK_SELECT + "WHERE c.chunk_key = ANY(%s::bigint[])", ([int(k) for k in keys],)
         )
-        return _decoded(rows)
+        return stored_chunks(rows)
 
     def filtered_keys(self, library_id: str, flt: Filter) -> list[int]:
         """Keys of the library's chunks whose document metadata matches ``flt`` (in SQL)."""
@@ -451,7 +418,7 @@ class PostgresChunkStore:
             "ORDER BY c.library_id, c.doc_id, c.ordinal",
             (list(values),),
         )  # one round trip: the rows and their order
-        return list(_decoded(rows).values())
+        return list(stored_chunks(rows).values())
 
     def chunk_ids(self, keys: Sequence[int]) -> dict[int, ChunkIdentity]:
         """Library, chunk id and document of the given keys (missing ones absent)."""

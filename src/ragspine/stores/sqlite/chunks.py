@@ -37,6 +37,7 @@ from ragspine.stores.chunks import (
     check_library_name,
     count_terms,
     profile_rows,
+    stored_chunks,
 )
 from ragspine.stores.sqlite import profiles, upgrade
 from ragspine.stores.sqlite.connect import ThreadConnections, connect, has_tables, write_transaction
@@ -510,36 +511,7 @@ class SQLiteChunkStore:
             f"WHERE c.chunk_key IN ({marks})",
             list(keys),
         )
-        shared: dict[str, Any] = {}  # metadata and parent locators repeat across chunks
-
-        def decode_shared(raw: str) -> Any:
-            if raw not in shared:
-                shared[raw] = json.loads(raw)
-            return shared[raw]
-
-        def decode_levels(raw: str) -> tuple[tuple[str, int], ...]:
-            return tuple((str(name), int(level)) for name, level in decode_shared(raw))
-
-        return {
-            row[0]: StoredChunk(
-                key=row[0],
-                chunk_id=row[1],
-                doc_id=row[2],
-                library_id=row[3],
-                text=row[4],
-                heading=row[5],
-                title=row[6],
-                source_locator=json.loads(row[7]),
-                parent_id=row[8],
-                parent_locator=decode_shared(row[9]),
-                window_text=row[10],
-                metadata=decode_shared(row[11]),
-                sensitivity=_LEVELS[row[12]],
-                content_hash=row[13],
-                section_levels=decode_levels(row[14]),
-            )
-            for row in rows
-        }
+        return stored_chunks(rows)
 
     def filtered_keys(self, library_id: str, flt: Filter) -> list[int]:
         """Keys of the library's chunks whose document metadata matches ``flt`` (in SQL)."""
