@@ -41,7 +41,7 @@ from ragspine.narrative.index.vector.library_vectors import (
     embedded_text,
 )
 from ragspine.security import Sensitivity
-from ragspine.stores.chunks import ChunkStore, IndexRow
+from ragspine.stores.chunks import ChunkStore
 from ragspine.stores.postgres.database import Database
 from ragspine.stores.postgres.lexical import allowed_keys
 
@@ -201,9 +201,8 @@ class PostgresLibraryVectors(EmbeddingSide):
         embedder_factory: Callable[[EmbedSettings], Embedder] = default_embedder,
         settings: EmbedSettings | None = None,
     ) -> None:
-        super().__init__(embedder_factory, settings)
+        super().__init__(chunks, embedder_factory, settings)
         self._db = db
-        self._store = chunks
         self.local_dir = Path(local_dir)
 
     def _open_cache(self) -> EmbeddingCache:
@@ -294,15 +293,6 @@ class PostgresLibraryVectors(EmbeddingSide):
         self._commit(library_id, None, staged, generation)
         with self._lock:
             self._rebuilt.append(f"{library_id}/vectors")
-
-    def _rows(self, keys: Sequence[int]) -> list[IndexRow]:
-        """The searchable rows of ``keys``, read from the chunk store, in the order given."""
-        chunks = self._store.chunks_by_key(keys)
-        return searchable(
-            IndexRow(key, c.title, c.heading, c.text, int(c.sensitivity))
-            for key in keys
-            if (c := chunks.get(key)) is not None
-        )
 
     def _embed_keys(
         self, keys: Sequence[int], progress: EmbedProgress | None

@@ -64,16 +64,19 @@ def default_embedder(settings: EmbedSettings) -> Embedder:
 
 
 class EmbeddingSide:
-    """What every backend's vector index set shares: the embedder (loaded on first use, with
-    :class:`EmbedSettings`) and the embedding cache its vectors go through. A subclass opens its
+    """What every backend's vector index set shares: the chunk store it reads, the embedder
+    (loaded on first use, with :class:`EmbedSettings`) and the embedding cache its vectors go
+    through. A subclass opens its
     backend's cache (:meth:`_open_cache`) and may react when the embedder changes
     (:meth:`_embedder_changed`)."""
 
     def __init__(
         self,
+        store: ChunkStore,
         embedder_factory: Callable[[EmbedSettings], Embedder],
         settings: EmbedSettings | None,
     ) -> None:
+        self._store = store
         self._factory = embedder_factory
         self._settings = settings or EmbedSettings()
         self._made = False  # whether the embedder came from the factory (and follows settings)
@@ -195,6 +198,15 @@ class EmbeddingSide:
         """The query vector of ``question`` (not cached)."""
         return self.embedder().embed([question])[0]
 
+    def _rows(self, keys: Sequence[int]) -> list[IndexRow]:
+        """The searchable rows of ``keys``, read from the chunk store, in the order given."""
+        chunks = self._store.chunks_by_key(keys)
+        return searchable(
+            IndexRow(key, c.title, c.heading, c.text, int(c.sensitivity))
+            for key in keys
+            if (c := chunks.get(key)) is not None
+        )
+
 
 class LibraryVectors(EmbeddingSide):
     """Opens, rebuilds and updates the vector index of every library that uses vectors."""
@@ -208,8 +220,7 @@ class LibraryVectors(EmbeddingSide):
         ann_threshold: int | None = None,
         settings: EmbedSettings | None = None,
     ) -> None:
-        super().__init__(embedder_factory, settings)
-        self._store = store
+        super().__init__(store, embedder_factory, settings)
         self._storage = index_storage(index_dir)
         self._ann_threshold = ann_threshold
         self._open: dict[str, ExactVectorIndex] = {}  # replaced whole, under the lock
@@ -331,15 +342,6 @@ class LibraryVectors(EmbeddingSide):
         index.commit(generation)
         with self._lock:
             self._rebuilt.append(f"{library_id}/vectors")
-
-    def _rows(self, keys: Sequence[int]) -> list[IndexRow]:
-        """The searchable rows of ``keys``, read from the chunk store, in the order given."""
-        chunks = self._store.chunks_by_key(keys)
-        return searchable(
-            IndexRow(key, c.title, c.heading, c.text, int(c.sensitivity))
-            for key in keys
-            if (c := chunks.get(key)) is not None
-        )
 
     def _add_rows(
         self, index: ExactVectorIndex, keys: Sequence[int], progress: EmbedProgress | None
