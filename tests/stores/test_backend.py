@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -73,3 +74,30 @@ def test_the_cli_takes_a_url_and_reports_a_bad_one_without_a_traceback(
     code = main(["--workspace", "postgresql://me:pw@127.0.0.1:1/x", "libraries"])
     _, err = capsys.readouterr()
     assert code != 0 and "Traceback" not in err and "unreachable" in err and ":pw@" not in err
+
+
+def test_threads_creating_one_new_workspace_at_once_all_succeed(tmp_path: Path) -> None:
+    """Several connections creating the same new workspace at the same moment (two ingests
+    started together on a fresh folder): every store's tables, version rows and the switch to
+    write-ahead logging happen once, and nobody fails."""
+    for round_ in range(15):
+        folder = tmp_path / f"ws{round_}"
+        barrier = threading.Barrier(6)
+        errors: list[str] = []
+
+        def create(
+            folder: Path = folder, barrier: threading.Barrier = barrier, errors: list[str] = errors
+        ) -> None:
+            barrier.wait()
+            try:
+                with Workspace.open(folder) as ws:
+                    ws.libraries()
+            except Exception as exc:  # any error is the failure under test
+                errors.append(f"{type(exc).__name__}: {exc}")
+
+        threads = [threading.Thread(target=create) for _ in range(6)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert errors == [], errors

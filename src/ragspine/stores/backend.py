@@ -155,7 +155,7 @@ class SQLiteBackend:
             )
         if not folder.exists():
             try:
-                folder.mkdir(parents=True)
+                folder.mkdir(parents=True, exist_ok=True)  # another process may make it too
             except OSError as exc:
                 raise ConfigError(f"cannot create the workspace {folder}: {exc.strerror}") from None
         return backend

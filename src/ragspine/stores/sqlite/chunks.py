@@ -138,8 +138,13 @@ class SQLiteChunkStore:
         self._connections = ThreadConnections(lambda: _open(db_path))
         try:
             if not has_tables(self._db, _TABLES):  # a reader of a ready store writes nothing
-                self._db.executescript(_SCHEMA)
-                self._db.executescript(profiles.PROFILE_SCHEMA)
+                # The tables and their version row in one transaction: another connection
+                # opening the new store at the same moment sees both or neither.
+                self._db.executescript(
+                    f"BEGIN IMMEDIATE;\n{_SCHEMA}\n{profiles.PROFILE_SCHEMA}\n"
+                    "INSERT OR IGNORE INTO narrative_meta (key, value) "
+                    f"VALUES ('schema_version', '{SCHEMA_VERSION}');\nCOMMIT;"
+                )
         except sqlite3.Error as exc:
             self._connections.close()
             raise sqlite_error(exc, db_path.parent, name_writers=False) from None
@@ -153,7 +158,7 @@ class SQLiteChunkStore:
         ).fetchone()
         if row is None:
             self._db.execute(
-                "INSERT INTO narrative_meta (key, value) VALUES ('schema_version', ?)",
+                "INSERT OR IGNORE INTO narrative_meta (key, value) VALUES ('schema_version', ?)",
                 (str(SCHEMA_VERSION),),
             )
         elif int(row[0]) != SCHEMA_VERSION:

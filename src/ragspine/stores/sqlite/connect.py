@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -27,10 +28,23 @@ def connect(path: Path) -> sqlite3.Connection:
     It may be closed from any thread (see :class:`ThreadConnections`) but is used by one only.
     """
     db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT)
-    if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
-        db.execute("PRAGMA journal_mode=WAL")
+    _use_wal(db)
     db.execute("PRAGMA synchronous=NORMAL")
     return db
+
+
+def _use_wal(db: sqlite3.Connection) -> None:
+    """Switch a new database to write-ahead logging. The switch needs the database to itself
+    and SQLite refuses it at once, without the busy timeout, while another connection (of a
+    process creating the same new workspace) uses it: try again until one of them made it."""
+    deadline = time.monotonic() + BUSY_TIMEOUT
+    while db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
 
 
 @contextmanager

@@ -72,6 +72,12 @@ def backfill(db: sqlite3.Connection) -> None:
         return
     db.execute("BEGIN IMMEDIATE")
     try:
+        done = db.execute(  # another connection may have counted while this one waited
+            "SELECT 1 FROM narrative_meta WHERE key = ?", (PROFILE_META_KEY,)
+        ).fetchone()
+        if done is not None:
+            db.execute("COMMIT")
+            return
         db.execute("DELETE FROM narrative_profiles")
         for (library_id,) in db.execute("SELECT library_id FROM narrative_libraries").fetchall():
             apply_counts(db, library_id, count_terms(chunk_rows(db, library_id, None)), 1)
