@@ -15,6 +15,7 @@ from typing import Protocol
 
 import numpy as np
 
+from ragspine.errors import IngestError
 from ragspine.security import Sensitivity
 
 RESTRICTED = int(Sensitivity.RESTRICTED)
@@ -47,3 +48,21 @@ class EmbeddingCache(Protocol):
 
     def close(self) -> None:
         """Release the cache's connections."""
+
+
+def storable(
+    hashes: Sequence[str], vectors: np.ndarray, levels: Sequence[int]
+) -> list[tuple[str, np.ndarray]]:
+    """``(hash, float32 vector)`` of each item :meth:`EmbeddingCache.put_many` may store, in the
+    order given (restricted ones left out); mismatched lengths are an :class:`IngestError`."""
+    matrix = np.asarray(vectors, dtype=np.float32)
+    if matrix.ndim != 2 or not len(hashes) == len(levels) == matrix.shape[0]:
+        raise IngestError(
+            f"put_many() got {len(hashes)} hashes, {len(levels)} levels and vectors of shape "
+            f"{matrix.shape}: pass one of each per item"
+        )
+    return [
+        (digest, matrix[i])
+        for i, (digest, level) in enumerate(zip(hashes, levels, strict=True))
+        if int(level) < RESTRICTED
+    ]

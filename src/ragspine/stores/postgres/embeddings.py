@@ -8,8 +8,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ragspine.errors import IngestError
-from ragspine.stores.embeddings import RESTRICTED
+from ragspine.stores.embeddings import storable
 from ragspine.stores.postgres.database import Database
 
 _BATCH = 5000
@@ -46,16 +45,8 @@ class PostgresEmbeddingCache:
         levels: Sequence[int],
     ) -> int:
         """Store vectors by hash for ``model_id``, skipping restricted ones; returns rows stored."""
-        matrix = np.asarray(vectors, dtype=np.float32)
-        if matrix.ndim != 2 or not len(hashes) == len(levels) == matrix.shape[0]:
-            raise IngestError(
-                f"put_many() got {len(hashes)} hashes, {len(levels)} levels and vectors of shape "
-                f"{matrix.shape}: pass one of each per item"
-            )
-        kept: dict[str, list[float]] = {}  # one row per hash: the last vector given wins
-        for i, (digest, level) in enumerate(zip(hashes, levels, strict=True)):
-            if int(level) < RESTRICTED:
-                kept[digest] = matrix[i].tolist()
+        # one row per hash: the last vector given wins
+        kept = {digest: vector.tolist() for digest, vector in storable(hashes, vectors, levels)}
         if not kept:
             return 0
         with self._db.transaction() as conn, conn.cursor() as cur:

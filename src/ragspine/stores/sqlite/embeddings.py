@@ -10,8 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ragspine.errors import IngestError, StoreError
-from ragspine.stores.embeddings import RESTRICTED
+from ragspine.errors import StoreError
+from ragspine.stores.embeddings import storable
 from ragspine.stores.sqlite.connect import ThreadConnections
 
 _SCHEMA = """
@@ -91,16 +91,9 @@ class SQLiteEmbeddingCache:
         levels: Sequence[int],
     ) -> int:
         """Store vectors by hash for ``model_id``, skipping restricted ones; returns rows stored."""
-        matrix = np.asarray(vectors, dtype=np.float32)
-        if matrix.ndim != 2 or not len(hashes) == len(levels) == matrix.shape[0]:
-            raise IngestError(
-                f"put_many() got {len(hashes)} hashes, {len(levels)} levels and vectors of shape "
-                f"{matrix.shape}: pass one of each per item"
-            )
         rows = [
-            (digest, model_id, matrix.shape[1], matrix[i].tobytes())
-            for i, (digest, level) in enumerate(zip(hashes, levels, strict=True))
-            if int(level) < RESTRICTED
+            (digest, model_id, len(vector), vector.tobytes())
+            for digest, vector in storable(hashes, vectors, levels)
         ]
         with self._db:
             self._db.executemany("INSERT OR REPLACE INTO embedding_cache VALUES (?, ?, ?, ?)", rows)
