@@ -117,3 +117,19 @@ def edge_from_row(row: Sequence[Any]) -> Edge:
         verified_by,
         verified_at,
     )
+
+
+def edge_conditions(query: EdgeQuery, max_level: int, mark: str) -> tuple[str, list[Any]]:
+    """The SQL condition and parameters of ``query``'s kind, origin and verification at or
+    below ``max_level``; ``mark`` is the backend's parameter mark (``?`` or ``%s``)."""
+    clauses: list[str] = [f"sensitivity <= {mark}"]
+    params: list[Any] = [max_level]
+    for column, wanted in (
+        ("kind", None if query.kind is None else query.kind.value),
+        ("origin", None if query.origin is None else query.origin.value),
+        ("verified", None if query.verified is None else bool(query.verified)),
+    ):
+        if wanted is not None:
+            clauses.append(f"{column} = {mark}")
+            params.append(wanted)
+    return " AND ".join(clauses), params

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
 
 from ragspine.graph.relations import (
     GLOSSARY_LIBRARY,
@@ -21,7 +20,7 @@ from ragspine.graph.relations import (
     Origin,
 )
 from ragspine.security import Sensitivity
-from ragspine.stores.graph import edge_from_row, edge_row
+from ragspine.stores.graph import edge_conditions, edge_from_row, edge_row
 from ragspine.stores.postgres.database import Database
 
 _COLUMNS = (
@@ -117,7 +116,7 @@ class PostgresRelationStore:
 
     def edges(self, query: EdgeQuery, *, max_level: int) -> list[Edge]:
         """Matching edges at or below ``max_level``, ordered by kind, source, target, id."""
-        where, params = _conditions(query, max_level)
+        where, params = edge_conditions(query, max_level, "%s")
         if query.nodes is not None:
             nodes = sorted(set(query.nodes))
             where += " AND (source = ANY(%s::text[]) OR target = ANY(%s::text[]))"
@@ -148,18 +147,3 @@ class PostgresRelationStore:
         with self._db.connection() as conn:
             row = conn.execute("SELECT count(*) FROM graph_edges").fetchone()
         return int(row[0]) if row else 0
-
-
-def _conditions(query: EdgeQuery, max_level: int) -> tuple[str, list[Any]]:
-    clauses: list[str] = ["sensitivity <= %s"]
-    params: list[Any] = [max_level]
-    if query.kind is not None:
-        clauses.append("kind = %s")
-        params.append(query.kind.value)
-    if query.origin is not None:
-        clauses.append("origin = %s")
-        params.append(query.origin.value)
-    if query.verified is not None:
-        clauses.append("verified = %s")
-        params.append(bool(query.verified))
-    return " AND ".join(clauses), params

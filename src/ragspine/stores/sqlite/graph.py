@@ -13,7 +13,6 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 from ragspine.errors import StoreError
 from ragspine.graph.relations import (
@@ -24,7 +23,7 @@ from ragspine.graph.relations import (
     Origin,
 )
 from ragspine.security import Sensitivity
-from ragspine.stores.graph import edge_from_row, edge_row
+from ragspine.stores.graph import edge_conditions, edge_from_row, edge_row
 from ragspine.stores.sqlite.connect import ThreadConnections, connect, has_tables, write_transaction
 from ragspine.stores.sqlite.errors import sqlite_error
 
@@ -164,7 +163,7 @@ class SQLiteRelationStore:
 
     def edges(self, query: EdgeQuery, *, max_level: int) -> list[Edge]:
         """Matching edges at or below ``max_level``, ordered by kind, source, target, id."""
-        where, params = _conditions(query, max_level)
+        where, params = edge_conditions(query, max_level, "?")
         if query.nodes is None:
             rows = self._db.execute(
                 f"SELECT {_COLUMNS} FROM graph_edges WHERE {where}", params
@@ -202,18 +201,3 @@ class SQLiteRelationStore:
 
     def count(self) -> int:
         return int(self._db.execute("SELECT COUNT(*) FROM graph_edges").fetchone()[0])
-
-
-def _conditions(query: EdgeQuery, max_level: int) -> tuple[str, list[Any]]:
-    clauses: list[str] = ["sensitivity <= ?"]
-    params: list[Any] = [max_level]
-    if query.kind is not None:
-        clauses.append("kind = ?")
-        params.append(query.kind.value)
-    if query.origin is not None:
-        clauses.append("origin = ?")
-        params.append(query.origin.value)
-    if query.verified is not None:
-        clauses.append("verified = ?")
-        params.append(int(query.verified))
-    return " AND ".join(clauses), params
