@@ -195,14 +195,14 @@ READER = textwrap.dedent(
     import json, sys
     from pathlib import Path
     from ragspine import Principal, Workspace
-    ws_path, stop, report = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
+    location, stop, report = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
     from ragspine.narrative.index.lexical import engine as lexical
     from ragspine.narrative.index.vector import engine as vector
     def forbidden(*args, **kwargs):
         raise AssertionError("a reader wrote an index file")
     lexical.LexicalIndex.commit = forbidden  # every index file is written by a commit
     vector.ExactVectorIndex.commit = forbidden
-    ws = Workspace.open(ws_path, create=False)
+    ws = Workspace.open(location, create=False)  # a folder or a PostgreSQL URL
     searches, errors, found = 0, [], 0
     modes = ("bm25", "lexical", "economy")
     while not stop.exists() or searches < 3:

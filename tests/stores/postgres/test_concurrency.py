@@ -4,33 +4,21 @@ sharing one database, as several servers and ingest workers on several hosts wou
 from __future__ import annotations
 
 import json
-import os
 import random
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 
 from files import write_beir_corpus
-from test_concurrency import WORDS, _synthetic, _write_files
+from test_concurrency import READER, WORDS, _cli, _synthetic, _write_files
 
 from ragspine.narrative.index.lexical.library_indexes import MAINTAINED_FIELDS
 from ragspine.security import Principal, max_visible_level
 from ragspine.workspace import Workspace
 
 CONFIDENTIAL = Principal.of("confidential")
-
-
-def _cli(*args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "ragspine.cli", *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "RAGSPINE_DEBUG": ""},
-    )
 
 
 def _finish(proc: subprocess.Popen[str]) -> None:
@@ -78,30 +66,6 @@ def test_two_processes_ingesting_one_library_equal_one_sequential_ingest(
     with Workspace.open(postgres_url, create=False) as concurrent:
         assert concurrent.describe_library("lib")["documents"] == 400
         assert _library(concurrent, "lib") == expected
-
-
-READER = textwrap.dedent(
-    """
-    import json, sys
-    from pathlib import Path
-    from ragspine import Principal, Workspace
-    url, stop, report = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
-    ws = Workspace.open(url, create=False)
-    searches, errors, found = 0, [], 0
-    modes = ("bm25", "lexical", "economy")
-    while not stop.exists() or searches < 3:
-        try:
-            result = ws.search(
-                "revenue margin growth", mode=modes[searches % 3], libraries=["lib"],
-                principal=Principal.of("internal"),
-            )
-            found += len(result.snippets) > 0
-        except Exception as exc:  # any error is a failure of the contract
-            errors.append(f"{type(exc).__name__}: {exc}")
-        searches += 1
-    report.write_text(json.dumps({"searches": searches, "errors": errors, "found": found}))
-    """
-)
 
 
 def test_eight_readers_during_ingests_see_no_errors(postgres_url: str, tmp_path: Path) -> None:
