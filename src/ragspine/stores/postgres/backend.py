@@ -16,7 +16,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ragspine.errors import ConfigError, StoreError
+from ragspine.errors import ConfigError
 from ragspine.stores.postgres import migrate
 from ragspine.stores.postgres.database import Database, redacted_url, shown_url
 
@@ -127,8 +127,3 @@ class PostgresBackend:
 
     def close(self) -> None:
         self.db.close()
-
-
-def require_store(kind: str) -> StoreError:
-    """The error for a store the PostgreSQL backend does not have yet."""
-    return StoreError(f"the PostgreSQL backend has no {kind} yet")
