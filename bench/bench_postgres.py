@@ -43,7 +43,7 @@ from ragspine.narrative.index.lexical.library_indexes import IndexFields
 from ragspine.security import Principal, Sensitivity
 from ragspine.stores.postgres.database import Database
 from ragspine.stores.postgres.facts import PostgresFactStore
-from ragspine.stores.postgres.lexical import PostgresLexicalIndexes
+from ragspine.stores.postgres.lexical import POSTING, PostgresLexicalIndexes
 from ragspine.stores.postgres.migrate import migrate
 from ragspine.stores.postgres.vectors import PostgresVectorIndex, create_hnsw_index
 from ragspine.stores.sqlite.facts import SQLiteFactStore
@@ -308,11 +308,13 @@ def run(
     server.apply(LIBRARY, [], rows, since=0, generation=chunks.generation(LIBRARY))
     postings = time.perf_counter() - started
     with db.connection() as conn:
-        conn.execute("VACUUM ANALYZE lexical_postings")
-        count = conn.execute("SELECT count(*) FROM lexical_postings").fetchone()[0]
+        count = conn.execute(
+            "SELECT sum(octet_length(postings)) / %s, count(*) FROM lexical_blocks",
+            (POSTING.itemsize,),
+        ).fetchone()
     print(f"ingest: embedded workspace {embedded_ingest:.1f} s ({len(rows)} chunks); "
-          f"PostgreSQL BM25 postings of the same chunks {postings:.1f} s ({count} postings, "
-          "both field sets)")  # fmt: skip
+          f"PostgreSQL BM25 postings of the same chunks {postings:.1f} s ({count[0]} postings "
+          f"in {count[1]} blocks, both field sets)")  # fmt: skip
 
     def embedded(query: str) -> list[tuple[int, float]]:
         return ws.lexical_indexes.get(LIBRARY, FIELDS).search(query, DEPTH, max_level=0)

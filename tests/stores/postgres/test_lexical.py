@@ -15,8 +15,13 @@ import pytest
 
 from conftest import shared_data
 from ragspine.eval.retrieval import evaluate_rankings, load_qrels, load_queries, rank_documents
+from ragspine.errors import StoreError
 from ragspine.narrative.filters.expr import parse_filter
-from ragspine.narrative.index.lexical.library_indexes import IndexFields, LibraryIndexes
+from ragspine.narrative.index.lexical.library_indexes import (
+    IndexFields,
+    LibraryIndexes,
+    searchable,
+)
 from ragspine.narrative.retrieve.options import RetrievalMode, SearchOptions
 from ragspine.narrative.retrieve.retriever import Retriever
 from ragspine.security import Principal, Sensitivity
@@ -192,7 +197,7 @@ class CountingEveryLevel(PostgresLexicalIndex):
     """Broken: the BM25 statistics count documents of every level (an oracle of hidden
     documents, and other scores)."""
 
-    levels_sql = lexical.LEVELS.replace("AND level <= %(level)s", "")
+    segments_sql = lexical.SEGMENTS.replace("AND level <= %(level)s", "")
 
 
 def test_reverse_proof_statistics_over_every_level_differ(
@@ -203,20 +208,22 @@ def test_reverse_proof_statistics_over_every_level_differ(
     assert differences(embedded, server, store, IndexFields.TITLE_TEXT)
 
 
-class FrequenciesOverEveryLevel(PostgresLexicalIndex):
-    """Broken: each term's document frequency counts postings of every level (its scores
-    depend on documents the asker may not see)."""
+class BlocksOfEveryLevel(PostgresLexicalIndex):
+    """Broken: reads the query terms' blocks of every level (their postings would count in
+    the document frequencies, and hidden documents would be scored)."""
 
-    postings_sql = lexical.POSTINGS.replace("count(*)", "(SELECT count(*) FROM lexical_postings x "
-        "WHERE x.index_id = %(index)s AND x.term = min(q.term))")  # fmt: skip
+    blocks_sql = lexical.BLOCKS.replace("AND s.level <= %(level)s", "")
 
 
-def test_reverse_proof_frequencies_over_every_level_differ(
+def test_reverse_proof_blocks_of_every_level_are_refused(
     store: SQLiteChunkStore, database: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    embedded, server = both(store, database, tmp_path)
-    monkeypatch.setattr(lexical, "PostgresLexicalIndex", FrequenciesOverEveryLevel)
-    assert differences(embedded, server, store, IndexFields.TITLE_TEXT)
+    _, server = both(store, database, tmp_path)
+    monkeypatch.setattr(lexical, "PostgresLexicalIndex", BlocksOfEveryLevel)
+    index = server.get(LIBRARY, IndexFields.TITLE_TEXT)
+    assert index.search("revenue", 10, max_level=3)  # every segment is read: fine
+    with pytest.raises(StoreError, match="outside the segments read"):
+        index.search("revenue", 10, max_level=0)
 
 
 def test_a_change_is_applied_whole_and_readers_see_the_last_commit(
@@ -242,6 +249,50 @@ def test_a_change_is_applied_whole_and_readers_see_the_last_commit(
     assert differences(embedded, server, store, fields) == []
 
 
+def test_many_small_changes_merge_segments_and_drop_removed_documents(
+    store: SQLiteChunkStore, database: Database, tmp_path: Path
+) -> None:
+    """Changes of a few documents each (some removing earlier ones) add segments that merge in
+    tiers and tombstones that are compacted away, and the rankings stay the engine's."""
+    embedded, server = both(store, database, tmp_path)
+    rng = random.Random(21)
+    alive = [f"doc-7-{number:03d}" for number in range(80)]
+    removed_docs: list[str] = []
+    for change in range(24):
+        since = store.generation(LIBRARY)
+        newest = max(row.key for row in store.index_rows(LIBRARY))
+        gone: list[int] = []
+        for doc_id in rng.sample(alive, 3):
+            gone += store.chunk_keys(LIBRARY, doc_id)
+            with store.transaction():
+                store.delete_document(LIBRARY, doc_id)
+                store.bump_generation(LIBRARY)
+            alive.remove(doc_id)
+            removed_docs.append(doc_id)
+        fill(store, 4, seed=100 + change)
+        alive += [f"doc-{100 + change}-{number:03d}" for number in range(4)]
+        added = [row for row in store.index_rows(LIBRARY) if row.key > newest]
+        for indexes in (embedded, server):
+            indexes.apply(LIBRARY, gone, added, since=since, generation=store.generation(LIBRARY))
+    for fields in (IndexFields.TITLE_TEXT, IndexFields.TITLE_HEADING_TEXT):
+        assert differences(embedded, server, store, fields) == []
+    with database.connection() as conn:
+        segments, dead = conn.execute(
+            "SELECT count(*), sum(documents - live) FROM lexical_segments s JOIN lexical_indexes "
+            "i ON i.id = s.index_id WHERE i.fields = 'title_text'"
+        ).fetchone()
+        documents = conn.execute(
+            "SELECT count(*) FROM lexical_documents d JOIN lexical_indexes i "
+            "ON i.id = d.index_id WHERE i.fields = 'title_text'"
+        ).fetchone()[0]
+    # 25 changes wrote up to 3 segments each (one per indexed level): merges keep a few per
+    # level and tier, and rewrite segments whose removed documents pass the engine's fraction
+    # (every removed document had a chunk: without that, as many tombstones would remain).
+    assert segments < 30, segments
+    assert dead < len(removed_docs)
+    assert documents == len(searchable(store.index_rows(LIBRARY)))
+
+
 def test_an_apply_that_fails_half_way_leaves_the_last_commit(
     store: SQLiteChunkStore, database: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -252,15 +303,16 @@ def test_an_apply_that_fails_half_way_leaves_the_last_commit(
     fill(store, 5, seed=12)
     rows = [row for row in store.index_rows(LIBRARY)][-5:]
     calls = []
-    real = lexical._copy_batch
+    real = lexical._write_segment
 
-    def copy_then_fail(*args: Any) -> None:
+    def write_then_fail(*args: Any) -> Any:
         calls.append(1)
-        real(*args)
-        if len(calls) == 2:  # the second field set: the first one is written already
+        written = real(*args)
+        if len(calls) == 2:  # the second segment: the first one is written already
             raise RuntimeError("connection lost")
+        return written
 
-    monkeypatch.setattr(lexical, "_copy_batch", copy_then_fail)
+    monkeypatch.setattr(lexical, "_write_segment", write_then_fail)
     with pytest.raises(RuntimeError):
         server.apply(LIBRARY, [], rows, since=since, generation=store.generation(LIBRARY))
     assert server.get(LIBRARY, fields).search("revenue growth", 1000, max_level=3) == before
@@ -293,7 +345,10 @@ def test_a_field_set_no_writer_keeps_is_searched_in_memory_and_dropping_forgets(
     ).search("revenue", 10, max_level=3)
     server.drop(LIBRARY)
     with database.connection() as conn:
-        assert conn.execute("SELECT count(*) FROM lexical_postings").fetchone() == (0,)
+        assert all(
+            conn.execute(f"SELECT count(*) FROM {table}").fetchone() == (0,)
+            for table in ("lexical_blocks", "lexical_segments", "lexical_documents")
+        )
     assert not isinstance(server.get(LIBRARY, IndexFields.TITLE_TEXT), PostgresLexicalIndex)
 
 

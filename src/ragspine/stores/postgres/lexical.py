@@ -1,16 +1,18 @@
 """BM25 search in PostgreSQL that ranks exactly like the embedded engine.
 
 Terms come from our own :class:`~ragspine.analysis.Analyzer` (computed in Python at ingest, the
-very terms the embedded index holds) and are stored as postings ``(index, term, key, tf, level,
-length)``. A search reads, in one snapshot, the statistics of the documents the asker may see
-(their number and total length per level, each query term's document frequency at or below the
-asker's level), computes the idf in Python with :mod:`~ragspine.narrative.index.lexical.bm25`,
-and lets the server score, filter (level and ``allowed`` keys, before the cut) and cut. The
-arithmetic is the engine's, operation for operation, and a document's term contributions are
-summed in the engine's order (terms sorted), so scores are the same floating-point numbers and
-ties break by key as there.
+very terms the embedded index holds). An index is a set of immutable segments, as the embedded
+engine keeps in files: each holds the documents of one sensitivity level written by one change,
+and per term one block of packed ``(key, tf, length)`` postings; removed documents become the
+segment's tombstones, and segments merge in tiers by the embedded engine's policy. A search reads,
+in one round trip and one snapshot, the segments at or below the asker's level (their live
+documents, total length and tombstones) and the blocks of the query terms in them, and scores in
+Python with :mod:`~ragspine.narrative.index.lexical.bm25`: the arithmetic is the engine's,
+operation for operation, and a document's term contributions are summed in the engine's order
+(terms sorted), so scores are the same floating-point numbers and ties break by key as there.
+Segments above the asker's level are never read.
 
-Each (library, field set) has a generation: a writer applies a change to the postings in one
+Each (library, field set) has a generation: a writer applies a change to the segments in one
 transaction with the generation it reaches, so a reader sees the last committed state whole.
 A field set no writer keeps (``economy``'s text-only index) is built in memory by the reader, as
 the embedded backend does.
@@ -23,13 +25,14 @@ import logging
 import threading
 from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ragspine.analysis import Analyzer
-from ragspine.errors import ConfigError, QueryError
+from ragspine.errors import ConfigError, QueryError, StoreError
 from ragspine.narrative.index.lexical import bm25
 from ragspine.narrative.index.lexical.engine import LexicalIndex
 from ragspine.narrative.index.lexical.library_indexes import (
@@ -41,7 +44,12 @@ from ragspine.narrative.index.lexical.library_indexes import (
     indexed_text,
     searchable,
 )
-from ragspine.narrative.index.lexical.segments import TermBatch
+from ragspine.narrative.index.lexical.segments import (
+    Segment,
+    SegmentBuilder,
+    apply_merge_policy,
+    extend_by_level,
+)
 from ragspine.stores.chunks import ChunkStore, IndexRow
 from ragspine.stores.postgres.database import Database
 
@@ -50,28 +58,22 @@ log = logging.getLogger("ragspine.narrative")
 VACUUM_AFTER_ROWS = 2000
 """Index rows written by one change from which the postings are vacuumed and analyzed."""
 _STATE = "SELECT id, generation, analyzer FROM lexical_indexes WHERE library = %s AND fields = %s"
-LEVELS = (
-    "SELECT coalesce(sum(documents), 0)::bigint, coalesce(sum(total_length), 0)::bigint "
-    "FROM lexical_levels WHERE index_id = %(index)s AND level <= %(level)s"
+POSTING = np.dtype([("key", "<i8"), ("tf", "<i4"), ("length", "<i4")])
+"""One posting of a block: a document's key, the term's count in it and the document's length."""
+DEAD = np.dtype("<i8")
+"""A tombstone: the key of a document removed from its segment."""
+SEGMENTS = (
+    "SELECT NULL::text, segment, live, live_length, dead FROM lexical_segments "
+    "WHERE index_id = %(index)s AND level <= %(level)s"
 )
-"""The number and total length of the documents at or below the asker's level."""
-POSTINGS = (
-    "SELECT q.ord, count(*), string_agg(p.key || ' ' || p.tf || ' ' || p.length, ' ') {allowed}"
-    "FROM unnest(%(terms)s::text[]) WITH ORDINALITY AS q(term, ord) "
-    "JOIN lexical_postings p ON p.index_id = %(index)s AND p.term = q.term "
-    "WHERE p.level <= %(level)s GROUP BY q.ord ORDER BY q.ord"
+"""The segments the asker may read (a ``NULL`` term): their live documents, total length and
+tombstones."""
+BLOCKS = (
+    "SELECT b.term, b.segment, NULL::integer, NULL::bigint, b.postings FROM lexical_blocks b "
+    "JOIN lexical_segments s ON s.index_id = b.index_id AND s.segment = b.segment "
+    "WHERE b.index_id = %(index)s AND b.term = ANY(%(terms)s) AND s.level <= %(level)s"
 )
-"""Per query term: its document frequency at or below the asker's level, and the visible (and
-allowed) postings as one text of ``key tf length`` triples that numpy parses in one call."""
-_EXCLUDED = (
-    "SELECT count(DISTINCT key) FROM lexical_postings WHERE index_id = %(index)s "
-    "AND term = ANY(%(terms)s) AND level <= %(level)s AND NOT (key = ANY(%(allowed)s))"
-)
-_LEVELS = (
-    "INSERT INTO lexical_levels (index_id, level, documents, total_length) "
-    "SELECT index_id, level, count(*), sum(length) FROM lexical_documents WHERE index_id = %s "
-    "GROUP BY index_id, level"
-)
+"""The query terms' blocks in the segments the asker may read (a term, no statistics)."""
 
 
 def allowed_keys(allowed: Collection[int] | np.ndarray) -> list[int]:
@@ -95,10 +97,10 @@ def check_search_args(top_k: object, max_level: object) -> None:
 class PostgresLexicalIndex:
     """One committed (library, field set) index in the database: what a search needs of it."""
 
-    levels_sql = LEVELS
-    """The number and total length of the documents at or below a level."""
-    postings_sql = POSTINGS
-    """Each query term's document frequency at or below a level and its postings there."""
+    segments_sql = SEGMENTS
+    """The segments at or below a level, with their statistics and tombstones."""
+    blocks_sql = BLOCKS
+    """The query terms' blocks in the segments at or below a level."""
 
     def __init__(
         self, db: Database, index_id: int, generation: int, analyzer: Analyzer, k1: float, b: float
@@ -127,71 +129,80 @@ class PostgresLexicalIndex:
         if top_k == 0 or not qterms:
             return []
         terms = sorted(qterms)
-        params: dict[str, Any] = {
-            "index": self._id, "level": max_level, "terms": terms, "allowed": wanted
-        }  # fmt: skip
-        sql = self.postings_sql.format(
-            allowed="FILTER (WHERE p.key = ANY(%(allowed)s)) " if wanted is not None else ""
-        )
-        # One round trip: the statements are pipelined in one read-only repeatable-read
-        # transaction, so the statistics and the postings are those of one commit.
-        own = not self._db.in_transaction
+        params: dict[str, Any] = {"index": self._id, "level": max_level, "terms": terms}
+        # One statement, so one snapshot: the segments and their blocks of one commit.
         with self._db.connection() as conn:
-            try:
-                with conn.pipeline():
-                    if own:
-                        conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-                    levels = conn.execute(self.levels_sql, params)
-                    fetched = conn.execute(sql, params)
-                    excluded = (
-                        conn.execute(_EXCLUDED, params)
-                        if stats is not None and wanted is not None
-                        else None
-                    )
-                    if own:
-                        conn.execute("ROLLBACK")
-                        own = False
-                counts = levels.fetchone()
-                per_term = fetched.fetchall()
-                count = excluded.fetchone() if excluded is not None else None
-            finally:
-                if own:
-                    conn.execute("ROLLBACK")
-        n_docs, total_length = (int(counts[0]), int(counts[1])) if counts else (0, 0)
+            found = conn.execute(
+                f"{self.segments_sql} UNION ALL {self.blocks_sql}", params, binary=True
+            ).fetchall()
+        visible = [row[1:] for row in found if row[0] is None]
+        blocks = [row[:2] + row[4:] for row in found if row[0] is not None]
+        n_docs = sum(int(row[1]) for row in visible)
+        total_length = sum(int(row[2]) for row in visible)
+        per_term = _live_postings(
+            {int(row[0]): np.frombuffer(row[3], dtype=DEAD) for row in visible}, blocks
+        )
         if n_docs == 0 or not per_term or total_length <= 0:
             return []
-        if stats is not None:  # set as the engine does: once some document matched
-            stats["filtered"] = int(count[0]) if count else 0
-        weights = {
-            position: qterms[terms[position - 1]] * float(bm25.idf(int(df), n_docs))
-            for position, df, _ in per_term
-        }
-        avgdl = total_length / n_docs
-        postings = [(weights[position], text) for position, _, text in per_term if text]
-        return _scored(postings, avgdl, self.k1, self.b, top_k)
+        if wanted is not None:
+            keep = np.asarray(wanted, dtype=np.int64)
+            if stats is not None:  # set as the engine does: once some document matched
+                matched = np.unique(np.concatenate([p["key"] for p in per_term.values()]))
+                stats["filtered"] = int(np.count_nonzero(~np.isin(matched, keep)))
+        elif stats is not None:
+            stats["filtered"] = 0
+        postings = []
+        for term in terms:  # the engine's order
+            found_term = per_term.get(term)
+            if found_term is None:
+                continue
+            weight = qterms[term] * float(bm25.idf(len(found_term), n_docs))
+            if wanted is not None:
+                found_term = found_term[np.isin(found_term["key"], keep)]
+            if len(found_term):
+                postings.append((weight, found_term))
+        return _scored(postings, total_length / n_docs, self.k1, self.b, top_k)
+
+
+def _live_postings(
+    dead: dict[int, np.ndarray], blocks: Sequence[tuple[Any, ...]]
+) -> dict[str, np.ndarray]:
+    """Each term's live postings (:data:`POSTING` records) from its ``(term, segment,
+    postings)`` blocks, leaving out the keys ``dead`` lists for a block's segment; terms with
+    none are left out."""
+    parts: dict[str, list[np.ndarray]] = {}
+    for term, segment, data in blocks:
+        postings = np.frombuffer(data, dtype=POSTING)
+        tombstones = dead.get(int(segment))
+        if tombstones is None:  # never read what the segments read do not cover
+            raise StoreError(f"lexical block of segment {segment} outside the segments read")
+        if len(tombstones):
+            postings = postings[~np.isin(postings["key"], tombstones)]
+        if len(postings):
+            parts.setdefault(term, []).append(postings)
+    return {
+        term: found[0] if len(found) == 1 else np.concatenate(found)
+        for term, found in parts.items()
+    }
 
 
 def _scored(
-    postings: Sequence[tuple[float, str]], avgdl: float, k1: float, b: float, top_k: int
+    postings: Sequence[tuple[float, np.ndarray]], avgdl: float, k1: float, b: float, top_k: int
 ) -> list[tuple[int, float]]:
-    """The best ``top_k`` (key, score) pairs of each query term's ``(weight, "key tf length
-    ...")`` postings (terms in sorted order), scored with the engine's functions in the engine's
+    """The best ``top_k`` (key, score) pairs of each query term's ``(weight, postings)`` (terms
+    in sorted order, :data:`POSTING` records), scored with the engine's functions in the engine's
     order (each document's contributions added one term at a time), so the scores are the
     engine's floating-point numbers and ties break by key as there."""
     if not postings:
         return []
-    parts = [
-        (weight, np.fromstring(text, dtype=np.int64, sep=" ").reshape(-1, 3))
-        for weight, text in postings
-    ]
-    keys, rows = np.unique(np.concatenate([t[:, 0] for _, t in parts]), return_inverse=True)
+    keys, rows = np.unique(np.concatenate([p["key"] for _, p in postings]), return_inverse=True)
     scores = np.zeros(len(keys), dtype=np.float64)
     start = 0
-    for weight, triples in parts:
-        where = rows[start : start + len(triples)]
-        start += len(triples)
-        norms = bm25.length_norms(triples[:, 2], avgdl, k1, b)
-        scores[where] += bm25.term_scores(triples[:, 1], norms, weight)
+    for weight, found in postings:
+        where = rows[start : start + len(found)]
+        start += len(found)
+        norms = bm25.length_norms(found["length"], avgdl, k1, b)
+        scores[where] += bm25.term_scores(found["tf"], norms, weight)
     best = bm25.top_k(scores, keys, top_k)
     return list(zip(keys[best].tolist(), scores[best].tolist(), strict=True))
 
@@ -331,16 +342,7 @@ class PostgresLexicalIndexes:
                     index_id = self._reset(conn, library_id, fields, config)
                 else:
                     index_id = int(row[0])
-                gone = list({*map(int, removed), *(r.key for r in rows)})
-                if gone:
-                    conn.execute(
-                        "DELETE FROM lexical_postings WHERE index_id = %s AND key = ANY(%s)",
-                        (index_id, gone),
-                    )
-                    conn.execute(
-                        "DELETE FROM lexical_documents WHERE index_id = %s AND key = ANY(%s)",
-                        (index_id, gone),
-                    )
+                _remove(conn, index_id, {*map(int, removed), *(r.key for r in rows)})
                 growing.append((fields, index_id))
             if growing:
                 self._write_many(conn, growing, rows, known)
@@ -348,14 +350,13 @@ class PostgresLexicalIndexes:
                 for _, index_id in growing:
                     self._finish(conn, index_id, generation)
         if written >= VACUUM_AFTER_ROWS and not self._db.in_transaction:
-            # Searches read the postings by index-only scans, which need the visibility map,
-            # and the planner needs statistics of the new chunks: set both now rather than
-            # when autovacuum comes by (SciFact: 0.1-0.2 s; searches just after an ingest
-            # 13.5 -> 7.9 ms).
+            # The planner needs statistics of the new chunks and blocks: set them now rather
+            # than when autovacuum comes by (searches just after a SciFact ingest were 13.5 ms
+            # without, 7.9 ms with).
             with self._db.connection() as conn:
                 conn.execute(
-                    "VACUUM (ANALYZE) lexical_postings, lexical_documents, narrative_chunks, "
-                    "narrative_parents, narrative_documents"
+                    "VACUUM (ANALYZE) lexical_blocks, lexical_segments, lexical_documents, "
+                    "narrative_chunks, narrative_parents, narrative_documents"
                 )
 
     @staticmethod
@@ -368,7 +369,7 @@ class PostgresLexicalIndexes:
             (library_id, fields.value, json.dumps(config)),
         ).fetchone()
         index_id = int(row[0])
-        for table in ("lexical_postings", "lexical_documents"):
+        for table in ("lexical_blocks", "lexical_documents", "lexical_segments"):
             conn.execute(f"DELETE FROM {table} WHERE index_id = %s", (index_id,))
         return index_id
 
@@ -379,24 +380,26 @@ class PostgresLexicalIndexes:
         rows: Sequence[IndexRow],
         known: TermSource | None,
     ) -> None:
-        """Insert the postings and documents of ``rows`` into each target index. Rows are
-        analyzed :data:`APPLY_GROUP` at a time, once for every field set."""
+        """Write ``rows`` into each target index as new segments (one per level), then merge
+        by the engine's policy. Rows are analyzed :data:`APPLY_GROUP` at a time, once for every
+        field set."""
         analyzer = Analyzer()
-        with conn.cursor() as cur:
-            for start in range(0, len(rows), APPLY_GROUP):
-                group = rows[start : start + APPLY_GROUP]
-                analyzed = AnalyzedRows(group, known)
-                keys = [row.key for row in group]
-                levels = [row.sensitivity for row in group]
-                for fields, index_id in targets:
-                    batch = analyzed.batch(analyzer, fields)
-                    _copy_batch(cur, index_id, keys, levels, batch)
+        builders: dict[int, dict[int, SegmentBuilder]] = {index_id: {} for _, index_id in targets}
+        for start in range(0, len(rows), APPLY_GROUP):
+            group = rows[start : start + APPLY_GROUP]
+            analyzed = AnalyzedRows(group, known)
+            keys = [row.key for row in group]
+            levels = [row.sensitivity for row in group]
+            for fields, index_id in targets:
+                extend_by_level(builders[index_id], keys, analyzed.batch(analyzer, fields), levels)
+        for _, index_id in targets:
+            for _, builder in sorted(builders[index_id].items()):
+                _write_segment(conn, index_id, builder.build())
+            _merge(conn, index_id)
 
     @staticmethod
     def _finish(conn: Any, index_id: int, generation: int) -> None:
-        """Recount the per-level statistics and record ``generation``."""
-        conn.execute("DELETE FROM lexical_levels WHERE index_id = %s", (index_id,))
-        conn.execute(_LEVELS, (index_id,))
+        """Record ``generation``."""
         conn.execute(
             "UPDATE lexical_indexes SET generation = %s WHERE id = %s", (generation, index_id)
         )
@@ -406,43 +409,158 @@ class PostgresLexicalIndexes:
         with self._lock:
             self._memory = {k: v for k, v in self._memory.items() if k[0] != library_id}
         with self._db.transaction() as conn:
+            conn.execute(
+                "DELETE FROM lexical_blocks WHERE index_id IN "
+                "(SELECT id FROM lexical_indexes WHERE library = %s)",
+                (library_id,),
+            )
             conn.execute("DELETE FROM lexical_indexes WHERE library = %s", (library_id,))
 
 
-_COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
-"""COPY text format escapes (a term never holds these, but a key must never break a row)."""
+@dataclass(frozen=True, slots=True)
+class StoredSegment:
+    """What the merge policy reads of a segment in the database."""
+
+    segment: int
+    level: int
+    n_docs: int
+    n_live: int
 
 
-def _copy_batch(
-    cur: Any, index_id: int, keys: Sequence[int], levels: Sequence[int], batch: TermBatch
-) -> None:
-    """COPY the documents of ``batch`` (one per key) and their postings (one per distinct term
-    of a document, with its count), as text blocks (row-by-row writes cost more than the
-    server's work)."""
-    lengths = batch.lengths.tolist()
-    with cur.copy("COPY lexical_documents (index_id, key, level, length) FROM STDIN") as copy:
-        copy.write(
-            "".join(
-                f"{index_id}\t{key}\t{level}\t{length}\n"
-                for key, level, length in zip(keys, levels, lengths, strict=True)
-            )
-        )
-    if not len(batch.term_ids):
+def _remove(conn: Any, index_id: int, keys: Collection[int]) -> None:
+    """Tombstone the documents ``keys`` (those the index holds) in their segments."""
+    if not keys:
         return
-    width = len(batch.terms)
-    doc_rows = np.repeat(np.arange(len(keys), dtype=np.int64), batch.lengths)
-    pairs, tfs = np.unique(doc_rows * width + batch.term_ids, return_counts=True)
-    docs, term_ids = (pairs // width).tolist(), (pairs % width).tolist()
-    terms = [term.translate(_COPY_ESCAPES) for term in batch.terms]
-    tails = [f"\t{key}\t" for key in keys]
-    ends = [f"\t{level}\t{length}\n" for level, length in zip(levels, lengths, strict=True)]
-    head = f"{index_id}\t"
-    with cur.copy(
-        "COPY lexical_postings (index_id, term, key, tf, level, length) FROM STDIN"
-    ) as copy:
-        copy.write(
-            "".join(
-                f"{head}{terms[term_id]}{tails[doc]}{tf}{ends[doc]}"
-                for doc, term_id, tf in zip(docs, term_ids, tfs.tolist(), strict=True)
+    gone = conn.execute(
+        "DELETE FROM lexical_documents WHERE index_id = %s AND key = ANY(%s) "
+        "RETURNING segment, key, length",
+        (index_id, list(keys)),
+    ).fetchall()
+    by_segment: dict[int, list[tuple[int, int]]] = {}
+    for segment, key, length in gone:
+        by_segment.setdefault(int(segment), []).append((int(key), int(length)))
+    if by_segment:
+        with conn.cursor() as cur:
+            cur.executemany(
+                "UPDATE lexical_segments SET live = live - %s, live_length = live_length - %s, "
+                "dead = dead || %s WHERE index_id = %s AND segment = %s",
+                [
+                    (
+                        len(docs),
+                        sum(length for _, length in docs),
+                        np.asarray([key for key, _ in docs], dtype=DEAD).tobytes(),
+                        index_id,
+                        segment,
+                    )
+                    for segment, docs in by_segment.items()
+                ],
             )
+
+
+def _write_segment(conn: Any, index_id: int, segment: Segment) -> StoredSegment:
+    """Store ``segment`` (built in memory, every document live) as a new segment of the index:
+    its row, its documents and one block per term."""
+    packed = np.empty(len(segment.post_docs), dtype=POSTING)
+    packed["key"] = segment.keys[segment.post_docs]
+    packed["tf"] = segment.post_tf
+    packed["length"] = segment.lengths[segment.post_docs]
+    ptr = segment.term_ptr.tolist()
+    return _store(
+        conn,
+        index_id,
+        segment.level,
+        segment.keys,
+        segment.lengths,
+        ((term, packed[ptr[i] : ptr[i + 1]]) for i, term in enumerate(segment.terms)),
+    )
+
+
+def _store(
+    conn: Any,
+    index_id: int,
+    level: int,
+    keys: np.ndarray,
+    lengths: np.ndarray,
+    blocks: Iterable[tuple[str, np.ndarray]],
+) -> StoredSegment:
+    """A new segment of ``level`` holding the documents ``keys`` (of ``lengths``, all live)
+    with the given per-term blocks of :data:`POSTING` records; COPY is the fastest way in."""
+    row = conn.execute(
+        "INSERT INTO lexical_segments (index_id, level, documents, live, live_length) "
+        "VALUES (%s, %s, %s, %s, %s) RETURNING segment",
+        (index_id, level, len(keys), len(keys), int(lengths.sum(dtype=np.int64))),
+    ).fetchone()
+    segment = int(row[0])
+    with conn.cursor() as cur:
+        with cur.copy("COPY lexical_documents (index_id, key, segment, length) FROM STDIN") as copy:
+            copy.write(
+                "".join(
+                    f"{index_id}\t{key}\t{segment}\t{length}\n"
+                    for key, length in zip(keys.tolist(), lengths.tolist(), strict=True)
+                )
+            )
+        with cur.copy(
+            "COPY lexical_blocks (index_id, segment, term, postings) FROM STDIN (FORMAT BINARY)"
+        ) as copy:
+            copy.set_types(["int4", "int4", "text", "bytea"])
+            for term, postings in blocks:
+                copy.write_row((index_id, segment, term, postings.tobytes()))
+    return StoredSegment(segment, level, len(keys), len(keys))
+
+
+def _merge(conn: Any, index_id: int) -> None:
+    """Drop the index's segments with no live document left, then merge the rest by the
+    embedded engine's policy (tiers of one level, tombstone-heavy segments compacted)."""
+    rows = conn.execute(
+        "SELECT segment, level, documents, live FROM lexical_segments WHERE index_id = %s "
+        "ORDER BY segment",
+        (index_id,),
+    ).fetchall()
+    segments = [StoredSegment(*map(int, row)) for row in rows]
+    empty = [s.segment for s in segments if s.n_live == 0]
+    if empty:
+        _delete_segments(conn, index_id, empty)
+    apply_merge_policy(
+        [s for s in segments if s.n_live > 0], lambda group: _merged(conn, index_id, group)
+    )
+
+
+def _merged(conn: Any, index_id: int, group: Sequence[StoredSegment]) -> StoredSegment:
+    """One new segment with the live documents of ``group`` (one level), which are deleted."""
+    ids = [s.segment for s in group]
+    dead = {
+        int(segment): np.frombuffer(tombstones, dtype=DEAD)
+        for segment, tombstones in conn.execute(
+            "SELECT segment, dead FROM lexical_segments WHERE index_id = %s AND segment = ANY(%s)",
+            (index_id, ids),
+            binary=True,
+        ).fetchall()
+    }
+    per_term = _live_postings(
+        dead,
+        conn.execute(
+            "SELECT term, segment, postings FROM lexical_blocks "
+            "WHERE index_id = %s AND segment = ANY(%s)",
+            (index_id, ids),
+            binary=True,
+        ).fetchall(),
+    )
+    documents = conn.execute(
+        "SELECT key, length FROM lexical_documents WHERE index_id = %s AND segment = ANY(%s) "
+        "ORDER BY key",
+        (index_id, ids),
+    ).fetchall()
+    keys = np.asarray([key for key, _ in documents], dtype=np.int64)
+    lengths = np.asarray([length for _, length in documents], dtype=np.int32)
+    conn.execute(
+        "DELETE FROM lexical_documents WHERE index_id = %s AND segment = ANY(%s)", (index_id, ids)
+    )
+    _delete_segments(conn, index_id, ids)
+    return _store(conn, index_id, group[0].level, keys, lengths, sorted(per_term.items()))
+
+
+def _delete_segments(conn: Any, index_id: int, segments: list[int]) -> None:
+    for table in ("lexical_blocks", "lexical_segments"):
+        conn.execute(
+            f"DELETE FROM {table} WHERE index_id = %s AND segment = ANY(%s)", (index_id, segments)
         )

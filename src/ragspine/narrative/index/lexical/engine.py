@@ -44,6 +44,7 @@ from ragspine.narrative.index.lexical.segments import (
     SegmentBuilder,
     TermBatch,
     apply_merge_policy,
+    extend_by_level,
     merge_segments,
     read_segment,
     write_deletions,
@@ -247,18 +248,7 @@ class LexicalIndex:
         return checked_keys, checked_levels
 
     def _add_checked(self, keys: list[int], batch: TermBatch, levels: list[int]) -> None:
-        level_of = np.asarray(levels, dtype=np.int8)
-        for level in sorted(set(levels)):
-            builder = self._pending.get(level)
-            if builder is None:
-                builder = self._pending[level] = SegmentBuilder()
-            if len(set(levels)) == 1:
-                builder.extend_batch(keys, batch, level)
-                continue
-            rows = level_of == level
-            builder.extend_batch(
-                [k for k, r in zip(keys, rows, strict=True) if r], batch.subset(rows), level
-            )
+        extend_by_level(self._pending, keys, batch, levels)
         self._pending_keys |= set(keys)
 
     def remove(self, keys: Collection[int]) -> int:

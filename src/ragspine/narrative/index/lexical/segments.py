@@ -10,10 +10,10 @@ are numpy ``.npz`` / ``.npy`` read with ``allow_pickle=False``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import chain
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Protocol, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -207,6 +207,29 @@ class SegmentBuilder:
         )
 
 
+def extend_by_level(
+    builders: dict[int, SegmentBuilder],
+    keys: Sequence[int],
+    batch: TermBatch,
+    levels: Sequence[int],
+) -> None:
+    """Append the documents of ``batch`` (one per key) to the builder of each one's level (a
+    segment holds one level), making builders as needed."""
+    distinct = sorted(set(levels))
+    level_of = np.asarray(levels, dtype=np.int8)
+    for level in distinct:
+        builder = builders.get(level)
+        if builder is None:
+            builder = builders[level] = SegmentBuilder()
+        if len(distinct) == 1:
+            builder.extend_batch(keys, batch, level)
+            continue
+        rows = level_of == level
+        builder.extend_batch(
+            [k for k, r in zip(keys, rows, strict=True) if r], batch.subset(rows), level
+        )
+
+
 def _joined(parts: list[npt.NDArray[Any]], dtype: type[np.generic]) -> npt.NDArray[Any]:
     return np.concatenate(parts).astype(dtype, copy=False) if parts else np.empty(0, dtype=dtype)
 
@@ -346,18 +369,37 @@ def _tier(n: int) -> int:
     return tier
 
 
-def apply_merge_policy(segments: list[Segment]) -> list[Segment]:
+class Sized(Protocol):
+    """What the merge policy reads of a segment (in memory or in a database)."""
+
+    @property
+    def level(self) -> int: ...
+
+    @property
+    def n_docs(self) -> int: ...
+
+    @property
+    def n_live(self) -> int: ...
+
+
+S = TypeVar("S", bound=Sized)
+
+
+def apply_merge_policy(
+    segments: list[S],
+    merge: Callable[[Sequence[S]], S] = merge_segments,  # type: ignore[assignment]
+) -> list[S]:
     """Merge segments of one level and tier once MERGE_FACTOR accumulate; compact
-    tombstone-heavy ones."""
+    tombstone-heavy ones. ``merge`` makes one segment of the live documents of several."""
     segments = [
-        merge_segments([s]) if s.n_dead > MAX_DEAD_FRACTION * s.n_docs else s for s in segments
+        merge([s]) if s.n_docs - s.n_live > MAX_DEAD_FRACTION * s.n_docs else s for s in segments
     ]
     while True:
-        tiers: dict[tuple[int, int], list[Segment]] = {}
+        tiers: dict[tuple[int, int], list[S]] = {}
         for seg in segments:
             tiers.setdefault((seg.level, _tier(seg.n_live)), []).append(seg)
         group = next((g for _, g in sorted(tiers.items()) if len(g) >= MERGE_FACTOR), None)
         if group is None:
             return segments
-        merged = merge_segments(group)
+        merged = merge(group)
         segments = [s for s in segments if all(s is not g for g in group)] + [merged]
