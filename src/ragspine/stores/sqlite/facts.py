@@ -108,7 +108,12 @@ class SQLiteFactStore:
         try:
             conn = self._connections.get()
             if not has_tables(conn, _TABLES):  # a reader of a ready store writes nothing
-                conn.executescript(_SCHEMA)
+                # The tables and their version row in one transaction: another connection
+                # opening the new store at the same moment sees both or neither.
+                conn.executescript(
+                    f"BEGIN IMMEDIATE;\n{_SCHEMA}\nINSERT OR IGNORE INTO fact_store_meta "
+                    f"VALUES ('schema_version', '{SCHEMA_VERSION}');\nCOMMIT;"
+                )
             self._check_version()
         except sqlite3.DatabaseError as exc:
             self._connections.close()
@@ -127,7 +132,8 @@ class SQLiteFactStore:
         ).fetchone()
         if row is None:
             self._conn.execute(
-                "INSERT INTO fact_store_meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
+                "INSERT OR IGNORE INTO fact_store_meta VALUES ('schema_version', ?)",
+                (str(SCHEMA_VERSION),),
             )
         elif int(row[0]) != SCHEMA_VERSION:
             raise StoreError(
