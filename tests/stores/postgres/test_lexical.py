@@ -5,6 +5,7 @@ a change is seen whole; and on SciFact both reach the same nDCG@10."""
 from __future__ import annotations
 
 import itertools
+import json
 import random
 import threading
 from collections.abc import Iterator
@@ -14,8 +15,9 @@ from typing import Any
 import pytest
 
 from conftest import shared_data
-from ragspine.eval.retrieval import evaluate_rankings, load_qrels, load_queries, rank_documents
+from ragspine.analysis import Analyzer
 from ragspine.errors import StoreError
+from ragspine.eval.retrieval import evaluate_rankings, load_qrels, load_queries, rank_documents
 from ragspine.narrative.filters.expr import parse_filter
 from ragspine.narrative.index.lexical.library_indexes import (
     IndexFields,
@@ -197,7 +199,7 @@ class CountingEveryLevel(PostgresLexicalIndex):
     """Broken: the BM25 statistics count documents of every level (an oracle of hidden
     documents, and other scores)."""
 
-    segments_sql = lexical.SEGMENTS.replace("AND level <= %(level)s", "")
+    segments_sql = lexical.SEGMENTS.replace("WHERE level <= %(level)s", "")
 
 
 def test_reverse_proof_statistics_over_every_level_differ(
@@ -514,3 +516,95 @@ def test_the_retriever_over_postgres_answers_like_the_embedded_workspace(
                         ], (mode, clearance, spec, question)
                         found += len(got.snippets)
         assert found > 500
+
+
+def test_upgrading_from_row_postings_keeps_searches_right(
+    postgres_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A database at schema version 4 (one row per posting) with a library in it: after
+    ``ragspine migrate`` searches answer as before (from an index built in memory) and the next
+    writer builds the packed index in the database."""
+    from cli.runner import run
+    from ragspine.stores.postgres.chunks import PostgresChunkStore
+    from ragspine.stores.postgres.migrate import VERSION_TABLE, migrations
+
+    db = Database(postgres_url)
+    try:
+        with db.transaction() as conn:  # what RAGSpine with schema version 4 left
+            conn.execute(
+                f"CREATE TABLE {VERSION_TABLE} (version integer PRIMARY KEY, name text NOT NULL, "
+                "applied_at timestamptz NOT NULL DEFAULT now())"
+            )
+            for old in migrations()[:4]:
+                conn.execute(old.sql)
+                conn.execute(
+                    f"INSERT INTO {VERSION_TABLE} (version, name) VALUES (%s, %s)",
+                    (old.version, old.name),
+                )
+        fill(PostgresChunkStore(db), 12)  # type: ignore[arg-type]
+        with db.transaction() as conn:
+            index = conn.execute(
+                "INSERT INTO lexical_indexes (library, fields, generation, analyzer) "
+                "VALUES (%s, 'title_text', 12, '{}') RETURNING id",
+                (LIBRARY,),
+            ).fetchone()[0]
+            conn.execute("INSERT INTO lexical_postings VALUES (%s, 'revenu', 1, 1, 0, 3)", (index,))
+        code, out, _ = run(capsys, "--workspace", postgres_url, "migrate")
+        assert code == 0 and "to 5" in out
+        reference = SQLiteChunkStore(tmp_path / "reference.sqlite")
+        fill(reference, 12)
+        embedded = LibraryIndexes(reference, tmp_path / "indexes")
+        rows = list(reference.index_rows(LIBRARY))
+        embedded.apply(LIBRARY, [], rows, since=0, generation=reference.generation(LIBRARY))
+        want = embedded.get(LIBRARY, IndexFields.TITLE_TEXT).search("revenue", 50, max_level=2)
+        assert want
+        with Workspace.open(postgres_url) as ws:
+            searched = ws.lexical_indexes.get(LIBRARY, IndexFields.TITLE_TEXT)
+            assert not isinstance(searched, PostgresLexicalIndex)  # no index: built in memory
+            assert searched.search("revenue", 50, max_level=2) == want
+            note = tmp_path / "note.md"
+            note.write_text("# Note\n\nNothing about money.")
+            ws.ingest_documents([note], library=LIBRARY)
+            searched = ws.lexical_indexes.get(LIBRARY, IndexFields.TITLE_TEXT)
+            assert isinstance(searched, PostgresLexicalIndex)
+            got = searched.search("revenue", 50, max_level=2)  # one more document: other idf
+            assert [key for key, _ in got] == [key for key, _ in want]
+        reference.close()
+    finally:
+        db.close()
+
+
+def test_a_reader_follows_the_committed_index_row_not_what_it_read_before(
+    store: SQLiteChunkStore, database: Database, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``get`` remembers an index's analyzer and costs no round trip the next time; each search
+    reads the index row with the postings, so a dropped index, a rebuilt one (another id) and
+    another analyzer are all followed at once."""
+    embedded, server = both(store, database, tmp_path)
+    fields = IndexFields.TITLE_TEXT
+    want = embedded.get(LIBRARY, fields).search("revenue growth", 20, max_level=2)
+    held = server.get(LIBRARY, fields)
+    assert (
+        isinstance(held, PostgresLexicalIndex)
+        and held.search("revenue growth", 20, max_level=2) == want
+    )
+    server.drop(LIBRARY)  # a reader still holding the index searches the chunk store's text
+    assert held.search("revenue growth", 20, max_level=2) == want
+    assert f"{LIBRARY}/{fields.value} (in memory)" in server.rebuilt
+    generation = store.generation(LIBRARY)
+    server.apply(LIBRARY, [], list(store.index_rows(LIBRARY)), since=0, generation=generation)
+    assert held.search("revenue growth", 20, max_level=2) == want  # the new id, same answers
+    plain = {**Analyzer().to_config(), "stem": False}
+    with database.connection() as conn:
+        conn.execute("UPDATE lexical_indexes SET analyzer = %s", (json.dumps(plain),))
+    assert held.search("revenue", 20, max_level=2) == []  # analyzed as the index says: "revenue"
+    assert held.analyzer.stem is False
+    assert held.search("revenu", 20, max_level=2) == embedded.get(LIBRARY, fields).search(
+        "revenue", 20, max_level=2
+    )
+    with database.connection() as conn:
+        conn.execute("UPDATE lexical_indexes SET analyzer = '{\"version\": -1}'")
+    with caplog.at_level("WARNING", logger="ragspine.narrative"):
+        assert held.search("revenue growth", 20, max_level=2) == want  # unusable: in memory
+        assert not isinstance(server.get(LIBRARY, fields), PostgresLexicalIndex)
+    assert "cannot be used" in caplog.text

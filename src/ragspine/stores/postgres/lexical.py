@@ -62,18 +62,25 @@ POSTING = np.dtype([("key", "<i8"), ("tf", "<i4"), ("length", "<i4")])
 """One posting of a block: a document's key, the term's count in it and the document's length."""
 DEAD = np.dtype("<i8")
 """A tombstone: the key of a document removed from its segment."""
-SEGMENTS = (
-    "SELECT NULL::text, segment, live, live_length, dead FROM lexical_segments "
-    "WHERE index_id = %(index)s AND level <= %(level)s"
+INDEX = (
+    "WITH i AS (SELECT id, generation, analyzer FROM lexical_indexes "
+    "WHERE library = %(library)s AND fields = %(fields)s) "
+    "SELECT i.analyzer::text, NULL::integer, i.generation, NULL::bigint, NULL::bytea FROM i"
 )
-"""The segments the asker may read (a ``NULL`` term): their live documents, total length and
+"""The index's row (no segment): its analyzer (as JSON text) and generation."""
+SEGMENTS = (
+    "SELECT NULL::text, segment, live::bigint, live_length, dead FROM i JOIN lexical_segments s "
+    "ON s.index_id = i.id WHERE level <= %(level)s"
+)
+"""The segments the asker may read (no term): their live documents, total length and
 tombstones."""
 BLOCKS = (
-    "SELECT b.term, b.segment, NULL::integer, NULL::bigint, b.postings FROM lexical_blocks b "
+    "SELECT b.term, b.segment, NULL::bigint, NULL::bigint, b.postings FROM i "
+    "JOIN lexical_blocks b ON b.index_id = i.id "
     "JOIN lexical_segments s ON s.index_id = b.index_id AND s.segment = b.segment "
-    "WHERE b.index_id = %(index)s AND b.term = ANY(%(terms)s) AND s.level <= %(level)s"
+    "WHERE b.term = ANY(%(terms)s) AND s.level <= %(level)s"
 )
-"""The query terms' blocks in the segments the asker may read (a term, no statistics)."""
+"""The query terms' blocks in the segments the asker may read (a term and a segment)."""
 
 
 def allowed_keys(allowed: Collection[int] | np.ndarray) -> list[int]:
@@ -95,21 +102,38 @@ def check_search_args(top_k: object, max_level: object) -> None:
 
 
 class PostgresLexicalIndex:
-    """One committed (library, field set) index in the database: what a search needs of it."""
+    """One (library, field set) index in the database, searched as last committed."""
 
+    index_sql = INDEX
+    """The index row: its analyzer and generation."""
     segments_sql = SEGMENTS
     """The segments at or below a level, with their statistics and tombstones."""
     blocks_sql = BLOCKS
     """The query terms' blocks in the segments at or below a level."""
 
     def __init__(
-        self, db: Database, index_id: int, generation: int, analyzer: Analyzer, k1: float, b: float
+        self,
+        indexes: PostgresLexicalIndexes,
+        library_id: str,
+        fields: IndexFields,
+        analyzer: Analyzer,
+        k1: float,
+        b: float,
     ) -> None:
-        self._db = db
-        self._id = index_id
-        self.generation = generation
+        self._indexes = indexes
+        self._db = indexes.db
+        self._library = library_id
+        self._fields = fields
         self.analyzer = analyzer
+        """The analyzer of the index when last read (the query's terms are its terms)."""
         self.k1, self.b = k1, b
+
+    @property
+    def generation(self) -> int:
+        """The chunk-store generation the committed index reflects (0: none)."""
+        with self._db.connection() as conn:
+            row = conn.execute(_STATE, (self._library, self._fields.value)).fetchone()
+        return 0 if row is None else int(row[1])
 
     def search(
         self,
@@ -122,21 +146,44 @@ class PostgresLexicalIndex:
     ) -> list[tuple[int, float]]:
         """As :meth:`ragspine.narrative.index.lexical.engine.LexicalIndex.search`: the best
         ``top_k`` (key, score) pairs, score descending then key ascending, with BM25 statistics
-        over the documents at or below ``max_level`` and ``allowed`` applied before the cut."""
+        over the documents at or below ``max_level`` and ``allowed`` applied before the cut.
+
+        One statement, so one snapshot and one round trip: the index row, its segments and the
+        query terms' blocks of one commit. The query is analyzed with the analyzer the index
+        had when last read; when a writer has since rebuilt it with another, it is analyzed
+        again and read again; when the index is gone, it is searched in memory."""
         check_search_args(top_k, max_level)
         wanted = allowed_keys(allowed) if allowed is not None else None
-        qterms = Counter(self.analyzer.tokens(query))
-        if top_k == 0 or not qterms:
-            return []
-        terms = sorted(qterms)
-        params: dict[str, Any] = {"index": self._id, "level": max_level, "terms": terms}
-        # One statement, so one snapshot: the segments and their blocks of one commit.
-        with self._db.connection() as conn:
-            found = conn.execute(
-                f"{self.segments_sql} UNION ALL {self.blocks_sql}", params, binary=True
-            ).fetchall()
+        for _ in range(2):
+            analyzer = self.analyzer
+            qterms = Counter(analyzer.tokens(query))
+            if top_k == 0 or not qterms:
+                return []
+            terms = sorted(qterms)
+            params: dict[str, Any] = {
+                "library": self._library, "fields": self._fields.value, "level": max_level,
+                "terms": terms,
+            }  # fmt: skip
+            with self._db.connection() as conn:
+                found = conn.execute(
+                    f"{self.index_sql} UNION ALL {self.segments_sql} UNION ALL {self.blocks_sql}",
+                    params,
+                    binary=True,
+                ).fetchall()
+            state = next((row for row in found if row[1] is None), None)
+            committed = self._indexes.committed_analyzer(
+                self._library, self._fields, json.loads(state[0]) if state else None
+            )
+            if committed is analyzer:
+                break
+            if committed is None:
+                break
+            self.analyzer = committed
+        if committed is not analyzer:
+            fallback = self._indexes.in_memory(self._library, self._fields)
+            return fallback.search(query, top_k, max_level=max_level, allowed=allowed, stats=stats)
         visible = [row[1:] for row in found if row[0] is None]
-        blocks = [row[:2] + row[4:] for row in found if row[0] is not None]
+        blocks = [row[:2] + row[4:] for row in found if row[0] is not None and row[1] is not None]
         n_docs = sum(int(row[1]) for row in visible)
         total_length = sum(int(row[2]) for row in visible)
         per_term = _live_postings(
@@ -226,6 +273,7 @@ class PostgresLexicalIndexes:
         self._lock = threading.Lock()
         self._memory: dict[tuple[str, IndexFields], LexicalIndex] = {}
         self._analyzers: dict[str, Analyzer] = {}
+        self._known: dict[tuple[str, IndexFields], Analyzer] = {}
         self._rebuilt: list[str] = []
 
     @property
@@ -239,36 +287,62 @@ class PostgresLexicalIndexes:
         with self._lock:
             self._rebuilt.append(name)
 
-    def _analyzer(self, config: Any) -> Analyzer:
-        text = json.dumps(config, sort_keys=True)
-        analyzer = self._analyzers.get(text)
-        if analyzer is None:
-            analyzer = self._analyzers[text] = Analyzer.from_config(config)
+    @property
+    def db(self) -> Database:
+        return self._db
+
+    def committed_analyzer(
+        self, library_id: str, fields: IndexFields, config: Any | None
+    ) -> Analyzer | None:
+        """The analyzer of the committed index of (library, fields) whose analyzer config is
+        ``config`` (``None``: there is none), remembered for the next :meth:`get`; ``None``
+        when there is no index or its analyzer cannot be used (written by another RAGSpine
+        version: the next writer rebuilds it, until then this process searches in memory)."""
+        key = (library_id, fields)
+        analyzer = None
+        if config is not None:
+            text = json.dumps(config, sort_keys=True)
+            analyzer = self._analyzers.get(text)
+            if analyzer is None:
+                try:
+                    analyzer = Analyzer.from_config(config)
+                except ConfigError as exc:
+                    log.warning(
+                        "lexical index %s/%s cannot be used (%s): searching in memory",
+                        library_id,
+                        fields.value,
+                        exc,
+                    )
+                else:
+                    with self._lock:
+                        self._analyzers = {**self._analyzers, text: analyzer}
+        with self._lock:
+            known = dict(self._known)
+            if analyzer is None:
+                known.pop(key, None)
+            else:
+                known[key] = analyzer
+            self._known = known
         return analyzer
 
     def get(self, library_id: str, fields: IndexFields) -> PostgresLexicalIndex | LexicalIndex:
         """The index to search: the last committed one (never written by this call); a field
-        set no writer keeps is built in memory for this process."""
-        with self._db.connection() as conn:
-            row = conn.execute(_STATE, (library_id, fields.value)).fetchone()
-        if row is not None:
-            index_id, generation, config = row
-            try:
-                analyzer = self._analyzer(config)
-            except ConfigError as exc:  # written by another RAGSpine version: the next writer
-                log.warning(  # rebuilds it; until then this process searches in memory
-                    "lexical index %s/%s cannot be used (%s): searching in memory",
-                    library_id,
-                    fields.value,
-                    exc,
-                )
-                return self._in_memory(library_id, fields)
-            return PostgresLexicalIndex(
-                self._db, index_id, int(generation), analyzer, self._k1, self._b
+        set no writer keeps is built in memory for this process. An index read before costs no
+        round trip here (its search reads the index row with its postings)."""
+        analyzer = self._known.get((library_id, fields))
+        if analyzer is None:
+            with self._db.connection() as conn:
+                row = conn.execute(_STATE, (library_id, fields.value)).fetchone()
+            analyzer = self.committed_analyzer(
+                library_id, fields, row[2] if row is not None else None
             )
-        return self._in_memory(library_id, fields)
+            if analyzer is None:
+                return self.in_memory(library_id, fields)
+        return PostgresLexicalIndex(self, library_id, fields, analyzer, self._k1, self._b)
 
-    def _in_memory(self, library_id: str, fields: IndexFields) -> LexicalIndex:
+    def in_memory(self, library_id: str, fields: IndexFields) -> LexicalIndex:
+        """The index of (library, fields) built in memory from the chunk store (kept while
+        the library's generation stays)."""
         generation = self._store.generation(library_id)
         key = (library_id, fields)
         cached = self._memory.get(key)
