@@ -176,8 +176,10 @@ class Workspace:
     @classmethod
     def migrate(cls, url: str | os.PathLike[str]) -> tuple[int, int]:
         """Bring the schema of the PostgreSQL workspace at ``url`` to this code's version
-        (``ragspine migrate``); returns the versions before and after. A folder workspace
-        needs no migration: it is opened (and its tables created) instead."""
+        (``ragspine migrate``); returns the versions before and after. When migrations ran,
+        every library's lexical indexes are then brought up to date (a migration may drop them
+        to be rebuilt), each under its library's write lock. A folder workspace needs no
+        migration: it is opened (and its tables created) instead."""
         from ragspine.stores.backend import is_postgres_url
 
         if not is_postgres_url(url):
@@ -189,10 +191,15 @@ class Workspace:
         db = Database(str(url))
         try:
             before = pg_migrate.current_version(db)
-            pg_migrate.migrate(db)
-            return before, pg_migrate.current_version(db)
+            applied = pg_migrate.migrate(db)
+            after = pg_migrate.current_version(db)
         finally:
             db.close()
+        if applied:
+            with cls.open(url) as ws:
+                for library in ws.chunks.library_names():
+                    ws.library_writer.catch_up(library)
+        return before, after
 
     def _create_stores(self) -> None:
         """Create the database with the tables of every store, so that reading this workspace

@@ -65,6 +65,14 @@ class LibraryWriter:
         with self._lock(f"library-{library_id}", resource=f"library {library_id!r}"):
             yield
 
+    def catch_up(self, library_id: str) -> None:
+        """Bring the library's lexical indexes to its chunk store's generation, rebuilding any
+        that is missing or missed a change (after a schema migration dropped them, or a writer
+        killed between its two commits)."""
+        with self.writing(library_id):
+            generation = self._store.generation(library_id)
+            self._indexes.apply(library_id, (), (), since=generation, generation=generation)
+
     def create_library(
         self,
         name: str,
