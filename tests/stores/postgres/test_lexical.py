@@ -602,3 +602,23 @@ def test_a_reader_follows_the_committed_index_row_not_what_it_read_before(
         assert held.search("revenue growth", 20, max_level=2) == want  # unusable: in memory
         assert not isinstance(server.get(LIBRARY, fields), PostgresLexicalIndex)
     assert "cannot be used" in caplog.text
+
+
+def test_a_damaged_block_is_a_clear_error_and_deleting_the_index_row_recovers(
+    store: SQLiteChunkStore, database: Database, tmp_path: Path
+) -> None:
+    embedded, server = both(store, database, tmp_path)
+    fields = IndexFields.TITLE_TEXT
+    want = embedded.get(LIBRARY, fields).search("revenue", 20, max_level=2)
+    with database.connection() as conn:
+        conn.execute("UPDATE lexical_blocks SET postings = '\\x0102' WHERE term = 'revenu'")
+    with pytest.raises(StoreError, match=r"'revenu' of segment \d+ is damaged"):
+        server.get(LIBRARY, fields).search("revenue", 20, max_level=2)
+    with database.connection() as conn:  # what the message says to do
+        conn.execute("DELETE FROM lexical_indexes WHERE library = %s", (LIBRARY,))
+        assert conn.execute("SELECT count(*) FROM lexical_blocks").fetchone() == (0,)
+    assert server.get(LIBRARY, fields).search("revenue", 20, max_level=2) == want  # in memory
+    generation = store.generation(LIBRARY)
+    server.apply(LIBRARY, [], [], since=generation, generation=generation)  # the next writer
+    assert isinstance(server.get(LIBRARY, fields), PostgresLexicalIndex)
+    assert server.get(LIBRARY, fields).search("revenue", 20, max_level=2) == want

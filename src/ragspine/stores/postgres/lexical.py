@@ -187,7 +187,7 @@ class PostgresLexicalIndex:
         n_docs = sum(int(row[1]) for row in visible)
         total_length = sum(int(row[2]) for row in visible)
         per_term = _live_postings(
-            {int(row[0]): np.frombuffer(row[3], dtype=DEAD) for row in visible}, blocks
+            {int(row[0]): _unpacked(row[3], DEAD, f"segment {row[0]}") for row in visible}, blocks
         )
         if n_docs == 0 or not per_term or total_length <= 0:
             return []
@@ -211,6 +211,17 @@ class PostgresLexicalIndex:
         return _scored(postings, total_length / n_docs, self.k1, self.b, top_k)
 
 
+def _unpacked(data: bytes, dtype: np.dtype[Any], what: str) -> np.ndarray:
+    """The records of ``dtype`` packed in ``data``, or a :class:`StoreError` naming ``what``
+    when its length says it is damaged."""
+    if len(data) % dtype.itemsize:
+        raise StoreError(
+            f"the lexical index's {what} is damaged ({len(data)} bytes): delete the library's "
+            "rows of lexical_indexes and its next writer rebuilds the index from the chunk store"
+        )
+    return np.frombuffer(data, dtype=dtype)
+
+
 def _live_postings(
     dead: dict[int, np.ndarray], blocks: Sequence[tuple[Any, ...]]
 ) -> dict[str, np.ndarray]:
@@ -219,7 +230,7 @@ def _live_postings(
     none are left out."""
     parts: dict[str, list[np.ndarray]] = {}
     for term, segment, data in blocks:
-        postings = np.frombuffer(data, dtype=POSTING)
+        postings = _unpacked(data, POSTING, f"block {term!r} of segment {segment}")
         tombstones = dead.get(int(segment))
         if tombstones is None:  # never read what the segments read do not cover
             raise StoreError(f"lexical block of segment {segment} outside the segments read")
@@ -483,11 +494,6 @@ class PostgresLexicalIndexes:
         with self._lock:
             self._memory = {k: v for k, v in self._memory.items() if k[0] != library_id}
         with self._db.transaction() as conn:
-            conn.execute(
-                "DELETE FROM lexical_blocks WHERE index_id IN "
-                "(SELECT id FROM lexical_indexes WHERE library = %s)",
-                (library_id,),
-            )
             conn.execute("DELETE FROM lexical_indexes WHERE library = %s", (library_id,))
 
 
@@ -603,7 +609,7 @@ def _merged(conn: Any, index_id: int, group: Sequence[StoredSegment]) -> StoredS
     """One new segment with the live documents of ``group`` (one level), which are deleted."""
     ids = [s.segment for s in group]
     dead = {
-        int(segment): np.frombuffer(tombstones, dtype=DEAD)
+        int(segment): _unpacked(tombstones, DEAD, f"segment {segment}")
         for segment, tombstones in conn.execute(
             "SELECT segment, dead FROM lexical_segments WHERE index_id = %s AND segment = ANY(%s)",
             (index_id, ids),

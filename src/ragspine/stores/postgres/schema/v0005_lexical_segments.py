@@ -7,9 +7,8 @@ engine merges its segment files): ``lexical_segments`` holds a segment's level, 
 documents and their total length (the BM25 statistics) and the keys of its documents removed
 since (tombstones); ``lexical_blocks`` holds, for each term of a segment, its postings as one
 ``bytea`` of little-endian ``(key int64, tf int32, length int32)`` records, stored uncompressed
-so a search reads it as it is; ``lexical_documents`` says which segment holds a key. Blocks
-are written and deleted by the code that writes their segment (no foreign key: a check per
-block would cost more than the block).
+so a search reads it as it is; ``lexical_documents`` says which segment holds a key. Deleting
+an index's row deletes all of it; blocks of a merged segment are deleted by the merge.
 
 The old postings cannot be converted in SQL: every lexical index is dropped and rebuilt from the
 chunk store by its library's next writer (until then, searches build it in memory).
@@ -29,7 +28,8 @@ CREATE TABLE lexical_segments (
     PRIMARY KEY (index_id, segment)
 );
 CREATE TABLE lexical_blocks (
-    index_id integer NOT NULL, segment integer NOT NULL, term text NOT NULL,
+    index_id integer NOT NULL REFERENCES lexical_indexes ON DELETE CASCADE,
+    segment integer NOT NULL, term text NOT NULL,
     postings bytea NOT NULL,
     PRIMARY KEY (index_id, term, segment)
 );
