@@ -103,6 +103,19 @@ def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Postgr
         yield PostgresServer(server.get_uri(), server)
     finally:
         server.cleanup()
+        _stop(server)
+
+
+def _stop(handle: Any) -> None:
+    """Stop the server if it still runs: pgserver stops the postmaster it started, and
+    :meth:`PostgresServer.restart` replaced that one with another (left running otherwise)."""
+    import contextlib
+    import subprocess
+
+    from pgserver._commands import pg_ctl
+
+    with contextlib.suppress(subprocess.CalledProcessError):  # not running: stopped already
+        pg_ctl(["-w", "-m", "fast", "stop"], pgdata=handle.pgdata, user=handle.system_user)
 
 
 @pytest.fixture()
