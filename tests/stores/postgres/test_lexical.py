@@ -596,12 +596,21 @@ def test_a_reader_follows_the_committed_index_row_not_what_it_read_before(
     assert held.search("revenu", 20, max_level=2) == embedded.get(LIBRARY, fields).search(
         "revenue", 20, max_level=2
     )
+    keeping = {**Analyzer().to_config(), "stopwords": False}
     with database.connection() as conn:
-        conn.execute("UPDATE lexical_indexes SET analyzer = '{\"version\": -1}'")
-    with caplog.at_level("WARNING", logger="ragspine.narrative"):
-        assert held.search("revenue growth", 20, max_level=2) == want  # unusable: in memory
-        assert not isinstance(server.get(LIBRARY, fields), PostgresLexicalIndex)
-    assert "cannot be used" in caplog.text
+        conn.execute("UPDATE lexical_indexes SET analyzer = %s", (json.dumps(keeping),))
+    # "the" gives no terms to the analyzer last read, but the index row is read all the same:
+    # its analyzer keeps stopwords, so "the" is a term (that no posting holds here).
+    assert held.search("the", 20, max_level=2) == []
+    assert held.analyzer.stopwords is False
+    for unusable in ('{"version": -1}', "[1, 2]"):
+        with database.connection() as conn:
+            conn.execute("UPDATE lexical_indexes SET analyzer = %s", (unusable,))
+        caplog.clear()
+        with caplog.at_level("WARNING", logger="ragspine.narrative"):
+            assert held.search("revenue growth", 20, max_level=2) == want  # in memory
+            assert not isinstance(server.get(LIBRARY, fields), PostgresLexicalIndex)
+        assert "cannot be used" in caplog.text
 
 
 def test_a_damaged_block_is_a_clear_error_and_deleting_the_index_row_recovers(

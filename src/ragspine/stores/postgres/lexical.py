@@ -154,12 +154,12 @@ class PostgresLexicalIndex:
         again and read again; when the index is gone, it is searched in memory."""
         check_search_args(top_k, max_level)
         wanted = allowed_keys(allowed) if allowed is not None else None
+        if top_k == 0:
+            return []
         for _ in range(2):
             analyzer = self.analyzer
             qterms = Counter(analyzer.tokens(query))
-            if top_k == 0 or not qterms:
-                return []
-            terms = sorted(qterms)
+            terms = sorted(qterms)  # none: the index row still says whether the analyzer holds
             params: dict[str, Any] = {
                 "library": self._library, "fields": self._fields.value, "level": max_level,
                 "terms": terms,
@@ -174,14 +174,14 @@ class PostgresLexicalIndex:
             committed = self._indexes.committed_analyzer(
                 self._library, self._fields, json.loads(state[0]) if state else None
             )
-            if committed is analyzer:
-                break
-            if committed is None:
+            if committed is None or committed == analyzer:
                 break
             self.analyzer = committed
-        if committed is not analyzer:
+        if committed is None or committed != analyzer:
             fallback = self._indexes.in_memory(self._library, self._fields)
             return fallback.search(query, top_k, max_level=max_level, allowed=allowed, stats=stats)
+        if not qterms:
+            return []
         visible = [row[1:] for row in found if row[0] is None]
         blocks = [row[:2] + row[4:] for row in found if row[0] is not None and row[1] is not None]
         n_docs = sum(int(row[1]) for row in visible)
@@ -316,6 +316,8 @@ class PostgresLexicalIndexes:
             analyzer = self._analyzers.get(text)
             if analyzer is None:
                 try:
+                    if not isinstance(config, dict):
+                        raise ConfigError(f"analyzer config is not an object: {text[:80]}")
                     analyzer = Analyzer.from_config(config)
                 except ConfigError as exc:
                     log.warning(
@@ -326,7 +328,7 @@ class PostgresLexicalIndexes:
                     )
                 else:
                     with self._lock:
-                        self._analyzers = {**self._analyzers, text: analyzer}
+                        analyzer = self._analyzers.setdefault(text, analyzer)
         with self._lock:
             known = dict(self._known)
             if analyzer is None:
