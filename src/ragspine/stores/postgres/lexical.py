@@ -329,6 +329,8 @@ class PostgresLexicalIndexes:
                 else:
                     with self._lock:
                         analyzer = self._analyzers.setdefault(text, analyzer)
+        if self._known.get(key) is analyzer:  # every search asks: change nothing when current
+            return analyzer
         with self._lock:
             known = dict(self._known)
             if analyzer is None:
