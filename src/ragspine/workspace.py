@@ -381,9 +381,11 @@ class Workspace:
         *,
         progress: RowProgress | None = None,
         write_progress: RowProgress | None = None,
+        entities: str = "ticker",
     ) -> tuple[ConvFinQAImport, WriteSummary]:
         """Import ConvFinQA filings; new row labels go to ``glossary.d/convfinqa.toml``.
 
+        ``entities``: ``ticker`` (one entity per company) or ``filing`` (one per filing page).
         ``progress(done, total)`` follows the filings, ``write_progress`` the facts written.
         """
         source = Path(path)
@@ -397,6 +399,7 @@ class Workspace:
                 source_name=source.name,
                 progress=progress,
                 write_progress=write_progress,
+                entities=entities,
             )
             self._set_glossary(merged)
         return result, summary

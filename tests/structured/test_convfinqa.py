@@ -65,3 +65,44 @@ def test_a_table_with_periods_as_rows_is_read_turned(tmp_path: Path) -> None:
     # "thereafter" is no period; a unit-only header is no metric: nothing read from that table.
     assert {f.entity for f in result.facts} == {"c"}
     assert len(result.facts) == 4
+
+
+def _filing(filing_id: str, table: dict[str, dict[str, float]]) -> dict[str, object]:
+    return {
+        "id": filing_id,
+        "doc": {"pre_text": [], "post_text": [], "table": table},
+        "dialogue": {"conv_questions": ["q"], "executed_answers": [1.0]},
+    }
+
+
+def test_filing_entities_keep_two_tables_of_one_company_and_year_apart(tmp_path: Path) -> None:
+    """Two pages of one 2008 filing both have a ``total`` row for 2008. Under tickers they
+    collide and one is reported as ambiguous; with ``entities="filing"`` each page is its own
+    entity, and each question about a page finds that page's figure."""
+    import json
+
+    import pytest
+
+    from ragspine.errors import IngestError
+    from ragspine.structured.convfinqa import filing_entity
+
+    first = _filing("Single_UNP/2008/page_77.pdf-2", {"2008": {"total": 2560.0}})
+    second = _filing("Single_UNP/2008/page_80.pdf-1", {"2008": {"total": 31.0}})
+    source = tmp_path / "c.json"
+    source.write_text(json.dumps([first, second]), "utf-8")
+    by_ticker = Workspace.init(tmp_path / "a")
+    result, _ = by_ticker.ingest_convfinqa(source)
+    assert len(result.facts) == 1
+    assert "ambiguous" in result.skipped[0].reason
+    by_filing = Workspace.init(tmp_path / "b")
+    result, _ = by_filing.ingest_convfinqa(source, entities="filing")
+    assert not result.skipped
+    for filing, value in ((first, "2560.0"), (second, "31.0")):
+        entity = filing_entity(str(filing["id"]))
+        res = by_filing.query_metric("total", entity, "FY2008", principal=PUBLIC)
+        assert res.status == "found" and res.value == Decimal(value)
+        assert res.source_doc_id == filing["id"]
+        # the filing id is the entity's label, so a user may name it as written
+        assert by_filing.glossary.entities.resolve(str(filing["id"])) == entity
+    with pytest.raises(IngestError, match="entities must be one of ticker, filing"):
+        by_filing.ingest_convfinqa(source, entities="page")

@@ -21,7 +21,7 @@ from ragspine.errors import ConfigError
 from ragspine.progress import progress_bar
 from ragspine.stores.backend import SQLiteBackend
 from ragspine.stores.facts import WriteSummary
-from ragspine.structured.convfinqa import ConvFinQAImport
+from ragspine.structured.convfinqa import ENTITY_MODES, ConvFinQAImport
 from ragspine.structured.ingest import RowProgress
 from ragspine.structured.query import MetricResult
 from ragspine.structured.tatqa import DEFAULT_LIBRARY as TATQA_LIBRARY
@@ -148,6 +148,7 @@ def cmd_ingest_convfinqa(args: argparse.Namespace) -> int:
             args.file,
             progress=bars.callback(f"reading {args.file.name}", "filings"),
             write_progress=bars.callback("writing facts", "facts"),
+            entities=args.entities,
         )
     print_import(result)
     print_summary(summary)
@@ -229,6 +230,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     p = ingest.add_parser("convfinqa", help="import ConvFinQA filings as facts")
     p.add_argument("file", type=Path)
+    p.add_argument(
+        "--entities",
+        choices=ENTITY_MODES,
+        default="ticker",
+        help="what the facts are about: the company (ticker, default) or each filing page "
+        "(filing: tables of one company and year never collide)",
+    )
     add_quiet_argument(p)
     p.set_defaults(func=cmd_ingest_convfinqa)
 

@@ -17,8 +17,10 @@ scores each answer:
 - ``route_correct``: ``answer_from`` ``table`` wants the structured route, ``text`` the
   narrative one, ``table-text`` either structured or composite.
 
-ConvFinQA: the first turn of each dialogue, scored against its executed answer (execution
-accuracy: equal after rounding to two decimals, or at five decimals for ratios).
+ConvFinQA: the first turn of each dialogue and every later turn answerable without earlier
+answers, scored against its executed answer (execution accuracy: equal after rounding to two
+decimals); each filing page is its own entity (``ingest convfinqa --entities filing``), the
+way each TAT-QA table is.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ from ragspine.errors import ConfigError, RagSpineError
 from ragspine.narrative.filters.expr import parse_filter
 from ragspine.security import PUBLIC
 from ragspine.stores.facts import FactStore
-from ragspine.structured.convfinqa import _FILING_ID, load_filings
+from ragspine.structured.convfinqa import _FILING_ID, filing_entity, load_filings
 from ragspine.structured.facts import Scale
 from ragspine.structured.tatqa import entity_code, load_tatqa
 
@@ -214,7 +216,7 @@ def convfinqa_items(filings: Sequence[Mapping[str, Any]]) -> list[QAItem]:
                     "first-turn" if turn == 0 else "standalone-turn",
                     "table",
                     "",
-                    match["ticker"].lower(),
+                    filing_entity(str(filing["id"])),
                     str(filing["id"]),
                     percent_as_fraction=True,
                 )
@@ -589,8 +591,8 @@ def run_qa_eval(
             if dataset == "tatqa":
                 workspace.ingest_tatqa(source)
                 library = "tatqa"
-            else:
-                workspace.ingest_convfinqa(source)
+            else:  # each question is about its own filing page, as in TAT-QA
+                workspace.ingest_convfinqa(source, entities="filing")
             glossary = workspace.glossary
             names = [  # glossary names holding digits ("2018: Gross margin") are not figures
                 spelling

@@ -1,6 +1,9 @@
 """Importer for ConvFinQA filings: each table cell under a year column becomes a fact.
 
-entity = the ticker from the filing id (``Single_MRO/2007/page_134.pdf-1`` -> ``MRO``); period =
+entity = the ticker from the filing id (``Single_MRO/2007/page_134.pdf-1`` -> ``MRO``), or with
+``entities="filing"`` the filing itself (:func:`filing_entity`: every page its own entity, so two
+tables of one company and year never collide and an older filing's figure is not replaced by a
+restatement; the evaluation asks each question about its own filing this way); period =
 the fiscal year of a plain-year column (``2007`` -> ``FY2007``); metric = the row label turned into
 a glossary code, with the label as an alias; locator = filing id, page, column and row.
 
@@ -57,6 +60,17 @@ class ConvFinQAImport:
 
     def skip_reasons(self) -> Counter[str]:
         return Counter(s.reason for s in self.skipped)
+
+
+ENTITY_MODES = ("ticker", "filing")
+"""What a filing's facts are about: its company (the ticker) or the filing page itself."""
+FILING_PREFIX = "filing-"
+
+
+def filing_entity(filing_id: str) -> str:
+    """The entity code of a filing under ``entities="filing"``
+    (``Single_UNP/2008/page_77.pdf-2`` -> ``filing-single-unp-2008-page-77-pdf-2``)."""
+    return FILING_PREFIX + re.sub(r"[^a-z0-9]+", "-", filing_id.casefold()).strip("-")
 
 
 def metric_code(label: str) -> str:
@@ -155,11 +169,17 @@ def import_convfinqa(
     *,
     source_name: str,
     progress: RowProgress | None = None,
+    entities: str = "ticker",
 ) -> ConvFinQAImport:
     """Turn filings into facts; row labels the glossary does not know become new metric terms.
 
-    ``progress(done, total)`` is called after each filing.
+    ``entities``: ``ticker`` (one entity per company) or ``filing`` (one per filing page, see
+    :func:`filing_entity`). ``progress(done, total)`` is called after each filing.
     """
+    if entities not in ENTITY_MODES:
+        raise IngestError(
+            f"entities must be one of {', '.join(ENTITY_MODES)}, got {shown(str(entities))}"
+        )
     now = utc_now()
     new_metrics: dict[str, Term] = {}
     new_entities: dict[str, Term] = {}
@@ -175,10 +195,14 @@ def import_convfinqa(
             skipped.append(Skip(filing_id, "", "", "filing id has no TICKER/YEAR/page_N form"))
             continue
         ticker, filing_year, page = match["ticker"], int(match["year"]), match["page"]
-        entity = glossary.entities.resolve(ticker)
-        if entity is None:
-            entity = ticker.lower()
-            new_entities.setdefault(entity, Term(TermType.ENTITY, entity, ticker.upper()))
+        if entities == "filing":
+            entity = filing_entity(filing_id)
+            new_entities.setdefault(entity, Term(TermType.ENTITY, entity, filing_id))
+        else:
+            resolved = glossary.entities.resolve(ticker)
+            entity = ticker.lower() if resolved is None else resolved
+            if resolved is None:
+                new_entities.setdefault(entity, Term(TermType.ENTITY, entity, ticker.upper()))
         table, transposed = _oriented(_table(filing, source_name), glossary)
         for column, rows in table.items():
             dated = _period_of(column, glossary)

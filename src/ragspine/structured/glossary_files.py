@@ -181,6 +181,7 @@ def import_convfinqa_filings(
     source_name: str,
     progress: RowProgress | None = None,
     write_progress: RowProgress | None = None,
+    entities: str = "ticker",
 ) -> tuple[ConvFinQAImport, WriteSummary, Glossary]:
     """Import ConvFinQA ``filings``: new row labels go to ``glossary.d/convfinqa.toml``, then
     the facts to ``facts``; returns the import, the write summary and the merged glossary."""
@@ -188,7 +189,7 @@ def import_convfinqa_filings(
         files,
         facts,
         lambda glossary: import_convfinqa(
-            filings, glossary, source_name=source_name, progress=progress
+            filings, glossary, source_name=source_name, progress=progress, entities=entities
         ),
         generated=CONVFINQA_GLOSSARY,
         header=CONVFINQA_HEADER,
