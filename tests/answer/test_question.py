@@ -143,3 +143,43 @@ def test_the_base_of_a_change_and_a_span_of_years(
 ) -> None:
     reading = read_question(question, glossary, date(2024, 11, 15))
     assert (reading.base_period, reading.year_range) == (base, span)
+
+
+@pytest.mark.parametrize(
+    ("question", "operation"),
+    [
+        # a weighted average is a stated figure: a plain average of two years is not it
+        ("What was ACME's weighted average revenue in 2024?", Operation.LOOKUP),
+        ("What was ACME's average revenue in 2023 and 2024?", Operation.AVERAGE),
+        ("What percentage was ACME's net income of sales in 2024?", Operation.SHARE),
+        ("What portion of ACME's sales is net income in 2024?", Operation.SHARE),
+        ("ACME net income in relation to sales in 2024", Operation.RATIO),
+        ("What percentage did ACME net income represent in relation to sales?", Operation.SHARE),
+        ("What was the variation in ACME's revenue between 2023 and 2024?", Operation.CHANGE),
+        ("What was the fluctuation of ACME's revenue from 2023 to 2024?", Operation.CHANGE),
+        ("ACME revenue in 2024 less its revenue in 2023", Operation.CHANGE),
+        # "less than" is a comparison, not a subtraction
+        ("Was ACME's revenue in 2024 less than in 2023?", Operation.LOOKUP),
+        ("What percentage was ACME's revenue in 2024?", Operation.LOOKUP),  # no "of": no share
+    ],
+)
+def test_operation_phrasings(glossary: Glossary, question: str, operation: Operation) -> None:
+    assert read_question(question, glossary).operation is operation
+
+
+def test_a_number_the_question_multiplies_by_is_a_constant(glossary: Glossary) -> None:
+    """``1000 times X`` asks for arithmetic with a number only the question gives, like ``X
+    times 1000``: it must not be answered with X alone."""
+    assert read_question("What is 1000 times ACME's revenue in 2024?", glossary).constant
+    assert read_question("What is ACME's revenue in 2024 times 1000?", glossary).constant
+    assert not read_question("What was ACME's revenue in 2024?", glossary).constant
+
+
+def test_a_written_date_is_the_fiscal_year_holding_it(glossary: Glossary) -> None:
+    """``12/31/10`` was not read at all before, so a change between two dates ran over the
+    latest two stored years instead."""
+    reading = read_question("change in ACME's revenue between 12/31/10 and 12/31/05", glossary)
+    assert reading.periods == ("FY2010", "FY2005")
+    assert reading.operation is Operation.CHANGE
+    # an impossible date is reported, not ignored
+    assert read_question("ACME's revenue on 2/30/2019", glossary).bad_period == "2/30/2019"

@@ -106,3 +106,43 @@ def test_filing_entities_keep_two_tables_of_one_company_and_year_apart(tmp_path:
         assert by_filing.glossary.entities.resolve(str(filing["id"])) == entity
     with pytest.raises(IngestError, match="entities must be one of ticker, filing"):
         by_filing.ingest_convfinqa(source, entities="page")
+
+
+def test_header_dates_and_captions(tmp_path: Path) -> None:
+    """``dec . 31 2008`` (spaced abbreviation), ``as of december 2012`` (a month), and a
+    column group's caption over its years (``pension plans 2018``) name periods; two different
+    captions, or a caption naming a shorter span or a change, do not."""
+    import json
+
+    from ragspine.structured.headers import captioned_period, dated_period
+
+    assert dated_period("dec . 31 2008") == "FY2008"
+    assert dated_period("dec . 312013") == "FY2013"  # day and year run together
+    assert dated_period("as of december 2012") == "FY2012"
+    assert captioned_period("pension plans 2018") == ("pension plans", "FY2018")
+    assert captioned_period("shipment volume for the years ended december 31 , 2012") == (
+        "shipment volume",
+        "FY2012",
+    )
+    for header in ("three months ended dec . 28 2013", "% change 2014 v 2013", "2002 high"):
+        assert captioned_period(header) is None, header
+    filings = [
+        _filing("Single_PM/2018/page_24.pdf-1", {"pension plans 2018": {"service cost": 5.0},
+                                                  "pension plans 2017": {"service cost": 4.0}}),
+        _filing("Single_X/2010/page_1.pdf", {"gross goodwill at december 31 2010": {"a": 1.0},
+                                              "net goodwill at december 31 2010": {"a": 2.0}}),
+        _filing("Single_UNP/2008/page_77.pdf-2", {"dec . 31 2008": {"other": 546.0}}),
+    ]  # fmt: skip
+    source = tmp_path / "c.json"
+    source.write_text(json.dumps(filings), "utf-8")
+    ws = Workspace.init(tmp_path / "ws")
+    result, _ = ws.ingest_convfinqa(source)
+    read = {(f.entity, f.metric, f.period): f.value for f in result.facts}
+    assert read == {
+        ("pm", "service_cost", "FY2018"): Decimal("5.0"),
+        ("pm", "service_cost", "FY2017"): Decimal("4.0"),
+        ("unp", "other", "FY2008"): Decimal("546.0"),
+    }
+    # the goodwill table's two captions are two different things: both columns reported
+    skipped = [s.column for s in result.skipped if s.filing_id == "Single_X/2010/page_1.pdf"]
+    assert len(skipped) == 2

@@ -26,6 +26,7 @@ from ragspine.answer.metric_match import MetricMatch
 from ragspine.errors import PeriodError
 from ragspine.glossary import Glossary, TermType
 from ragspine.periods import PeriodKind, parse_period
+from ragspine.structured.headers import dated_period
 
 
 class Route(StrEnum):
@@ -71,16 +72,19 @@ _OPERATION_WORDS: tuple[tuple[Operation, str], ...] = (
     ),
     (
         Operation.SHARE,
-        r"as a (?:percentage|percent|share) of|share of|percentage of"
+        r"as a (?:percentage|percent|share) of|share of|percentage of|portion of"
+        r"|(?:what|which) (?:percentage|percent|portion|fraction|share)"
+        r" (?:is|was|were|are|did|does|do)(?= .* of )"
         r"|in percentuale (?:di|del|della|dei|delle|sul|sulla|sui|sulle)"
         r"|quota (?:di|del|della|dei|delle|sul|sulla)|percentuale (?:di|del|della|dei|delle)",
     ),
-    (Operation.RATIO, r"ratio|rapporto|(?:as a )?proportion of"),
-    (Operation.AVERAGE, r"average|mean|media|medio"),
+    (Operation.RATIO, r"ratio|rapporto|(?:as a )?proportion of|in relation to"),
+    (Operation.AVERAGE, r"(?<!weighted )(?:average|mean)|media|medio"),
     (
         Operation.CHANGE,
         r"change|changed|changes|grow|grew|grown|growth|increase|increased|decrease|decreased"
-        r"|rise|rose|risen|fall|fell|fallen|decline|declined|difference"
+        r"|rise|rose|risen|fall|fell|fallen|decline|declined|difference|variation|variance"
+        r"|fluctuation|less(?! than)|minus"
         r"|variazione|variato|variata|cambiato|cambiata|crescita|cresciuto|cresciuta"
         r"|aumento|aumentato|aumentata|calo|calato|calata|diminuito|diminuita|differenza",
     ),
@@ -170,6 +174,7 @@ def _selection(rest: str) -> tuple[Selection, tuple[int, int] | None]:
 _CONSTANT_RE = re.compile(
     r"(?<!\w)(?:times|multiplied by|divided by|less|minus|plus)\s+(?:an?\s+)?"
     r"(?:(?:assumed|initial)\s+)*[$€£]?\s*\d[\d,]*(?:\.\d+)?(?![\d,])"
+    r"|(?<![\w.,])\d[\d,]*(?:\.\d+)?\s+times(?!\w)"
 )
 _COUNTED_RE = re.compile(r"(?<!\w)(?:how many|sum of|quanti|quante|somma d)(?!\w)")
 _PERCENT_RE = re.compile(r"(?<!\w)(?:percentage|percent|per cent|percentuale)(?!\w)|%")
@@ -183,6 +188,7 @@ _FY = r"(?:fy\s*'?|fiscal\s+(?:year\s+)?)"
 _PERIOD_RE = re.compile(
     r"(?<![\w.,])(?:"
     r"(?:this|current|last|previous|prior|next)\s+(?:fiscal\s+)?(?:year|half|quarter|month)"
+    r"|(?P<date>\d{1,2}/\d{1,2}/(?:\d{4}|\d{2}))"
     rf"|(?:{_FY})?(?:\d{{4}}|\d{{2}})\s*-?\s*[qh]\d+"
     rf"|[qh]\d+\s*[-/ ]?\s*(?:{_FY})?(?:\d{{4}}|\d{{2}})"
     r"|\d{4}-(?:0[1-9]|1[0-2])"
@@ -337,7 +343,13 @@ def read_question(
     scanned = rest
     for match in _PERIOD_RE.finditer(scanned):
         try:
-            period = parse_period(match.group(0), reference, glossary.fiscal_year_start_month)
+            if match["date"]:  # "12/31/10": the fiscal year holding that day, as in headers
+                label = dated_period(match["date"], glossary.fiscal_year_start_month)
+                if label is None:
+                    raise PeriodError(f"no such date {match['date']!r}")
+                period = parse_period(label, reference, glossary.fiscal_year_start_month)
+            else:
+                period = parse_period(match.group(0), reference, glossary.fiscal_year_start_month)
         except PeriodError:
             if bad_period is None:
                 bad_period = match.group(0)
@@ -369,8 +381,10 @@ def read_question(
         word = " ".join(which.group(0).split())
     elif found is not None and found.lastgroup is not None:
         operation, word = Operation[found.lastgroup], found.group(0)
-        if operation is Operation.RATIO and "proportion" in word and _PERCENT_RE.search(rest):
+        if operation is Operation.RATIO and word != "ratio" and _PERCENT_RE.search(rest):
             operation = Operation.SHARE  # "the proportion, in percentage, of X over Y"
+        if word in ("less", "minus") and _CONSTANT_RE.search(rest):
+            operation, word = Operation.LOOKUP, ""  # "X less an initial $100": a constant
     elif len(set(periods)) >= 2 or year_range is not None or len(set(metrics)) >= 2:
         summed = _SUM_RE.search("".join(outside_metrics))
         if summed is not None and not _EACH_RE.search(rest):

@@ -27,7 +27,7 @@ from ragspine.errors import IngestError
 from ragspine.glossary import DEFAULT_CHANNEL, Glossary, MetricKind, Term, TermType
 from ragspine.security import Sensitivity
 from ragspine.structured.facts import Fact, FactKey, Scale, utc_now
-from ragspine.structured.headers import dated_period
+from ragspine.structured.headers import captioned_period, dated_period
 from ragspine.structured.ingest import RowProgress
 from ragspine.structured.numbers import parse_value, shown
 from ragspine.structured.tables import read_json_file
@@ -135,6 +135,23 @@ def _period_of(header: str, glossary: Glossary) -> str | None:
     return dated_period(header, glossary.fiscal_year_start_month)
 
 
+def _column_periods(columns: Iterable[str], glossary: Glossary) -> dict[str, str | None]:
+    """The period of each column header: a year or a date, or a caption over one
+    (``pension plans 2018``) when every captioned column of the table shares that caption (one
+    column group); two different captions (``gross goodwill at ...``, ``net goodwill at ...``)
+    are columns of different things, and neither is read as a period."""
+    start = glossary.fiscal_year_start_month
+    periods = {column: _period_of(column, glossary) for column in columns}
+    captioned = {
+        column: found
+        for column, period in periods.items()
+        if period is None and (found := captioned_period(column, start)) is not None
+    }
+    if len({caption.casefold() for caption, _ in captioned.values()}) == 1:
+        periods.update({column: period for column, (_, period) in captioned.items()})
+    return periods
+
+
 _UNIT_ONLY = re.compile(
     r"^[\s()$%]*(?:amount|amounts|in|thousands|millions|billions|dollars|\$|\(|\)|\s)*$",
     re.IGNORECASE,
@@ -204,8 +221,9 @@ def import_convfinqa(
             if resolved is None:
                 new_entities.setdefault(entity, Term(TermType.ENTITY, entity, ticker.upper()))
         table, transposed = _oriented(_table(filing, source_name), glossary)
+        periods = _column_periods(table, glossary)
         for column, rows in table.items():
-            dated = _period_of(column, glossary)
+            dated = periods[column]
             if dated is None:
                 reason = "column header is not a year or a year-end date"
                 skipped.append(Skip(filing_id, column, "", reason))

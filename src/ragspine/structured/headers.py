@@ -3,7 +3,8 @@
 Report tables head their columns with the date a balance is struck or a year ends more often
 than with a year: ``At December 31, 2019``, ``As at 31 March 2019``, ``52 weeks ended 30 June
 2019``, ``for the years ended december 31 , 2017``, ``12/31/2016``, ``december 30 2006``,
-``31-dec-2013``. Such a
+``31-dec-2013``, ``dec . 31 2008`` (a tokenizer's spaced abbreviation), ``as of december
+2012`` (a month: its last day). Such a
 header names the fiscal year that contains the date (:func:`ragspine.periods.period_of_date`),
 also for a 52/53-week year that ends in early January (``1/3/2015`` is FY2015: moving it to the
 year before was measured and made more TAT-QA and ConvFinQA answers wrong, not fewer). Headers
@@ -13,6 +14,7 @@ not periods.
 
 from __future__ import annotations
 
+import calendar
 import re
 from datetime import date
 
@@ -26,10 +28,11 @@ _MONTH_NUMBERS = {name[:3]: number for number, name in enumerate(_MONTHS.split("
 _DATED = re.compile(
     r"(?:(?:balance\s+)?(?:at|as\s+at|as\s+of|(?:for\s+the\s+)?(?:fiscal\s+)?years?\s+ended"
     r"|\d+\s+weeks\s+ended|ended)\s+)?"
-    rf"(?:(?P<m1>{_MONTHS})\.?\s+(?P<d1>\d{{1,2}})\s*,?\s*(?P<y1>\d{{4}})"
+    rf"(?:(?P<m1>{_MONTHS})\s*\.?\s+(?P<d1>\d{{1,2}})\s*,?\s*(?P<y1>\d{{4}})"
     rf"|(?P<d2>\d{{1,2}})\s+(?P<m2>{_MONTHS})\.?\s*,?\s*(?P<y2>\d{{4}})"
     r"|(?P<m3>\d{1,2})/(?P<d3>\d{1,2})/(?P<y3>\d{4}|\d{2})"
-    rf"|(?P<d4>\d{{1,2}})-(?P<m4>{_MONTHS})-(?P<y4>\d{{4}}|\d{{2}}))",
+    rf"|(?P<d4>\d{{1,2}})-(?P<m4>{_MONTHS})-(?P<y4>\d{{4}}|\d{{2}})"
+    rf"|(?P<m5>{_MONTHS})\s*\.?\s*,?\s*(?P<y5>\d{{4}}))",
     re.IGNORECASE,
 )
 
@@ -41,6 +44,9 @@ def dated_period(text: str, fiscal_start_month: int = 1) -> str | None:
         return None
     if found["m3"]:
         month, day, year = int(found["m3"]), int(found["d3"]), int(found["y3"])
+    elif found["m5"]:  # a month: its last day
+        month, year = _MONTH_NUMBERS[found["m5"].casefold()[:3]], int(found["y5"])
+        day = calendar.monthrange(year, month)[1]
     else:
         name = (found["m1"] or found["m2"] or found["m4"]).casefold()[:3]
         month, day = _MONTH_NUMBERS[name], int(found["d1"] or found["d2"] or found["d4"])
@@ -51,6 +57,37 @@ def dated_period(text: str, fiscal_start_month: int = 1) -> str | None:
     except ValueError:
         return None
     return period_of_date(when, PeriodKind.YEAR, fiscal_start_month).label
+
+
+_CAPTIONED = re.compile(r"^(?P<caption>.*?[^\W\d_].*?)\s+(?P<period>(?:19|20)\d{2})$")
+_NOT_A_CAPTION = re.compile(
+    r"(?<!\w)(?:months?|quarters?|weeks?|half|halves|change|changes|v|vs|versus|to|through"
+    r"|from|since|until|high|low|first|second|third|fourth)(?!\w)|%|(?:19|20)\d{2}",
+    re.IGNORECASE,
+)
+
+
+def captioned_period(text: str, fiscal_start_month: int = 1) -> tuple[str, str] | None:
+    """``(caption, fiscal-year label)`` of a header that is a caption over a year or a date
+    (``pension plans 2018``, ``shipment volume for the years ended december 31 , 2012``,
+    ``( losses ) earnings 2015``), footnote marks aside; None when the caption names a shorter
+    span, a change or another year (``three months ended dec . 28 2013``, ``% change 2014 v
+    2013``, ``2002 high``). The caller decides whether a caption may be read past: only when
+    every captioned column of a table shares it (one column group)."""
+    cleaned = footnote_free(text)
+    words = cleaned.split()
+    for cut in range(1, len(words)):
+        caption, rest = " ".join(words[:cut]), " ".join(words[cut:])
+        dated = dated_period(rest, fiscal_start_month)
+        if dated is None:
+            plain = _CAPTIONED.fullmatch(cleaned)
+            if plain is None or cut != len(words) - 1:
+                continue
+            dated = f"FY{plain['period']}"
+        if _NOT_A_CAPTION.search(caption) or not any(ch.isalpha() for ch in caption):
+            return None
+        return caption.rstrip(" ,"), dated
+    return None
 
 
 _FOOTNOTE = re.compile(r"\(\s*[0-9a-z]{1,2}\s*\)|\s*\*+$", re.IGNORECASE)
