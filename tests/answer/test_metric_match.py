@@ -303,3 +303,55 @@ def test_a_long_hostile_question_is_read_in_linear_time() -> None:
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def test_a_row_holding_every_word_the_question_says_is_the_fallback() -> None:
+    """When no row's words all appear in the question, the question's own words are looked
+    for in the rows: one row holding them all is the match, several are a tie named back, and
+    a row that adds a word turning it into another thing (``non-``, ``less:``) is not it."""
+    from ragspine.answer.metric_match import match_by_question_words
+
+    rows = {
+        "cgd": ("capital gain distributions received",),
+        "loss": ("net loss recognized on fund holdings",),
+        "nonrec": ("less : proportional non-recoverable environmental capital expenditures",),
+        "t1": ("tier 1 capital",),
+        "t1r": ("tier 1 capital ratio",),
+    }
+    assert match_metrics("What was the change in capital gain distributions?", rows) == (
+        match_metrics("", rows)
+    )  # the strict reading finds nothing: "received" is not said
+    found = match_by_question_words(
+        "What was the change in capital gain distributions from 2008 to 2009?", rows
+    )
+    assert found.metrics == ("cgd",) and not found.ambiguous
+    tie = match_by_question_words("What was the tier 1 capital in 2008?", rows)
+    assert tie.metrics == () and set(tie.ambiguous) == {"t1", "t1r"}
+    recoverable = "What are the proportional recoverable environmental capital expenditures?"
+    assert not match_by_question_words(recoverable, rows).found
+    assert not match_by_question_words("What was it in 2019?", rows).found  # says nothing
+    assert not match_by_question_words("What were the lease payments in 2019?", rows).found
+
+
+def test_the_fallback_answers_end_to_end(tmp_path: Path) -> None:
+    """Through ``Workspace.ask``: the row the question names in fewer words is answered,
+    and the assumption is visible as the row's own label in the sentence."""
+    ws = Workspace.init(tmp_path / "ws")
+    table = {
+        year: {"capital gain distributions received": cgd, "net loss recognized on fund": -1.0}
+        for year, cgd in (("2008", 5.6), ("2009", 2.0))
+    }
+    filing = {"id": "Single_ACME/2010/page_22.pdf-1", "doc": {"table": table}}
+    source = tmp_path / "filings.json"
+    source.write_text(json.dumps([filing]), "utf-8")
+    ws.ingest_convfinqa(source)
+    answer = ws.ask(
+        "What was the change in capital gain distributions from 2008 to 2009?",
+        AskOptions(entity="ACME"),
+        principal=PUBLIC,
+    )
+    assert answer.status is AnswerStatus.ANSWERED, answer.text
+    change = [f for f in answer.figures if f.kind is FigureKind.CHANGE]
+    assert change and change[0].value is not None and float(change[0].value.value) == -3.6
+    assert "capital gain distributions received" in change[0].text
+    ws.close()

@@ -233,3 +233,49 @@ def match_metrics(
     used = sorted(frozenset().union(*(h.places for h in kept)))
     spans = tuple((tokens[i][1], tokens[i][2]) for i in used)
     return MetricMatch(tuple(h.code for h in kept), spans=spans)
+
+
+def operation_stems(words: str) -> frozenset[str]:
+    """The stems of ``words`` (an operation's wording)."""
+    return frozenset(stem for stem, _, _ in _words(words))
+
+
+_TURNING = frozenset({"non", "not", "no", "un", "less", "minus", "exclud", "except", "other"})
+"""Stems that turn a row into another thing (``non-recoverable``, ``less: ...``, ``other
+...``): a row holding one the question does not say is not what the question names."""
+_YEAR_WORD = re.compile(r"^(?:19|20)\d{2}$")
+
+
+def match_by_question_words(
+    question: str,
+    candidates: Mapping[str, Sequence[str]],
+    extra_plain: frozenset[str] = frozenset(),
+) -> MetricMatch:
+    """The fallback when no candidate's words all appear in ``question``: the candidates whose
+    spelling holds every word the question says about a figure (its words less joining
+    words, plain question words, years and months, and ``extra_plain``): ``capital gain
+    distributions`` names ``capital gain distributions received``. One such candidate is the
+    match; several are ambiguous (the answer names them); none, or a question saying nothing
+    of its own, is no match."""
+    plain = {_stem(w) for w in _PLAIN} | _JOINING | extra_plain
+    said = [
+        (stem, start, end)
+        for stem, start, end in _words(question)
+        if stem not in plain and stem not in _MONTHS and not _YEAR_WORD.match(stem)
+    ]
+    wanted = frozenset(stem for stem, _, _ in said)
+    if not wanted or all(stem.isdigit() for stem in wanted):
+        return MetricMatch()
+    fitting = [
+        code
+        for code, spellings in candidates.items()
+        if any(
+            wanted <= (words := spelling_words(spelling)) and not (words - wanted) & _TURNING
+            for spelling in spellings
+        )
+    ]
+    if len(fitting) > 1:
+        return MetricMatch(ambiguous=tuple(sorted(fitting)))
+    if not fitting:
+        return MetricMatch()
+    return MetricMatch((fitting[0],), spans=tuple((start, end) for _, start, end in said))

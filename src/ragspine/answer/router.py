@@ -24,7 +24,13 @@ from ragspine.answer.extractive import answer_from_snippets
 from ragspine.answer.generate import answer_from_reply, generate_answer
 from ragspine.answer.history import Turn, check_history
 from ragspine.answer.locale import Locale, parse_locale, text
-from ragspine.answer.metric_match import MetricMatch, match_metrics, unexplained_words
+from ragspine.answer.metric_match import (
+    MetricMatch,
+    match_by_question_words,
+    match_metrics,
+    operation_stems,
+    unexplained_words,
+)
 from ragspine.answer.options import AskChannel, AskOptions
 from ragspine.answer.question import (
     Operation,
@@ -124,6 +130,8 @@ def _stored_reading(
         return replace(reading, unexplained=tuple(unexplained)) if unexplained else reading
     pairs = reading.operation in _PAIRS
     match = match_metrics(asked, candidates, pairs=pairs)
+    if not match.found and not reading.metrics and not pairs:
+        match = match_by_question_words(asked, candidates, _operation_stems(reading))
     if not match.found:
         return reading
     found = read_question(asked, glossary, reference_date, match)
@@ -138,6 +146,12 @@ def _stored_reading(
 
 
 _PAIRS = (Operation.SHARE, Operation.RATIO)
+
+
+def _operation_stems(reading: QuestionReading) -> frozenset[str]:
+    """The stems of the words that asked for the operation (``variation``, ``less``): they
+    say what to compute, not which figure."""
+    return operation_stems(reading.operation_word)
 
 
 def ask(
