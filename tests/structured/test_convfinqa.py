@@ -77,7 +77,7 @@ def _filing(filing_id: str, table: dict[str, dict[str, float]]) -> dict[str, obj
 
 def test_filing_entities_keep_two_tables_of_one_company_and_year_apart(tmp_path: Path) -> None:
     """Two pages of one 2008 filing both have a ``total`` row for 2008. Under tickers they
-    collide and one is reported as ambiguous; with ``entities="filing"`` each page is its own
+    collide: neither is kept (no guess) and both are reported as ambiguous; with ``entities="filing"`` each page is its own
     entity, and each question about a page finds that page's figure."""
     import json
 
@@ -92,8 +92,8 @@ def test_filing_entities_keep_two_tables_of_one_company_and_year_apart(tmp_path:
     source.write_text(json.dumps([first, second]), "utf-8")
     by_ticker = Workspace.init(tmp_path / "a")
     result, _ = by_ticker.ingest_convfinqa(source)
-    assert len(result.facts) == 1
-    assert "ambiguous" in result.skipped[0].reason
+    assert result.facts == ()
+    assert len(result.skipped) == 2 and all("ambiguous" in s.reason for s in result.skipped)
     by_filing = Workspace.init(tmp_path / "b")
     result, _ = by_filing.ingest_convfinqa(source, entities="filing")
     assert not result.skipped
@@ -146,3 +146,51 @@ def test_header_dates_and_captions(tmp_path: Path) -> None:
     # the goodwill table's two captions are two different things: both columns reported
     skipped = [s.column for s in result.skipped if s.filing_id == "Single_X/2010/page_1.pdf"]
     assert len(skipped) == 2
+
+
+def test_a_single_column_naming_no_period_is_read_by_dated_rows(tmp_path: Path) -> None:
+    """A net-revenue bridge under ``amount ( in millions )``: ``2015 net revenue`` and ``2016
+    net revenue`` name their years, so they are the metric ``net revenue`` for FY2015 and
+    FY2016 (the locator keeps the row as written); the bridge rows between them name no
+    period and are reported, never dated by a guess. Two rows giving one key two values keep
+    neither."""
+    import json
+
+    bridge = {
+        "amount ( in millions )": {
+            "2015 net revenue": 1666.0,
+            "nuclear volume": -20.0,
+            "2016 net revenue": 1542.0,
+            "balance december 31 2016": 7.0,
+        }
+    }
+    clash = {"( in thousands )": {"2015 sales": 1.0, "sales 2015": 2.0}}  # one key, twice
+    twice = {"amount": {"2015 sales": 1.0}, "other": {"x": 1.0}}
+    source = tmp_path / "c.json"
+    source.write_text(
+        json.dumps(
+            [
+                _filing("Single_ETR/2017/page_26.pdf-1", bridge),
+                _filing("Single_Q/2016/page_1.pdf", clash),
+                _filing("Single_Z/2016/page_1.pdf", twice),
+            ]
+        ),
+        "utf-8",
+    )
+    ws = Workspace.init(tmp_path / "ws")
+    result, _ = ws.ingest_convfinqa(source)
+    read = {(f.entity, f.metric, f.period): f.value for f in result.facts}
+    assert read == {
+        ("etr", "net_revenue", "FY2015"): Decimal("1666.0"),
+        ("etr", "net_revenue", "FY2016"): Decimal("1542.0"),
+        ("etr", "balance", "FY2016"): Decimal("7.0"),
+    }  # neither of Q's two values for sales in FY2015 is kept
+    assert sum("ambiguous" in s.reason for s in result.skipped) == 2
+    located = {f.locator for f in result.facts if f.entity == "etr"}
+    assert any("row '2015 net revenue'" in loc for loc in located)
+    reasons = {(s.row, s.reason) for s in result.skipped if s.filing_id.startswith("Single_ETR")}
+    assert ("nuclear volume", "neither the column header nor the row label names a period") in (
+        reasons
+    )
+    # two value columns that name no period: the rows are not read as dated (which column?)
+    assert not any(f.entity == "z" for f in result.facts)

@@ -9,8 +9,11 @@ a glossary code, with the label as an alias; locator = filing id, page, column a
 
 What is skipped, and said: columns that are not plain years (``december 31 2017``, ``2008 high``),
 cells holding ``2014.0`` (the source's em dash, U+2014, read as a number: a missing value), empty
-row labels, and a key already given by another table of the same filing year (ambiguous). A later
-filing's value for a key replaces an earlier filing's (restatement); the replaced one is reported.
+row labels, and a key given twice with different values by the same filing year (ambiguous:
+neither value is kept). A later filing's value for a key replaces an earlier filing's
+(restatement); the replaced one is reported. A table with one value column that names no period
+(``amount ( in millions )``) is read by its rows when a row label names the period itself
+(``2015 net revenue``, ``balance december 31 2005``); its other rows are reported.
 """
 
 from __future__ import annotations
@@ -73,6 +76,9 @@ def filing_entity(filing_id: str) -> str:
     return FILING_PREFIX + re.sub(r"[^a-z0-9]+", "-", filing_id.casefold()).strip("-")
 
 
+_AMBIGUOUS = "same row, entity and year twice with different values (ambiguous: neither kept)"
+
+
 def metric_code(label: str) -> str:
     """A glossary code for a row label: lower-case words joined by underscores."""
     code = re.sub(r"[^a-z0-9]+", "_", label.casefold()).strip("_")
@@ -133,6 +139,23 @@ def _period_of(header: str, glossary: Glossary) -> str | None:
     if _YEAR.match(header.strip()):
         return f"FY{header.strip()}"
     return dated_period(header, glossary.fiscal_year_start_month)
+
+
+_YEAR_FIRST = re.compile(r"^(?P<year>(?:19|20)\d{2})\s+(?P<rest>[^\W\d_].*)$")
+
+
+def _row_period(label: str, glossary: Glossary) -> tuple[str, str] | None:
+    """``(metric label, period)`` of a row label that names its period, under a table's one
+    value column that names none: ``2015 net revenue`` (a year first), ``balance december 31
+    2005`` or ``liability at december 31 2008`` (a caption over a date)."""
+    found = _YEAR_FIRST.match(label)
+    if found is not None:
+        return found["rest"], f"FY{found['year']}"
+    captioned = captioned_period(label, glossary.fiscal_year_start_month)
+    if captioned is None:
+        return None
+    caption = re.sub(r"\s+(?:at|as of|on)$", "", captioned[0])
+    return (caption, captioned[1]) if caption else None
 
 
 def _column_periods(columns: Iterable[str], glossary: Glossary) -> dict[str, str | None]:
@@ -201,6 +224,7 @@ def import_convfinqa(
     new_metrics: dict[str, Term] = {}
     new_entities: dict[str, Term] = {}
     chosen: dict[FactKey, tuple[int, Fact]] = {}
+    ambiguous: set[FactKey] = set()
     skipped: list[Skip] = []
     ordered = sorted(filings, key=lambda f: str(f["id"]))
     for done, filing in enumerate(ordered, start=1):
@@ -224,16 +248,26 @@ def import_convfinqa(
         periods = _column_periods(table, glossary)
         for column, rows in table.items():
             dated = periods[column]
-            if dated is None:
+            by_row = dated is None and len(table) == 1  # one value column: rows may be dated
+            if dated is None and not by_row:
                 reason = "column header is not a year or a year-end date"
                 skipped.append(Skip(filing_id, column, "", reason))
                 continue
-            period = dated
             for row_label, cell in rows.items():
                 label = " ".join(str(row_label).split())
                 if not label:
                     skipped.append(Skip(filing_id, column, "", "empty row label"))
                     continue
+                name = label
+                if dated is not None:
+                    period = dated
+                else:
+                    named = _row_period(label, glossary)
+                    if named is None:
+                        reason = "neither the column header nor the row label names a period"
+                        skipped.append(Skip(filing_id, column, label, reason))
+                        continue
+                    name, period = named
                 try:
                     value = parse_value(cell)
                 except IngestError:
@@ -244,7 +278,7 @@ def import_convfinqa(
                         Skip(filing_id, column, label, "2014.0 stands for a dash (missing value)")
                     )
                     continue
-                metric = metric_for_label(label, glossary, new_metrics)
+                metric = metric_for_label(name, glossary, new_metrics)
                 fact = Fact(
                     metric,
                     entity,
@@ -264,6 +298,9 @@ def import_convfinqa(
                     f"{filing_year}",
                     now,
                 )
+                if fact.key in ambiguous:
+                    skipped.append(Skip(filing_id, column, label, _AMBIGUOUS))
+                    continue
                 previous = chosen.get(fact.key)
                 if previous is None or previous[1].value == fact.value:
                     chosen.setdefault(fact.key, (filing_year, fact))
@@ -277,16 +314,12 @@ def import_convfinqa(
                         )
                     )
                     chosen[fact.key] = (filing_year, fact)
-                else:
-                    skipped.append(
-                        Skip(
-                            filing_id,
-                            column,
-                            label,
-                            "same row label and year in another table of this "
-                            "filing year (ambiguous)",
-                        )
-                    )
+                else:  # neither value is chosen: both are reported
+                    ambiguous.add(fact.key)
+                    del chosen[fact.key]
+                    first = previous[1]
+                    skipped.append(Skip(first.source_doc_id, "", first.locator, _AMBIGUOUS))
+                    skipped.append(Skip(filing_id, column, label, _AMBIGUOUS))
     if progress is not None:
         progress(len(ordered), len(ordered))
     return ConvFinQAImport(
