@@ -77,8 +77,9 @@ def _filing(filing_id: str, table: dict[str, dict[str, float]]) -> dict[str, obj
 
 def test_filing_entities_keep_two_tables_of_one_company_and_year_apart(tmp_path: Path) -> None:
     """Two pages of one 2008 filing both have a ``total`` row for 2008. Under tickers they
-    collide: neither is kept (no guess) and both are reported as ambiguous; with ``entities="filing"`` each page is its own
-    entity, and each question about a page finds that page's figure."""
+    collide: neither is kept (no guess) and both are reported as ambiguous; with
+    ``entities="filing"`` each page is its own entity, and each question about a page finds
+    that page's figure."""
     import json
 
     import pytest
