@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import replace
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -354,4 +355,54 @@ def test_the_fallback_answers_end_to_end(tmp_path: Path) -> None:
     change = [f for f in answer.figures if f.kind is FigureKind.CHANGE]
     assert change and change[0].value is not None and float(change[0].value.value) == -3.6
     assert "capital gain distributions received" in change[0].text
+    ws.close()
+
+
+def _filing_workspace(tmp_path: Path, table: dict[str, dict[str, float]]) -> Workspace:
+    ws = Workspace.init(tmp_path / "ws")
+    source = tmp_path / "filings.json"
+    source.write_text(json.dumps([{"id": "Single_ACME/2018/page_1.pdf", "doc": {"table": table}}]))
+    ws.ingest_convfinqa(source)
+    return ws
+
+
+def test_a_ratio_of_one_metric_in_two_years_follows_the_question_order(tmp_path: Path) -> None:
+    ws = _filing_workspace(
+        tmp_path, {"2016": {"gallons hedged": 27.0}, "2017": {"gallons hedged": 12.0}}
+    )
+    for question, value in (
+        ("What was the ratio of the 2016 gallons hedged to 2017?", Fraction(27, 12)),
+        ("What was the ratio of the gallons hedged in 2017 to those in 2016?", Fraction(12, 27)),
+    ):
+        answer = ws.ask(question, AskOptions(entity="ACME"), principal=PUBLIC)
+        ratios = [f for f in answer.figures if f.kind is FigureKind.RATIO]
+        assert answer.status is AnswerStatus.ANSWERED and len(ratios) == 1, answer.text
+        assert ratios[0].value is not None and ratios[0].value.value == value
+    # a share names its whole: one metric is not divided by itself in another year
+    share = ws.ask(
+        "What were gallons hedged as a percentage of revenue in 2016 and 2017?",
+        AskOptions(entity="ACME"),
+        principal=PUBLIC,
+    )
+    assert share.status is not AnswerStatus.ANSWERED
+    assert not [f for f in share.figures if f.kind is FigureKind.SHARE]
+    ws.close()
+
+
+def test_a_more_specific_stored_row_explains_what_a_generic_one_leaves_out(
+    tmp_path: Path,
+) -> None:
+    """``total`` is a glossary spelling and a stored row; the question also says
+    ``residential mortgages``, which the stored row ``total residential mortgages`` explains:
+    that row is answered, rather than asking which figure."""
+    rows = {"total residential mortgages": 1356.0, "total": 2255.0, "other": 32.0}
+    ws = _filing_workspace(tmp_path, {"2013": rows})
+    answer = ws.ask(
+        "What was the total of residential mortgages in 2013?",
+        AskOptions(entity="ACME"),
+        principal=PUBLIC,
+    )
+    assert answer.status is AnswerStatus.ANSWERED, answer.text
+    found = [f.result for f in answer.figures if f.result is not None]
+    assert [r.metric for r in found] == ["total_residential_mortgages"]
     ws.close()

@@ -123,12 +123,19 @@ def _stored_reading(
         code: (terms[code].label, *terms[code].aliases) if code in terms else (code,)
         for code in codes
     }
+    pairs = reading.operation in _PAIRS
     if reading.metrics and codes.issuperset(reading.metrics):
         # The glossary's exact spellings are all stored metrics: kept, unless the question
-        # also says words of other stored metrics that they lack.
+        # also says words of other stored metrics that they lack; then a stored row that the
+        # loose reading finds and that explains every such word is the one meant ("the
+        # total of residential mortgages": "total residential mortgages", not "total").
         unexplained = unexplained_words(asked, MetricMatch(reading.metrics), candidates)
-        return replace(reading, unexplained=tuple(unexplained)) if unexplained else reading
-    pairs = reading.operation in _PAIRS
+        if not unexplained:
+            return reading
+        match = match_metrics(asked, candidates, pairs=pairs)
+        if match.metrics and not unexplained_words(asked, match, candidates):
+            return read_question(asked, glossary, reference_date, match)
+        return replace(reading, unexplained=tuple(unexplained))
     match = match_metrics(asked, candidates, pairs=pairs)
     if not match.found and not reading.metrics and not pairs:
         match = match_by_question_words(asked, candidates, _operation_stems(reading))

@@ -673,34 +673,50 @@ def _ratio(
     level: int,
 ) -> AnswerStatus | FiguresPart:
     """A share (``X as a percentage of Y``) or a ratio (``ratio of X to Y``) of two metrics, or
-    of one metric for two entities, per period."""
+    of one metric for two entities, per period; or, for a ratio, of one metric and entity in two
+    periods, in the order the question names them (``the ratio of the 2016 hedged gallons to
+    2017``)."""
     percent = reading.operation is Operation.SHARE
     metrics = list(reading.metrics)
     if len(metrics) == 2 and _is_total(builder, metrics[0]) and not _is_total(builder, metrics[1]):
         metrics.reverse()  # "what percentage of total X is Y": the total is the whole
+    channel = builder.channel
+    pairs: list[tuple[FactKey, FactKey]]
     if len(metrics) >= 2:
-        pairs = [((metrics[0], entities[0]), (metrics[1], entities[0]))]
+        pairs = [
+            (
+                FactKey(metrics[0], entities[0], p, channel),
+                FactKey(metrics[1], entities[0], p, channel),
+            )
+            for p in periods
+        ]
     elif len(entities) >= 2:
-        pairs = [((metrics[0], entities[0]), (metrics[0], entities[1]))]
+        pairs = [
+            (
+                FactKey(metrics[0], entities[0], p, channel),
+                FactKey(metrics[0], entities[1], p, channel),
+            )
+            for p in periods
+        ]
+    elif not percent and len(reading.periods) == 2 and len(set(reading.periods)) == 2:
+        # a share names its whole ("as a percentage of revenue"): one metric over two years
+        # is only read as a ratio ("the ratio of X in 2016 to 2017")
+        first, second = (FactKey(metrics[0], entities[0], p, channel) for p in reading.periods)
+        pairs = [(first, second)]
     else:
         known = [(code, t.label) for code, t in builder.glossary.metrics.terms.items()]
         label = builder.glossary.metrics.terms[metrics[0]].label
         return _clarify(
             text(builder.locale, "needs_two_metrics", metric=label, examples=_examples(known))
         )
-    _check_items(len(pairs) * len(periods))
+    _check_items(len(pairs))
     answered = False
-    for period in periods:
-        for (m1, e1), (m2, e2) in pairs:
-            builder.lookups += 2
-            result = ratio(
-                store,
-                numerator=FactKey(m1, e1, period, builder.channel),
-                denominator=FactKey(m2, e2, period, builder.channel),
-                percent=percent,
-                max_level=level,
-            )
-            answered |= _ratio_sentence(builder, result, period)
+    for numerator, denominator in pairs:
+        builder.lookups += 2
+        result = ratio(
+            store, numerator=numerator, denominator=denominator, percent=percent, max_level=level
+        )
+        answered |= _ratio_sentence(builder, result)
     return AnswerStatus.ANSWERED if answered else AnswerStatus.REFUSED
 
 
@@ -709,19 +725,19 @@ def _is_total(builder: _Builder, metric: str) -> bool:
     return "total" in builder.glossary.metrics.terms[metric].label.casefold().split()
 
 
-def _ratio_sentence(builder: _Builder, result: RatioResult, period: str) -> bool:
+def _ratio_sentence(builder: _Builder, result: RatioResult) -> bool:
     for key, fact in (
         (result.numerator, result.numerator_fact),
         (result.denominator, result.denominator_fact),
     ):
         if fact is None:
-            builder.missing(key.metric, key.entity, period)
+            builder.missing(key.metric, key.entity, key.period)
         else:
             builder.fact_ref(fact)
 
     def name(key: FactKey) -> str:
         labels = builder.labels(key.metric, key.entity)
-        return f"{labels['entity']} {labels['metric']}{labels['channel']} {period}"
+        return f"{labels['entity']} {labels['metric']}{labels['channel']} {key.period}"
 
     kind = FigureKind.SHARE if result.percent else FigureKind.RATIO
     what = text(
