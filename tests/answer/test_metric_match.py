@@ -406,3 +406,48 @@ def test_a_more_specific_stored_row_explains_what_a_generic_one_leaves_out(
     found = [f.result for f in answer.figures if f.result is not None]
     assert [r.metric for r in found] == ["total_residential_mortgages"]
     ws.close()
+
+
+def test_a_part_larger_than_its_whole_is_refused_not_reversed(tmp_path: Path) -> None:
+    """``the percentage of X in the total Y`` asks for a part of a whole: when the first
+    figure is the larger one the part and the whole were mixed up, and the answer says so
+    instead of giving 399 %. ``X as a percentage of Y`` names its order and may exceed 100."""
+    rows = {"trade receivables": 39.9, "three to six months": 10.0}
+    ws = _filing_workspace(tmp_path, {"2019": rows})
+    mixed = ws.ask(
+        "What is the percentage of the trade receivables that are three to six months in "
+        "the total in 2019?",
+        AskOptions(entity="ACME"),
+        principal=PUBLIC,
+    )
+    assert mixed.status is AnswerStatus.REFUSED, mixed.text
+    assert not [f for f in mixed.figures if f.kind is FigureKind.SHARE]
+    assert "say which figure is the whole" in mixed.text
+    explicit = ws.ask(
+        "What were trade receivables as a percentage of three to six months in 2019?",
+        AskOptions(entity="ACME"),
+        principal=PUBLIC,
+    )
+    shares = [f for f in explicit.figures if f.kind is FigureKind.SHARE]
+    assert explicit.status is AnswerStatus.ANSWERED and len(shares) == 1, explicit.text
+    assert shares[0].value is not None and shares[0].value.value == Fraction(399)
+    ws.close()
+
+
+def test_every_figure_of_the_kind_asked_is_scored() -> None:
+    """A share asked for two years gives two shares; both are the prediction (the gold lists
+    both), not only the last one."""
+    from ragspine.answer.types import Answer, Figure
+    from ragspine.eval.qa import predicted_numbers, score_numbers
+    from ragspine.graph.values import ExactNumber
+
+    shares = tuple(
+        Figure(FigureKind.SHARE, "s", (), value=ExactNumber.of(v), unit="%") for v in (55, 50)
+    )
+    answer = Answer("structured", status=AnswerStatus.ANSWERED, figures=shares)
+    from ragspine.answer.question import Operation
+
+    predicted = predicted_numbers(answer, Operation.SHARE)
+    assert [v for v, _, _ in predicted] == [55, 50]
+    assert score_numbers(predicted, ["55%", "50%"], "")
+    assert not score_numbers(predicted, ["50%"], "")

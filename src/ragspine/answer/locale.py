@@ -66,6 +66,10 @@ _EN: dict[str, str] = {
     "reason_missing": "some of its inputs have no stored fact",
     "reason_zero": "the value it divides by is zero",
     "reason_units": "its inputs are in different units",
+    "reason_part_exceeds_whole": (
+        "the first figure is larger than the second, so it is no share of it; say which "
+        "figure is the whole"
+    ),
     "rounded": "rounded; exactly {fraction}",
     "assume_entity_call": "Entity: {entity} (the question names none; the entity given with it).",
     "assume_entity_default": (
@@ -224,6 +228,10 @@ _IT: dict[str, str] = {
     "reason_missing": "alcuni dati di partenza non hanno un fatto memorizzato",
     "reason_zero": "il divisore è zero",
     "reason_units": "i dati di partenza hanno unità diverse",
+    "reason_part_exceeds_whole": (
+        "il primo valore è maggiore del secondo, quindi non ne è una quota; indicare quale "
+        "valore è il totale"
+    ),
     "rounded": "arrotondato; esattamente {fraction}",
     "assume_entity_call": (
         "Entità: {entity} (la domanda non ne nomina una; l'entità indicata con la domanda)."

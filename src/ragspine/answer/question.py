@@ -79,7 +79,7 @@ _OPERATION_WORDS: tuple[tuple[Operation, str], ...] = (
         r"|quota (?:di|del|della|dei|delle|sul|sulla)|percentuale (?:di|del|della|dei|delle)",
     ),
     (Operation.RATIO, r"ratio|rapporto|(?:as a )?proportion of|in relation to"),
-    (Operation.AVERAGE, r"(?<!weighted )(?:average|mean)|media|medio"),
+    (Operation.AVERAGE, r"(?<!weighted )(?<!weighted-)(?:average|mean)|media|medio"),
     (
         Operation.CHANGE,
         r"change|changed|changes|grow|grew|grown|growth|increase|increased|decrease|decreased"

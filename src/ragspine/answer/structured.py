@@ -710,13 +710,14 @@ def _ratio(
             text(builder.locale, "needs_two_metrics", metric=label, examples=_examples(known))
         )
     _check_items(len(pairs))
+    part_in_whole = percent and not reading.operation_word.startswith("as a ")
     answered = False
     for numerator, denominator in pairs:
         builder.lookups += 2
         result = ratio(
             store, numerator=numerator, denominator=denominator, percent=percent, max_level=level
         )
-        answered |= _ratio_sentence(builder, result)
+        answered |= _ratio_sentence(builder, result, part_in_whole=part_in_whole)
     return AnswerStatus.ANSWERED if answered else AnswerStatus.REFUSED
 
 
@@ -725,7 +726,10 @@ def _is_total(builder: _Builder, metric: str) -> bool:
     return "total" in builder.glossary.metrics.terms[metric].label.casefold().split()
 
 
-def _ratio_sentence(builder: _Builder, result: RatioResult) -> bool:
+def _ratio_sentence(builder: _Builder, result: RatioResult, *, part_in_whole: bool) -> bool:
+    """One ratio or share and its facts; ``part_in_whole``: the question asks for a part's
+    share of a whole (``the percentage of X in the total Y``), not for ``X as a percentage of
+    Y``, which says the order itself and may exceed 100 %."""
     for key, fact in (
         (result.numerator, result.numerator_fact),
         (result.denominator, result.denominator_fact),
@@ -753,6 +757,13 @@ def _ratio_sentence(builder: _Builder, result: RatioResult) -> bool:
         return False
     top, bottom = result.numerator_fact, result.denominator_fact
     assert top is not None and bottom is not None
+    part_of_whole = result.percent and part_in_whole and top.metric != bottom.metric
+    if part_of_whole and result.value.value > 0 and result.value.value > 100:
+        # "the percentage of X in the total Y" is at most the whole: a part above it means
+        # the question's part and whole were not told apart (which one is the total?)
+        reason = text(builder.locale, "reason_part_exceeds_whole")
+        builder.add(text(builder.locale, "not_computable", what=what, reason=reason), ())
+        return False
     expression = f"{builder.number(top.value)} / {builder.number(bottom.value)}"
     if top.scale != bottom.scale:
         expression += f" ({top.scale.value} / {bottom.scale.value})"

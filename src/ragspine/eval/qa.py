@@ -317,19 +317,18 @@ def predicted_numbers(
     answer: Answer, asked: Operation | None = None
 ) -> list[tuple[Fraction, Scale | None, str]]:
     """The numbers an answer gives: its computed figures of the kind the question asked for
-    (``asked``, read from the question the way the router reads it; the last computed figure
-    when none is of that kind), else the facts it found."""
+    (``asked``, read from the question the way the router reads it: every one, a share per
+    year asked; the last computed figure when none is of that kind), else the facts it
+    found."""
     for figure in answer.figures:
         if figure.kind is FigureKind.PERIODS:  # a period is answered by its (fiscal) year
             years = [_PERIOD_YEAR.search(p) for p in figure.periods]
             return [(Fraction(int(y[1])), None, "") for y in years if y is not None]
     computed = [f for f in answer.figures if f.kind is not FigureKind.FACT and f.value is not None]
     wanted = [f for f in computed if asked is not None and f.kind is _ASKED.get(asked)]
-    computed = wanted or computed
-    if computed:
-        last = computed[-1]
-        assert last.value is not None
-        return [(last.value.value, last.scale, last.unit or "")]
+    chosen = wanted or computed[-1:]  # one per period or pair asked ("... in 2017 and 2018")
+    if chosen:
+        return [(f.value.value, f.scale, f.unit or "") for f in chosen if f.value is not None]
     found = []
     for figure in answer.figures:
         result = figure.result
