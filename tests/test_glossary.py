@@ -39,6 +39,19 @@ def test_find_terms_respects_word_boundaries(glossary) -> None:  # type: ignore[
     assert (TermType.CHANNEL, "online") in found
 
 
+def test_a_spelling_without_a_letter_is_never_found() -> None:
+    """A table row called ``$ 2014`` (a garbled header) became a metric with code ``2014``;
+    found in questions, it took every year 2014 for itself."""
+    text = example_glossary_text() + '\n[metrics.2014]\nlabel = "$ 2014"\n'
+    glossary = parse_glossary(tomllib.loads(text))
+    assert glossary.metrics.resolve("$ 2014") == "2014"  # still resolvable by name
+    hits = glossary.find_terms("ACME net sales from 2014 to 2015, $ 2014")
+    assert {(h.type, h.code) for h in hits} == {
+        (TermType.ENTITY, "acme"),
+        (TermType.METRIC, "revenue"),
+    }
+
+
 def test_alias_claimed_twice_names_both() -> None:
     doc = tomllib.loads(
         '[metrics.revenue]\nlabel="Revenue"\naliases=["sales"]\n'

@@ -332,7 +332,9 @@ class Glossary:
         )
 
     def find_terms(self, text: str) -> list[TermHit]:
-        """Every glossary term in ``text``, longest match first, on word boundaries.
+        """Every glossary term in ``text``, longest match first, on word boundaries; a
+        spelling without a letter (``2014``, ``$ 2014``) is never found, since it would take
+        a year or an amount of the text for a term.
 
         Scans like a regular expression of every spelling, longest first, between ``(?<!\\w)``
         and ``(?!\\w)``: from left to right, at each position where a word may start, the
@@ -408,7 +410,8 @@ def _term_index(glossary: Glossary) -> _TermIndex:
         owners: dict[str, tuple[TermType, str]] = {}
         for vocab in (glossary.metrics, glossary.entities, glossary.channels):
             for key, code in vocab.index.items():
-                owners.setdefault(key, (vocab.type, code))
+                if any(ch.isalpha() for ch in key):  # "2014", "$ 2014": a number, no name
+                    owners.setdefault(key, (vocab.type, code))
         heads: dict[str, int] = {}
         for spelling in owners:
             found = _WORD_END.search(spelling, 1)

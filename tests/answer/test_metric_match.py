@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import replace
+from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
 
@@ -451,3 +452,26 @@ def test_every_figure_of_the_kind_asked_is_scored() -> None:
     assert [v for v, _, _ in predicted] == [55, 50]
     assert score_numbers(predicted, ["55%", "50%"], "")
     assert not score_numbers(predicted, ["50%"], "")
+
+
+def test_the_fallback_runs_when_the_glossary_term_found_is_not_stored(tmp_path: Path) -> None:
+    """``total`` is a glossary metric (other tables have a ``total`` row) that this entity
+    does not store; the row holding the question's other words is answered. A row adding
+    more than two words to the question's is narrower than what it asks, and not taken."""
+    ws = _filing_workspace(
+        tmp_path,
+        {"2003": {"inventories net": 527.7, "employee severance and related costs": 7.0}},
+    )
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps([{"id": "Single_B/2003/page_2.pdf", "doc": {"table": {
+        "2003": {"total": 1.0}}}}]))  # fmt: skip
+    ws.ingest_convfinqa(other)
+    answer = ws.ask(
+        "What was the total of inventories in 2003?", AskOptions(entity="ACME"), principal=PUBLIC
+    )
+    found = [f.result for f in answer.figures if f.result is not None]
+    assert answer.status is AnswerStatus.ANSWERED, answer.text
+    assert [(r.metric, r.value) for r in found] == [("inventories_net", Decimal("527.7"))]
+    narrower = ws.ask("What were costs in 2003?", AskOptions(entity="ACME"), principal=PUBLIC)
+    assert narrower.status is not AnswerStatus.ANSWERED
+    ws.close()

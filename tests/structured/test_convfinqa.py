@@ -195,3 +195,24 @@ def test_a_single_column_naming_no_period_is_read_by_dated_rows(tmp_path: Path) 
     )
     # two value columns that name no period: the rows are not read as dated (which column?)
     assert not any(f.entity == "z" for f in result.facts)
+
+
+def test_numbers_and_dates_are_no_figure_names(tmp_path: Path) -> None:
+    """``$ 1150786`` above a column of years is a garbled first value, not a series: the
+    table is not turned into a metric of that name; a row ``$ 2014`` or ``30 september`` is
+    no metric either (both reported)."""
+    import json
+
+    filings = [
+        _filing("Single_ETR/2003/page_1.pdf", {"$ 1150786": {"2004": 30.2, "2005": 40.0}}),
+        _filing("Single_ETR/2004/page_2.pdf", {"2004": {"$ 2014": 1.0, "30 september": 2.0,
+                                                        "sinking fund": 3.0}}),
+    ]  # fmt: skip
+    source = tmp_path / "c.json"
+    source.write_text(json.dumps(filings), "utf-8")
+    ws = Workspace.init(tmp_path / "ws")
+    result, _ = ws.ingest_convfinqa(source)
+    assert [(f.metric, f.period) for f in result.facts] == [("sinking_fund", "FY2004")]
+    reasons = {(s.row, s.reason) for s in result.skipped}
+    assert ("$ 2014", "row label names no figure (only numbers or dates)") in reasons
+    assert ("30 september", "row label names no figure (only numbers or dates)") in reasons

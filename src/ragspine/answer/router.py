@@ -137,7 +137,7 @@ def _stored_reading(
             return read_question(asked, glossary, reference_date, match)
         return replace(reading, unexplained=tuple(unexplained))
     match = match_metrics(asked, candidates, pairs=pairs)
-    if not match.found and not reading.metrics and not pairs:
+    if not match.found and not pairs:  # the glossary's metrics, if any, are not stored here
         match = match_by_question_words(asked, candidates, _operation_stems(reading))
     if not match.found:
         return reading

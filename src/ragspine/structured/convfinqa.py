@@ -158,6 +158,21 @@ def _row_period(label: str, glossary: Glossary) -> tuple[str, str] | None:
     return (caption, captioned[1]) if caption else None
 
 
+_MONTH_WORDS = frozenset(
+    re.split(
+        r"\s+",
+        "january february march april may june july august september october november "
+        "december jan feb mar apr jun jul aug sep sept oct nov dec",
+    )
+)
+
+
+def _names_a_figure(label: str) -> bool:
+    """Whether a row label has a word that is not a month: ``$ 2014`` or ``30 september``
+    (a garbled header or a date) is not the name of a figure."""
+    return any(word not in _MONTH_WORDS for word in re.findall(r"[^\W\d_]+", label.casefold()))
+
+
 def _column_periods(columns: Iterable[str], glossary: Glossary) -> dict[str, str | None]:
     """The period of each column header: a year or a date, or a caption over one
     (``pension plans 2018``) when every captioned column of the table shares that caption (one
@@ -194,8 +209,8 @@ def _oriented(
     rows = {label for cells in table.values() for label in cells}
     if sum(1 for label in rows if _period_of(str(label), glossary)) < 2:
         return table, False
-    if any(_UNIT_ONLY.match(column) for column in table):
-        return table, False
+    if any(_UNIT_ONLY.match(column) or not _names_a_figure(column) for column in table):
+        return table, False  # "$ 1150786": a garbled first value, not a series name
     turned: dict[str, dict[str, Any]] = {}
     for column, cells in table.items():
         for label, cell in cells.items():
@@ -277,6 +292,10 @@ def import_convfinqa(
                     skipped.append(
                         Skip(filing_id, column, label, "2014.0 stands for a dash (missing value)")
                     )
+                    continue
+                if not _names_a_figure(name):
+                    reason = "row label names no figure (only numbers or dates)"
+                    skipped.append(Skip(filing_id, column, label, reason))
                     continue
                 metric = metric_for_label(name, glossary, new_metrics)
                 fact = Fact(
