@@ -475,3 +475,33 @@ def test_the_fallback_runs_when_the_glossary_term_found_is_not_stored(tmp_path: 
     narrower = ws.ask("What were costs in 2003?", AskOptions(entity="ACME"), principal=PUBLIC)
     assert narrower.status is not AnswerStatus.ANSWERED
     ws.close()
+
+
+def test_fallback_counts_words_said_and_keeps_numbers_and_operations_apart() -> None:
+    from ragspine.answer.metric_match import match_by_question_words, operation_stems
+
+    rows = {
+        "app": ("average price paid per share",),
+        "tc": ("total capital ( tier 1 and tier 2 )",),
+        "t1": ("tier 1 capital",),
+        "est": ("changes in estimated future development costs",),
+    }
+    # "average" and "share" are plain question words, but said: only "paid" is added
+    found = match_by_question_words("What was the average price per share in 2011?", rows)
+    assert found.metrics == ("app",)
+    # a number the row adds ("tier 1") tells rows apart: never taken as unsaid
+    assert not match_by_question_words("What was the tier 2 capital in 2008?", rows).found
+    # the operation's "change" does not also name the row "changes in ..."
+    question = "What was the net change in development costs from 2006 to 2007?"
+    assert not match_by_question_words(question, rows, operation_stems("change")).found
+    assert match_by_question_words(question, rows).metrics == ("est",)  # said, it would
+
+
+def test_the_net_of_a_net_change_is_the_operation_not_a_figure() -> None:
+    rows = {"ac": ("amortized cost",), "nu": ("net unrealized loss",)}
+    match = match_metrics("What is the net change in amortized cost during 2009?", rows)
+    assert match.metrics == ("ac",)
+    assert unexplained_words("What is the net change in amortized cost?", match, rows) == []
+    # "net" naming the figure still counts
+    net = match_metrics("What is the net amortized cost?", rows)
+    assert unexplained_words("What is the net amortized cost?", net, rows) == ["net"]

@@ -168,12 +168,28 @@ def unexplained_words(
     counted = _HOW_MANY.search(key)  # "how many categories": a count of rows, not a value
     if counted is not None and _stem(counted[1]) not in taken | plain:
         found.append(counted[1])
-    for stem, start, end in _words(question):
+    tokens = _words(question)
+    for index, (stem, start, end) in enumerate(tokens):
         if stem in taken or stem in plain or stem.isdigit() or stem in _MONTHS:
+            continue
+        if _net_of_operation(tokens, index):
             continue
         if stem in others:
             found.append(key[start:end])
     return list(dict.fromkeys(found))
+
+
+_NET_OPERATIONS = frozenset({"chang", "differ", "increas", "decreas"})
+
+
+def _net_of_operation(tokens: Sequence[tuple[str, int, int]], index: int) -> bool:
+    """Whether token ``index`` is the ``net`` of ``net change`` / ``net difference``: part of
+    the operation asked, not a word naming the figure."""
+    return (
+        tokens[index][0] == "net"
+        and index + 1 < len(tokens)
+        and tokens[index + 1][0] in _NET_OPERATIONS
+    )
 
 
 _HOW_MANY = re.compile(r"(?<!\w)how\s+many\s+(?:of\s+the\s+)?([^\W\d_]+)")
@@ -263,10 +279,17 @@ def match_by_question_words(
     match; several are ambiguous (the answer names them); none, or a question saying nothing
     of its own, is no match."""
     plain = {_stem(w) for w in _PLAIN} | _JOINING | extra_plain
+    tokens = _words(question)
+    # words said count as said, plain ones too, but not the operation's ("changes in ..."
+    # is not said by "the change in ...")
+    every = {stem for stem, _, _ in tokens} - extra_plain
     said = [
         (stem, start, end)
-        for stem, start, end in _words(question)
-        if stem not in plain and stem not in _MONTHS and not _YEAR_WORD.match(stem)
+        for index, (stem, start, end) in enumerate(tokens)
+        if stem not in plain
+        and stem not in _MONTHS
+        and not _YEAR_WORD.match(stem)
+        and not _net_of_operation(tokens, index)
     ]
     wanted = frozenset(stem for stem, _, _ in said)
     if not wanted or all(stem.isdigit() for stem in wanted):
@@ -276,8 +299,9 @@ def match_by_question_words(
         for code, spellings in candidates.items()
         if any(
             wanted <= (words := spelling_words(spelling))
-            and len(words - wanted) <= MAX_UNSAID
-            and not (words - wanted) & _TURNING
+            and len(unsaid := words - every) <= MAX_UNSAID
+            and not unsaid & _TURNING
+            and not any(stem.isdigit() for stem in unsaid)  # "tier 1" is not "tier 2"
             for spelling in spellings
         )
     ]
