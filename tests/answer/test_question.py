@@ -161,6 +161,11 @@ def test_the_base_of_a_change_and_a_span_of_years(
         # "less than" is a comparison, not a subtraction
         ("Was ACME's revenue in 2024 less than in 2023?", Operation.LOOKUP),
         ("What percentage was ACME's revenue in 2024?", Operation.LOOKUP),  # no "of": no share
+        (
+            "What percentage did ACME's revenue increase by from 2023 to 2024?",
+            (Operation.PERCENT_CHANGE),
+        ),
+        ("ACME revenue in F24 less its revenue in F23", Operation.CHANGE),
     ],
 )
 def test_operation_phrasings(glossary: Glossary, question: str, operation: Operation) -> None:
@@ -183,3 +188,9 @@ def test_a_written_date_is_the_fiscal_year_holding_it(glossary: Glossary) -> Non
     assert reading.operation is Operation.CHANGE
     # an impossible date is reported, not ignored
     assert read_question("ACME's revenue on 2/30/2019", glossary).bad_period == "2/30/2019"
+
+
+def test_f_and_two_digits_is_a_fiscal_year(glossary: Glossary) -> None:
+    reading = read_question("What was ACME's revenue in F19 and F18?", glossary)
+    assert reading.periods == ("FY2019", "FY2018")
+    assert read_question("the F150 revenue of ACME in 2024", glossary).periods == ("FY2024",)

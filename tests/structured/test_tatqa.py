@@ -85,6 +85,13 @@ def test_negative_percent_and_stated_scale_on_real_rows() -> None:
         ("2018 (4)", "FY2018"),
         ("2019  $\u2019000", "FY2019"),
         ("Q4 2019", "FY2019-Q4"),
+        ("F18 (3)", "FY2018"),
+        ("2018/2019", "FY2019"),  # a split year: the year it ends in
+        ("2018/19", "FY2019"),
+        ("2015/2014", None),  # two years, not one split year
+        ("2019/2017", None),
+        ("Year-ended 31 March 2019", "FY2019"),
+        ("F2019", None),
         ("As reported", None),
         ("Adjustments", None),
         ("Change", None),

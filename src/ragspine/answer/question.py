@@ -176,6 +176,11 @@ _CONSTANT_RE = re.compile(
     r"(?:(?:assumed|initial)\s+)*[$€£]?\s*\d[\d,]*(?:\.\d+)?(?![\d,])"
     r"|(?<![\w.,])\d[\d,]*(?:\.\d+)?\s+times(?!\w)"
 )
+_PERCENT_ASKED_RE = re.compile(
+    r"^\W*(?:by\s+)?(?:what|which)\s+(?:percentage|percent|%)(?!\s+(?:of|share)\b)"
+)
+"""A question that asks for a percentage (``what percentage did X increase by``): its
+change is a percentage change."""
 _COUNTED_RE = re.compile(r"(?<!\w)(?:how many|sum of|quanti|quante|somma d)(?!\w)")
 _PERCENT_RE = re.compile(r"(?<!\w)(?:percentage|percent|per cent|percentuale)(?!\w)|%")
 _EACH_RE = re.compile(r"(?<!\w)(?:respectively|rispettivamente|each)(?!\w)")
@@ -194,6 +199,7 @@ _PERIOD_RE = re.compile(
     r"|\d{4}-(?:0[1-9]|1[0-2])"
     rf"|(?:{_MONTH_NAMES})\.?\s*,?\s*\d{{4}}"
     rf"|{_FY}[0-9a-z']*\d[0-9a-z']*"
+    r"|f\d{2}"
     r"|(?:19|20)\d{2}"
     r")(?![\w]|[.,]\d)"
 )
@@ -383,6 +389,8 @@ def read_question(
         operation, word = Operation[found.lastgroup], found.group(0)
         if operation is Operation.RATIO and word != "ratio" and _PERCENT_RE.search(rest):
             operation = Operation.SHARE  # "the proportion, in percentage, of X over Y"
+        if operation is Operation.CHANGE and _PERCENT_ASKED_RE.search(rest):
+            operation = Operation.PERCENT_CHANGE  # "what percentage did sales increase by"
         if word in ("less", "minus") and _CONSTANT_RE.search(rest):
             operation, word = Operation.LOOKUP, ""  # "X less an initial $100": a constant
     elif len(set(periods)) >= 2 or year_range is not None or len(set(metrics)) >= 2:

@@ -26,7 +26,7 @@ _MONTHS = (
 )
 _MONTH_NUMBERS = {name[:3]: number for number, name in enumerate(_MONTHS.split("|")[:12], 1)}
 _DATED = re.compile(
-    r"(?:(?:balance\s+)?(?:at|as\s+at|as\s+of|(?:for\s+the\s+)?(?:fiscal\s+)?years?\s+ended"
+    r"(?:(?:balance\s+)?(?:at|as\s+at|as\s+of|(?:for\s+the\s+)?(?:fiscal\s+)?years?[\s-]+ended"
     r"|\d+\s+weeks\s+ended|ended)\s+)?"
     rf"(?:(?P<m1>{_MONTHS})\s*\.?\s+(?P<d1>\d{{1,2}})\s*,?\s*(?P<y1>\d{{4}})"
     rf"|(?P<d2>\d{{1,2}})\s+(?P<m2>{_MONTHS})\.?\s*,?\s*(?P<y2>\d{{4}})"
@@ -35,6 +35,20 @@ _DATED = re.compile(
     rf"|(?P<m5>{_MONTHS})\s*\.?\s*,?\s*(?P<y5>\d{{4}}))",
     re.IGNORECASE,
 )
+
+
+_SPLIT_YEAR = re.compile(r"(?:fy\s*)?(?P<first>(?:19|20)\d{2})\s*/\s*(?P<second>\d{4}|\d{2})", re.I)
+
+
+def split_year_period(text: str) -> str | None:
+    """The fiscal year of a split-year header (``2018/2019``, ``2018/19``, ``FY 2018/19``):
+    the year it ends in; None unless the two years follow each other."""
+    found = _SPLIT_YEAR.fullmatch(" ".join(text.split()))
+    if found is None:
+        return None
+    first, second = int(found["first"]), found["second"]
+    end = int(second) if len(second) == 4 else first // 100 * 100 + int(second)
+    return f"FY{end}" if end == first + 1 else None
 
 
 def dated_period(text: str, fiscal_start_month: int = 1) -> str | None:

@@ -41,7 +41,7 @@ from ragspine.periods import parse_period
 from ragspine.security import Sensitivity
 from ragspine.structured.convfinqa import metric_for_label
 from ragspine.structured.facts import Fact, FactKey, Scale, utc_now
-from ragspine.structured.headers import dated_period, footnote_free
+from ragspine.structured.headers import dated_period, footnote_free, split_year_period
 from ragspine.structured.ingest import RowProgress
 from ragspine.structured.numbers import parse_value, shown
 from ragspine.structured.tables import read_json_file
@@ -176,7 +176,7 @@ def header_period(text: str, fiscal_start_month: int = 1) -> str | None:
             return parse_period(candidate, None, fiscal_start_month).label
         except PeriodError:
             pass
-        dated = dated_period(candidate, fiscal_start_month)
+        dated = dated_period(candidate, fiscal_start_month) or split_year_period(candidate)
         if dated is not None:
             return dated
     return None
