@@ -505,3 +505,20 @@ def test_the_net_of_a_net_change_is_the_operation_not_a_figure() -> None:
     # "net" naming the figure still counts
     net = match_metrics("What is the net amortized cost?", rows)
     assert unexplained_words("What is the net amortized cost?", net, rows) == ["net"]
+
+
+def test_two_rows_that_fit_equally_are_asked_back_end_to_end(tmp_path: Path) -> None:
+    """The tie reached the answer as 'unexplained words' with no metric (a positional
+    argument one place off), so the question went to the documents and was refused as 'no
+    relevant material'; it must ask which of the two rows is meant."""
+    ws = _filing_workspace(
+        tmp_path, {"2003": {"inventories net": 527.7, "inventory step-up": 3.0, "x y": 1.0}}
+    )
+    answer = ws.ask(
+        "What was the total of inventories in 2003?", AskOptions(entity="ACME"), principal=PUBLIC
+    )
+    assert answer.route == "structured", answer.route_reason
+    assert answer.status is AnswerStatus.NEEDS_CLARIFICATION
+    assert "inventories net" in answer.text and "inventory step-up" in answer.text
+    assert not answer.figures
+    ws.close()

@@ -411,7 +411,7 @@ def read_question(
         selection,
         constant.group(0) if (constant := _CONSTANT_RE.search(text)) else "",
         bool(_COUNTED_RE.search(text)),
-        metrics_found.ambiguous if metrics_found is not None else (),
+        ambiguous=metrics_found.ambiguous if metrics_found is not None else (),
     )
 
 
