@@ -522,3 +522,46 @@ def test_two_rows_that_fit_equally_are_asked_back_end_to_end(tmp_path: Path) -> 
     assert "inventories net" in answer.text and "inventory step-up" in answer.text
     assert not answer.figures
     ws.close()
+
+
+def test_a_part_in_parentheses_is_optional_and_before_names_another_figure() -> None:
+    from ragspine.answer.metric_match import with_optional_parts
+
+    rows = {
+        "ni": with_optional_parts(("Net income (loss)",)),
+        "tax": with_optional_parts(("Income tax expense (benefit)",)),
+    }
+    assert rows["ni"] == ("Net income (loss)", "Net income")
+    assert match_metrics("What was the net income in 2019?", rows).metrics == ("ni",)
+    assert match_metrics("What was the net income (loss) in 2019?", rows).metrics == ("ni",)
+    assert match_metrics("What was income tax expense in 2019?", rows).metrics == ("tax",)
+    # "income before income tax expense" is another figure than the tax expense
+    before = match_metrics("What was income before income tax expense in 2019?", rows)
+    assert "tax" not in before.metrics
+
+
+def test_a_percentage_asked_is_not_answered_by_a_stored_amount(tmp_path: Path) -> None:
+    """'What is the percentage of continuing operations in diluted earnings per share?' read
+    as a lookup of the amount ``continuing operations`` gave 113.6 for a percentage; the
+    amount is shown and the percentage refused. A stored percentage still answers."""
+    ws = Workspace.init(tmp_path / "ws")
+    source = tmp_path / "t.json"
+    table = [
+        ["", "2019", "2018"],
+        ["Continuing operations", "113.6", "123.1"],
+        ["Gross margin", "41.5%", "40.0%"],
+    ]
+    doc = {"table": {"uid": "u1", "table": table}, "paragraphs": [], "questions": []}
+    source.write_text(json.dumps([doc]), "utf-8")
+    ws.ingest_tatqa(source)
+    options = AskOptions(entity="u1")
+    amount = ws.ask(
+        "What is the percentage constitution of continuing operations in 2019?",
+        options,
+        principal=PUBLIC,
+    )
+    assert amount.status is AnswerStatus.REFUSED, amount.text
+    assert "stored as an amount, not a percentage" in amount.text
+    percent = ws.ask("What was the gross margin percentage in 2019?", options, principal=PUBLIC)
+    assert percent.status is AnswerStatus.ANSWERED, percent.text
+    ws.close()

@@ -70,6 +70,11 @@ _EN: dict[str, str] = {
         "the first figure is larger than the second, so it is no share of it; say which "
         "figure is the whole"
     ),
+    "percent_not_stored": (
+        "The question asks for a percentage, and {metric} is stored as an amount, not a "
+        "percentage: no percentage is given. Ask for it as a share of another figure (X as a "
+        "percentage of Y)."
+    ),
     "rounded": "rounded; exactly {fraction}",
     "assume_entity_call": "Entity: {entity} (the question names none; the entity given with it).",
     "assume_entity_default": (
@@ -231,6 +236,11 @@ _IT: dict[str, str] = {
     "reason_part_exceeds_whole": (
         "il primo valore è maggiore del secondo, quindi non ne è una quota; indicare quale "
         "valore è il totale"
+    ),
+    "percent_not_stored": (
+        "La domanda chiede una percentuale, e {metric} è memorizzato come importo, non come "
+        "percentuale: nessuna percentuale viene indicata. Chiederla come quota di un altro "
+        "valore (X in percentuale di Y)."
     ),
     "rounded": "arrotondato; esattamente {fraction}",
     "assume_entity_call": (

@@ -99,6 +99,10 @@ class _Hit:
     end: int
 
 
+_QUALIFYING = frozenset({"befor", "after", "exclud", "without", "except", "ex"})
+"""Stems that, right before a row's words, make the question name another figure: a row
+found right after one of them is not what the question asks for."""
+
 MAX_GAP = 0
 """How many other words (joining words aside) may sit between a spelling's words in the
 question: ``net sales of systems`` names ``Net sales``, ``net difference in sale`` does not."""
@@ -214,6 +218,8 @@ def match_metrics(
                 best = (words, window)
         if best is not None:
             words, (low, high) = best
+            if low and tokens[low - 1][0] in _QUALIFYING:
+                continue  # "income before income tax expense" does not name the tax expense
             places = frozenset(i for i in range(low, high + 1) if tokens[i][0] in words)
             hits.append(_Hit(code, words, places, tokens[low][1], tokens[high][2]))
     hits = [h for h in hits if not any(h.words < o.words for o in hits)]
@@ -249,6 +255,21 @@ def match_metrics(
     used = sorted(frozenset().union(*(h.places for h in kept)))
     spans = tuple((tokens[i][1], tokens[i][2]) for i in used)
     return MetricMatch(tuple(h.code for h in kept), spans=spans)
+
+
+_PARENTHESISED = re.compile(r"\([^()]*\)")
+
+
+def with_optional_parts(spellings: Sequence[str]) -> tuple[str, ...]:
+    """``spellings`` and, for each with a part in parentheses, the spelling without it: a
+    row called ``Net income (loss)`` or ``Other income (expense), net`` is named without its
+    alternative (``net income``); the full spelling stays, so saying the part still counts."""
+    shorter = [
+        " ".join(_PARENTHESISED.sub(" ", spelling).split())
+        for spelling in spellings
+        if "(" in spelling
+    ]
+    return tuple(dict.fromkeys([*spellings, *(s for s in shorter if spelling_words(s))]))
 
 
 def operation_stems(words: str) -> frozenset[str]:

@@ -256,6 +256,9 @@ class QuestionReading:
     ambiguous: tuple[str, ...] = ()
     """Metrics that tie for the same words of the question (:mod:`ragspine.answer.metric_match`):
     the answer asks which one rather than guessing."""
+    percent_asked: bool = False
+    """The question says ``percentage`` / ``percent`` / ``%`` outside its metrics' names: a
+    stored amount that is no percentage does not answer it as a lookup."""
 
     @property
     def calculation(self) -> bool:
@@ -412,6 +415,7 @@ def read_question(
         constant.group(0) if (constant := _CONSTANT_RE.search(text)) else "",
         bool(_COUNTED_RE.search(text)),
         ambiguous=metrics_found.ambiguous if metrics_found is not None else (),
+        percent_asked=bool(_PERCENT_RE.search(rest)),
     )
 
 

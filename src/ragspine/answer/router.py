@@ -30,6 +30,7 @@ from ragspine.answer.metric_match import (
     match_metrics,
     operation_stems,
     unexplained_words,
+    with_optional_parts,
 )
 from ragspine.answer.options import AskChannel, AskOptions
 from ragspine.answer.question import (
@@ -120,7 +121,9 @@ def _stored_reading(
         return reading
     terms = glossary.metrics.terms
     candidates = {
-        code: (terms[code].label, *terms[code].aliases) if code in terms else (code,)
+        code: with_optional_parts((terms[code].label, *terms[code].aliases))
+        if code in terms
+        else (code,)
         for code in codes
     }
     pairs = reading.operation in _PAIRS

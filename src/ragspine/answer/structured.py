@@ -443,6 +443,13 @@ def _lookups(
                     builder.found(result)
                 else:
                     builder.missing(metric, entity, period)
+    amounts = [f.result for f in builder.figures if f.result is not None and f.result.unit != "%"]
+    if found and reading.percent_asked and reading.operation is Operation.LOOKUP and amounts:
+        # "what is the percentage of X in Y" read as a lookup of X: the stored amount shown
+        # is not the percentage asked for, and no share is computed from it
+        label = builder.labels(amounts[0].metric or "", amounts[0].entity or "")["metric"]
+        builder.add(text(builder.locale, "percent_not_stored", metric=label), ())
+        return AnswerStatus.REFUSED
     if found:
         return AnswerStatus.ANSWERED
     if len(builder.sentences) == 1:  # one lookup: the fixed refusal of query_metric
