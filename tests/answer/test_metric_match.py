@@ -565,3 +565,23 @@ def test_a_percentage_asked_is_not_answered_by_a_stored_amount(tmp_path: Path) -
     percent = ws.ask("What was the gross margin percentage in 2019?", options, principal=PUBLIC)
     assert percent.status is AnswerStatus.ANSWERED, percent.text
     ws.close()
+
+
+def test_x_less_y_subtracts_the_second_named_metric_in_one_period(tmp_path: Path) -> None:
+    """'the total capital in 2008 less tier 1 capital' took only 'tier 1 capital' (no joiner
+    between the two) and answered its change from 2007: a wrong number. It is the first
+    figure minus the second, in the year named; 'less than' stays a comparison."""
+    rows = {"total capital ( tier 1 and tier 2 )": 108.4, "tier 1 capital": 71.0}
+    ws = _filing_workspace(
+        tmp_path, {"2008": rows, "2007": {"total capital ( tier 1 and tier 2 )": 121.6}}
+    )
+    answer = ws.ask(
+        "What is the total capital in 2008 less tier 1 capital?",
+        AskOptions(entity="ACME"),
+        principal=PUBLIC,
+    )
+    computed = [f for f in answer.figures if f.kind is not FigureKind.FACT]
+    assert answer.status is AnswerStatus.ANSWERED and len(computed) == 1, answer.text
+    assert computed[0].value is not None and computed[0].value.value == Fraction("37.4")
+    assert [i.period for i in computed[0].inputs] == ["FY2008", "FY2008"]
+    ws.close()

@@ -49,7 +49,7 @@ _MONTHS = frozenset(
         "jan feb mar apr jun jul aug sep sept oct nov dec",
     )
 )
-_JOINED = re.compile(r"(?<!\w)(?:and|e|vs\.?|versus)(?!\w)|,|;|/|&")
+_JOINED = re.compile(r"(?<!\w)(?:and|e|vs\.?|versus|less|minus)(?!\w)|,|;|/|&")
 
 _stemmer = Stemmer.Stemmer("english")
 

@@ -361,6 +361,9 @@ def answer_figures(
             assumptions.append(text(locale, "assume_period_latest", period=periods[0], **named))
 
     one = len(periods) == 1 and len(entities) == 1 and len(reading.metrics) == 1
+    subtracted = reading.operation_word in ("less", "minus")  # X less Y: not a year's change
+    if reading.operation in (*_CHANGES, Operation.AVERAGE) and one and not reading.cues:
+        one = not subtracted
     if reading.operation in (*_CHANGES, Operation.AVERAGE) and one and not reading.cues:
         only = parse_period(periods[0], None, glossary.fiscal_year_start_month)
         if only.kind is PeriodKind.YEAR:  # "the change in 2019": from 2018; "the 2019 average"
@@ -495,6 +498,11 @@ def _compared(
     operation = reading.operation
     if operation is Operation.SUM and len(reading.metrics) > 1 and len(items) == 1:
         return _metrics_sum(builder, reading.metrics, entities[0], periods[0], store, level)
+    subtracted = reading.operation_word in ("less", "minus")
+    if subtracted and len(reading.metrics) == 2 and len(items) == 1:  # "X less Y in 2008"
+        return _metrics_sum(
+            builder, reading.metrics, entities[0], periods[0], store, level, subtract=True
+        )
     if len(items) < 2:
         if operation is Operation.PERCENT_CHANGE:
             return _clarify(text(builder.locale, "needs_two_items"))
@@ -534,9 +542,12 @@ def _metrics_sum(
     period: str,
     store: FactStore,
     level: int,
+    *,
+    subtract: bool = False,
 ) -> AnswerStatus:
     """``the sum of X and Y in 2012``: several metrics of one entity and period, added when
-    every one is stored in the same unit, currency and scale."""
+    every one is stored in the same unit, currency and scale; ``subtract``: ``X less Y`` (two
+    metrics, in the order the question names them), the first minus the second."""
     keys = [FactKey(metric, entity, period, builder.channel) for metric in metrics]
     builder.lookups += len(keys)
     stored = store.lookup_many(keys, max_level=level)
@@ -549,8 +560,10 @@ def _metrics_sum(
             ref = FactRef.of(key, fact)
             builder.fact_ref(ref)
             refs.append(ref)
-    names = " + ".join(builder.labels(m, entity)["metric"] for m in metrics)
-    what = text(builder.locale, "sum", metric=names, channel="", items=period)
+    sign = f" {MINUS} " if subtract else " + "
+    names = sign.join(builder.labels(m, entity)["metric"] for m in metrics)
+    what = text(builder.locale, "difference" if subtract else "sum", metric=names, channel="",
+                items=period)  # fmt: skip
     if len(refs) < len(keys):
         reason = text(builder.locale, "reason_missing")
         builder.add(text(builder.locale, "not_computable", what=what, reason=reason), ())
@@ -561,11 +574,12 @@ def _metrics_sum(
         builder.add(text(builder.locale, "not_computable", what=what, reason=reason), ())
         return AnswerStatus.REFUSED
     unit, currency, scale = measures.pop()
-    total = sum((r.stored.value for r in refs), Decimal(0))
+    values = [r.stored.value for r in refs]
+    total = values[0] - sum(values[1:], Decimal(0)) if subtract else sum(values, Decimal(0))
     builder.computed(
-        FigureKind.SUM,
+        FigureKind.CHANGE if subtract else FigureKind.SUM,
         what,
-        " + ".join(builder.number(r.stored.value) for r in refs),
+        sign.join(builder.number(value) for value in values),
         ExactNumber.of(total),
         unit_words(unit, currency, scale, builder.kind(metrics[0]), builder.locale),
         refs,
