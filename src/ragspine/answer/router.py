@@ -132,13 +132,14 @@ def _stored_reading(
         # also says words of other stored metrics that they lack; then a stored row that the
         # loose reading finds and that explains every such word is the one meant ("the
         # total of residential mortgages": "total residential mortgages", not "total").
+        # The loose reading is also taken when it finds every glossary metric and more ("the
+        # total capital less tier 1 capital": the row "total capital (tier 1 and tier 2)" too).
         unexplained = unexplained_words(asked, MetricMatch(reading.metrics), candidates)
-        if not unexplained:
-            return reading
         match = match_metrics(asked, candidates, pairs=pairs)
-        if match.metrics and not unexplained_words(asked, match, candidates):
+        better = bool(unexplained) or set(reading.metrics) < set(match.metrics)
+        if better and match.metrics and not unexplained_words(asked, match, candidates):
             return read_question(asked, glossary, reference_date, match)
-        return replace(reading, unexplained=tuple(unexplained))
+        return replace(reading, unexplained=tuple(unexplained)) if unexplained else reading
     match = match_metrics(asked, candidates, pairs=pairs)
     if not match.found and not pairs:  # the glossary's metrics, if any, are not stored here
         match = match_by_question_words(asked, candidates, _operation_stems(reading))
