@@ -166,6 +166,10 @@ def test_the_base_of_a_change_and_a_span_of_years(
             (Operation.PERCENT_CHANGE),
         ),
         ("ACME revenue in F24 less its revenue in F23", Operation.CHANGE),
+        (
+            "What is the percentage difference in ACME's revenue between 2023 and 2024?",
+            (Operation.PERCENT_CHANGE),
+        ),
     ],
 )
 def test_operation_phrasings(glossary: Glossary, question: str, operation: Operation) -> None:

@@ -66,7 +66,8 @@ CALCULATIONS = frozenset(
 _OPERATION_WORDS: tuple[tuple[Operation, str], ...] = (
     (
         Operation.PERCENT_CHANGE,
-        r"(?:percentage|percent|%) (?:change|increase|decrease|growth|rise|fall|decline)"
+        r"(?:percentage|percent|%) (?:change|increase|decrease|growth|rise|fall|decline"
+        r"|difference)"
         r"|change in percent|growth rate"
         r"|variazione percentuale|variazione %|crescita percentuale",
     ),
