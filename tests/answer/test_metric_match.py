@@ -460,18 +460,18 @@ def test_the_fallback_runs_when_the_glossary_term_found_is_not_stored(tmp_path: 
     more than two words to the question's is narrower than what it asks, and not taken."""
     ws = _filing_workspace(
         tmp_path,
-        {"2003": {"inventories net": 527.7, "employee severance and related costs": 7.0}},
+        {"2003": {"raw materials net": 527.7, "employee severance and related costs": 7.0}},
     )
     other = tmp_path / "other.json"
     other.write_text(json.dumps([{"id": "Single_B/2003/page_2.pdf", "doc": {"table": {
         "2003": {"total": 1.0}}}}]))  # fmt: skip
     ws.ingest_convfinqa(other)
     answer = ws.ask(
-        "What was the total of inventories in 2003?", AskOptions(entity="ACME"), principal=PUBLIC
+        "What was the total of raw materials in 2003?", AskOptions(entity="ACME"), principal=PUBLIC
     )
     found = [f.result for f in answer.figures if f.result is not None]
     assert answer.status is AnswerStatus.ANSWERED, answer.text
-    assert [(r.metric, r.value) for r in found] == [("inventories_net", Decimal("527.7"))]
+    assert [(r.metric, r.value) for r in found] == [("raw_materials_net", Decimal("527.7"))]
     narrower = ws.ask("What were costs in 2003?", AskOptions(entity="ACME"), principal=PUBLIC)
     assert narrower.status is not AnswerStatus.ANSWERED
     ws.close()
@@ -511,15 +511,14 @@ def test_two_rows_that_fit_equally_are_asked_back_end_to_end(tmp_path: Path) -> 
     """The tie reached the answer as 'unexplained words' with no metric (a positional
     argument one place off), so the question went to the documents and was refused as 'no
     relevant material'; it must ask which of the two rows is meant."""
-    ws = _filing_workspace(
-        tmp_path, {"2003": {"inventories net": 527.7, "inventory step-up": 3.0, "x y": 1.0}}
-    )
+    rows = {"raw materials net": 527.7, "raw materials step-up": 3.0, "x y": 1.0}
+    ws = _filing_workspace(tmp_path, {"2003": rows})
     answer = ws.ask(
-        "What was the total of inventories in 2003?", AskOptions(entity="ACME"), principal=PUBLIC
+        "What was the total of raw materials in 2003?", AskOptions(entity="ACME"), principal=PUBLIC
     )
     assert answer.route == "structured", answer.route_reason
     assert answer.status is AnswerStatus.NEEDS_CLARIFICATION
-    assert "inventories net" in answer.text and "inventory step-up" in answer.text
+    assert "raw materials net" in answer.text and "raw materials step-up" in answer.text
     assert not answer.figures
     ws.close()
 
@@ -585,3 +584,18 @@ def test_x_less_y_subtracts_the_second_named_metric_in_one_period(tmp_path: Path
     assert computed[0].value is not None and computed[0].value.value == Fraction("37.4")
     assert [i.period for i in computed[0].inputs] == ["FY2008", "FY2008"]
     ws.close()
+
+
+@pytest.mark.parametrize(
+    ("question", "stored"),
+    [
+        ("What were the sales in 2019?", "cost of sales"),  # found by review: a wrong number
+        ("What was revenue in 2019?", "deferred revenue"),
+        ("What was the change in cash from 2018 to 2019?", "restricted cash"),
+        ("What were sales in 2019?", "sales returns"),  # one word said: nothing added
+    ],
+)
+def test_the_fallback_never_takes_a_narrower_row(question: str, stored: str) -> None:
+    from ragspine.answer.metric_match import match_by_question_words
+
+    assert not match_by_question_words(question, {"x": (stored,)}).found

@@ -288,6 +288,25 @@ _TURNING = frozenset({"non", "not", "no", "un", "less", "minus", "exclud", "exce
 _YEAR_WORD = re.compile(r"^(?:19|20)\d{2}$")
 
 
+def _widens(spelling: str, wanted: frozenset[str], every: set[str]) -> bool:
+    """Whether ``spelling`` names what the question says (``wanted``) with at most
+    :data:`MAX_UNSAID` words of its own, all after the first word the question says: a row
+    that adds words in front of them is a narrower figure (``Cost of sales`` is not ``sales``,
+    ``Deferred revenue`` not ``revenue``), one that adds words after them says more of the
+    same (``Capital gain distributions received``). A question that says one word only
+    takes no row adding any (``sales`` is not ``Sales returns``)."""
+    words = spelling_words(spelling)
+    if not wanted <= words:
+        return False
+    unsaid = words - every
+    if unsaid and len(words & every) < 2:
+        return False
+    if len(unsaid) > MAX_UNSAID or unsaid & _TURNING or any(s.isdigit() for s in unsaid):
+        return False  # a number tells rows apart: "tier 1" is not "tier 2"
+    first = next(stem for stem, _, _ in _words(spelling) if stem not in _JOINING)
+    return first in every
+
+
 def match_by_question_words(
     question: str,
     candidates: Mapping[str, Sequence[str]],
@@ -318,13 +337,7 @@ def match_by_question_words(
     fitting = [
         code
         for code, spellings in candidates.items()
-        if any(
-            wanted <= (words := spelling_words(spelling))
-            and len(unsaid := words - every) <= MAX_UNSAID
-            and not unsaid & _TURNING
-            and not any(stem.isdigit() for stem in unsaid)  # "tier 1" is not "tier 2"
-            for spelling in spellings
-        )
+        if any(_widens(spelling, wanted, every) for spelling in spellings)
     ]
     if len(fitting) > 1:
         return MetricMatch(ambiguous=tuple(sorted(fitting)))
