@@ -24,8 +24,6 @@ FORMS = {
     "2024-03": "2024-03",
     "March 2024": "2024-03",
     "mar 2024": "2024-03",
-    "F19": "FY2019",  # a fiscal year written F + two digits (annual reports in AU / UK)
-    "Q3 F24": "FY2024-Q3",
 }
 
 

@@ -75,7 +75,7 @@ _MONTHS["sept"] = 9
 _MONTH_ALT = "|".join(sorted(_MONTHS, key=len, reverse=True))
 
 _Y = r"(?P<y>\d{4}|\d{2})"
-_FY = r"(?:fy\s*'?|fiscal\s+(?:year\s+)?|f(?=\d{2}$))"  # "F19": a fiscal year, two digits only
+_FY = r"(?:fy\s*'?|fiscal\s+(?:year\s+)?)"
 _PATTERNS: tuple[tuple[PeriodKind, re.Pattern[str]], ...] = tuple(
     (kind, re.compile(rf"^(?:{pattern})$"))
     for kind, pattern in (

@@ -159,6 +159,9 @@ def _clean(cell: str) -> str:
 _SPACED_YEAR = re.compile(r"(?<![\w.])((?:19|20)|(?:1 9|2 0)) ?(\d) ?(\d)(?![\w.])")
 
 
+_SHORT_FY = re.compile(r"f(\d{2})", re.IGNORECASE)
+
+
 def header_period(text: str, fiscal_start_month: int = 1) -> str | None:
     """The period label a column header names (``2019``, ``Fiscal Year 2018``, ``2019 €m``,
     ``2018 (4)``, ``2 0 1 9``, ``At December 31, 2019``), or None when it names none."""
@@ -176,6 +179,9 @@ def header_period(text: str, fiscal_start_month: int = 1) -> str | None:
             return parse_period(candidate, None, fiscal_start_month).label
         except PeriodError:
             pass
+        short = _SHORT_FY.fullmatch(candidate)
+        if short is not None:  # "F19" heads a fiscal year's column (AU / UK reports)
+            return f"FY20{short[1]}"
         dated = dated_period(candidate, fiscal_start_month) or split_year_period(candidate)
         if dated is not None:
             return dated
