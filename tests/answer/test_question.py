@@ -153,7 +153,15 @@ def test_the_base_of_a_change_and_a_span_of_years(
         ("What was ACME's average revenue in 2023 and 2024?", Operation.AVERAGE),
         ("What percentage was ACME's net income of sales in 2024?", Operation.SHARE),
         ("What portion of ACME's sales is net income in 2024?", Operation.SHARE),
-        ("ACME net income in relation to sales in 2024", Operation.RATIO),
+        ("How much did ACME net income represent in relation to sales in 2024?", (Operation.RATIO)),
+        # found by review: "in relation to" alone means "concerning", and a variance may be
+        # against a budget, not the year before
+        ("What was ACME's revenue in relation to the restructuring in 2024?", Operation.LOOKUP),
+        ("What was the revenue variance of ACME in 2024?", Operation.LOOKUP),
+        (
+            "What percentage did revenue of ACME increase by from 2023 to 2024?",
+            (Operation.PERCENT_CHANGE),
+        ),
         ("What percentage did ACME net income represent in relation to sales?", Operation.SHARE),
         ("What was the variation in ACME's revenue between 2023 and 2024?", Operation.CHANGE),
         ("What was the fluctuation of ACME's revenue from 2023 to 2024?", Operation.CHANGE),

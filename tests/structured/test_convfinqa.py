@@ -216,3 +216,38 @@ def test_numbers_and_dates_are_no_figure_names(tmp_path: Path) -> None:
     reasons = {(s.row, s.reason) for s in result.skipped}
     assert ("$ 2014", "row label names no figure (only numbers or dates)") in reasons
     assert ("30 september", "row label names no figure (only numbers or dates)") in reasons
+
+
+def test_a_later_filing_restates_in_any_file_order(tmp_path: Path) -> None:
+    """Filings are read in id order, so ``Double_X/2009`` comes before ``Single_X/2007``: the
+    2009 filing's figure still wins over the 2007 one (found by review: both were dropped as
+    ambiguous), and a later filing settles a year that one filing gave twice."""
+    import json
+
+    filings = [
+        _filing("Single_X/2007/page_1.pdf", {"2006": {"sales": 1.0}}),
+        _filing("Double_X/2009/page_2.pdf", {"2006": {"sales": 2.0}}),
+        _filing("Single_Y/2007/page_1.pdf", {"2006": {"sales": 1.0}}),
+        _filing("Single_Y/2007/page_2.pdf", {"2006": {"sales": 3.0}}),
+        _filing("Single_Y/2008/page_3.pdf", {"2006": {"sales": 4.0}}),
+    ]
+    source = tmp_path / "c.json"
+    source.write_text(json.dumps(filings), "utf-8")
+    ws = Workspace.init(tmp_path / "ws")
+    result, _ = ws.ingest_convfinqa(source)
+    read = {(f.entity, f.period): (f.value, f.source_doc_id) for f in result.facts}
+    assert read == {
+        ("x", "FY2006"): (Decimal("2.0"), "Double_X/2009/page_2.pdf"),
+        ("y", "FY2006"): (Decimal("4.0"), "Single_Y/2008/page_3.pdf"),
+    }
+    replaced = [s.filing_id for s in result.skipped if s.reason.startswith("replaced")]
+    assert "Single_X/2007/page_1.pdf" in replaced
+
+
+def test_captions_of_plans_spans_and_ratios_are_no_fiscal_year() -> None:
+    from ragspine.structured.headers import captioned_period, split_year_period
+
+    for header in ("q4 2012", "ytd 2019", "budget 2019", "pro forma 2012", "per share 2019",
+                   "% of total 2019", "forecast 2020"):  # fmt: skip
+        assert captioned_period(header) is None, header
+    assert split_year_period("1999/00") == "FY2000"

@@ -75,16 +75,16 @@ _OPERATION_WORDS: tuple[tuple[Operation, str], ...] = (
         Operation.SHARE,
         r"as a (?:percentage|percent|share) of|share of|percentage of|portion of"
         r"|(?:what|which) (?:percentage|percent|portion|fraction|share)"
-        r" (?:is|was|were|are|did|does|do)(?= .* of )"
+        r" (?:is|was|were|are)(?= .* of )"
         r"|in percentuale (?:di|del|della|dei|delle|sul|sulla|sui|sulle)"
         r"|quota (?:di|del|della|dei|delle|sul|sulla)|percentuale (?:di|del|della|dei|delle)",
     ),
-    (Operation.RATIO, r"ratio|rapporto|(?:as a )?proportion of|in relation to"),
+    (Operation.RATIO, r"ratio|rapporto|(?:as a )?proportion of|represent(?:s|ed)? in relation to"),
     (Operation.AVERAGE, r"(?<!weighted )(?<!weighted-)(?:average|mean)|media|medio"),
     (
         Operation.CHANGE,
         r"change|changed|changes|grow|grew|grown|growth|increase|increased|decrease|decreased"
-        r"|rise|rose|risen|fall|fell|fallen|decline|declined|difference|variation|variance"
+        r"|rise|rose|risen|fall|fell|fallen|decline|declined|difference|variation"
         r"|fluctuation|less(?! than)|minus"
         r"|variazione|variato|variata|cambiato|cambiata|crescita|cresciuto|cresciuta"
         r"|aumento|aumentato|aumentata|calo|calato|calata|diminuito|diminuita|differenza",

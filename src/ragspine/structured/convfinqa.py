@@ -76,6 +76,7 @@ def filing_entity(filing_id: str) -> str:
     return FILING_PREFIX + re.sub(r"[^a-z0-9]+", "-", filing_id.casefold()).strip("-")
 
 
+_REPLACED = "replaced by a later filing's value"
 _AMBIGUOUS = "same row, entity and year twice with different values (ambiguous: neither kept)"
 
 
@@ -239,7 +240,7 @@ def import_convfinqa(
     new_metrics: dict[str, Term] = {}
     new_entities: dict[str, Term] = {}
     chosen: dict[FactKey, tuple[int, Fact]] = {}
-    ambiguous: set[FactKey] = set()
+    ambiguous: dict[FactKey, int] = {}  # key -> the filing year that gave it twice
     skipped: list[Skip] = []
     ordered = sorted(filings, key=lambda f: str(f["id"]))
     for done, filing in enumerate(ordered, start=1):
@@ -317,24 +318,30 @@ def import_convfinqa(
                     f"{filing_year}",
                     now,
                 )
-                if fact.key in ambiguous:
-                    skipped.append(Skip(filing_id, column, label, _AMBIGUOUS))
+                unsettled = ambiguous.get(fact.key)
+                if unsettled is not None and filing_year <= unsettled:
+                    reason = _AMBIGUOUS if filing_year == unsettled else _REPLACED
+                    skipped.append(Skip(filing_id, column, label, reason))
                     continue
+                if unsettled is not None:  # a later filing settles an ambiguous year
+                    del ambiguous[fact.key]
                 previous = chosen.get(fact.key)
                 if previous is None or previous[1].value == fact.value:
                     chosen.setdefault(fact.key, (filing_year, fact))
+                elif filing_year < previous[0]:  # an older filing's figure, restated later
+                    skipped.append(Skip(filing_id, column, label, _REPLACED))
                 elif filing_year > previous[0]:
                     skipped.append(
                         Skip(
                             previous[1].source_doc_id,
                             column,
                             label,
-                            "replaced by a later filing's value",
+                            _REPLACED,
                         )
                     )
                     chosen[fact.key] = (filing_year, fact)
                 else:  # neither value is chosen: both are reported
-                    ambiguous.add(fact.key)
+                    ambiguous[fact.key] = filing_year
                     del chosen[fact.key]
                     first = previous[1]
                     skipped.append(Skip(first.source_doc_id, "", first.locator, _AMBIGUOUS))

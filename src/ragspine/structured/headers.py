@@ -48,6 +48,8 @@ def split_year_period(text: str) -> str | None:
         return None
     first, second = int(found["first"]), found["second"]
     end = int(second) if len(second) == 4 else first // 100 * 100 + int(second)
+    if len(second) == 2 and end <= first:  # 1999/00
+        end += 100
     return f"FY{end}" if end == first + 1 else None
 
 
@@ -73,31 +75,39 @@ def dated_period(text: str, fiscal_start_month: int = 1) -> str | None:
     return period_of_date(when, PeriodKind.YEAR, fiscal_start_month).label
 
 
-_CAPTIONED = re.compile(r"^(?P<caption>.*?[^\W\d_].*?)\s+(?P<period>(?:19|20)\d{2})$")
+_YEAR_WORD = re.compile(r"(?:19|20)\d{2}")
 _NOT_A_CAPTION = re.compile(
-    r"(?<!\w)(?:months?|quarters?|weeks?|half|halves|change|changes|v|vs|versus|to|through"
-    r"|from|since|until|high|low|first|second|third|fourth)(?!\w)|%|(?:19|20)\d{2}",
+    r"(?<!\w)(?:months?|quarters?|q[1-4]|h[12]|weeks?|half|halves|ytd|mtd|qtd|change|changes"
+    r"|v|vs|versus|to|through|from|since|until|high|low|first|second|third|fourth|budgets?"
+    r"|forecasts?|estimated?|estimates|plan|planned|target|targets|projected|projections?"
+    r"|pro|forma|outlook|guidance|per|percent|percentage|share)(?!\w)|%|(?:19|20)\d{2}",
     re.IGNORECASE,
 )
+"""Caption words that make a column something other than the fiscal year it names: a shorter
+span (``q4 2012``, ``ytd 2019``), a comparison, a plan rather than actuals (``budget 2019``,
+``pro forma 2012``), a ratio (``per share 2019``, ``% of total 2019``) or another year."""
+_LONGEST_DATE = 10
+"""The most words the date part of a header takes (``for the fiscal years ended december 31
+, 2012``): only that many cuts are tried, so a long header costs time in proportion to it."""
 
 
 def captioned_period(text: str, fiscal_start_month: int = 1) -> tuple[str, str] | None:
     """``(caption, fiscal-year label)`` of a header that is a caption over a year or a date
     (``pension plans 2018``, ``shipment volume for the years ended december 31 , 2012``,
     ``( losses ) earnings 2015``), footnote marks aside; None when the caption names a shorter
-    span, a change or another year (``three months ended dec . 28 2013``, ``% change 2014 v
-    2013``, ``2002 high``). The caller decides whether a caption may be read past: only when
-    every captioned column of a table shares it (one column group)."""
-    cleaned = footnote_free(text)
-    words = cleaned.split()
-    for cut in range(1, len(words)):
-        caption, rest = " ".join(words[:cut]), " ".join(words[cut:])
+    span, a plan, a ratio, a change or another year (``three months ended dec . 28 2013``,
+    ``budget 2019``, ``% change 2014 v 2013``, ``2002 high``). The caller decides whether a
+    caption may be read past: only when every captioned column of a table shares it (one
+    column group)."""
+    words = footnote_free(text).split()
+    for cut in range(max(1, len(words) - _LONGEST_DATE), len(words)):
+        rest = " ".join(words[cut:])
         dated = dated_period(rest, fiscal_start_month)
+        if dated is None and cut == len(words) - 1 and _YEAR_WORD.fullmatch(rest):
+            dated = f"FY{rest}"
         if dated is None:
-            plain = _CAPTIONED.fullmatch(cleaned)
-            if plain is None or cut != len(words) - 1:
-                continue
-            dated = f"FY{plain['period']}"
+            continue
+        caption = " ".join(words[:cut])
         if _NOT_A_CAPTION.search(caption) or not any(ch.isalpha() for ch in caption):
             return None
         return caption.rstrip(" ,"), dated
