@@ -75,7 +75,7 @@ _OPERATION_WORDS: tuple[tuple[Operation, str], ...] = (
         Operation.SHARE,
         r"as a (?:percentage|percent|share) of|share of|percentage of|portion of"
         r"|(?:what|which) (?:percentage|percent|portion|fraction|share)"
-        r" (?:is|was|were|are)(?= .* of )"
+        r" (?:is|was|were|are)(?= .{0,120}? of )"
         r"|in percentuale (?:di|del|della|dei|delle|sul|sulla|sui|sulle)"
         r"|quota (?:di|del|della|dei|delle|sul|sulla)|percentuale (?:di|del|della|dei|delle)",
     ),
@@ -85,6 +85,7 @@ _OPERATION_WORDS: tuple[tuple[Operation, str], ...] = (
         Operation.CHANGE,
         r"change|changed|changes|grow|grew|grown|growth|increase|increased|decrease|decreased"
         r"|rise|rose|risen|fall|fell|fallen|decline|declined|difference|variation"
+        r"|variance"
         r"|fluctuation|less(?! than)|minus"
         r"|variazione|variato|variata|cambiato|cambiata|crescita|cresciuto|cresciuta"
         r"|aumento|aumentato|aumentata|calo|calato|calata|diminuito|diminuita|differenza",
@@ -177,6 +178,7 @@ _CONSTANT_RE = re.compile(
     r"(?:(?:assumed|initial)\s+)*[$€£]?\s*\d[\d,]*(?:\.\d+)?(?![\d,])"
     r"|(?<![\w.,])\d[\d,]*(?:\.\d+)?\s+times(?!\w)"
 )
+_PLANNED_RE = re.compile(r"(?<!\w)(?:budget|plan|forecast|target|estimate)s?(?!\w)")
 _PERCENT_ASKED_RE = re.compile(
     r"^\W*(?:by\s+)?(?:what|which)\s+(?:percentage|percent|%)(?!\s+(?:of|share)\b)"
 )
@@ -302,6 +304,22 @@ def _cues_of(glossary: Glossary) -> re.Pattern[str] | None:
     return pattern
 
 
+def _before(text: str, end: int) -> str:
+    """The few characters before ``end``: enough for the words read there (``from``,
+    ``between``, ``rispetto al``), so a long question costs time in proportion to it."""
+    return text[max(0, end - 40) : end]
+
+
+def _blanked(text: str, spans: list[tuple[int, int]]) -> str:
+    """``text`` with each span replaced by as many spaces, in one pass."""
+    if not spans:
+        return text
+    chars = list(text)
+    for start, end in spans:
+        chars[start:end] = " " * (end - start)
+    return "".join(chars)
+
+
 def _unique(items: list[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(items))
 
@@ -350,6 +368,7 @@ def read_question(
     years: list[tuple[int, int, int]] = []  # (start, end, year) of each bare-year period
     reference = reference_date or date.today()
     scanned = rest
+    found_spans: list[tuple[int, int]] = []
     for match in _PERIOD_RE.finditer(scanned):
         try:
             if match["date"]:  # "12/31/10": the fiscal year holding that day, as in headers
@@ -364,15 +383,16 @@ def read_question(
                 bad_period = match.group(0)
             continue
         periods.append(period.label)
-        if _FROM_RE.search(scanned[: match.start()]) and base_period is None:
+        if base_period is None and _FROM_RE.search(_before(scanned, match.start())):
             base_period = period.label
         if period.kind is PeriodKind.YEAR:
             years.append((match.start(), match.end(), period.year))
-        rest = rest[: match.start()] + " " * (match.end() - match.start()) + rest[match.end() :]
+        found_spans.append(match.span())
+    rest = _blanked(rest, found_spans)
     year_range = None
     for (before, end, first), (start, _, last) in itertools.pairwise(years):
         joined = scanned[end:start]
-        between = _BETWEEN_RE.search(scanned[:before]) and _BETWEEN_AND_RE.fullmatch(joined)
+        between = _BETWEEN_RE.search(_before(scanned, before)) and _BETWEEN_AND_RE.fullmatch(joined)
         if first != last and (_SPAN_RE.fullmatch(joined) or between):
             year_range = (min(first, last), max(first, last))
             break
@@ -392,6 +412,8 @@ def read_question(
         operation, word = Operation[found.lastgroup], found.group(0)
         if operation is Operation.RATIO and word != "ratio" and _PERCENT_RE.search(rest):
             operation = Operation.SHARE  # "the proportion, in percentage, of X over Y"
+        if word == "variance" and _PLANNED_RE.search(rest):
+            operation, word = Operation.LOOKUP, ""  # a variance against a budget: no change
         if operation is Operation.CHANGE and _PERCENT_ASKED_RE.search(rest):
             operation = Operation.PERCENT_CHANGE  # "what percentage did sales increase by"
         if word in ("less", "minus") and _CONSTANT_RE.search(rest):
