@@ -599,3 +599,24 @@ def test_the_fallback_never_takes_a_narrower_row(question: str, stored: str) -> 
     from ragspine.answer.metric_match import match_by_question_words
 
     assert not match_by_question_words(question, {"x": (stored,)}).found
+
+
+def test_a_word_right_before_the_row_narrows_it(tmp_path: Path) -> None:
+    """One filing's table has 'freight revenues' but nothing on the fuel surcharge program:
+    'the fuel surcharge program freight revenue' was answered with all freight revenues (a
+    wrong number; no other row used 'program', so nothing flagged it). The word right before
+    the row's words now asks back; a possessive or a joining word does not."""
+    ws = _filing_workspace(tmp_path, {"2014": {"freight revenues": 22560.0, "other": 1.0}})
+    options = AskOptions(entity="ACME")
+    narrower = ws.ask(
+        "What was the fuel surcharge program freight revenue in 2014?", options, principal=PUBLIC
+    )
+    assert narrower.status is AnswerStatus.NEEDS_CLARIFICATION, narrower.text
+    assert "'program'" in narrower.text and not narrower.figures
+    for question in (
+        "What were the company's freight revenues in 2014?",
+        "What were the total freight revenues in 2014?",
+    ):
+        answer = ws.ask(question, options, principal=PUBLIC)
+        assert answer.status is AnswerStatus.ANSWERED, (question, answer.text)
+    ws.close()

@@ -155,8 +155,11 @@ def unexplained_words(
     question: str, match: MetricMatch, candidates: Mapping[str, Sequence[str]]
 ) -> list[str]:
     """Words of ``question`` that the matched metrics lack but other candidates' spellings
-    use (``basic`` in ``basic net income per share`` matched to ``Net income``): the question
-    then says something about the table the match ignores, so the match is not trusted."""
+    use (``basic`` in ``basic net income per share`` matched to ``Net income``), and a word
+    right before a matched row's words that no rule reads (``fuel surcharge program freight
+    revenues`` matched to ``Freight revenues``): the question then says something about the
+    table the match ignores, so the match is not trusted. The second check matters most where
+    an entity has few rows (one table), so that few other rows' words can reveal it."""
     chosen = set(match.metrics)
     taken = {stem for code in chosen for s in candidates[code] for stem in spelling_words(s)}
     others = {
@@ -180,9 +183,20 @@ def unexplained_words(
             continue
         if stem in others:
             found.append(key[start:end])
+    matched = {start for start, _ in match.spans}
+    for index in range(1, len(tokens)):  # "fuel surcharge program freight revenues"
+        stem, start, end = tokens[index - 1]
+        if tokens[index][1] not in matched or start in matched:
+            continue
+        if stem in plain or stem in _CONNECTING or len(stem) < 2 or stem.isdigit():
+            continue  # "the company's X", "X less Y": no word of the figure's own
+        if stem in _MONTHS or _YEAR_WORD.match(stem):
+            continue
+        found.append(key[start:end])  # a word right before the row's narrows it
     return list(dict.fromkeys(found))
 
 
+_CONNECTING = frozenset({"less", "minus", "plus", "vs", "versus", "than"})
 _NET_OPERATIONS = frozenset({"chang", "differ", "increas", "decreas"})
 
 
