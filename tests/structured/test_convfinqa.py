@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 from conftest import shared_data
 from ragspine import Principal, Workspace
@@ -75,6 +76,21 @@ def _filing(filing_id: str, table: dict[str, dict[str, float]]) -> dict[str, obj
     }
 
 
+def _imported(tmp_path: Path, filings: list[dict[str, object]]) -> tuple[Workspace, Any]:
+    """A new workspace with ``filings`` imported by ticker, and the import's result."""
+    import json
+
+    source = tmp_path / "c.json"
+    source.write_text(json.dumps(filings), "utf-8")
+    ws = Workspace.init(tmp_path / "ws")
+    result, _ = ws.ingest_convfinqa(source)
+    return ws, result
+
+
+def _read(result: Any) -> dict[tuple[str, str, str], Decimal]:
+    return {(f.entity, f.metric, f.period): f.value for f in result.facts}
+
+
 def test_filing_entities_keep_two_tables_of_one_company_and_year_apart(tmp_path: Path) -> None:
     """Two pages of one 2008 filing both have a ``total`` row for 2008. Under tickers they
     collide: neither is kept (no guess) and both are reported as ambiguous; with
@@ -113,7 +129,6 @@ def test_header_dates_and_captions(tmp_path: Path) -> None:
     """``dec . 31 2008`` (spaced abbreviation), ``as of december 2012`` (a month), and a
     column group's caption over its years (``pension plans 2018``) name periods; two different
     captions, or a caption naming a shorter span or a change, do not."""
-    import json
 
     from ragspine.structured.headers import captioned_period, dated_period
 
@@ -134,12 +149,8 @@ def test_header_dates_and_captions(tmp_path: Path) -> None:
                                               "net goodwill at december 31 2010": {"a": 2.0}}),
         _filing("Single_UNP/2008/page_77.pdf-2", {"dec . 31 2008": {"other": 546.0}}),
     ]  # fmt: skip
-    source = tmp_path / "c.json"
-    source.write_text(json.dumps(filings), "utf-8")
-    ws = Workspace.init(tmp_path / "ws")
-    result, _ = ws.ingest_convfinqa(source)
-    read = {(f.entity, f.metric, f.period): f.value for f in result.facts}
-    assert read == {
+    _, result = _imported(tmp_path, filings)
+    assert _read(result) == {
         ("pm", "service_cost", "FY2018"): Decimal("5.0"),
         ("pm", "service_cost", "FY2017"): Decimal("4.0"),
         ("unp", "other", "FY2008"): Decimal("546.0"),
@@ -155,7 +166,6 @@ def test_a_single_column_naming_no_period_is_read_by_dated_rows(tmp_path: Path) 
     FY2016 (the locator keeps the row as written); the bridge rows between them name no
     period and are reported, never dated by a guess. Two rows giving one key two values keep
     neither."""
-    import json
 
     bridge = {
         "amount ( in millions )": {
@@ -167,21 +177,13 @@ def test_a_single_column_naming_no_period_is_read_by_dated_rows(tmp_path: Path) 
     }
     clash = {"( in thousands )": {"2015 sales": 1.0, "sales 2015": 2.0}}  # one key, twice
     twice = {"amount": {"2015 sales": 1.0}, "other": {"x": 1.0}}
-    source = tmp_path / "c.json"
-    source.write_text(
-        json.dumps(
-            [
-                _filing("Single_ETR/2017/page_26.pdf-1", bridge),
-                _filing("Single_Q/2016/page_1.pdf", clash),
-                _filing("Single_Z/2016/page_1.pdf", twice),
-            ]
-        ),
-        "utf-8",
-    )
-    ws = Workspace.init(tmp_path / "ws")
-    result, _ = ws.ingest_convfinqa(source)
-    read = {(f.entity, f.metric, f.period): f.value for f in result.facts}
-    assert read == {
+    filings = [
+        _filing("Single_ETR/2017/page_26.pdf-1", bridge),
+        _filing("Single_Q/2016/page_1.pdf", clash),
+        _filing("Single_Z/2016/page_1.pdf", twice),
+    ]
+    _, result = _imported(tmp_path, filings)
+    assert _read(result) == {
         ("etr", "net_revenue", "FY2015"): Decimal("1666.0"),
         ("etr", "net_revenue", "FY2016"): Decimal("1542.0"),
         ("etr", "balance", "FY2016"): Decimal("7.0"),
