@@ -71,6 +71,13 @@ _EN: dict[str, str] = {
         "the first figure is larger than the second, so it is no share of it; say which "
         "figure is the whole"
     ),
+    "reason_subtrahend_negative": (
+        "the figure to subtract is stored as a negative amount, so the table already "
+        "subtracts it; say whether to add it"
+    ),
+    "subtrahend_missing": (
+        "The question subtracts a figure that has no stored fact: no difference is given."
+    ),
     "percent_not_stored": (
         "The question asks for a percentage, and {metric} is stored as an amount, not a "
         "percentage: no percentage is given. Ask for it as a share of another figure (X as a "
@@ -238,6 +245,14 @@ _IT: dict[str, str] = {
     "reason_part_exceeds_whole": (
         "il primo valore è maggiore del secondo, quindi non ne è una quota; indicare quale "
         "valore è il totale"
+    ),
+    "reason_subtrahend_negative": (
+        "il valore da sottrarre è memorizzato come importo negativo, quindi la tabella lo "
+        "sottrae già; indicare se va sommato"
+    ),
+    "subtrahend_missing": (
+        "La domanda sottrae un valore che non ha un fatto memorizzato: nessuna differenza "
+        "viene indicata."
     ),
     "percent_not_stored": (
         "La domanda chiede una percentuale, e {metric} è memorizzato come importo, non come "

@@ -152,14 +152,18 @@ _PLAIN = frozenset(
 
 
 def unexplained_words(
-    question: str, match: MetricMatch, candidates: Mapping[str, Sequence[str]]
+    question: str,
+    match: MetricMatch,
+    candidates: Mapping[str, Sequence[str]],
+    excused: Sequence[str] = (),
 ) -> list[str]:
     """Words of ``question`` that the matched metrics lack but other candidates' spellings
     use (``basic`` in ``basic net income per share`` matched to ``Net income``), and a word
     right before a matched row's words that no rule reads (``fuel surcharge program freight
     revenues`` matched to ``Freight revenues``): the question then says something about the
     table the match ignores, so the match is not trusted. The second check matters most where
-    an entity has few rows (one table), so that few other rows' words can reveal it."""
+    an entity has few rows (one table), so that few other rows' words can reveal it.
+    ``excused``: texts whose words are never read as narrowing a row (the entity's names)."""
     chosen = set(match.metrics)
     taken = {stem for code in chosen for s in candidates[code] for stem in spelling_words(s)}
     others = {
@@ -184,19 +188,31 @@ def unexplained_words(
         if stem in others:
             found.append(key[start:end])
     matched = {start for start, _ in match.spans}
+    named = {stem for text in excused for stem, _, _ in _words(text)}
     for index in range(1, len(tokens)):  # "fuel surcharge program freight revenues"
         stem, start, end = tokens[index - 1]
         if tokens[index][1] not in matched or start in matched:
             continue
-        if stem in plain or stem in _CONNECTING or len(stem) < 2 or stem.isdigit():
-            continue  # "the company's X", "X less Y": no word of the figure's own
-        if stem in _MONTHS or _YEAR_WORD.match(stem):
-            continue
+        if stem in plain or stem in _CONNECTING or stem in _OPERATIVE or len(stem) < 2:
+            continue  # "the company's X", "X less Y", "the mean X": no word of the figure's own
+        if stem in taken or stem in named or stem in _MONTHS or _PERIODISH.match(stem):
+            continue  # "income before income taxes", "ACME net revenues", "FY2019 revenues"
         found.append(key[start:end])  # a word right before the row's narrows it
     return list(dict.fromkeys(found))
 
 
 _CONNECTING = frozenset({"less", "minus", "plus", "vs", "versus", "than"})
+_OPERATIVE = frozenset(
+    _stem(w)
+    for w in re.split(
+        r"\s+",
+        "mean median combined aggregate cumulative overall annual annually yearly quarterly "
+        "monthly current prior previous last next latest respective reported actual "
+        "approximate estimated absolute nominal relative",
+    )
+)
+"""Words that say how to read or combine a figure, not which one it is."""
+_PERIODISH = re.compile(r"^(?:(?:fy|f)?'?\d{2,4}|q[1-4]|h[12])$")
 _NET_OPERATIONS = frozenset({"chang", "differ", "increas", "decreas"})
 
 
@@ -278,12 +294,20 @@ def with_optional_parts(spellings: Sequence[str]) -> tuple[str, ...]:
     """``spellings`` and, for each with a part in parentheses, the spelling without it: a
     row called ``Net income (loss)`` or ``Other income (expense), net`` is named without its
     alternative (``net income``); the full spelling stays, so saying the part still counts."""
-    shorter = [
-        " ".join(_PARENTHESISED.sub(" ", spelling).split())
-        for spelling in spellings
-        if "(" in spelling
-    ]
+    shorter = [_PARENTHESISED.sub(_optional, spelling) for spelling in spellings if "(" in spelling]
+    shorter = [" ".join(s.split()) for s in shorter]
     return tuple(dict.fromkeys([*spellings, *(s for s in shorter if spelling_words(s))]))
+
+
+def _optional(part: re.Match[str]) -> str:
+    """A part in parentheses, dropped unless it changes the figure (``(excluding special
+    items)``, ``(non-GAAP)``: kept, so the row is only named with it)."""
+    turning = any(s in _TURNING or s in _QUALIFYING for s, _, _ in _words(part.group(0)))
+    return part.group(0) if turning else " "
+
+
+def _without_parts(spelling: str) -> str:
+    return " ".join(_PARENTHESISED.sub(" ", spelling).split())
 
 
 def operation_stems(words: str) -> frozenset[str]:
@@ -296,7 +320,9 @@ MAX_UNSAID = 2
 distributions received``): more, and the row names something narrower than the question
 (``costs`` is not ``employee severance and related costs``). Measured on TAT-QA dev: 1 word
 answers 10 fewer questions exactly, 3 or more adds 3 wrong answers for 3 exact ones."""
-_TURNING = frozenset({"non", "not", "no", "un", "less", "minus", "exclud", "except", "other"})
+_TURNING = frozenset(
+    {"non", "not", "no", "un", "less", "minus", "exclud", "except", "other", "special", "adjust"}
+)
 """Stems that turn a row into another thing (``non-recoverable``, ``less: ...``, ``other
 ...``): a row holding one the question does not say is not what the question names."""
 _YEAR_WORD = re.compile(r"^(?:19|20)\d{2}$")
@@ -309,15 +335,15 @@ def _widens(spelling: str, wanted: frozenset[str], every: set[str]) -> bool:
     ``Deferred revenue`` not ``revenue``), one that adds words after them says more of the
     same (``Capital gain distributions received``). A question that says one word only
     takes no row adding any (``sales`` is not ``Sales returns``)."""
-    words = spelling_words(spelling)
-    if not wanted <= words:
+    words = spelling_words(_without_parts(spelling))  # "(loss)" is no word to match on:
+    if not words or not wanted <= words:  # "net loss" is not "Net income (loss)"
         return False
     unsaid = words - every
     if unsaid and len(words & every) < 2:
         return False
     if len(unsaid) > MAX_UNSAID or unsaid & _TURNING or any(s.isdigit() for s in unsaid):
         return False  # a number tells rows apart: "tier 1" is not "tier 2"
-    first = next(stem for stem, _, _ in _words(spelling) if stem not in _JOINING)
+    first = next(stem for stem, _, _ in _words(_without_parts(spelling)) if stem not in _JOINING)
     return first in every
 
 

@@ -178,6 +178,13 @@ _CONSTANT_RE = re.compile(
     r"(?:(?:assumed|initial)\s+)*[$€£]?\s*\d[\d,]*(?:\.\d+)?(?![\d,])"
     r"|(?<![\w.,])\d[\d,]*(?:\.\d+)?\s+times(?!\w)"
 )
+_WHOLE_FIRST_RE = re.compile(
+    r"\W*(?:in\s[^,?]{0,40},\s*)?(?:what|which)\s+(?:percentage|percent|portion|share"
+    r"|proportion|fraction)\s+of(?!\w)"
+)
+"""``what percentage of X was Y``: X, named first, is the whole (``what is the percentage of X
+in Y`` names the part first)."""
+_MORE_TERMS_RE = re.compile(r"(?<!\w)(?:than|and|plus|minus|less)(?!\w)|[,;&+]")
 _PLANNED_RE = re.compile(r"(?<!\w)(?:budget|plan|forecast|target|estimate)s?(?!\w)")
 _PERCENT_ASKED_RE = re.compile(
     r"^\W*(?:by\s+)?(?:what|which)\s+(?:percentage|percent|%)(?!\s+(?:of|share)\b)"
@@ -258,6 +265,9 @@ class QuestionReading:
     ambiguous: tuple[str, ...] = ()
     """Metrics that tie for the same words of the question (:mod:`ragspine.answer.metric_match`):
     the answer asks which one rather than guessing."""
+    whole_first: bool = False
+    """The question names the whole of a share first (``what percentage of revenue was net
+    income``): the second metric is the part."""
     percent_asked: bool = False
     """The question says ``percentage`` / ``percent`` / ``%`` outside its metrics' names: a
     stored amount that is no percentage does not answer it as a lookup."""
@@ -416,8 +426,12 @@ def read_question(
             operation, word = Operation.LOOKUP, ""  # a variance against a budget: no change
         if operation is Operation.CHANGE and _PERCENT_ASKED_RE.search(rest):
             operation = Operation.PERCENT_CHANGE  # "what percentage did sales increase by"
-        if word in ("less", "minus") and _CONSTANT_RE.search(rest):
-            operation, word = Operation.LOOKUP, ""  # "X less an initial $100": a constant
+        if word in ("less", "minus") and (
+            _CONSTANT_RE.search(rest) or _MORE_TERMS_RE.search(rest, found.end())
+        ):
+            # "X less an initial $100": a constant; "how much less was X than Y", "X less Y
+            # and Z": not one figure minus another; the figures are looked up and shown
+            operation, word = Operation.LOOKUP, ""
     elif len(set(periods)) >= 2 or year_range is not None or len(set(metrics)) >= 2:
         summed = _SUM_RE.search("".join(outside_metrics))
         if summed is not None and not _EACH_RE.search(rest):
@@ -437,6 +451,7 @@ def read_question(
         constant.group(0) if (constant := _CONSTANT_RE.search(text)) else "",
         bool(_COUNTED_RE.search(text)),
         ambiguous=metrics_found.ambiguous if metrics_found is not None else (),
+        whole_first=bool(_WHOLE_FIRST_RE.match(text)),
         percent_asked=bool(_PERCENT_RE.search(rest)),
     )
 

@@ -127,6 +127,8 @@ def _stored_reading(
         for code in codes
     }
     pairs = reading.operation in _PAIRS
+    term = glossary.entities.terms.get(entity)
+    names = (term.label, *term.aliases) if term is not None else (entity,)
     if reading.metrics and codes.issuperset(reading.metrics):
         # The glossary's exact spellings are all stored metrics: kept, unless the question
         # also says words of other stored metrics that they lack; then a stored row that the
@@ -134,10 +136,10 @@ def _stored_reading(
         # total of residential mortgages": "total residential mortgages", not "total").
         # The loose reading is also taken when it finds every glossary metric and more ("the
         # total capital less tier 1 capital": the row "total capital (tier 1 and tier 2)" too).
-        unexplained = unexplained_words(asked, MetricMatch(reading.metrics), candidates)
+        unexplained = unexplained_words(asked, MetricMatch(reading.metrics), candidates, names)
         match = match_metrics(asked, candidates, pairs=pairs)
         better = bool(unexplained) or set(reading.metrics) < set(match.metrics)
-        if better and match.metrics and not unexplained_words(asked, match, candidates):
+        if better and match.metrics and not unexplained_words(asked, match, candidates, names):
             return read_question(asked, glossary, reference_date, match)
         return replace(reading, unexplained=tuple(unexplained)) if unexplained else reading
     match = match_metrics(asked, candidates, pairs=pairs)
@@ -150,7 +152,7 @@ def _stored_reading(
         match = match_metrics(asked, candidates, pairs=True)
         found = read_question(asked, glossary, reference_date, match)
     if match.metrics:
-        unexplained = unexplained_words(asked, match, candidates)
+        unexplained = unexplained_words(asked, match, candidates, names)
         if unexplained:
             return replace(found, unexplained=tuple(unexplained))
     return found

@@ -11,6 +11,7 @@ is the latest period with a fact the asker may see; each default is stated as an
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
@@ -338,6 +339,8 @@ def answer_figures(
     builder = _Builder(glossary, locale, channel)
     level = max_visible_level(principal)
     periods = list(reading.periods)
+    # "X less Y": one metric minus another in one period; of one metric, two named periods
+    subtracting = reading.operation_word in ("less", "minus") and len(set(periods)) < 2
     if not periods and reading.operation not in _SELECTIONS:
         metric, first = reading.metrics[0], entities[0]
         builder.lookups += 1
@@ -351,7 +354,7 @@ def answer_figures(
             assumptions.append(
                 text(locale, "assume_periods_all", periods=", ".join(periods), **named)
             )
-        elif reading.operation in _CHANGES and len(stored) > 1:
+        elif reading.operation in _CHANGES and len(stored) > 1 and not subtracting:
             periods = stored[-2:]
             assumptions.append(
                 text(locale, "assume_periods_latest_two", periods=", ".join(periods), **named)
@@ -361,9 +364,8 @@ def answer_figures(
             assumptions.append(text(locale, "assume_period_latest", period=periods[0], **named))
 
     one = len(periods) == 1 and len(entities) == 1 and len(reading.metrics) == 1
-    subtracted = reading.operation_word in ("less", "minus")  # X less Y: not a year's change
-    if reading.operation in (*_CHANGES, Operation.AVERAGE) and one and not reading.cues:
-        one = not subtracted
+    if subtracting:  # never a year's change
+        one = False
     if reading.operation in (*_CHANGES, Operation.AVERAGE) and one and not reading.cues:
         only = parse_period(periods[0], None, glossary.fiscal_year_start_month)
         if only.kind is PeriodKind.YEAR:  # "the change in 2019": from 2018; "the 2019 average"
@@ -446,7 +448,11 @@ def _lookups(
                     builder.found(result)
                 else:
                     builder.missing(metric, entity, period)
-    amounts = [f.result for f in builder.figures if f.result is not None and f.result.unit != "%"]
+    amounts = [
+        f.result
+        for f in builder.figures
+        if f.result is not None and not _percent_like(builder, f.result)
+    ]
     if found and reading.percent_asked and reading.operation is Operation.LOOKUP and amounts:
         # "what is the percentage of X in Y" read as a lookup of X: the stored amount shown
         # is not the percentage asked for, and no share is computed from it
@@ -498,11 +504,15 @@ def _compared(
     operation = reading.operation
     if operation is Operation.SUM and len(reading.metrics) > 1 and len(items) == 1:
         return _metrics_sum(builder, reading.metrics, entities[0], periods[0], store, level)
-    subtracted = reading.operation_word in ("less", "minus")
-    if subtracted and len(reading.metrics) == 2 and len(items) == 1:  # "X less Y in 2008"
-        return _metrics_sum(
-            builder, reading.metrics, entities[0], periods[0], store, level, subtract=True
-        )
+    if reading.operation_word in ("less", "minus") and len(items) == 1:
+        if len(reading.metrics) == 2:  # "X less Y in 2008"
+            return _metrics_sum(
+                builder, reading.metrics, entities[0], periods[0], store, level, subtract=True
+            )
+        status = _lookups(builder, reading, entities, periods, store, principal, level)
+        if status is AnswerStatus.ANSWERED:  # "revenue less discounts": one of two is stored
+            builder.add(text(builder.locale, "subtrahend_missing"), ())
+        return AnswerStatus.REFUSED
     if len(items) < 2:
         if operation is Operation.PERCENT_CHANGE:
             return _clarify(text(builder.locale, "needs_two_items"))
@@ -533,6 +543,21 @@ def _compared(
         if not any(f.kind is not FigureKind.FACT for f in builder.figures):
             return AnswerStatus.REFUSED  # the facts found are shown; the change asked is not
     return AnswerStatus.ANSWERED
+
+
+_PERCENT_LIKE = re.compile(
+    r"%|(?<!\w)(?:percent|percentage|rate|rates|ratio|margin|margins|yield)(?!\w)"
+)
+
+
+def _percent_like(builder: _Builder, result: MetricResult) -> bool:
+    """Whether a found fact may be a percentage: stored in percent, of a percent metric, or
+    named like one (``Effective tax rate``, ``Operating margin (%)``: imported tables often
+    store these without a unit)."""
+    if result.unit == "%" or (result.metric and builder.kind(result.metric) is MetricKind.PERCENT):
+        return True
+    label = builder.glossary.metrics.terms[result.metric].label if result.metric else ""
+    return bool(_PERCENT_LIKE.search(label.casefold()))
 
 
 def _metrics_sum(
@@ -575,6 +600,12 @@ def _metrics_sum(
         return AnswerStatus.REFUSED
     unit, currency, scale = measures.pop()
     values = [r.stored.value for r in refs]
+    if subtract and values[0] > 0 > values[1]:
+        # "gross property less accumulated depreciation" with the depreciation stored as
+        # -200: the table already subtracts it; subtracting again would add it
+        reason = text(builder.locale, "reason_subtrahend_negative")
+        builder.add(text(builder.locale, "not_computable", what=what, reason=reason), ())
+        return AnswerStatus.REFUSED
     total = values[0] - sum(values[1:], Decimal(0)) if subtract else sum(values, Decimal(0))
     builder.computed(
         FigureKind.CHANGE if subtract else FigureKind.SUM,
@@ -699,8 +730,9 @@ def _ratio(
     2017``)."""
     percent = reading.operation is Operation.SHARE
     metrics = list(reading.metrics)
-    if len(metrics) == 2 and _is_total(builder, metrics[0]) and not _is_total(builder, metrics[1]):
-        metrics.reverse()  # "what percentage of total X is Y": the total is the whole
+    total_first = _is_total(builder, metrics[0]) and not _is_total(builder, metrics[-1])
+    if len(metrics) == 2 and (reading.whole_first or total_first):
+        metrics.reverse()  # "what percentage of (total) X is Y": X is the whole
     channel = builder.channel
     pairs: list[tuple[FactKey, FactKey]]
     if len(metrics) >= 2:
@@ -724,9 +756,11 @@ def _ratio(
         # is only read as a ratio ("the ratio of X in 2016 to 2017")
         first, second = (FactKey(metrics[0], entities[0], p, channel) for p in reading.periods)
         pairs = [(first, second)]
-    else:
-        known = [(code, t.label) for code, t in builder.glossary.metrics.terms.items()]
-        label = builder.glossary.metrics.terms[metrics[0]].label
+    else:  # the examples: the entity's metrics the asker may see, never another's names
+        terms = builder.glossary.metrics.terms
+        visible = store.metrics_of(entities[0], max_level=level)
+        known = [(code, terms[code].label) for code in visible if code in terms]
+        label = terms[metrics[0]].label
         return _clarify(
             text(builder.locale, "needs_two_metrics", metric=label, examples=_examples(known))
         )
@@ -779,9 +813,10 @@ def _ratio_sentence(builder: _Builder, result: RatioResult, *, part_in_whole: bo
     top, bottom = result.numerator_fact, result.denominator_fact
     assert top is not None and bottom is not None
     part_of_whole = result.percent and part_in_whole and top.metric != bottom.metric
-    if part_of_whole and result.value.value > 0 and result.value.value > 100:
-        # "the percentage of X in the total Y" is at most the whole: a part above it means
-        # the question's part and whole were not told apart (which one is the total?)
+    if part_of_whole and abs(result.value.value) > 100:
+        # "the percentage of X in the total Y" is at most the whole: a part above it in size
+        # (a loss of 60 is no -1,667 % share of revenue) means the question's part and whole
+        # were not told apart (which one is the total?)
         reason = text(builder.locale, "reason_part_exceeds_whole")
         builder.add(text(builder.locale, "not_computable", what=what, reason=reason), ())
         return False
