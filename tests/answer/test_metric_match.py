@@ -703,3 +703,17 @@ def test_second_review_refusals_are_answered(tmp_path: Path) -> None:
         answer = ws.ask(question, AskOptions(entity="ACME"), principal=PUBLIC)
         assert answer.status is AnswerStatus.ANSWERED, (question, answer.text)
     ws.close()
+
+
+def test_a_per_unit_or_attributable_figure_is_not_the_whole_row(tmp_path: Path) -> None:
+    ws = _filing_workspace(tmp_path, {"2019": {"net income": 140.0, "price paid per share": 9.0}})
+    options = AskOptions(entity="ACME")
+    for question in (
+        "What was net income per share in 2019?",
+        "What was net income attributable to noncontrolling interests in 2019?",
+    ):
+        answer = ws.ask(question, options, principal=PUBLIC)
+        assert answer.status is AnswerStatus.NEEDS_CLARIFICATION, (question, answer.text)
+    price = ws.ask("What was the price per share in 2019?", options, principal=PUBLIC)
+    assert price.status is AnswerStatus.ANSWERED, price.text  # "per share" is the row's own
+    ws.close()

@@ -198,9 +198,20 @@ def unexplained_words(
         if stem in taken or stem in named or stem in _MONTHS or _PERIODISH.match(stem):
             continue  # "income before income taxes", "ACME net revenues", "FY2019 revenues"
         found.append(key[start:end])  # a word right before the row's narrows it
+    for index in range(len(tokens) - 2):  # "net income per share", "... attributable to"
+        if tokens[index][1] not in matched or tokens[index + 1][1] in matched:
+            continue
+        stem, start, end = tokens[index + 1]
+        unit = tokens[index + 2]
+        if stem == "per" and unit[1] not in matched and unit[0] not in taken:
+            found.append(key[start : unit[2]])
+        elif stem in _NARROWING_AFTER:
+            found.append(key[start:end])
     return list(dict.fromkeys(found))
 
 
+_NARROWING_AFTER = frozenset({"attribut", "alloc", "relat", "associ"})
+"""Stems that, right after a row's words, narrow it (``net income attributable to ...``)."""
 _CONNECTING = frozenset({"less", "minus", "plus", "vs", "versus", "than"})
 _OPERATIVE = frozenset(
     _stem(w)

@@ -136,8 +136,10 @@ def _stored_reading(
         # total of residential mortgages": "total residential mortgages", not "total").
         # The loose reading is also taken when it finds every glossary metric and more ("the
         # total capital less tier 1 capital": the row "total capital (tier 1 and tier 2)" too).
-        unexplained = unexplained_words(asked, MetricMatch(reading.metrics), candidates, names)
         match = match_metrics(asked, candidates, pairs=pairs)
+        same = set(match.metrics) == set(reading.metrics)  # then with the words' places
+        spelled = match if same else MetricMatch(reading.metrics)
+        unexplained = unexplained_words(asked, spelled, candidates, names)
         better = bool(unexplained) or set(reading.metrics) < set(match.metrics)
         if better and match.metrics and not unexplained_words(asked, match, candidates, names):
             return read_question(asked, glossary, reference_date, match)
