@@ -141,12 +141,14 @@ def _stored_reading(
         spelled = match if same else MetricMatch(reading.metrics)
         unexplained = unexplained_words(asked, spelled, candidates, names)
         better = bool(unexplained) or set(reading.metrics) < set(match.metrics)
-        if better and match.metrics and not unexplained_words(asked, match, candidates, names):
+        loose = better and match.metrics and not same
+        if loose and not unexplained_words(asked, match, candidates, names):
             return read_question(asked, glossary, reference_date, match)
         return replace(reading, unexplained=tuple(unexplained)) if unexplained else reading
     match = match_metrics(asked, candidates, pairs=pairs)
     if not match.found and not pairs:  # the glossary's metrics, if any, are not stored here
-        match = match_by_question_words(asked, candidates, _operation_stems(reading))
+        said = operation_stems(reading.operation_word)  # what to compute, not which figure
+        match = match_by_question_words(asked, candidates, said)
     if not match.found:
         return reading
     found = read_question(asked, glossary, reference_date, match)
@@ -161,12 +163,6 @@ def _stored_reading(
 
 
 _PAIRS = (Operation.SHARE, Operation.RATIO)
-
-
-def _operation_stems(reading: QuestionReading) -> frozenset[str]:
-    """The stems of the words that asked for the operation (``variation``, ``less``): they
-    say what to compute, not which figure."""
-    return operation_stems(reading.operation_word)
 
 
 def ask(
