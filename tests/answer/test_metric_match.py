@@ -717,3 +717,23 @@ def test_a_per_unit_or_attributable_figure_is_not_the_whole_row(tmp_path: Path) 
     price = ws.ask("What was the price per share in 2019?", options, principal=PUBLIC)
     assert price.status is AnswerStatus.ANSWERED, price.text  # "per share" is the row's own
     ws.close()
+
+
+def test_an_entity_with_no_visible_fact_names_no_metric(tmp_path: Path) -> None:
+    """With every fact of the entity confidential, a public 'which metric?' listed the
+    glossary's metrics of every entity (the confidential row's label among them, since its
+    import generated the term); it now says no figure can be shown, naming none."""
+    ws = _filing_workspace(
+        tmp_path, {"2019": {"litigation reserve": 9.0}, "2018": {"litigation reserve": 8.0}}
+    )
+    secret = list(ws.facts.scan(max_level=99, entity="acme"))
+    ws.facts.write([replace(f, sensitivity=Sensitivity.CONFIDENTIAL) for f in secret])
+    question = "What was the change from 2018 to 2019?"
+    public = ws.ask(question, AskOptions(entity="ACME"), principal=PUBLIC)
+    assert public.status is AnswerStatus.NEEDS_CLARIFICATION
+    assert "litigation" not in public.text.casefold() and "Revenue" not in public.text
+    cleared = Principal(clearance=Sensitivity.CONFIDENTIAL)
+    assert (
+        "litigation reserve" in ws.ask(question, AskOptions(entity="ACME"), principal=cleared).text
+    )
+    ws.close()

@@ -112,6 +112,10 @@ _EN: dict[str, str] = {
         "Which metric? The question names none of the metrics stored for {entity}, which "
         "include: {examples}."
     ),
+    "no_stored_metric": (
+        "Which metric? No figure is stored for {entity} that can be shown, so the question "
+        "cannot be answered from stored facts."
+    ),
     "question_constant": (
         "The question asks to combine these figures with a number it gives ({words}); answers "
         "are computed from stored facts only, so that step is not taken."
@@ -214,6 +218,10 @@ _IT: dict[str, str] = {
     "needs_stored_metric": (
         "Quale metrica? La domanda non nomina alcuna delle metriche memorizzate per {entity}, "
         "tra cui: {examples}."
+    ),
+    "no_stored_metric": (
+        "Quale metrica? Per {entity} non è memorizzato alcun valore che si possa mostrare, "
+        "quindi la domanda non trova risposta nei fatti memorizzati."
     ),
     "question_constant": (
         "La domanda chiede di combinare questi valori con un numero che indica essa stessa "

@@ -310,12 +310,13 @@ def answer_figures(
         if scope is not None:
             level = max_visible_level(principal)
             stored = sorted(store.metrics_of(scope, max_level=level))
-            if stored:
-                labels = ", ".join(glossary.metrics.terms[c].label for c in stored[:EXAMPLES])
-                entity_label = glossary.entities.terms[scope].label
-                return _clarify(
-                    text(locale, "needs_stored_metric", entity=entity_label, examples=labels)
-                )
+            entity_label = glossary.entities.terms[scope].label
+            if not stored:  # never other entities' names: they may be restricted rows' labels
+                return _clarify(text(locale, "no_stored_metric", entity=entity_label))
+            labels = ", ".join(glossary.metrics.terms[c].label for c in stored[:EXAMPLES])
+            return _clarify(
+                text(locale, "needs_stored_metric", entity=entity_label, examples=labels)
+            )
         return _clarify(text(locale, "needs_metric", examples=_examples(known)))
 
     entities = list(reading.entities)
