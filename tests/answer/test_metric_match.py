@@ -736,4 +736,12 @@ def test_an_entity_with_no_visible_fact_names_no_metric(tmp_path: Path) -> None:
     assert (
         "litigation reserve" in ws.ask(question, AskOptions(entity="ACME"), principal=cleared).text
     )
+    # Nor does a question naming no entity list the glossary's names of restricted rows, or
+    # an entity all of whose facts are restricted.
+    forced = AskOptions(channel="structured")
+    unscoped = ws.ask("What was the change from 2018 to 2019?", forced, principal=PUBLIC)
+    assert unscoped.status is AnswerStatus.NEEDS_CLARIFICATION, unscoped.text
+    assert "litigation" not in unscoped.text.casefold()
+    told = ws.ask("What was the change from 2018 to 2019?", forced, principal=cleared)
+    assert "litigation reserve" in told.text
     ws.close()

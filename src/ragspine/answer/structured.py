@@ -12,7 +12,7 @@ is the latest period with a fact the asker may see; each default is stated as an
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
@@ -226,6 +226,21 @@ def _clarify(sentence: str, assumptions: Sequence[str] = ()) -> FiguresPart:
     )
 
 
+def _visible(
+    labels: Sequence[tuple[str, str]], facts_of: Callable[[str], Iterator[object]]
+) -> list[tuple[str, str]]:
+    """The first :data:`EXAMPLES` terms (by code) with a fact the asker may see
+    (``facts_of(code)``): a term whose every fact is restricted, or that has none, is never
+    named (generated glossaries hold the labels of restricted rows too)."""
+    shown: list[tuple[str, str]] = []
+    for code, label in sorted(labels):
+        if len(shown) == EXAMPLES:
+            break
+        if next(iter(facts_of(code)), None) is not None:
+            shown.append((code, label))
+    return shown
+
+
 def _examples(labels: Sequence[tuple[str, str]]) -> str:
     """A few known terms (``label``), by code: the glossary only, never the facts."""
     return ", ".join(label for _, label in sorted(labels)[:EXAMPLES]) or "-"
@@ -317,7 +332,9 @@ def answer_figures(
             return _clarify(
                 text(locale, "needs_stored_metric", entity=entity_label, examples=labels)
             )
-        return _clarify(text(locale, "needs_metric", examples=_examples(known)))
+        level = max_visible_level(principal)
+        shown = _visible(known, lambda code: store.scan(max_level=level, metric=code))
+        return _clarify(text(locale, "needs_metric", examples=_examples(shown)))
 
     entities = list(reading.entities)
     if not entities:
@@ -332,7 +349,9 @@ def answer_figures(
             key = "assume_entity_default"
         else:
             known = [(code, t.label) for code, t in glossary.entities.terms.items()]
-            return _clarify(text(locale, "needs_entity", examples=_examples(known)))
+            level = max_visible_level(principal)
+            shown = _visible(known, lambda code: store.scan(max_level=level, entity=code))
+            return _clarify(text(locale, "needs_entity", examples=_examples(shown)))
         label = glossary.entities.terms[entities[0]].label
         assumptions.append(text(locale, key, entity=label))
 
