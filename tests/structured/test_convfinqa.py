@@ -148,12 +148,14 @@ def test_header_dates_and_captions(tmp_path: Path) -> None:
         _filing("Single_X/2010/page_1.pdf", {"gross goodwill at december 31 2010": {"a": 1.0},
                                               "net goodwill at december 31 2010": {"a": 2.0}}),
         _filing("Single_UNP/2008/page_77.pdf-2", {"dec . 31 2008": {"other": 546.0}}),
+        _filing("Single_V/2013/page_9.pdf", {"december 31 2013 ( in millions )": {"revenue": 4.0}}),
     ]  # fmt: skip
     _, result = _imported(tmp_path, filings)
     assert _read(result) == {
         ("pm", "service_cost", "FY2018"): Decimal("5.0"),
         ("pm", "service_cost", "FY2017"): Decimal("4.0"),
         ("unp", "other", "FY2008"): Decimal("546.0"),
+        ("v", "revenue", "FY2013"): Decimal("4.0"),  # a unit mark beside the date
     }
     # the goodwill table's two captions are two different things: both columns reported
     skipped = [s.column for s in result.skipped if s.filing_id == "Single_X/2010/page_1.pdf"]

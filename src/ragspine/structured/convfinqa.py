@@ -136,10 +136,18 @@ def _table(filing: Mapping[str, Any], source_name: str) -> Mapping[str, Mapping[
     return table
 
 
+_UNIT_MARK = re.compile(
+    r"\(\s*(?:in\s+)?(?:thousands|millions|billions)(?:\s+of\s+dollars)?\s*\)", re.IGNORECASE
+)
+
+
 def _period_of(header: str, glossary: Glossary) -> str | None:
-    if _YEAR.match(header.strip()):
-        return f"FY{header.strip()}"
-    return dated_period(header, glossary.fiscal_year_start_month)
+    """The period of a column header (a year or a year-end date), a unit mark such as ``( in
+    millions )`` aside: ``december 31 2013 ( in millions )`` is FY2013."""
+    plain = " ".join(_UNIT_MARK.sub(" ", header).split())
+    if _YEAR.match(plain):
+        return f"FY{plain}"
+    return dated_period(plain, glossary.fiscal_year_start_month)
 
 
 _YEAR_FIRST = re.compile(r"^(?P<year>(?:19|20)\d{2})\s+(?P<rest>[^\W\d_].*)$")
