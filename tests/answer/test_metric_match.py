@@ -745,3 +745,27 @@ def test_an_entity_with_no_visible_fact_names_no_metric(tmp_path: Path) -> None:
     told = ws.ask("What was the change from 2018 to 2019?", forced, principal=cleared)
     assert "litigation reserve" in told.text
     ws.close()
+
+
+def test_which_years_the_table_covers_are_the_entitys_stored_periods(tmp_path: Path) -> None:
+    """'What years are included in the table?' names no metric: it asked which one; the
+    periods with a stored fact of the entity answer it, each cited, and a period whose only
+    facts the asker may not see is not among them."""
+    ws = _filing_workspace(
+        tmp_path,
+        {"2019": {"sales": 3.0}, "2018": {"sales": 2.0}, "2017": {"litigation reserve": 1.0}},
+    )
+    secret = [f for f in ws.facts.scan(max_level=99, entity="acme") if f.period == "FY2017"]
+    ws.facts.write([replace(f, sensitivity=Sensitivity.CONFIDENTIAL) for f in secret])
+    for question in ("What years are included in the table?", "Which years does the table show?"):
+        answer = ws.ask(question, AskOptions(entity="ACME"), principal=PUBLIC)
+        assert answer.status is AnswerStatus.ANSWERED, (question, answer.text)
+        (figure,) = answer.figures
+        assert figure.kind is FigureKind.PERIODS and figure.periods == ("FY2018", "FY2019")
+        assert len(answer.sources) == 2 and "2017" not in answer.text
+    cleared = Principal(clearance=Sensitivity.CONFIDENTIAL)
+    told = ws.ask(
+        "What years are included in the table?", AskOptions(entity="ACME"), principal=cleared
+    )
+    assert told.figures[0].periods == ("FY2017", "FY2018", "FY2019")
+    ws.close()

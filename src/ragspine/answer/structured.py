@@ -37,7 +37,7 @@ from ragspine.graph.values import ExactNumber, FactRef
 from ragspine.periods import PERIOD_EXAMPLES, PeriodKind, parse_period, suggest_periods
 from ragspine.security import Principal, max_visible_level
 from ragspine.stores.facts import FactStore
-from ragspine.structured.facts import FactKey, Scale
+from ragspine.structured.facts import Fact, FactKey, Scale
 from ragspine.structured.query import MetricResult, MetricStatus, query_metric
 
 MINUS = "\N{MINUS SIGN}"
@@ -251,6 +251,40 @@ _SELECTIONS = (Operation.WHICH_PERIODS, Operation.COUNT_PERIODS)
 _SPANS = (Operation.AVERAGE, Operation.SUM, Operation.LOOKUP, *_SELECTIONS)
 
 
+def _covered_periods(
+    glossary: Glossary, store: FactStore, entity: str, level: int, locale: Locale
+) -> FiguresPart:
+    """The periods (of the latest kind, oldest first) with a fact of ``entity`` the asker may
+    see, each cited by its first stored fact."""
+    start = glossary.fiscal_year_start_month
+    first: dict[str, Fact] = {}
+    kinds: dict[str, tuple[date, PeriodKind]] = {}
+    for fact in store.scan(max_level=level, entity=entity):
+        try:
+            period = parse_period(fact.period, None, start)
+        except PeriodError:
+            continue
+        first.setdefault(period.label, fact)
+        kinds[period.label] = (period.date_range(start)[1], period.kind)
+    builder = _Builder(glossary, locale, DEFAULT_CHANNEL)
+    if not kinds:
+        builder.add(text(locale, "no_period"), ())
+        return builder.part(AnswerStatus.REFUSED, ())
+    latest_kind = max(kinds.values(), key=lambda v: (v[0], -_KIND_ORDER[v[1]]))[1]
+    chosen = sorted((end, label) for label, (end, kind) in kinds.items() if kind is latest_kind)
+    labels = [label for _, label in chosen]
+    markers = []
+    for label in labels:
+        fact = first[label]
+        markers.append(builder.cite(fact.key, fact.source_doc_id, fact.locator))
+    name = glossary.entities.terms[entity].label
+    sentence = text(locale, "covered_periods", entity=name, periods=", ".join(labels)) + "."
+    figure = Figure(FigureKind.PERIODS, sentence, tuple(markers), expression="covered",
+                    periods=tuple(labels))  # fmt: skip
+    builder.add(sentence, tuple(markers), figure)
+    return builder.part(AnswerStatus.ANSWERED, ())
+
+
 def stored_periods(glossary: Glossary, store: FactStore, key: FactKey, max_level: int) -> list[str]:
     """The periods of ``key``'s metric, entity and channel with a fact at ``max_level`` or
     below, of the kind of the latest one (years when the latest is a year), oldest first."""
@@ -328,6 +362,10 @@ def answer_figures(
             entity_label = glossary.entities.terms[scope].label
             if not stored:  # never other entities' names: they may be restricted rows' labels
                 return _clarify(text(locale, "no_stored_metric", entity=entity_label))
+            if reading.operation is Operation.WHICH_PERIODS and (
+                reading.selection is None or reading.selection.pick is Pick.ALL
+            ):  # "which years does the table cover?": the periods stored for the entity
+                return _covered_periods(glossary, store, scope, level, locale)
             labels = ", ".join(glossary.metrics.terms[c].label for c in stored[:EXAMPLES])
             return _clarify(
                 text(locale, "needs_stored_metric", entity=entity_label, examples=labels)
