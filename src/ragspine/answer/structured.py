@@ -12,7 +12,7 @@ is the latest period with a fact the asker may see; each default is stated as an
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
@@ -251,76 +251,54 @@ _SELECTIONS = (Operation.WHICH_PERIODS, Operation.COUNT_PERIODS)
 _SPANS = (Operation.AVERAGE, Operation.SUM, Operation.LOOKUP, *_SELECTIONS)
 
 
-def _covered_periods(
-    glossary: Glossary, store: FactStore, entity: str, level: int, locale: Locale
-) -> FiguresPart:
-    """The periods (of the latest kind, oldest first) with a fact of ``entity`` the asker may
-    see, each cited by its first stored fact."""
-    start = glossary.fiscal_year_start_month
+def _latest_kind(facts: Iterable[Fact], start: int) -> list[tuple[str, Fact]]:
+    """Each period of ``facts`` of the kind of the latest one (by its last day; a year before
+    a quarter ending the same day), oldest first, with its first fact; facts whose period the
+    grammar does not read are left out."""
     first: dict[str, Fact] = {}
-    kinds: dict[str, tuple[date, PeriodKind]] = {}
-    for fact in store.scan(max_level=level, entity=entity):
+    ends: dict[str, tuple[date, PeriodKind]] = {}
+    for fact in facts:
         try:
             period = parse_period(fact.period, None, start)
         except PeriodError:
             continue
         first.setdefault(period.label, fact)
-        kinds[period.label] = (period.date_range(start)[1], period.kind)
+        ends[period.label] = (period.date_range(start)[1], period.kind)
+    if not ends:
+        return []
+    kind = max(ends.values(), key=lambda v: (v[0], -_KIND_ORDER[v[1]]))[1]
+    chosen = sorted((end, label) for label, (end, k) in ends.items() if k is kind)
+    return [(label, first[label]) for _, label in chosen]
+
+
+def _covered_periods(
+    glossary: Glossary, store: FactStore, entity: str, level: int, locale: Locale
+) -> FiguresPart:
+    """The periods (of the latest kind, oldest first) with a fact of ``entity`` the asker may
+    see, each cited by its first stored fact."""
+    covered = _latest_kind(
+        store.scan(max_level=level, entity=entity), glossary.fiscal_year_start_month
+    )
     builder = _Builder(glossary, locale, DEFAULT_CHANNEL)
-    if not kinds:
+    if not covered:
         builder.add(text(locale, "no_period"), ())
         return builder.part(AnswerStatus.REFUSED, ())
-    latest_kind = max(kinds.values(), key=lambda v: (v[0], -_KIND_ORDER[v[1]]))[1]
-    chosen = sorted((end, label) for label, (end, kind) in kinds.items() if kind is latest_kind)
-    labels = [label for _, label in chosen]
-    markers = []
-    for label in labels:
-        fact = first[label]
-        markers.append(builder.cite(fact.key, fact.source_doc_id, fact.locator))
+    labels = [label for label, _ in covered]
+    markers = tuple(builder.cite(f.key, f.source_doc_id, f.locator) for _, f in covered)
     name = glossary.entities.terms[entity].label
     sentence = text(locale, "covered_periods", entity=name, periods=", ".join(labels)) + "."
-    figure = Figure(FigureKind.PERIODS, sentence, tuple(markers), expression="covered",
+    figure = Figure(FigureKind.PERIODS, sentence, markers, expression="covered",
                     periods=tuple(labels))  # fmt: skip
-    builder.add(sentence, tuple(markers), figure)
+    builder.add(sentence, markers, figure)
     return builder.part(AnswerStatus.ANSWERED, ())
 
 
 def stored_periods(glossary: Glossary, store: FactStore, key: FactKey, max_level: int) -> list[str]:
     """The periods of ``key``'s metric, entity and channel with a fact at ``max_level`` or
     below, of the kind of the latest one (years when the latest is a year), oldest first."""
-    latest = latest_period(glossary, store, key, max_level)
-    if latest is None:
-        return []
-    start = glossary.fiscal_year_start_month
-    kind = parse_period(latest, None, start).kind
-    dated = []
-    for fact in store.scan(max_level=max_level, metric=key.metric, entity=key.entity):
-        if fact.channel != key.channel:
-            continue
-        try:
-            period = parse_period(fact.period, None, start)
-        except PeriodError:
-            continue
-        if period.kind is kind:
-            dated.append((period.date_range(start)[1], period.label))
-    return [label for _, label in sorted(set(dated))]
-
-
-def latest_period(glossary: Glossary, store: FactStore, key: FactKey, max_level: int) -> str | None:
-    """The latest period (by its last day; a year before a quarter ending the same day) of a
-    fact for ``key``'s metric, entity and channel that ``max_level`` may see."""
-    best: tuple[date, int, str] | None = None
-    for fact in store.scan(max_level=max_level, metric=key.metric, entity=key.entity):
-        if fact.channel != key.channel:
-            continue
-        try:
-            period = parse_period(fact.period, None, glossary.fiscal_year_start_month)
-        except PeriodError:
-            continue
-        rank = (period.date_range(glossary.fiscal_year_start_month)[1], -_KIND_ORDER[period.kind])
-        if best is None or rank > best[:2]:
-            best = (*rank, period.label)
-    return None if best is None else best[2]
+    facts = store.scan(max_level=max_level, metric=key.metric, entity=key.entity)
+    mine = (fact for fact in facts if fact.channel == key.channel)
+    return [label for label, _ in _latest_kind(mine, glossary.fiscal_year_start_month)]
 
 
 def answer_figures(
