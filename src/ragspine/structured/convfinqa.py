@@ -30,7 +30,7 @@ from ragspine.errors import IngestError
 from ragspine.glossary import DEFAULT_CHANNEL, Glossary, MetricKind, Term, TermType
 from ragspine.security import Sensitivity
 from ragspine.structured.facts import Fact, FactKey, Scale, utc_now
-from ragspine.structured.headers import captioned_period, dated_period
+from ragspine.structured.headers import MONTH_WORDS, captioned_period, dated_period
 from ragspine.structured.ingest import RowProgress
 from ragspine.structured.numbers import parse_value, shown
 from ragspine.structured.tables import read_json_file
@@ -167,19 +167,10 @@ def _row_period(label: str, glossary: Glossary) -> tuple[str, str] | None:
     return (caption, captioned[1]) if caption else None
 
 
-_MONTH_WORDS = frozenset(
-    re.split(
-        r"\s+",
-        "january february march april may june july august september october november "
-        "december jan feb mar apr jun jul aug sep sept oct nov dec",
-    )
-)
-
-
 def _names_a_figure(label: str) -> bool:
     """Whether a row label has a word that is not a month: ``$ 2014`` or ``30 september``
     (a garbled header or a date) is not the name of a figure."""
-    return any(word not in _MONTH_WORDS for word in re.findall(r"[^\W\d_]+", label.casefold()))
+    return any(word not in MONTH_WORDS for word in re.findall(r"[^\W\d_]+", label.casefold()))
 
 
 def _column_periods(columns: Iterable[str], glossary: Glossary) -> dict[str, str | None]:

@@ -25,6 +25,8 @@ _MONTHS = (
     "|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec"
 )
 _MONTH_NUMBERS = {name[:3]: number for number, name in enumerate(_MONTHS.split("|")[:12], 1)}
+MONTH_WORDS = frozenset(_MONTHS.split("|"))
+"""Month names and their abbreviations, lower case."""
 _DATED = re.compile(
     r"(?:(?:balance\s+)?(?:at|as\s+at|as\s+of|(?:for\s+the\s+)?(?:fiscal\s+)?years?[\s-]+ended"
     r"|\d+\s+weeks\s+ended|ended)\s+)?"
