@@ -111,6 +111,45 @@ def test_reference_brackets_in_sources_do_not_look_like_markers() -> None:
     assert citation_violations(answer, s) == []
 
 
+LEAD_IN = snip(
+    "c1",
+    "Contractual Obligations The following table summarizes our contractual obligations as of "
+    "December 31, 2019 (in thousands): Purchase obligations represent open purchase orders. "
+    "Operating lease obligations were as follows:",
+)
+
+
+def test_a_table_lead_in_is_no_answer_but_what_follows_its_colon_is() -> None:
+    answer = answer_from_snippets(
+        "What are the operating lease obligations due in 2020?", [LEAD_IN]
+    )
+    assert answer.text == "Purchase obligations represent open purchase orders. [1]"
+    assert citation_violations(answer, [LEAD_IN]) == []
+    only_lead_ins = snip("c2", "The components of operating lease obligations are as follows:")
+    refused = answer_from_snippets("What were the operating lease obligations?", [only_lead_ins])
+    assert refused.status is AnswerStatus.NO_MATERIAL
+
+
+def test_a_question_about_the_table_is_answered_by_its_lead_in() -> None:
+    answer = answer_from_snippets("What does the table of contractual obligations show?", [LEAD_IN])
+    assert answer.text.startswith("Contractual Obligations The following table summarizes")
+
+
+def test_colons_that_end_no_lead_in_stay_in_the_sentence() -> None:
+    s = [
+        snip("c1", "The Company operates in two regions: United States and Japan."),
+        snip(
+            "c2",
+            "The table below shows valuations 51% of properties were valued externally "
+            "(2018: 43% of properties).",
+        ),
+    ]
+    regions = answer_from_snippets("Which regions does the Company operate in?", s)
+    assert regions.text.startswith("The Company operates in two regions: United States and Japan.")
+    share = answer_from_snippets("What share of properties were valued externally?", s[1:])
+    assert "(2018: 43% of properties)" in share.text and "51%" in share.text
+
+
 def test_principal_screens_snippets_before_reading() -> None:
     secret = snip("c1", "Revenue plans are secret.", sensitivity=3)
     answer = answer_from_snippets("revenue plans", [secret], principal=Principal.of("public"))

@@ -5,6 +5,9 @@ notes, and SHA-256 digests of ``render()`` and of ``to_dict(timings=False)`` wri
 before the refactor. Cases are built from real text in ``../shared/data`` (SciFact abstracts with
 a shorter child chunk than the prompt text, so the numeric guard leaves sentences out; TAT-QA
 paragraphs, full of amounts).
+
+The fixture was rewritten once, when a table's lead-in ("The following table summarizes ...:")
+stopped being an answer (issue 15): only the 24 TAT-QA cases whose passages hold one changed.
 """
 
 from __future__ import annotations

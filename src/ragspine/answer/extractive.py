@@ -1,7 +1,9 @@
 """The offline extractive answer of the narrative route: cited, checked by the numeric guard.
 
 Sentences are taken from the snippets' ``prompt_text`` by lexical overlap with the question
-(routing terms, IDF-weighted, deterministic, ties by snippet order then chunk id). Each sentence
+(routing terms, IDF-weighted, deterministic, ties by snippet order then chunk id). A table's
+lead-in ("The following table summarizes ...:") is no candidate unless the question is about a
+table: it introduces figures the passage does not hold. Each sentence
 is followed by a marker ``[n]`` naming the child chunk it came with. The numeric guard
 (:mod:`ragspine.answer.guard`) checks each sentence against that child chunk's own ``text``; a
 sentence it does not pass is left out, and the answer says so (contract 2).
@@ -32,6 +34,15 @@ DEFAULT_MAX_SENTENCES = 3
 
 _PARAGRAPH_RE = re.compile(r"\n\s*\n")
 _REFERENCE_RE = re.compile(r"\s*\[[0-9][0-9,\s\u2013-]*\]")
+# A lead-in introduces a table the answer cannot show ("The following table summarizes ...:",
+# "... were as follows (in thousands):"); it states nothing itself. It ends at a colon, which
+# the sentence splitter does not cut at ("...: Purchase obligations represent ...").
+_COLON_RE = re.compile(r":(?:\s+|$)")
+_LEAD_IN_RE = re.compile(
+    r"\b(?:(?:following|below|above)\s+tables?|tables?\s+(?:below|above)|as\s+follows)\b",
+    re.IGNORECASE,
+)
+_ABOUT_TABLE_RE = re.compile(r"\btables?\b", re.IGNORECASE)
 
 
 def split_sentences(text: str) -> list[str]:
@@ -54,13 +65,33 @@ class _Candidate:
     score: float
 
 
+def _statements(text: str, *, lead_ins: bool) -> list[str]:
+    """The sentences of ``text``; without ``lead_ins``, each sentence from the end of its last
+    lead-in on (a sentence that is all lead-in is left out)."""
+    sentences = split_sentences(text)
+    if lead_ins:
+        return sentences
+    kept = []
+    for sentence in sentences:
+        start = 0
+        for colon in _COLON_RE.finditer(sentence):
+            before = sentence[start : colon.start()]
+            if before.count("(") == before.count(")") and _LEAD_IN_RE.search(before):
+                start = colon.end()
+        if sentence[start:].strip():
+            kept.append(sentence[start:])
+    return kept
+
+
 def _candidates(question: str, snippets: Sequence[Snippet]) -> list[_Candidate]:
     wanted = set(routing_terms(question))
+    lead_ins = bool(_ABOUT_TABLE_RE.search(question))
     pool: list[tuple[str, int, int, bool, set[str]]] = []
     seen: set[str] = set()
     for index, snippet in enumerate(snippets):
-        for position, sentence in enumerate(split_sentences(snippet.prompt_text)):
-            in_child = sentence in " ".join(snippet.text.split())
+        child = " ".join(snippet.text.split())
+        for position, sentence in enumerate(_statements(snippet.prompt_text, lead_ins=lead_ins)):
+            in_child = sentence in child
             sentence = _REFERENCE_RE.sub("", sentence).strip()
             if not sentence or sentence in seen:
                 continue
