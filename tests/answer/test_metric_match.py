@@ -769,3 +769,43 @@ def test_which_years_the_table_covers_are_the_entitys_stored_periods(tmp_path: P
     )
     assert told.figures[0].periods == ("FY2017", "FY2018", "FY2019")
     ws.close()
+
+
+def test_compound_operations_and_percentages_of_amounts_are_asked_back(tmp_path: Path) -> None:
+    """Wrong numbers of the TAT-QA dev run, each now computed right or refused: the difference
+    of two rows in one year (was: both values listed), a change of an average (was: the change
+    of the values, the average ignored), a change in a percentage of an amount (was: the
+    amount's change)."""
+    rows = {
+        "apac": 533340.0,
+        "emea": 315535.0,
+        "free cash flow": 4411.0,
+        "average price paid per share": 81.15,
+    }
+    earlier = {"apac": 479987.0, "emea": 300000.0, "free cash flow": 4044.0}
+    earlier["average price paid per share"] = 64.48
+    ws = _filing_workspace(tmp_path, {"2019": rows, "2018": earlier})
+    options = AskOptions(entity="ACME")
+
+    def ask(question: str):  # type: ignore[no-untyped-def]
+        return ws.ask(question, options, principal=PUBLIC)
+
+    difference = ask("What was the difference in the net sales in 2019 between APAC and EMEA?")
+    assert _answered_value(difference) == Fraction(217805), difference.text
+    for question in (
+        "What is the change between 2018 and 2019 average free cash flow?",
+        "What is the difference between the average APAC and the average EMEA?",
+    ):
+        compound = ask(question)
+        assert compound.status is AnswerStatus.NEEDS_CLARIFICATION, (question, compound.text)
+        assert "two calculations" in compound.text and not compound.figures
+    # the row's own word is no second calculation
+    own = ask("What was the change in the average price per share from 2018 to 2019?")
+    change = [f.value.value for f in own.figures if f.kind is FigureKind.CHANGE and f.value]
+    assert change == [Fraction("16.67")], own.text
+    share = ask("What was the change in the percentage of sales from APAC between 2018 and 2019?")
+    assert _answered_value(share) is None and "stored as an amount" in share.text
+    plain = ask("What was the change in APAC sales between 2018 and 2019?")
+    change = [f.value.value for f in plain.figures if f.kind is FigureKind.CHANGE and f.value]
+    assert change == [Fraction(53353)], plain.text
+    ws.close()

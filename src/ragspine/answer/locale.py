@@ -79,6 +79,10 @@ _EN: dict[str, str] = {
     "subtrahend_missing": (
         "The question subtracts a figure that has no stored fact: no difference is given."
     ),
+    "two_operations": (
+        "The question asks for two calculations at once ({words}): one answer computes one. "
+        "Ask for each in turn (the averages first, then their change)."
+    ),
     "percent_not_stored": (
         "The question asks for a percentage, and {metric} is stored as an amount, not a "
         "percentage: no percentage is given. Ask for it as a share of another figure (X as a "
@@ -263,6 +267,10 @@ _IT: dict[str, str] = {
     "subtrahend_missing": (
         "La domanda sottrae un valore che non ha un fatto memorizzato: nessuna differenza "
         "viene indicata."
+    ),
+    "two_operations": (
+        "La domanda chiede due calcoli insieme ({words}): una risposta ne calcola uno. "
+        "Chiederli uno alla volta (prima le medie, poi la loro variazione)."
     ),
     "percent_not_stored": (
         "La domanda chiede una percentuale, e {metric} è memorizzato come importo, non come "

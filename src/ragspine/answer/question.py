@@ -271,6 +271,9 @@ class QuestionReading:
     percent_asked: bool = False
     """The question says ``percentage`` / ``percent`` / ``%`` outside its metrics' names: a
     stored amount that is no percentage does not answer it as a lookup."""
+    second_operation: str = ""
+    """A second calculation the question asks for besides ``operation`` (``the change in the
+    average X``): one figure computes one operation, so the answer asks for them apart."""
 
     @property
     def calculation(self) -> bool:
@@ -410,7 +413,7 @@ def read_question(
     pattern = _cues_of(glossary)
     cues = [] if pattern is None else [" ".join(m.group(0).split()) for m in pattern.finditer(rest)]
 
-    operation, word = Operation.LOOKUP, ""
+    operation, word, second = Operation.LOOKUP, "", ""
     found = _OPERATION_RE.search(rest)
     counted = which is not None and which.re is _COUNT_PERIODS_RE
     if counted and (selection is None or selection.pick not in (Pick.ABOVE, Pick.BELOW)):
@@ -426,6 +429,7 @@ def read_question(
             operation, word = Operation.LOOKUP, ""  # a variance against a budget: no change
         if operation is Operation.CHANGE and _PERCENT_ASKED_RE.search(rest):
             operation = Operation.PERCENT_CHANGE  # "what percentage did sales increase by"
+        second = _second_operation(rest, operation)
         if word in ("less", "minus") and (
             _CONSTANT_RE.search(rest) or _MORE_TERMS_RE.search(rest, found.end())
         ):
@@ -453,7 +457,28 @@ def read_question(
         ambiguous=metrics_found.ambiguous if metrics_found is not None else (),
         whole_first=bool(_WHOLE_FIRST_RE.match(text)),
         percent_asked=bool(_PERCENT_RE.search(rest)),
+        second_operation=second,
     )
+
+
+_AVERAGED = frozenset({Operation.AVERAGE})
+_CHANGES = frozenset({Operation.CHANGE, Operation.PERCENT_CHANGE})
+
+
+def _second_operation(rest: str, operation: Operation) -> str:
+    """The word of an average besides a change, or of a change besides an average, outside
+    the metrics' names (``the change in the average X``, ``the difference between the average
+    X and the average Y``): a compound of two calculations."""
+    if operation in _AVERAGED:
+        others = _CHANGES
+    elif operation in _CHANGES:
+        others = _AVERAGED
+    else:
+        return ""
+    for match in _OPERATION_RE.finditer(rest):
+        if match.lastgroup is not None and Operation[match.lastgroup] in others:
+            return match.group(0)
+    return ""
 
 
 def choose_route(reading: QuestionReading, *, entity_given: bool = False) -> tuple[Route, str]:

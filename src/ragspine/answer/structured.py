@@ -301,6 +301,12 @@ def stored_periods(glossary: Glossary, store: FactStore, key: FactKey, max_level
     return [label for label, _ in _latest_kind(mine, glossary.fiscal_year_start_month)]
 
 
+def _spellings(glossary: Glossary, metrics: Sequence[str]) -> list[str]:
+    """The label and aliases of each of ``metrics``."""
+    terms = glossary.metrics.terms
+    return [name for m in metrics if m in terms for name in (terms[m].label, *terms[m].aliases)]
+
+
 def answer_figures(
     reading: QuestionReading,
     glossary: Glossary,
@@ -331,6 +337,13 @@ def answer_figures(
     if reading.ambiguous:
         names = ", ".join(glossary.metrics.terms[c].label for c in reading.ambiguous)
         return _clarify(text(locale, "ambiguous_metric", candidates=names))
+    if reading.second_operation and reading.metrics:
+        spelled = " ".join(_spellings(glossary, reading.metrics)).casefold()
+        if not re.search(rf"(?<!\w){re.escape(reading.second_operation)}(?!\w)", spelled):
+            # ("the change in the average price per share" of the row "average price paid
+            # per share": the row's own word, no second calculation)
+            words = f"{reading.operation_word!r}, {reading.second_operation!r}"
+            return _clarify(text(locale, "two_operations", words=words))
     if not reading.metrics:
         known = [(code, t.label) for code, t in glossary.metrics.terms.items()]
         scope = entity_code or (reading.entities[0] if len(reading.entities) == 1 else None)
@@ -487,7 +500,7 @@ def _lookups(
     amounts = [
         f.result
         for f in builder.figures
-        if f.result is not None and not _percent_like(builder, f.result)
+        if f.result is not None and not _percent_like(builder, f.result.unit, f.result.metric)
     ]
     if found and reading.percent_asked and reading.operation is Operation.LOOKUP and amounts:
         # "what is the percentage of X in Y" read as a lookup of X: the stored amount shown
@@ -540,11 +553,14 @@ def _compared(
     operation = reading.operation
     if operation is Operation.SUM and len(reading.metrics) > 1 and len(items) == 1:
         return _metrics_sum(builder, reading.metrics, entities[0], periods[0], store, level)
-    if reading.operation_word in ("less", "minus") and len(items) == 1:
-        if len(reading.metrics) == 2:  # "X less Y in 2008"
-            return _metrics_sum(
-                builder, reading.metrics, entities[0], periods[0], store, level, subtract=True
-            )
+    subtracting = reading.operation_word in _SUBTRACTING
+    two = len(items) == 1 and len(reading.metrics) == 2
+    if two and (subtracting or reading.operation_word in _DIFFERENCE):
+        # "X less Y in 2008", "the difference between X and Y in 2019"
+        return _metrics_sum(
+            builder, reading.metrics, entities[0], periods[0], store, level, subtract=True
+        )
+    if subtracting and len(items) == 1:
         status = _lookups(builder, reading, entities, periods, store, principal, level)
         if status is AnswerStatus.ANSWERED:  # "revenue less discounts": one of two is stored
             builder.add(text(builder.locale, "subtrahend_missing"), ())
@@ -575,10 +591,23 @@ def _compared(
             return AnswerStatus.REFUSED
         _average(builder, result, metric, total=operation is Operation.SUM)
     else:
+        amounts = any(abs(row.value) > 100 for row in result.rows if row.value is not None)
+        asked = operation is Operation.CHANGE and reading.percent_asked
+        if asked and amounts and not _percent_like(builder, result.unit, metric):
+            # "the change in the percentage of sales from APAC" with APAC's sales stored
+            # (533,340): an amount's change is not the change of a percentage. (A table of
+            # percentages of sales often marks only its first row with "%".)
+            label = builder.labels(metric, entities[0])["metric"]
+            builder.add(text(builder.locale, "percent_not_stored", metric=label), ())
+            return AnswerStatus.REFUSED
         _steps(builder, result, metric, percent_only=operation is Operation.PERCENT_CHANGE)
         if not any(f.kind is not FigureKind.FACT for f in builder.figures):
             return AnswerStatus.REFUSED  # the facts found are shown; the change asked is not
     return AnswerStatus.ANSWERED
+
+
+_SUBTRACTING = ("less", "minus")
+_DIFFERENCE = ("difference", "differenza")
 
 
 _PERCENT_LIKE = re.compile(
@@ -586,13 +615,13 @@ _PERCENT_LIKE = re.compile(
 )
 
 
-def _percent_like(builder: _Builder, result: MetricResult) -> bool:
-    """Whether a found fact may be a percentage: stored in percent, of a percent metric, or
-    named like one (``Effective tax rate``, ``Operating margin (%)``: imported tables often
-    store these without a unit)."""
-    if result.unit == "%" or (result.metric and builder.kind(result.metric) is MetricKind.PERCENT):
+def _percent_like(builder: _Builder, unit: str | None, metric: str | None) -> bool:
+    """Whether a fact of ``metric`` stored in ``unit`` may be a percentage: stored in percent,
+    of a percent metric, or named like one (``Effective tax rate``, ``Operating margin (%)``:
+    imported tables often store these without a unit)."""
+    if unit == "%" or (metric and builder.kind(metric) is MetricKind.PERCENT):
         return True
-    label = builder.glossary.metrics.terms[result.metric].label if result.metric else ""
+    label = builder.glossary.metrics.terms[metric].label if metric else ""
     return bool(_PERCENT_LIKE.search(label.casefold()))
 
 
