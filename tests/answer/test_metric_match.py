@@ -757,7 +757,11 @@ def test_which_years_the_table_covers_are_the_entitys_stored_periods(tmp_path: P
     )
     secret = [f for f in ws.facts.scan(max_level=99, entity="acme") if f.period == "FY2017"]
     ws.facts.write([replace(f, sensitivity=Sensitivity.CONFIDENTIAL) for f in secret])
-    for question in ("What years are included in the table?", "Which years does the table show?"):
+    for question in (
+        "What years are included in the table?",
+        "Which years does the table show?",
+        "What are the years included in the table?",  # was: a passage's sentence
+    ):
         answer = ws.ask(question, AskOptions(entity="ACME"), principal=PUBLIC)
         assert answer.status is AnswerStatus.ANSWERED, (question, answer.text)
         (figure,) = answer.figures
@@ -808,4 +812,21 @@ def test_compound_operations_and_percentages_of_amounts_are_asked_back(tmp_path:
     plain = ask("What was the change in APAC sales between 2018 and 2019?")
     change = [f.value.value for f in plain.figures if f.kind is FigureKind.CHANGE and f.value]
     assert change == [Fraction(53353)], plain.text
+    ws.close()
+
+
+def test_which_year_with_two_rows_named_is_asked_back(tmp_path: Path) -> None:
+    """'the trade receivables with up to three months of age' names the row 'up to three
+    months' and the total 'trade receivables': the year was picked by the first, silently (a
+    wrong year). Which row decides is now asked."""
+    rows = {"2019": {"up to three months": 29.9, "trade receivables": 39.9}}
+    rows["2018"] = {"up to three months": 32.1, "trade receivables": 35.8}
+    ws = _filing_workspace(tmp_path, rows)
+    pick = ws.ask(
+        "In which year is the trade receivables with up to three months of age higher?",
+        AskOptions(entity="ACME"),
+        principal=PUBLIC,
+    )
+    assert pick.status is AnswerStatus.NEEDS_CLARIFICATION and not pick.figures, pick.text
+    assert "Up to three months" in pick.text or "up to three months" in pick.text
     ws.close()

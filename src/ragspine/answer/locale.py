@@ -145,6 +145,10 @@ _EN: dict[str, str] = {
         "Which two metrics? A share or a ratio needs two; the question names one ({metric}). "
         "Known metrics include: {examples}."
     ),
+    "one_metric_select": (
+        "Which metric? The periods are picked by one metric's values, and the question names "
+        "several: {metrics}."
+    ),
     "one_metric_only": (
         "Which metric? A change, an average or a sum is computed over one metric, and the "
         "question names several: {metrics}."
@@ -298,6 +302,10 @@ _IT: dict[str, str] = {
     "needs_two_metrics": (
         "Quali due metriche? Una quota o un rapporto ne richiede due; la domanda ne nomina una "
         "({metric}). Metriche note: {examples}."
+    ),
+    "one_metric_select": (
+        "Quale metrica? I periodi si scelgono dai valori di una metrica, e la domanda ne "
+        "nomina diverse: {metrics}."
     ),
     "one_metric_only": (
         "Quale metrica? Una variazione, una media o una somma si calcola su una sola metrica, "

@@ -101,7 +101,7 @@ _SUM_RE = re.compile(
 two or more periods or metrics (one of each is a lookup). ``respectively`` asks for each value
 instead."""
 _WHICH_PERIODS_RE = re.compile(
-    r"(?<!\w)(?:(?:in|for|during)\s+)?(?:which|what)\s+(?:of\s+the\s+)?"
+    r"(?<!\w)(?:(?:in|for|during)\s+)?(?:which|what)\s+(?:of\s+the\s+|are\s+the\s+)?"
     r"(?:fiscal\s+|financial\s+)?(?:years?|periods?|fys?)(?!\w)|(?<!\w)(?:in\s+)?quale\s+(?:anno|periodo)(?!\w)"
 )
 _COUNT_PERIODS_RE = re.compile(

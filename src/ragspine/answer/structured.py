@@ -916,9 +916,13 @@ def _select(
     principal: Principal,
     level: int,
 ) -> AnswerStatus | FiguresPart:
-    """``which year`` / ``how many years``: the periods of the first metric (those named, else
-    every stored one of its kind) that the criterion selects, from their stored values. Every
-    period considered must have a fact, and the values one unit; otherwise nothing is chosen."""
+    """``which year`` / ``how many years``: the periods of the metric (those named, else every
+    stored one of its kind) that the criterion selects, from their stored values. Every period
+    considered must have a fact, and the values one unit; otherwise nothing is chosen. Two
+    metrics are asked back: which one's values decide is not said."""
+    if len(reading.metrics) > 1:  # "the trade receivables with up to three months of age"
+        names = ", ".join(builder.glossary.metrics.terms[m].label for m in reading.metrics)
+        return _clarify(text(builder.locale, "one_metric_select", metrics=names))
     selection = reading.selection or Selection(Pick.ALL)
     metric, entity = reading.metrics[0], entities[0]
     key = FactKey(metric, entity, "", builder.channel)
