@@ -179,6 +179,15 @@ def test_the_base_of_a_change_and_a_span_of_years(
             "What is the percentage difference in ACME's revenue between 2023 and 2024?",
             (Operation.PERCENT_CHANGE),
         ),
+        # the difference of two percentages in points (was: their relative change)
+        (
+            "What was the absolute percentage change in ACME's margin from 2023 to 2024?",
+            Operation.CHANGE,
+        ),
+        (
+            "What was the percentage point change in ACME's margin from 2023 to 2024?",
+            Operation.CHANGE,
+        ),
     ],
 )
 def test_operation_phrasings(glossary: Glossary, question: str, operation: Operation) -> None:

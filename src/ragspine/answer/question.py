@@ -83,7 +83,11 @@ _OPERATION_WORDS: tuple[tuple[Operation, str], ...] = (
     (Operation.AVERAGE, r"(?<!weighted )(?<!weighted-)(?:average|mean)|media|medio"),
     (
         Operation.CHANGE,
-        r"change|changed|changes|grow|grew|grown|growth|increase|increased|decrease|decreased"
+        # "the absolute percentage change in the risk-free rate", "the change in percentage
+        # points": the difference of two percentages, not their relative change
+        r"absolute (?:percentage|percent|%) (?:change|difference)"
+        r"|(?:percentage|percent) points? (?:change|difference)|change in percentage points"
+        r"|change|changed|changes|grow|grew|grown|growth|increase|increased|decrease|decreased"
         r"|rise|rose|risen|fall|fell|fallen|decline|declined|difference|variation"
         r"|variance"
         r"|fluctuation|less(?! than)|minus"
