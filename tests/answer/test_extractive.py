@@ -120,9 +120,7 @@ LEAD_IN = snip(
 
 
 def test_a_table_lead_in_is_no_answer_but_what_follows_its_colon_is() -> None:
-    answer = answer_from_snippets(
-        "What are the operating lease obligations due in 2020?", [LEAD_IN]
-    )
+    answer = answer_from_snippets("What do the purchase obligations represent?", [LEAD_IN])
     assert answer.text == "Purchase obligations represent open purchase orders. [1]"
     assert citation_violations(answer, [LEAD_IN]) == []
     only_lead_ins = snip("c2", "The components of operating lease obligations are as follows:")
@@ -208,3 +206,21 @@ def test_json_and_terminal_forms() -> None:
     rendered = answer.render()
     assert rendered.startswith(answer.text)
     assert "[1] reports / doc-c1 / c1: c1.pdf#p1 (section c1.pdf#s1)" in rendered
+
+
+def test_a_sentence_sharing_too_few_of_the_questions_words_is_no_answer() -> None:
+    """TAT-QA dev: a question on operating lease obligations due within 5 years was answered
+    with a sentence on purchase obligations that shares one of its seven terms."""
+    s = [
+        snip(
+            "c1",
+            "Purchase obligations represent an estimate of open purchase orders and contractual "
+            "obligations in the normal course of business.",
+        )
+    ]
+    question = (
+        "What is the company's total operating lease obligations that are due within 5 years?"
+    )
+    assert answer_from_snippets(question, s).status is AnswerStatus.NO_MATERIAL
+    close = "What do the purchase obligations represent?"
+    assert answer_from_snippets(close, s).status is AnswerStatus.ANSWERED
