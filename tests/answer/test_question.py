@@ -238,3 +238,24 @@ def test_a_long_question_full_of_periods_is_read_in_linear_time(glossary: Glossa
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.mark.parametrize(
+    ("question", "second"),
+    [
+        ("What was the change in ACME's average revenue from 2023 to 2024?", "average"),
+        ("What is the sum of the average revenue of ACME in 2023 and 2024?", "sum"),
+        (
+            "What was the difference between the highest and the lowest revenue of ACME?",
+            "the highest",
+        ),
+        ("What was the change in ACME's revenue from 2023 to 2024?", ""),
+        ("What was ACME's average revenue in 2023 and 2024?", ""),
+        # a word of a row's description is no value picked among several
+        ("What is the net change in total maximum revenue of ACME from 2023 to 2024?", ""),
+    ],
+)
+def test_a_second_calculation_is_read(glossary: Glossary, question: str, second: str) -> None:
+    """ConvFinQA / TAT-QA dev: each compound was answered as one of its two calculations (the
+    average for 'the sum of the average', the latest change for 'the highest and the lowest')."""
+    assert read_question(question, glossary).second_operation == second

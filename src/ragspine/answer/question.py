@@ -465,17 +465,30 @@ def read_question(
     )
 
 
+_SUMMED_RE = re.compile(r"(?<!\w)(?:sum|summed|combined|somma)(?!\w)")
+_EXTREME_RE = re.compile(
+    r"(?<!\w)the\s+(?:highest|lowest|largest|smallest|maximum|minimum|greatest|least)(?!\w)"
+)
+"""A value picked among several (``the highest``), not a word of a row's description (``the
+total maximum exposure to loss``)."""
 _AVERAGED = frozenset({Operation.AVERAGE})
 _CHANGES = frozenset({Operation.CHANGE, Operation.PERCENT_CHANGE})
 
 
 def _second_operation(rest: str, operation: Operation) -> str:
-    """The word of an average besides a change, or of a change besides an average, outside
-    the metrics' names (``the change in the average X``, ``the difference between the average
-    X and the average Y``): a compound of two calculations."""
+    """The word of a second calculation outside the metrics' names: an average besides a
+    change or a sum (``the change in the average X``, ``the sum of the average X``), a change
+    besides an average, or the highest and lowest value besides a change (``the difference
+    between the highest and the lowest payment``): a compound the answer does not compute."""
     if operation in _AVERAGED:
+        summed = _SUMMED_RE.search(rest)
+        if summed is not None:
+            return summed.group(0)
         others = _CHANGES
     elif operation in _CHANGES:
+        extreme = _EXTREME_RE.search(rest)
+        if extreme is not None:
+            return extreme.group(0)
         others = _AVERAGED
     else:
         return ""
