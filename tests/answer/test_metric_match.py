@@ -830,3 +830,34 @@ def test_which_year_with_two_rows_named_is_asked_back(tmp_path: Path) -> None:
     assert pick.status is AnswerStatus.NEEDS_CLARIFICATION and not pick.figures, pick.text
     assert "Up to three months" in pick.text or "up to three months" in pick.text
     ws.close()
+
+
+def test_a_length_of_time_asked_is_not_answered_by_an_amount(tmp_path: Path) -> None:
+    """TAT-QA dev: 'How many years is the minimum lifespan of the land and rights-of-way?'
+    was answered with the row's carrying amount ($117.2 million). A stored number of years
+    still answers."""
+    ws = Workspace.init(tmp_path / "ws")
+    source = tmp_path / "t.json"
+    table = [
+        ["(dollars in millions)", "2019", "2018"],
+        ["Land and rights-of-way", "$117.2", "$117.2"],
+        ["Buildings", "315.4", "305.2"],
+    ]
+    term = [["", "2019", "2018"], ["Expected term (in years)", "0.6", "0.8"]]
+    docs = [
+        {"table": {"uid": "u1", "table": table}, "paragraphs": [], "questions": []},
+        {"table": {"uid": "u2", "table": term}, "paragraphs": [], "questions": []},
+    ]
+    source.write_text(json.dumps(docs), "utf-8")
+    ws.ingest_tatqa(source)
+    amount = ws.ask(
+        "How many years is the minimum lifespan of the land and rights-of-way?",
+        AskOptions(entity="u1"),
+        principal=PUBLIC,
+    )
+    assert amount.status is AnswerStatus.REFUSED, amount.text
+    assert "length of time" in amount.text
+    years = ws.ask("How many years is the expected term in 2019?", AskOptions(entity="u2"),
+                   principal=PUBLIC)  # fmt: skip
+    assert years.status is AnswerStatus.ANSWERED, years.text
+    ws.close()

@@ -79,6 +79,10 @@ _EN: dict[str, str] = {
     "subtrahend_missing": (
         "The question subtracts a figure that has no stored fact: no difference is given."
     ),
+    "duration_not_stored": (
+        "The question asks for a length of time, and {metric} is stored as an amount: no "
+        "length of time is given."
+    ),
     "two_operations": (
         "The question asks for two calculations at once ({words}): one answer computes one. "
         "Ask for each in turn (the averages first, then their change)."
@@ -270,6 +274,10 @@ _IT: dict[str, str] = {
     ),
     "subtrahend_missing": (
         "La domanda sottrae un valore che non ha un fatto memorizzato: nessuna differenza "
+        "viene indicata."
+    ),
+    "duration_not_stored": (
+        "La domanda chiede una durata, e {metric} è memorizzato come importo: nessuna durata "
         "viene indicata."
     ),
     "two_operations": (

@@ -275,6 +275,9 @@ class QuestionReading:
     percent_asked: bool = False
     """The question says ``percentage`` / ``percent`` / ``%`` outside its metrics' names: a
     stored amount that is no percentage does not answer it as a lookup."""
+    duration_asked: bool = False
+    """The question asks how many years (months, days) something lasts (``how many years is
+    the lifespan of X``): an amount of money does not answer it."""
     second_operation: str = ""
     """A second calculation the question asks for besides ``operation`` (``the change in the
     average X``): one figure computes one operation, so the answer asks for them apart."""
@@ -420,7 +423,8 @@ def read_question(
     operation, word, second = Operation.LOOKUP, "", ""
     found = _OPERATION_RE.search(rest)
     counted = which is not None and which.re is _COUNT_PERIODS_RE
-    if counted and (selection is None or selection.pick not in (Pick.ABOVE, Pick.BELOW)):
+    duration = counted and (selection is None or selection.pick not in (Pick.ABOVE, Pick.BELOW))
+    if duration:
         which = selection = None  # "how many years is the lifespan": a duration, not a count
     if which is not None:
         operation = Operation.COUNT_PERIODS if counted else Operation.WHICH_PERIODS
@@ -462,6 +466,7 @@ def read_question(
         whole_first=bool(_WHOLE_FIRST_RE.match(text)),
         percent_asked=bool(_PERCENT_RE.search(rest)),
         second_operation=second,
+        duration_asked=duration,
     )
 
 

@@ -508,6 +508,18 @@ def _lookups(
         label = builder.labels(amounts[0].metric or "", amounts[0].entity or "")["metric"]
         builder.add(text(builder.locale, "percent_not_stored", metric=label), ())
         return AnswerStatus.REFUSED
+    money = [  # a currency, a percentage or a scale of thousands and up: no length of time
+        f.result
+        for f in builder.figures
+        if f.result is not None
+        and (f.result.currency or f.result.unit == "%" or f.result.scale not in (None, Scale.ONE))
+    ]
+    if found and reading.duration_asked and money:
+        # "how many years is the minimum lifespan of land": the row's stored amount ($117.2
+        # million) is not the length of time asked for
+        label = builder.labels(money[0].metric or "", money[0].entity or "")["metric"]
+        builder.add(text(builder.locale, "duration_not_stored", metric=label), ())
+        return AnswerStatus.REFUSED
     if found:
         return AnswerStatus.ANSWERED
     if len(builder.sentences) == 1:  # one lookup: the fixed refusal of query_metric
