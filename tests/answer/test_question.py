@@ -54,6 +54,15 @@ ROUTES = [
 ]
 
 
+def test_values_asked_respectively_with_the_calls_entity_are_looked_up(glossary: Glossary) -> None:
+    """A metric alone with the call's entity may ask for a definition (documents), but 'X and Y
+    respectively' asks for their values (TAT-QA dev: answered with a passage's sentence)."""
+    each = read_question("What were revenue and net income respectively?", glossary)
+    assert choose_route(each, entity_given=True)[0] is Route.STRUCTURED
+    alone = read_question("What were revenue and net income?", glossary)
+    assert choose_route(alone, entity_given=True)[0] is Route.NARRATIVE
+
+
 @pytest.mark.parametrize(("question", "route"), ROUTES)
 def test_the_route_of_each_question(glossary: Glossary, question: str, route: Route) -> None:
     chosen, reason = choose_route(read_question(question, glossary, date(2024, 11, 15)))

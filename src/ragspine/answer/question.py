@@ -275,6 +275,9 @@ class QuestionReading:
     percent_asked: bool = False
     """The question says ``percentage`` / ``percent`` / ``%`` outside its metrics' names: a
     stored amount that is no percentage does not answer it as a lookup."""
+    respectively: bool = False
+    """The question asks for each of several figures (``X and Y respectively``): values, not
+    a passage about them."""
     duration_asked: bool = False
     """The question asks how many years (months, days) something lasts (``how many years is
     the lifespan of X``): an amount of money does not answer it."""
@@ -467,6 +470,7 @@ def read_question(
         percent_asked=bool(_PERCENT_RE.search(rest)),
         second_operation=second,
         duration_asked=duration,
+        respectively=bool(_EACH_RE.search(rest)),
     )
 
 
@@ -529,7 +533,9 @@ def choose_route(reading: QuestionReading, *, entity_given: bool = False) -> tup
         route = Route.STRUCTURED
         terms += f"; metrics that fit equally: {', '.join(reading.ambiguous)}"
     elif reading.structured or (
-        reading.metrics and entity_given and reading.operation is not Operation.LOOKUP
+        reading.metrics
+        and entity_given
+        and (reading.operation is not Operation.LOOKUP or reading.respectively)
     ):
         route = Route.COMPOSITE if reading.cues else Route.STRUCTURED
     elif reading.calculation and not reading.cues and (entity_given or reading.entities):
