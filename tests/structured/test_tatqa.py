@@ -65,6 +65,58 @@ def test_non_period_columns_and_collisions_are_reported_not_guessed() -> None:
     assert stored
 
 
+TEEKAY = "3789d7da"  # "Revenues | Income ..." over "2019 | 2018" each (a uid's start)
+APPROPRIATION = "d7d65228"  # a scale stated in one group's caption only
+
+
+def _document(prefix: str) -> dict:
+    source = shared_data("tatqa", "tatqa_dataset_dev.json")
+    return next(
+        d for d in json.loads(source.read_text("utf-8")) if d["table"]["uid"].startswith(prefix)
+    )
+
+
+def test_column_groups_sharing_years_are_told_apart_by_their_captions() -> None:
+    """'Revenues' and 'Income (loss) from vessel operations' each head a '2019 | 2018' pair:
+    every column was dropped as sharing its period with another (no fact at all). Each
+    caption now prefixes its rows' metrics, with its own stated scale."""
+    teekay = import_tatqa([_document(TEEKAY)], Glossary.from_terms([]))
+    by_label = {(t.label, f.period): f for f in teekay.facts for t in teekay.new_terms
+                if t.code == f.metric}  # fmt: skip
+    revenue = by_label[("Revenues: Teekay LNG", "FY2019")]
+    assert revenue.value == Decimal("601256") and revenue.scale is Scale.THOUSAND
+    assert "'Revenues / 2019'" in revenue.locator
+    income = by_label[("Income (loss) from vessel operations: Teekay LNG", "FY2018")]
+    assert income.value == Decimal("148599") and "Revenues" not in income.locator
+    reasons = teekay.skip_reasons()
+    assert not reasons["another column has the same period (ambiguous)"]
+    # the scale "(in thousand NT dollars)" heads the first group only: the dividend per share
+    # of the second group is in NT dollars, not thousands of them
+    shares = import_tatqa([_document(APPROPRIATION)], Glossary.from_terms([]))
+    scales = {
+        t.label.split(":")[0]: f.scale
+        for f in shares.facts
+        for t in shares.new_terms
+        if t.code == f.metric
+    }
+    assert scales == {
+        "Appropriation of earnings": Scale.THOUSAND,
+        "Cash dividend per share": Scale.ONE,
+    }
+
+
+def test_captions_that_do_not_separate_every_shared_year_leave_the_columns_out() -> None:
+    table = [
+        ["", "Revenues", "", "", ""],
+        ["", "2019", "2018", "2019", "2017"],
+        ["Segment A", "10", "9", "8", "7"],
+    ]
+    document = {"table": {"uid": "u1", "table": table}, "paragraphs": [], "questions": []}
+    result = import_tatqa([document], Glossary.from_terms([]))
+    assert {f.period for f in result.facts} == {"FY2018", "FY2017"}
+    assert result.skip_reasons()["another column has the same period (ambiguous)"] == 2
+
+
 def test_negative_percent_and_stated_scale_on_real_rows() -> None:
     documents = json.loads(shared_data("tatqa", "tatqa_dataset_dev.json").read_text("utf-8"))
     result = import_tatqa(documents, Glossary.from_terms([]))

@@ -11,7 +11,11 @@ Reading a table:
   (:func:`ragspine.periods.parse_period`), after footnote marks such as ``(4)`` and unit marks
   such as ``€m`` or ``$'000`` are removed. A column with no period (``As Reported``,
   ``Adjustments``, ``Change``) is skipped and reported, and so are columns that share a period,
-  and a lone period header over several value columns (it may span them).
+  and a lone period header over several value columns (it may span them). Columns sharing a
+  period are kept when one header row of captions tells every such pair apart (``Revenues``
+  over ``2019 | 2018``, ``Operating income`` over ``2019 | 2018``): each caption heads the
+  columns from its own to the next, prefixes their rows' metric labels (``Revenues: Teekay
+  LNG``) and sets their scale when it states one (else the one stated outside the captions).
 - Data rows: the row label is the metric (a generated glossary term, the label its spelling);
   a label-only row is a section heading; a label repeated in the table is prefixed with its
   section (``Americas: Total``); labels still colliding are reported, never stored.
@@ -274,6 +278,64 @@ def _labels(data: list[_Row]) -> dict[int, str]:
     return labels
 
 
+@dataclass(frozen=True, slots=True)
+class _Caption:
+    """The caption heading one group of columns (``Revenues`` over ``2019 | 2018``)."""
+
+    row: int
+    text: str
+    label: str
+    """The caption without scale and unit marks: the prefix of its rows' metric labels."""
+    scale: Scale | None
+
+
+_NOT_LABEL = re.compile(r"\([^()]*\)")
+
+
+def _caption_label(text: str) -> str:
+    """``text`` without parenthesised scale or currency notes (``(in thousand NT dollars)``)
+    and without a repeat of itself (a merged cell read twice)."""
+    kept = _NOT_LABEL.sub(
+        lambda m: " " if any(p.search(m[0]) for _, p in _SCALES) or "dollar" in m[0] else m[0],
+        text,
+    )
+    words = footnote_free(_clean(kept)).split()
+    half = len(words) // 2
+    if half and len(words) % 2 == 0 and words[:half] == words[half:]:
+        words = words[:half]
+    return " ".join(words).rstrip(":").strip()
+
+
+def _captions_apart(
+    rows: Sequence[Sequence[str]],
+    header: Sequence[int],
+    width: int,
+    periods: Mapping[int, str],
+    fiscal_start_month: int,
+) -> dict[int, _Caption]:
+    """Per period column, the caption of its group, when the columns sharing a period (``2019``
+    under ``Revenues`` and under ``Income from operations``) are told apart by one header row
+    of captions: each caption heads the columns from its own to the next caption. Empty when
+    no such row separates every pair: those columns stay ambiguous."""
+    for i in header:
+        named = [c for c in range(1, width) if _clean(rows[i][c])]
+        if len(named) < 2 or any(header_period(rows[i][c], fiscal_start_month) for c in named):
+            continue
+        captions: dict[int, _Caption] = {}
+        current: _Caption | None = None
+        for column in range(1, width):
+            text = _clean(rows[i][column])
+            if text:
+                scale, _ = stated_scale([text])
+                current = _Caption(i, text, _caption_label(text), scale)
+            if current is not None and column in periods and current.label:
+                captions[column] = current
+        pairs = {(periods[c], captions[c].label) for c in periods if c in captions}
+        if len(captions) == len(periods) and len(pairs) == len(periods):
+            return captions
+    return {}
+
+
 def import_tatqa(
     documents: Iterable[Mapping[str, Any]],
     glossary: Glossary,
@@ -324,6 +386,16 @@ def import_tatqa(
                 )
                 skipped.append(TatSkip(uid, name, "", reason))
         by_period = Counter(periods.values())
+        captions = (
+            _captions_apart(rows, header, width, periods, fiscal)
+            if any(n > 1 for n in by_period.values())
+            else {}
+        )
+        if captions:  # each group's own scale, else the one stated outside the captions
+            caption_row = next(iter(captions.values())).row
+            outside = [t for t in header_texts if t not in {rows[caption_row][c] for c in captions}]
+            scale, why = stated_scale(t for t in outside if t.strip() and not _is_number(t))
+            by_period = Counter()
         for column, period in list(periods.items()):
             if by_period[period] > 1:
                 name = " / ".join(_clean(rows[i][column]) for i in header if rows[i][column])
@@ -352,10 +424,16 @@ def import_tatqa(
                 continue
             metric = metric_for_label(label, glossary, new_metrics)
             for column, period in periods.items():
+                caption = captions.get(column)
+                if caption is not None:  # "Revenues: Teekay LNG"
+                    metric = metric_for_label(f"{caption.label}: {label}", glossary, new_metrics)
                 cell = row.cells[column - 1]
                 header_name = " / ".join(
                     _clean(rows[i][column]) for i in header if rows[i][column].strip()
                 )
+                if caption is not None and not rows[caption.row][column].strip():
+                    header_name = f"{caption.text} / {header_name}"
+                column_scale = caption.scale or scale if caption is not None else scale
                 try:
                     parsed = _cell_value(cell)
                 except IngestError:
@@ -368,7 +446,7 @@ def import_tatqa(
                     f"TAT-QA document {uid}, table, row {row.index + 1} {label!r}, "
                     f"column {column + 1} {header_name!r}"
                 )
-                if scale is None:
+                if column_scale is None:
                     where += ", scale not stated"
                 fact = Fact(
                     metric,
@@ -378,7 +456,7 @@ def import_tatqa(
                     value,
                     unit,
                     "",
-                    Scale.ONE if scale is None or unit == "%" else scale,
+                    Scale.ONE if column_scale is None or unit == "%" else column_scale,
                     uid,
                     where,
                     Sensitivity.PUBLIC,
