@@ -452,8 +452,8 @@ def fabricated_numbers(
     invalid = False
     for sentence in answer.sentences:
         text = _PERIOD_TEXT.sub(" ", sentence.text)
-        for allowed in extra_allowed:
-            text = text.replace(allowed, " ")
+        for allowed in extra_allowed:  # a whole name, never digits inside a number
+            text = re.sub(rf"(?<![0-9A-Za-z]){re.escape(allowed)}(?![0-9A-Za-z])", " ", text)
         own: set[str] = set(computed)
         for marker in sentence.markers:
             own |= by_fact.get(marker, set()) | chunk_numbers.get(marker, set())

@@ -71,6 +71,7 @@ _SCALES: tuple[tuple[Scale, re.Pattern[str]], ...] = (
         Scale.MILLION,
         re.compile(
             r"\bin\s*millions?\b|\bmillions\b|\$\s*millions?\b|[$€£¥]\s*m\b|\busdm\b"
+            r"|\b(?:rmb|usd|us\$|hk\$)\s*['\u2019]\s*millions?\b"
             r"|^\s*\(?\s*\$?\s*million\s*\)?\s*$",
             re.IGNORECASE,
         ),
@@ -336,6 +337,105 @@ def _captions_apart(
     return {}
 
 
+@dataclass(frozen=True, slots=True)
+class _Measures:
+    """A table whose columns are measures (``Amortized Cost | Fair Value``) and whose period is
+    stated elsewhere: by each row's section heading, a title row or the corner cell."""
+
+    names: dict[int, str]
+    """Each value column's measure name (its header texts, without periods and units)."""
+    periods: dict[int, str]
+    """Each data row's period (by row index)."""
+
+
+_UNIT_ONLY = re.compile(
+    r"^\W*(?:[$€£¥]|usd|us\$|gbp|eur|rmb|['\u2019]?000s?|m|bn|%|in\s+\w+)?\W*$"
+    r"|^\W*(?:[$€£¥]|usd|us\$|gbp|eur|rmb)\s*['\u2019]?\s*(?:000s?|m|bn|million|millions)\W*$",
+    re.IGNORECASE,
+)
+
+
+_MONEY_NOTE = re.compile(
+    r"\b(?:rmb|usd|us\$|hk\$|gbp|eur)\s*['\u2019]\s*(?:000s?|millions?|billions?)\b",
+    re.IGNORECASE,
+)
+"""A currency and scale note inside a column header (``USD denominated RMB'Million``)."""
+
+
+def _measure_name(texts: Iterable[str], fiscal_start_month: int) -> str:
+    """A column's measure name from its header cells: periods, scale and unit notes left out."""
+    kept = []
+    for text in texts:
+        cleaned = _clean(_MONEY_NOTE.sub(" ", text))
+        if not cleaned or header_period(cleaned, fiscal_start_month) is not None:
+            continue
+        if _UNIT_ONLY.match(cleaned) or stated_scale([cleaned])[0] is not None:
+            continue
+        kept.append(_caption_label(cleaned))
+    return " ".join(k for k in kept if k)
+
+
+def _measure_layout(
+    rows: Sequence[Sequence[str]],
+    header: Sequence[int],
+    data: Sequence[_Row],
+    width: int,
+    periods: Mapping[int, str],
+    with_data: Sequence[int],
+    fiscal_start_month: int,
+) -> _Measures | None:
+    """The measure reading of a table none of whose value columns is a period, or whose one
+    period header stands alone in its row above several value columns (``As of December 31,
+    2019`` over ``Amortized Cost | Fair Value``); None for every other table. The period comes
+    from each row's section heading (``December 31, 2019``, then ``December 31, 2018``), else
+    from that title row, else from the header's corner cell (``30 June 2019``). Every value
+    column needs a measure name; otherwise the table is not read this way."""
+    title: str | None = None
+    if len(periods) == 1 and len(with_data) > 1:
+        (column,) = periods
+        titled = [i for i in header if header_period(rows[i][column], fiscal_start_month)]
+        alone = all(not _clean(rows[titled[0]][c]) for c in range(1, width) if c != column)
+        if not alone:
+            return None  # "Total | 2020 | 2021-2022": a bucket among others, not a title
+        title = periods[column]
+    elif periods:
+        return None
+    names = {}
+    for column in with_data:
+        texts = [rows[i][column] for i in header]
+        names[column] = _measure_name(texts, fiscal_start_month)
+    if not names or not all(names.values()) or len(set(names.values())) < len(names):
+        return None
+    corner = [p for i in header if (p := header_period(rows[i][0], fiscal_start_month))]
+    by_row: dict[int, str] = {}
+    headings: set[int] = set()
+    for row in data:
+        filled = [_clean(c) for c in row.cells if _clean(c)]
+        heading = header_period(filled[0], fiscal_start_month) if len(filled) == 1 else None
+        if not row.label and heading is not None:  # "As of December 31, 2018" over a block
+            title = heading
+            headings.add(row.index)
+            continue
+        section = header_period(row.section, fiscal_start_month) if row.section else None
+        period = section or title or (corner[0] if len(set(corner)) == 1 else None)
+        if period is not None:
+            by_row[row.index] = period
+    valued = [
+        r
+        for r in data
+        if r.index not in headings and any(r.cells[c - 1].strip() for c in with_data)
+    ]
+    if not valued or any(r.index not in by_row for r in valued):
+        return None
+    return _Measures(names, by_row)
+
+
+def _own_labels(data: list[_Row]) -> dict[int, str]:
+    """Each data row's own label (footnote marks removed): in a measure table the section
+    heading is a period, not a prefix; a label given twice under one period collides."""
+    return {r.index: row_label(r.label) for r in data if r.label}
+
+
 def import_tatqa(
     documents: Iterable[Mapping[str, Any]],
     glossary: Glossary,
@@ -373,6 +473,7 @@ def import_tatqa(
         scale, why = stated_scale(t for t in header_texts if t.strip() and not _is_number(t))
         scales[scale.value if scale else f"scale {why}"] += 1
         periods: dict[int, str] = {}
+        mark = len(skipped)
         for column in range(1, width):
             found = {p for i in header if (p := header_period(rows[i][column], fiscal)) is not None}
             name = " / ".join(_clean(rows[i][column]) for i in header if rows[i][column].strip())
@@ -404,7 +505,11 @@ def import_tatqa(
                 )
                 del periods[column]
         with_data = [c for c in range(1, width) if any(r.cells[c - 1].strip() for r in data)]
-        if len(periods) == 1 and len(with_data) > 1:
+        measures = _measure_layout(rows, header, data, width, periods, with_data, fiscal)
+        if measures is not None:  # the columns were measures, not unread periods
+            del skipped[mark:]
+            periods.clear()
+        elif len(periods) == 1 and len(with_data) > 1:
             # One period header over several value columns ("As of February 28, 2019" above
             # "As reported | Adjustments | Adoption") may span them all: which one it names
             # is not known.
@@ -414,19 +519,26 @@ def import_tatqa(
                 TatSkip(uid, name, "", "the only period header may span several columns")
             )
             periods.clear()
-        labels = _labels(data)
+        labels = _labels(data) if measures is None else _own_labels(data)
         made: dict[FactKey, list[Fact]] = {}
         for row in data:
             label = labels.get(row.index)
+            columns: dict[int, str] = dict(periods)
+            if measures is not None:
+                stated = measures.periods.get(row.index)
+                columns = {c: stated for c in measures.names} if stated else {}
             if label is None:
-                if any(row.cells[c - 1].strip() for c in periods):
+                if any(row.cells[c - 1].strip() for c in columns):
                     skipped.append(TatSkip(uid, "", f"row {row.index + 1}", "empty row label"))
                 continue
             metric = metric_for_label(label, glossary, new_metrics)
-            for column, period in periods.items():
+            for column, period in columns.items():
                 caption = captions.get(column)
                 if caption is not None:  # "Revenues: Teekay LNG"
                     metric = metric_for_label(f"{caption.label}: {label}", glossary, new_metrics)
+                if measures is not None:  # "Trade receivables: Fair value"
+                    named = f"{label}: {measures.names[column]}"
+                    metric = metric_for_label(named, glossary, new_metrics)
                 cell = row.cells[column - 1]
                 header_name = " / ".join(
                     _clean(rows[i][column]) for i in header if rows[i][column].strip()
