@@ -187,7 +187,11 @@ def test_how_many_things_is_never_answered_by_a_passage(tat: Workspace) -> None:
     assert "'components'" in answer.text and not answer.figures
 
 
-def test_a_lone_period_header_over_several_columns_is_not_guessed(tmp_path: Path) -> None:
+def test_a_lone_period_header_is_a_title_only_when_alone_in_its_row(tmp_path: Path) -> None:
+    """A title row ('As of February 28, 2019' alone) over measure columns ('As reported |
+    Adjustments') states the period of every column: the columns are measures, not periods.
+    A period header beside other column headers ('Total | 2020 | 2021-2022') may name only its
+    own column: it is reported, never spread over the others."""
     spanning = {
         "table": {
             "uid": "t-2",
@@ -200,11 +204,26 @@ def test_a_lone_period_header_over_several_columns_is_not_guessed(tmp_path: Path
         "paragraphs": [],
         "questions": [],
     }
+    buckets = {
+        "table": {
+            "uid": "t-3",
+            "table": [
+                ["(In thousands)", "Total", "2020", "2021-2022"],
+                ["Operating leases", "$19,437", "$4,143", "$7,111"],
+            ],
+        },
+        "paragraphs": [],
+        "questions": [],
+    }
     source = tmp_path / "t.json"
-    source.write_text(json.dumps([spanning]), "utf-8")
+    source.write_text(json.dumps([spanning, buckets]), "utf-8")
     with Workspace.open(tmp_path / "ws", create=True) as ws:
         report = ws.ingest_tatqa(source)
-        assert not list(ws.facts.scan(max_level=99, entity="tatqa-t-2"))
+        facts = list(ws.facts.scan(max_level=99, entity="tatqa-t-2"))
+        labels = {ws.glossary.metrics.terms[f.metric].label: (f.period, f.value) for f in facts}
+        assert labels["Deferred income tax assets: As reported"] == ("FY2019", Decimal("22626"))
+        assert labels["Deferred income tax assets: Adjustments"] == ("FY2019", Decimal("-532"))
+        assert not list(ws.facts.scan(max_level=99, entity="tatqa-t-3"))
     assert "the only period header may span several columns" in str(report)
 
 
@@ -861,3 +880,77 @@ def test_a_length_of_time_asked_is_not_answered_by_an_amount(tmp_path: Path) -> 
                    principal=PUBLIC)  # fmt: skip
     assert years.status is AnswerStatus.ANSWERED, years.text
     ws.close()
+
+
+def test_third_review_wrong_numbers_are_gone(tmp_path: Path) -> None:
+    """Wrong numbers a review found in this round's first versions, each now refused or
+    asked back, and a refusal it found, now answered."""
+    rows = {
+        "revenue": 500.0,
+        "cost of sales": -300.0,
+        "operating costs": 300.0,
+        "operating margin": 40.0,
+        "widget sales": 500.0,
+    }
+    earlier = {"revenue": 400.0, "operating costs": 250.0, "operating margin": 38.0}
+    earlier["widget sales"] = 400.0
+    ws = _filing_workspace(
+        tmp_path, {"2019": rows, "2018": earlier, "2017": {"widget sales": 450.0}}
+    )
+    options = AskOptions(entity="ACME")
+
+    def ask(question: str):  # type: ignore[no-untyped-def]
+        return ws.ask(question, options, principal=PUBLIC)
+
+    def computed(question: str) -> list[Fraction]:
+        answer = ask(question)
+        return [f.value.value for f in answer.figures if f.kind is not FigureKind.FACT and f.value]
+
+    # a negative operand: was -300 - 500 = -800
+    negative = ask("What was the difference between cost of sales and revenue in 2019?")
+    assert _answered_value(negative) is None and "negative amount" in negative.text
+    # a percentage asked of a difference: was the plain difference, 200
+    assert (
+        computed("What percentage is the difference between revenue and operating costs in 2019?")
+        == []
+    )
+    # an amount and a margin are no two amounts to subtract: was 460
+    assert computed("What was the difference between revenue and operating margin in 2019?") == []
+    # a sum inside a difference is a second calculation: was 200
+    assert (
+        computed(
+            "What is the difference between revenue and the sum of operating costs and revenue "
+            "in 2019?"
+        )
+        == []
+    )
+    # points of change of an amount are no percentage points: was 100
+    assert computed("What was the absolute percentage change in revenue from 2018 to 2019?") == []
+    # years picked by a change are not the years with values: was all three
+    grew = ask("In which years did widget sales increase?")
+    assert grew.status is AnswerStatus.NEEDS_CLARIFICATION and not grew.figures, grew.text
+    # refused by the first version, answered again: a change asked "in percentage"
+    assert Fraction(25) in computed(
+        "What was the change in revenue in percentage from 2018 to 2019?"
+    )
+    assert computed("What was the difference between revenue and operating costs in 2019?") == [
+        Fraction(200)
+    ]
+    ws.close()
+
+
+def test_what_are_the_years_is_about_a_table_only_when_it_says_so(tmp_path: Path) -> None:
+    from ragspine.answer.question import Operation, read_question
+
+    glossary = Workspace.init(tmp_path / "ws").glossary
+    for question in (
+        "What are the years of service required for vesting?",
+        "What are the years in which the net operating loss carryforwards expire?",
+        "What are the periods over which property and equipment are depreciated?",
+    ):
+        assert read_question(question, glossary).operation is not Operation.WHICH_PERIODS
+    for question in (
+        "What are the years included in the table?",
+        "What are the years that information regarding personnel expenses is made available?",
+    ):
+        assert read_question(question, glossary).operation is Operation.WHICH_PERIODS

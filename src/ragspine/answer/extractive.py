@@ -73,8 +73,9 @@ class _Candidate:
 
 
 def _statements(text: str, *, lead_ins: bool) -> list[str]:
-    """The sentences of ``text``; without ``lead_ins``, each sentence from the end of its last
-    lead-in on (a sentence that is all lead-in is left out)."""
+    """The sentences of ``text``; without ``lead_ins``, those that are all lead-in left out. A
+    sentence going on after its lead-in's colon is kept whole: the lead-in may hold what its
+    figures need (``(in millions)``, ``pro forma``, ``in the prior year``)."""
     sentences = split_sentences(text)
     if lead_ins:
         return sentences
@@ -86,7 +87,7 @@ def _statements(text: str, *, lead_ins: bool) -> list[str]:
             if before.count("(") == before.count(")") and _LEAD_IN_RE.search(before):
                 start = colon.end()
         if sentence[start:].strip():
-            kept.append(sentence[start:])
+            kept.append(sentence)
     return kept
 
 

@@ -72,9 +72,9 @@ _EN: dict[str, str] = {
         "the first figure is larger than the second, so it is no share of it; say which "
         "figure is the whole"
     ),
-    "reason_subtrahend_negative": (
-        "the figure to subtract is stored as a negative amount, so the table already "
-        "subtracts it; say whether to add it"
+    "reason_negative_operand": (
+        "a figure in it is stored as a negative amount (the table may already subtract it); "
+        "say which sign is meant"
     ),
     "subtrahend_missing": (
         "The question subtracts a figure that has no stored fact: no difference is given."
@@ -85,7 +85,7 @@ _EN: dict[str, str] = {
     ),
     "two_operations": (
         "The question asks for two calculations at once ({words}): one answer computes one. "
-        "Ask for each in turn (the averages first, then their change)."
+        "Ask for each in turn."
     ),
     "percent_not_stored": (
         "The question asks for a percentage, and {metric} is stored as an amount, not a "
@@ -268,9 +268,9 @@ _IT: dict[str, str] = {
         "il primo valore è maggiore del secondo, quindi non ne è una quota; indicare quale "
         "valore è il totale"
     ),
-    "reason_subtrahend_negative": (
-        "il valore da sottrarre è memorizzato come importo negativo, quindi la tabella lo "
-        "sottrae già; indicare se va sommato"
+    "reason_negative_operand": (
+        "un valore è memorizzato come importo negativo (la tabella può già sottrarlo); "
+        "indicare quale segno si intende"
     ),
     "subtrahend_missing": (
         "La domanda sottrae un valore che non ha un fatto memorizzato: nessuna differenza "
@@ -282,7 +282,7 @@ _IT: dict[str, str] = {
     ),
     "two_operations": (
         "La domanda chiede due calcoli insieme ({words}): una risposta ne calcola uno. "
-        "Chiederli uno alla volta (prima le medie, poi la loro variazione)."
+        "Chiederli uno alla volta."
     ),
     "percent_not_stored": (
         "La domanda chiede una percentuale, e {metric} è memorizzato come importo, non come "

@@ -197,6 +197,14 @@ _PERCENT_ASKED_RE = re.compile(
 change is a percentage change."""
 _COUNTED_RE = re.compile(r"(?<!\w)(?:how many|sum of|quanti|quante|somma d)(?!\w)")
 _PERCENT_RE = re.compile(r"(?<!\w)(?:percentage|percent|per cent|percentuale)(?!\w)|%")
+_SHOWN_RE = re.compile(
+    r"(?<!\w)(?:tables?|included|provided|shown|presented|covered|reported|available|listed"
+    r"|disclosed)(?!\w)"
+)
+"""Words saying that ``what are the years ...`` asks which periods a table covers."""
+_PERCENT_OF_RE = re.compile(
+    r"(?<!\w)(?:percentage|percent|per cent|%|share|proportion|portion)\s+of(?!\w)"
+)
 _EACH_RE = re.compile(r"(?<!\w)(?:respectively|rispettivamente|each)(?!\w)")
 
 _MONTH_NAMES = (
@@ -275,6 +283,9 @@ class QuestionReading:
     percent_asked: bool = False
     """The question says ``percentage`` / ``percent`` / ``%`` outside its metrics' names: a
     stored amount that is no percentage does not answer it as a lookup."""
+    percent_of: bool = False
+    """The question asks about a part of a whole (``the percentage of sales from APAC``,
+    ``as a percentage of``): a stored amount's change is not its change."""
     respectively: bool = False
     """The question asks for each of several figures (``X and Y respectively``): values, not
     a passage about them."""
@@ -378,6 +389,8 @@ def read_question(
     rest = "".join(blanked)
 
     which = _WHICH_PERIODS_RE.search(rest) or _COUNT_PERIODS_RE.search(rest)
+    if which is not None and " are the " in which.group(0) and not _SHOWN_RE.search(rest):
+        which = None  # "what are the years of service required", not the table's years
     selection = None
     if which is not None:
         rest = rest[: which.start()] + " " * (which.end() - which.start()) + rest[which.end() :]
@@ -432,6 +445,7 @@ def read_question(
     if which is not None:
         operation = Operation.COUNT_PERIODS if counted else Operation.WHICH_PERIODS
         word = " ".join(which.group(0).split())
+        second = _second_operation(rest, operation)
     elif found is not None and found.lastgroup is not None:
         operation, word = Operation[found.lastgroup], found.group(0)
         if operation is Operation.RATIO and word != "ratio" and _PERCENT_RE.search(rest):
@@ -471,6 +485,7 @@ def read_question(
         second_operation=second,
         duration_asked=duration,
         respectively=bool(_EACH_RE.search(rest)),
+        percent_of=bool(_PERCENT_OF_RE.search(rest)),
     )
 
 
@@ -487,18 +502,21 @@ _CHANGES = frozenset({Operation.CHANGE, Operation.PERCENT_CHANGE})
 def _second_operation(rest: str, operation: Operation) -> str:
     """The word of a second calculation outside the metrics' names: an average besides a
     change or a sum (``the change in the average X``, ``the sum of the average X``), a change
-    besides an average, or the highest and lowest value besides a change (``the difference
-    between the highest and the lowest payment``): a compound the answer does not compute."""
+    besides an average or a period selection (``in which years did X increase``), or the
+    highest and lowest value or a sum besides a change (``the difference between the highest
+    and the lowest payment``): a compound the answer does not compute."""
     if operation in _AVERAGED:
         summed = _SUMMED_RE.search(rest)
         if summed is not None:
             return summed.group(0)
         others = _CHANGES
     elif operation in _CHANGES:
-        extreme = _EXTREME_RE.search(rest)
+        extreme = _EXTREME_RE.search(rest) or _SUMMED_RE.search(rest)
         if extreme is not None:
             return extreme.group(0)
         others = _AVERAGED
+    elif operation in (Operation.WHICH_PERIODS, Operation.COUNT_PERIODS):
+        others = _CHANGES  # "in which years did sales increase": not the values' years
     else:
         return ""
     for match in _OPERATION_RE.finditer(rest):

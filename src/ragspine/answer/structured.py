@@ -567,7 +567,10 @@ def _compared(
         return _metrics_sum(builder, reading.metrics, entities[0], periods[0], store, level)
     subtracting = reading.operation_word in _SUBTRACTING
     two = len(items) == 1 and len(reading.metrics) == 2
-    if two and (subtracting or reading.operation_word in _DIFFERENCE):
+    # "the difference between X and Y in 2019"; not when a percentage is asked ("what
+    # percentage is the difference between ...": no plain difference answers it)
+    differing = reading.operation_word in _DIFFERENCE and operation is Operation.CHANGE
+    if two and (subtracting or (differing and not reading.percent_asked)):
         # "X less Y in 2008", "the difference between X and Y in 2019"
         return _metrics_sum(
             builder, reading.metrics, entities[0], periods[0], store, level, subtract=True
@@ -604,8 +607,10 @@ def _compared(
         _average(builder, result, metric, total=operation is Operation.SUM)
     else:
         amounts = any(abs(row.value) > 100 for row in result.rows if row.value is not None)
-        asked = operation is Operation.CHANGE and reading.percent_asked
-        if asked and amounts and not _percent_like(builder, result.unit, metric):
+        percent = _percent_like(builder, result.unit, metric)
+        points = reading.operation_word.startswith(_POINTS)
+        share = operation is Operation.CHANGE and reading.percent_of and amounts
+        if not percent and (points or share):
             # "the change in the percentage of sales from APAC" with APAC's sales stored
             # (533,340): an amount's change is not the change of a percentage. (A table of
             # percentages of sales often marks only its first row with "%".)
@@ -619,6 +624,7 @@ def _compared(
 
 
 _SUBTRACTING = ("less", "minus")
+_POINTS = ("absolute", "percentage point", "percent point", "change in percentage points")
 _DIFFERENCE = ("difference", "differenza")
 
 
@@ -677,10 +683,17 @@ def _metrics_sum(
         return AnswerStatus.REFUSED
     unit, currency, scale = measures.pop()
     values = [r.stored.value for r in refs]
-    if subtract and values[0] > 0 > values[1]:
+    if subtract and any(value < 0 for value in values):
         # "gross property less accumulated depreciation" with the depreciation stored as
-        # -200: the table already subtracts it; subtracting again would add it
-        reason = text(builder.locale, "reason_subtrahend_negative")
+        # -200: the table already subtracts it, and subtracting again would add it; "the
+        # difference between cost of sales and revenue" with the cost stored as (300): -800
+        # is no difference anyone means. Which sign is meant is asked.
+        reason = text(builder.locale, "reason_negative_operand")
+        builder.add(text(builder.locale, "not_computable", what=what, reason=reason), ())
+        return AnswerStatus.REFUSED
+    if len({_percent_like(builder, r.stored.unit, r.key.metric) for r in refs}) > 1:
+        # revenue and a margin stored without a unit: an amount and a percentage
+        reason = text(builder.locale, "reason_units")
         builder.add(text(builder.locale, "not_computable", what=what, reason=reason), ())
         return AnswerStatus.REFUSED
     total = values[0] - sum(values[1:], Decimal(0)) if subtract else sum(values, Decimal(0))
