@@ -189,3 +189,29 @@ def test_load_tatqa_rejects_wrong_shapes(tmp_path: Path) -> None:
     twice.write_text(json.dumps([doc, doc]), "utf-8")
     with pytest.raises(IngestError, match="appears 2 times"):
         load_tatqa(twice)
+
+
+def test_measure_tables_take_the_period_their_sections_title_or_corner_state() -> None:
+    """Tables whose columns are measures ('Accounts Receivable, Gross | Allowance for Losses')
+    gave no fact at all. The period stated by each row's section ('December 31, 2019', then
+    'December 31, 2018'), by a title row alone above the columns ('As of December 31, 2019',
+    and again above the 2018 block) or by the header's corner cell ('30 June 2019') is each
+    row's, and the column names the measure."""
+    sections = import_tatqa([_document("b6fa85a0")], Glossary.from_terms([]))
+    titled = import_tatqa([_document("8b43d33f")], Glossary.from_terms([]))
+    corner = import_tatqa([_document("736f65a8")], Glossary.from_terms([]))
+
+    def by_label(result: object) -> dict[tuple[str, str], Decimal]:
+        labels = {t.code: t.label for t in result.new_terms}  # type: ignore[attr-defined]
+        return {(labels[f.metric], f.period): f.value for f in result.facts}  # type: ignore[attr-defined]
+
+    facts = by_label(sections)
+    assert facts[("Transaction related: Accounts Receivable, Gross", "FY2019")] == Decimal("12863")
+    assert facts[("Transaction related: Allowance for Losses", "FY2019")] == Decimal("-238")
+    assert {period for _, period in facts} == {"FY2019", "FY2018"}
+    assert not sections.skip_reasons()["column header is not a period"]
+    facts = by_label(titled)
+    assert facts[("U.S. government obligations: Fair Value", "FY2019")] == Decimal("97719")
+    assert facts[("U.S. government obligations: Fair Value", "FY2018")] == Decimal("91203")
+    facts = by_label(corner)
+    assert facts[("Expected loss rate: 31 to 60 days past due", "FY2019")] == Decimal("7.5")
