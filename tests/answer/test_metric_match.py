@@ -954,3 +954,25 @@ def test_what_are_the_years_is_about_a_table_only_when_it_says_so(tmp_path: Path
         "What are the years that information regarding personnel expenses is made available?",
     ):
         assert read_question(question, glossary).operation is Operation.WHICH_PERIODS
+
+
+def test_a_span_of_years_not_named_is_not_replaced_by_assumed_years(tmp_path: Path) -> None:
+    """ConvFinQA dev: 'the fluctuation in the total return of citi common stock for the five
+    year period ended 2017' was answered with the change from 2016 to 2017 (a wrong number).
+    A span the assumed years do not make is asked back; one they make is answered."""
+    years = {str(y): {"citi": float(100 + 10 * (y - 2012))} for y in range(2012, 2018)}
+    ws = _filing_workspace(tmp_path, years)
+    options = AskOptions(entity="ACME")
+    five = ws.ask(
+        "What was the fluctuation in the total return of citi for the five year period ended 2017?",
+        options,
+        principal=PUBLIC,
+    )
+    assert five.status is AnswerStatus.NEEDS_CLARIFICATION and not five.figures, five.text
+    assert "span of 5 years" in five.text
+    unnamed = ws.ask("What was the change in citi over the past three years?", options,
+                     principal=PUBLIC)  # fmt: skip
+    assert unnamed.status is AnswerStatus.NEEDS_CLARIFICATION, unnamed.text
+    six = ws.ask("What was the average citi across the 6 years?", options, principal=PUBLIC)
+    assert _answered_value(six) == Fraction(125), six.text
+    ws.close()

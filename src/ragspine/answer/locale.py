@@ -79,6 +79,10 @@ _EN: dict[str, str] = {
     "subtrahend_missing": (
         "The question subtracts a figure that has no stored fact: no difference is given."
     ),
+    "span_not_stored": (
+        "Which years? The question names a span of {span} years but not its years, and the "
+        "periods it would take are {periods}. Name the first and the last year."
+    ),
     "duration_not_stored": (
         "The question asks for a length of time, and {metric} is stored as an amount: no "
         "length of time is given."
@@ -275,6 +279,10 @@ _IT: dict[str, str] = {
     "subtrahend_missing": (
         "La domanda sottrae un valore che non ha un fatto memorizzato: nessuna differenza "
         "viene indicata."
+    ),
+    "span_not_stored": (
+        "Quali anni? La domanda nomina un arco di {span} anni ma non i suoi anni, e i periodi "
+        "che prenderebbe sono {periods}. Indicare il primo e l'ultimo anno."
     ),
     "duration_not_stored": (
         "La domanda chiede una durata, e {metric} è memorizzato come importo: nessuna durata "

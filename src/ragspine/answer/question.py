@@ -197,6 +197,26 @@ _PERCENT_ASKED_RE = re.compile(
 change is a percentage change."""
 _COUNTED_RE = re.compile(r"(?<!\w)(?:how many|sum of|quanti|quante|somma d)(?!\w)")
 _PERCENT_RE = re.compile(r"(?<!\w)(?:percentage|percent|per cent|percentuale)(?!\w)|%")
+_NUMBER_WORDS = {
+    "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+    "ten": 10, "2": 2, "3": 3, "4": 4, "5": 5, "6": 6, "7": 7, "8": 8, "9": 9, "10": 10,
+}  # fmt: skip
+_YEARS_SPAN_RE = re.compile(
+    r"(?<![\w.,])(?P<n>two|three|four|five|six|seven|eight|nine|ten|[2-9]|10)[\s-]+"
+    r"(?:fiscal\s+|financial\s+)?years?(?:\s+(?:period|span|time\s+frame)|(?=\s*[?.!]*\s*$))"
+    r"|(?:across|over|for|in)\s+(?:all\s+)?(?:the\s+)?(?:(?:past|last)\s+)?"
+    r"(?P<m>two|three|four|five|six|seven|eight|nine|ten|[2-9]|10)\s+years(?!\w)"
+)
+
+
+def _span_years(rest: str) -> int | None:
+    """The number of years of a span the question names without its years."""
+    found = _YEARS_SPAN_RE.search(rest)
+    if found is None:
+        return None
+    return _NUMBER_WORDS[found["n"] or found["m"]]
+
+
 _SHOWN_RE = re.compile(
     r"(?<!\w)(?:tables?|included|provided|shown|presented|covered|reported|available|listed"
     r"|disclosed)(?!\w)"
@@ -286,6 +306,9 @@ class QuestionReading:
     percent_of: bool = False
     """The question asks about a part of a whole (``the percentage of sales from APAC``,
     ``as a percentage of``): a stored amount's change is not its change."""
+    span_years: int | None = None
+    """A span of years the question names without naming the years (``the five year period``,
+    ``across the 3 years``): the assumed periods must be that span, or the answer asks."""
     respectively: bool = False
     """The question asks for each of several figures (``X and Y respectively``): values, not
     a passage about them."""
@@ -486,6 +509,7 @@ def read_question(
         duration_asked=duration,
         respectively=bool(_EACH_RE.search(rest)),
         percent_of=bool(_PERCENT_OF_RE.search(rest)),
+        span_years=_span_years(rest),
     )
 
 

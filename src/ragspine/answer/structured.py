@@ -398,7 +398,15 @@ def answer_figures(
             builder.add(text(locale, "no_period"), ())
             return builder.part(AnswerStatus.REFUSED, assumptions)
         named = builder.labels(metric, first)
-        if reading.operation in (Operation.AVERAGE, Operation.SUM) and len(stored) > 1:
+        span = reading.span_years
+        totals = reading.operation in (Operation.AVERAGE, Operation.SUM)
+        if span is not None and (not totals or span != len(stored)):
+            # "the five year period ended 2017", "across the 3 years": the years are not
+            # named, and the stored ones are not that span (a change over the latest two is
+            # no five-year change)
+            years = text(locale, "span_not_stored", span=span, periods=", ".join(stored))
+            return _clarify(years, assumptions)
+        if totals and len(stored) > 1:
             periods = stored
             assumptions.append(
                 text(locale, "assume_periods_all", periods=", ".join(periods), **named)
@@ -417,6 +425,10 @@ def answer_figures(
         one = False
     if reading.operation in (*_CHANGES, Operation.AVERAGE) and one and not reading.cues:
         only = parse_period(periods[0], None, glossary.fiscal_year_start_month)
+        if reading.span_years not in (None, 1, 2) and only.kind is PeriodKind.YEAR:
+            # "the five year period ended 2017": not the year before and the one named
+            years = text(locale, "span_not_stored", span=reading.span_years, periods=periods[0])
+            return _clarify(years, assumptions)
         if only.kind is PeriodKind.YEAR:  # "the change in 2019": from 2018; "the 2019 average"
             periods = [f"FY{only.year - 1}", periods[0]]  # of a balance: opening and closing
             key = "assume_year_before" if reading.operation in _CHANGES else "assume_average_year"
