@@ -976,3 +976,26 @@ def test_a_span_of_years_not_named_is_not_replaced_by_assumed_years(tmp_path: Pa
     six = ws.ask("What was the average citi across the 6 years?", options, principal=PUBLIC)
     assert _answered_value(six) == Fraction(125), six.text
     ws.close()
+
+
+def test_a_qualified_label_is_no_fallback_for_the_plain_figure(tmp_path: Path) -> None:
+    """Found by review: 'What was the expected loss rate in 2019?' took the row 'Expected loss
+    rate: Current' (one bucket of the table) and 'What were cash dividends in 2019?' the
+    per-share group's 'Cash dividend per share: Cash dividends'. A colon-joined label adding
+    a word of its own is not taken for the plain figure; one adding only 'total' is."""
+    table = [
+        ["30 June 2019", "Current", "31 to 60 days past due", "Total"],
+        ["Expected loss rate", "1%", "7.5%", "-"],
+        ["Gross carrying amount", "23,000", "1,200", "24,200"],
+    ]
+    ws = Workspace.init(tmp_path / "ws")
+    source = tmp_path / "t.json"
+    document = {"table": {"uid": "u1", "table": table}, "paragraphs": [], "questions": []}
+    source.write_text(json.dumps([document]), "utf-8")
+    ws.ingest_tatqa(source)
+    options = AskOptions(entity="u1")
+    rate = ws.ask("What was the expected loss rate in 2019?", options, principal=PUBLIC)
+    assert not [f for f in rate.figures if f.kind is FigureKind.FACT], rate.text
+    gross = ws.ask("What was the gross carrying amount in 2019?", options, principal=PUBLIC)
+    assert [f.result.value for f in gross.figures if f.result] == [Decimal("24200")], gross.text
+    ws.close()

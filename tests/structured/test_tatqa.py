@@ -215,3 +215,24 @@ def test_measure_tables_take_the_period_their_sections_title_or_corner_state() -
     assert facts[("U.S. government obligations: Fair Value", "FY2018")] == Decimal("91203")
     facts = by_label(corner)
     assert facts[("Expected loss rate: 31 to 60 days past due", "FY2019")] == Decimal("7.5")
+
+
+def test_measure_columns_that_are_changes_quarters_or_dates_are_read_as_such() -> None:
+    """Found by review: an 'Increase / (Decrease)' column answered 'What was accounts
+    receivable in 2019?' (a change stored like a level); quarter columns were labelled
+    'Net sales: First'; the second block's facts cited the first block's title; date fragments
+    ('September 29,') were taken as column-group captions."""
+
+    def labels(prefix: str) -> dict[str, str]:
+        result = import_tatqa([_document(prefix)], Glossary.from_terms([]))
+        names = {t.code: t.label for t in result.new_terms}
+        return {names[f.metric]: f.locator for f in result.facts}
+
+    changes = labels("82dca6c3")
+    assert changes and not any("Increase" in label for label in changes)
+    quarters = labels("13d33e02")
+    assert "Net sales: First quarter" in quarters
+    titled = import_tatqa([_document("8b43d33f")], Glossary.from_terms([]))
+    late = [f for f in titled.facts if f.period == "FY2018"]
+    assert late and all("(FY2018)" in f.locator and "2019" not in f.locator for f in late)
+    assert not import_tatqa([_document("e5fc54e8")], Glossary.from_terms([])).facts

@@ -345,11 +345,17 @@ def _widens(spelling: str, wanted: frozenset[str], every: set[str]) -> bool:
     that adds words in front of them is a narrower figure (``Cost of sales`` is not ``sales``,
     ``Deferred revenue`` not ``revenue``), one that adds words after them says more of the
     same (``Capital gain distributions received``). A question that says one word only
-    takes no row adding any (``sales`` is not ``Sales returns``)."""
+    takes no row adding any (``sales`` is not ``Sales returns``). A label joined by a colon
+    (``Expected loss rate: Current``, ``Cash dividend per share: Cash dividends``: a section,
+    column group or measure qualifying the row) is not taken when it adds a word of its own
+    other than a plain one such as ``total``: its other part is a narrower figure,
+    whichever side it is on."""
     words = spelling_words(_without_parts(spelling))  # "(loss)" is no word to match on:
     if not words or not wanted <= words:  # "net loss" is not "Net income (loss)"
         return False
     unsaid = words - every
+    if ":" in spelling and unsaid - {_stem(w) for w in _PLAIN}:
+        return False
     if unsaid and len(words & every) < 2:
         return False
     if len(unsaid) > MAX_UNSAID or unsaid & _TURNING or any(s.isdigit() for s in unsaid):

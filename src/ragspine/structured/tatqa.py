@@ -45,7 +45,12 @@ from ragspine.periods import parse_period
 from ragspine.security import Sensitivity
 from ragspine.structured.convfinqa import metric_for_label
 from ragspine.structured.facts import Fact, FactKey, Scale, utc_now
-from ragspine.structured.headers import dated_period, footnote_free, split_year_period
+from ragspine.structured.headers import (
+    MONTH_WORDS,
+    dated_period,
+    footnote_free,
+    split_year_period,
+)
 from ragspine.structured.ingest import RowProgress
 from ragspine.structured.numbers import parse_value, shown
 from ragspine.structured.tables import read_json_file
@@ -293,6 +298,14 @@ class _Caption:
 _NOT_LABEL = re.compile(r"\([^()]*\)")
 
 
+_DATE_FRAGMENT = re.compile(
+    r"^(?:(?:at|as\s+of|as\s+at|ended|ending)\s+)?(?:\d{1,2}\s+)?(?:"
+    + "|".join(sorted(MONTH_WORDS, key=len, reverse=True))
+    + r")\.?(?:\s+\d{1,2})?,?$",
+    re.IGNORECASE,
+)
+
+
 def _caption_label(text: str) -> str:
     """``text`` without parenthesised scale or currency notes (``(in thousand NT dollars)``)
     and without a repeat of itself (a merged cell read twice)."""
@@ -322,6 +335,8 @@ def _captions_apart(
         named = [c for c in range(1, width) if _clean(rows[i][c])]
         if len(named) < 2 or any(header_period(rows[i][c], fiscal_start_month) for c in named):
             continue
+        if any(_DATE_FRAGMENT.match(_clean(rows[i][c])) for c in named):
+            continue  # "September 29," over a year: part of a date, no caption
         captions: dict[int, _Caption] = {}
         current: _Caption | None = None
         for column in range(1, width):
@@ -362,6 +377,12 @@ _MONEY_NOTE = re.compile(
 """A currency and scale note inside a column header (``USD denominated RMB'Million``)."""
 
 
+_CHANGE_COLUMN = re.compile(
+    r"(?<!\w)(?:change|changes|increase|decrease|variance|adjustments?|effect)(?!\w)", re.IGNORECASE
+)
+_ORDINAL_QUARTER = re.compile(r"(?:first|second|third|fourth|1st|2nd|3rd|4th)", re.IGNORECASE)
+
+
 def _measure_name(texts: Iterable[str], fiscal_start_month: int) -> str:
     """A column's measure name from its header cells: periods, scale and unit notes left out."""
     kept = []
@@ -372,7 +393,10 @@ def _measure_name(texts: Iterable[str], fiscal_start_month: int) -> str:
         if _UNIT_ONLY.match(cleaned) or stated_scale([cleaned])[0] is not None:
             continue
         kept.append(_caption_label(cleaned))
-    return " ".join(k for k in kept if k)
+    name = " ".join(k for k in kept if k)
+    if _ORDINAL_QUARTER.fullmatch(name):  # "First" over a year's quarters
+        name = f"{name} quarter"
+    return name
 
 
 def _measure_layout(
@@ -405,6 +429,10 @@ def _measure_layout(
         texts = [rows[i][column] for i in header]
         names[column] = _measure_name(texts, fiscal_start_month)
     if not names or not all(names.values()) or len(set(names.values())) < len(names):
+        return None
+    # a change is no level to look up ("Increase / (Decrease)", "Effect of Change"): left out
+    names = {c: name for c, name in names.items() if not _CHANGE_COLUMN.search(name)}
+    if not names:
         return None
     corner = [p for i in header if (p := header_period(rows[i][0], fiscal_start_month))]
     by_row: dict[int, str] = {}
@@ -545,6 +573,8 @@ def import_tatqa(
                 )
                 if caption is not None and not rows[caption.row][column].strip():
                     header_name = f"{caption.text} / {header_name}"
+                if measures is not None:  # the block's own title, not the first one's
+                    header_name = f"{measures.names[column]} ({period})"
                 column_scale = caption.scale or scale if caption is not None else scale
                 try:
                     parsed = _cell_value(cell)
