@@ -95,11 +95,11 @@ def test_full_tatqa_dev_has_no_fabricated_number() -> None:
     assert report["overall"]["fabricated"] == 0
     assert all(group["fabricated"] == 0 for group in report["by_type"].values())
     table = report["by_type"]["from:table"]
-    # Issue 15 target, met: exact >= 50 % of the table-only questions (427 / 772 measured).
+    # Issue 15 target, met: exact >= 50 % of the table-only questions (450 / 772 measured).
     assert table["exact"] >= 0.5 * table["questions"]
-    # Target wrong <= 2 % of answered is not met (41 / 508 = 8.1 % measured, 9 of them only
+    # Target wrong <= 2 % of answered is not met (23 / 507 = 4.5 % measured, 10 of them only
     # in sign); this bound keeps it from getting worse.
-    assert table["wrong"] <= 0.085 * table["answered"]
+    assert table["wrong"] <= 0.05 * table["answered"]
     # Issue 15 target, met: text-span questions have the gold span in the cited sentences for
     # >= 60 % of them (233 / 349 measured).
     spans = [
@@ -114,11 +114,11 @@ def test_full_convfinqa_first_turns_have_no_fabricated_number() -> None:
     report = run_qa_eval("convfinqa", source).to_dict()
     assert report["overall"]["fabricated"] == 0
     first = report["by_type"]["type:first-turn"]
-    # Target exact >= 60 % is not met (133 / 421 = 31.6 % measured): 169 of the 421 first
+    # Target exact >= 60 % is not met (132 / 421 = 31.4 % measured): 169 of the 421 first
     # turns need a number from the filing's text or one the question gives, which a figure
-    # may never come from; this bound keeps it from getting worse.
+    # may never come from; these bounds keep it from getting worse (20 / 152 wrong measured).
     assert first["questions"] == 421 and first["exact"] >= 0.31 * first["questions"]
-    assert first["wrong"] <= 0.2 * first["answered"]
+    assert first["wrong"] <= 0.15 * first["answered"]
 
 
 def test_standalone_turns_are_those_that_need_no_earlier_answer() -> None:
