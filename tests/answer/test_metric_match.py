@@ -394,6 +394,19 @@ def _filing_workspace(tmp_path: Path, table: dict[str, dict[str, float]]) -> Wor
     return ws
 
 
+def _tatqa_workspace(tmp_path: Path, tables: dict[str, list[list[str]]]) -> Workspace:
+    """A workspace holding one TAT-QA document per ``uid: table`` (no paragraphs)."""
+    ws = Workspace.init(tmp_path / "ws")
+    source = tmp_path / "t.json"
+    docs = [
+        {"table": {"uid": uid, "table": table}, "paragraphs": [], "questions": []}
+        for uid, table in tables.items()
+    ]
+    source.write_text(json.dumps(docs), "utf-8")
+    ws.ingest_tatqa(source)
+    return ws
+
+
 def test_a_ratio_of_one_metric_in_two_years_follows_the_question_order(tmp_path: Path) -> None:
     ws = _filing_workspace(
         tmp_path, {"2016": {"gallons hedged": 27.0}, "2017": {"gallons hedged": 12.0}}
@@ -570,16 +583,12 @@ def test_a_percentage_asked_is_not_answered_by_a_stored_amount(tmp_path: Path) -
     """'What is the percentage of continuing operations in diluted earnings per share?' read
     as a lookup of the amount ``continuing operations`` gave 113.6 for a percentage; the
     amount is shown and the percentage refused. A stored percentage still answers."""
-    ws = Workspace.init(tmp_path / "ws")
-    source = tmp_path / "t.json"
     table = [
         ["", "2019", "2018"],
         ["Continuing operations", "113.6", "123.1"],
         ["Gross margin", "41.5%", "40.0%"],
     ]
-    doc = {"table": {"uid": "u1", "table": table}, "paragraphs": [], "questions": []}
-    source.write_text(json.dumps([doc]), "utf-8")
-    ws.ingest_tatqa(source)
+    ws = _tatqa_workspace(tmp_path, {"u1": table})
     options = AskOptions(entity="u1")
     amount = ws.ask(
         "What is the percentage constitution of continuing operations in 2019?",
@@ -857,20 +866,13 @@ def test_a_length_of_time_asked_is_not_answered_by_an_amount(tmp_path: Path) -> 
     """TAT-QA dev: 'How many years is the minimum lifespan of the land and rights-of-way?'
     was answered with the row's carrying amount ($117.2 million). A stored number of years
     still answers."""
-    ws = Workspace.init(tmp_path / "ws")
-    source = tmp_path / "t.json"
     table = [
         ["(dollars in millions)", "2019", "2018"],
         ["Land and rights-of-way", "$117.2", "$117.2"],
         ["Buildings", "315.4", "305.2"],
     ]
     term = [["", "2019", "2018"], ["Expected term (in years)", "0.6", "0.8"]]
-    docs = [
-        {"table": {"uid": "u1", "table": table}, "paragraphs": [], "questions": []},
-        {"table": {"uid": "u2", "table": term}, "paragraphs": [], "questions": []},
-    ]
-    source.write_text(json.dumps(docs), "utf-8")
-    ws.ingest_tatqa(source)
+    ws = _tatqa_workspace(tmp_path, {"u1": table, "u2": term})
     amount = ws.ask(
         "How many years is the minimum lifespan of the land and rights-of-way?",
         AskOptions(entity="u1"),
@@ -990,11 +992,7 @@ def test_a_qualified_label_is_no_fallback_for_the_plain_figure(tmp_path: Path) -
         ["Expected loss rate", "1%", "7.5%", "-"],
         ["Gross carrying amount", "23,000", "1,200", "24,200"],
     ]
-    ws = Workspace.init(tmp_path / "ws")
-    source = tmp_path / "t.json"
-    document = {"table": {"uid": "u1", "table": table}, "paragraphs": [], "questions": []}
-    source.write_text(json.dumps([document]), "utf-8")
-    ws.ingest_tatqa(source)
+    ws = _tatqa_workspace(tmp_path, {"u1": table})
     options = AskOptions(entity="u1")
     rate = ws.ask("What was the expected loss rate in 2019?", options, principal=PUBLIC)
     assert not [f for f in rate.figures if f.kind is FigureKind.FACT], rate.text
