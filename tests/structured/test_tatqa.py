@@ -135,6 +135,7 @@ def test_negative_percent_and_stated_scale_on_real_rows() -> None:
         ("Fiscal Year 2018", "FY2018"),
         ("2019 €m", "FY2019"),
         ("2018 (4)", "FY2018"),
+        ("FY 2019 `", "FY2019"),  # a currency sign lost in extraction (a rupee)
         ("2019  $\u2019000", "FY2019"),
         ("Q4 2019", "FY2019-Q4"),
         ("F18 (3)", "FY2018"),

@@ -170,6 +170,7 @@ _SPACED_YEAR = re.compile(r"(?<![\w.])((?:19|20)|(?:1 9|2 0)) ?(\d) ?(\d)(?![\w.
 
 
 _SHORT_FY = re.compile(r"f(\d{2})", re.IGNORECASE)
+_STRAY_END = re.compile(r"\s+[`´'\u2019$€£¥]+$")
 
 
 def header_period(text: str, fiscal_start_month: int = 1) -> str | None:
@@ -177,6 +178,7 @@ def header_period(text: str, fiscal_start_month: int = 1) -> str | None:
     ``2018 (4)``, ``2 0 1 9``, ``At December 31, 2019``), or None when it names none."""
     candidates = [_clean(text)]
     stripped = _clean(_UNIT_MARK.sub(" ", _FOOTNOTE.sub(" ", text)))
+    stripped = _STRAY_END.sub("", stripped)  # "FY 2019 `": a currency sign lost in extraction
     if stripped != candidates[0]:
         candidates.append(stripped)
     joined = _SPACED_YEAR.sub(lambda m: m[1].replace(" ", "") + m[2] + m[3], stripped)
