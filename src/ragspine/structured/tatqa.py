@@ -170,7 +170,7 @@ _SPACED_YEAR = re.compile(r"(?<![\w.])((?:19|20)|(?:1 9|2 0)) ?(\d) ?(\d)(?![\w.
 
 
 _SHORT_FY = re.compile(r"f(\d{2})", re.IGNORECASE)
-_STRAY_END = re.compile(r"\s+[`´'\u2019$€£¥]+$")
+_STRAY_END = re.compile(r"\s+[`\u00b4'\u2019$€£¥]+$")
 
 
 def header_period(text: str, fiscal_start_month: int = 1) -> str | None:
