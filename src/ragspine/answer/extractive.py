@@ -79,16 +79,27 @@ def _statements(text: str, *, lead_ins: bool) -> list[str]:
     sentences = split_sentences(text)
     if lead_ins:
         return sentences
-    kept = []
-    for sentence in sentences:
-        start = 0
-        for colon in _COLON_RE.finditer(sentence):
-            before = sentence[start : colon.start()]
-            if before.count("(") == before.count(")") and _LEAD_IN_RE.search(before):
-                start = colon.end()
-        if sentence[start:].strip():
-            kept.append(sentence)
-    return kept
+    return [sentence for sentence in sentences if sentence[_lead_in_end(sentence) :].strip()]
+
+
+def _lead_in_end(sentence: str) -> int:
+    """Where ``sentence``'s last lead-in ends: after a colon closing a stretch that holds a
+    lead-in marker outside parentheses (``(2018: 43%)`` closes none), else 0. One pass."""
+    markers = [(m.start(), m.end()) for m in _LEAD_IN_RE.finditer(sentence)]
+    if not markers:
+        return 0
+    depth = [0]  # parentheses open before each position
+    for char in sentence:
+        depth.append(depth[-1] + (char == "(") - (char == ")"))
+    start = 0
+    next_marker = 0
+    for colon in _COLON_RE.finditer(sentence):
+        while next_marker < len(markers) and markers[next_marker][0] < start:
+            next_marker += 1
+        inside = next_marker < len(markers) and markers[next_marker][1] <= colon.start()
+        if inside and depth[colon.start()] == depth[start]:
+            start = colon.end()
+    return start
 
 
 def _candidates(question: str, snippets: Sequence[Snippet]) -> list[_Candidate]:
