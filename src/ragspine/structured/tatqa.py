@@ -524,8 +524,8 @@ def import_tatqa(
         )
         if captions:  # each group's own scale, else the one stated outside the captions
             caption_row = next(iter(captions.values())).row
-            texts = {rows[caption_row][c] for c in captions}
-            outside = [t for t in header_texts if t not in texts]
+            caption_texts = {rows[caption_row][c] for c in captions}
+            outside = [t for t in header_texts if t not in caption_texts]
             scale, why = stated_scale(t for t in outside if t.strip() and not _is_number(t))
             by_period = Counter()
         for column, period in list(periods.items()):
