@@ -999,3 +999,50 @@ def test_a_qualified_label_is_no_fallback_for_the_plain_figure(tmp_path: Path) -
     gross = ws.ask("What was the gross carrying amount in 2019?", options, principal=PUBLIC)
     assert [f.result.value for f in gross.figures if f.result] == [Decimal("24200")], gross.text
     ws.close()
+
+
+def test_fourth_review_wrong_numbers_and_refusals(tmp_path: Path) -> None:
+    """Found by review of this round's later rules: a rate column answered for the balance it
+    is a rate of (the fallback's colon rule let 'rate' pass as a plain word); a 'Tax effect'
+    column was dropped as a change; spans of years refused a change over the two stored years
+    and read 'due within 5 years' as a span."""
+    bank = [
+        ["", "Average Balance", "Interest", "Average Rate"],
+        ["2019", "", "", ""],
+        ["Short-term borrowings", "1,000", "29", "2.9%"],
+        ["2018", "", "", ""],
+        ["Short-term borrowings", "900", "25", "2.8%"],
+    ]
+    tax = [
+        ["", "Pre-tax amount", "Tax effect", "Net of tax amount"],
+        ["2019", "", "", ""],
+        ["Unrealized gain on securities", "40", "(10)", "30"],
+    ]
+    ws = _tatqa_workspace(tmp_path, {"bank": bank, "tax": tax})
+
+    def ask(question: str, entity: str):  # type: ignore[no-untyped-def]
+        return ws.ask(question, AskOptions(entity=entity), principal=PUBLIC)
+
+    borrowings = ask("What were the short-term borrowings in 2018?", "bank")
+    assert borrowings.status is AnswerStatus.NEEDS_CLARIFICATION, borrowings.text
+    assert not borrowings.figures and "Average Rate" in borrowings.text
+    effect = ask("What was the tax effect of unrealized gain on securities in 2019?", "tax")
+    assert [f.result.value for f in effect.figures if f.result] == [Decimal("-10")], effect.text
+    ws.close()
+
+    revenue = _filing_workspace(
+        tmp_path / "f", {"2018": {"revenue": 400.0}, "2019": {"revenue": 500.0}}
+    )
+    over = revenue.ask(
+        "What was the change in revenue over the 2 years?",
+        AskOptions(entity="ACME"),
+        principal=PUBLIC,
+    )
+    change = [f.value.value for f in over.figures if f.kind is FigureKind.CHANGE and f.value]
+    assert change == [Fraction(100)], over.text
+    revenue.close()
+    from ragspine.answer.question import read_question
+
+    glossary = Workspace.init(tmp_path / "g").glossary
+    for question in ("What were the notes due within 5 years?", "What loan matures in 3 years?"):
+        assert read_question(question, glossary).span_years is None, question

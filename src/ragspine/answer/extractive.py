@@ -44,7 +44,7 @@ _REFERENCE_RE = re.compile(r"\s*\[[0-9][0-9,\s\u2013-]*\]")
 # A lead-in introduces a table the answer cannot show ("The following table summarizes ...:",
 # "... were as follows (in thousands):"); it states nothing itself. It ends at a colon, which
 # the sentence splitter does not cut at ("...: Purchase obligations represent ...").
-_COLON_RE = re.compile(r":(?:\s+|$)")
+_COLON_RE = re.compile(r":(?:\s+|[\s.]*$)")
 _LEAD_IN_RE = re.compile(
     r"\b(?:(?:following|below|above)\s+tables?|tables?\s+(?:below|above)|as\s+follows)\b",
     re.IGNORECASE,

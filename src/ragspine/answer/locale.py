@@ -114,8 +114,8 @@ _EN: dict[str, str] = {
         "default_entity under [answers] in the glossary). Known entities include: {examples}."
     ),
     "ambiguous_metric": (
-        "Which figure? The question matches several stored metrics equally well: {candidates}. "
-        "Name one of them."
+        "Which figure? The question fits these stored metrics without naming one of them "
+        "exactly: {candidates}. Name the one meant."
     ),
     "unexplained_words": (
         "Which figure? The question matches {metrics}, but also says {words}, which other "
@@ -226,8 +226,8 @@ _IT: dict[str, str] = {
         "indicano alcuna"
     ),
     "ambiguous_metric": (
-        "Quale valore? La domanda corrisponde ugualmente a più metriche memorizzate: "
-        "{candidates}. Indicarne una."
+        "Quale valore? La domanda si adatta a queste metriche memorizzate senza nominarne "
+        "una esattamente: {candidates}. Indicare quella intesa."
     ),
     "unexplained_words": (
         "Quale valore? La domanda corrisponde a {metrics}, ma dice anche {words}, parole che "

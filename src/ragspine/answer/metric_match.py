@@ -339,6 +339,18 @@ _TURNING = frozenset(
 _YEAR_WORD = re.compile(r"^(?:19|20)\d{2}$")
 
 
+_WHOLE = frozenset(_stem(w) for w in ("total", "totals", "amount", "amounts"))
+"""Words a colon-joined label may add and still name the plain figure (``Sales: Total``)."""
+
+
+def _qualifies(spelling: str, every: set[str]) -> bool:
+    """Whether a colon-joined ``spelling`` adds a word the question does not say, other than
+    ``total`` or ``amount`` (``Expected loss rate: Current`` for ``the expected loss rate``)."""
+    if ":" not in spelling:
+        return False
+    return bool(spelling_words(_without_parts(spelling)) - every - _WHOLE)
+
+
 def _widens(spelling: str, wanted: frozenset[str], every: set[str]) -> bool:
     """Whether ``spelling`` names what the question says (``wanted``) with at most
     :data:`MAX_UNSAID` words of its own, all after the first word the question says: a row
@@ -347,15 +359,14 @@ def _widens(spelling: str, wanted: frozenset[str], every: set[str]) -> bool:
     same (``Capital gain distributions received``). A question that says one word only
     takes no row adding any (``sales`` is not ``Sales returns``). A label joined by a colon
     (``Expected loss rate: Current``, ``Cash dividend per share: Cash dividends``: a section,
-    column group or measure qualifying the row) is not taken when it adds a word of its own
-    other than a plain one such as ``total``: its other part is a narrower figure,
-    whichever side it is on."""
+    column group or measure qualifying the row) that adds a word of its own other than
+    ``total`` or ``amount`` fits, but :func:`match_by_question_words` never answers with it:
+    its other part may be a narrower figure (a rate, a growth, a bucket), whichever side it is
+    on, so it is asked back."""
     words = spelling_words(_without_parts(spelling))  # "(loss)" is no word to match on:
     if not words or not wanted <= words:  # "net loss" is not "Net income (loss)"
         return False
     unsaid = words - every
-    if ":" in spelling and unsaid - {_stem(w) for w in _PLAIN}:
-        return False
     if unsaid and len(words & every) < 2:
         return False
     if len(unsaid) > MAX_UNSAID or unsaid & _TURNING or any(s.isdigit() for s in unsaid):
@@ -396,7 +407,15 @@ def match_by_question_words(
         for code, spellings in candidates.items()
         if any(_widens(spelling, wanted, every) for spelling in spellings)
     ]
-    if len(fitting) > 1:
+    qualified = [
+        code
+        for code in fitting
+        if all(_qualifies(spelling, every) for spelling in candidates[code])
+    ]
+    plain_fits = [code for code in fitting if code not in qualified]
+    if len(plain_fits) == 1 and len(fitting) > 1:  # "Gross carrying amount: Total", not a
+        fitting, qualified = plain_fits, []  # bucket of it
+    if len(fitting) > 1 or qualified:  # "the expected loss rate": which bucket is asked
         return MetricMatch(ambiguous=tuple(sorted(fitting)))
     if not fitting:
         return MetricMatch()

@@ -203,10 +203,12 @@ _NUMBER_WORDS = {
 }  # fmt: skip
 _YEARS_SPAN_RE = re.compile(
     r"(?<![\w.,])(?P<n>two|three|four|five|six|seven|eight|nine|ten|[2-9]|10)[\s-]+"
-    r"(?:fiscal\s+|financial\s+)?years?(?:\s+(?:period|span|time\s+frame)|(?=\s*[?.!]*\s*$))"
-    r"|(?:across|over|for|in)\s+(?:all\s+)?(?:the\s+)?(?:(?:past|last)\s+)?"
+    r"(?:fiscal\s+|financial\s+)?years?\s+(?:period|span|time\s+frame)(?!\w)"
+    r"|(?<!\w)(?:across|over|during)\s+(?:all\s+)?(?:the\s+)?(?:(?:past|last)\s+)?"
     r"(?P<m>two|three|four|five|six|seven|eight|nine|ten|[2-9]|10)\s+years(?!\w)"
 )
+"""A span of years named by its length (``the five year period``, ``over the past three
+years``); not ``due within 5 years`` or ``matures in 3 years``, which say how long, not when."""
 
 
 def _span_years(rest: str) -> int | None:

@@ -400,7 +400,10 @@ def answer_figures(
         named = builder.labels(metric, first)
         span = reading.span_years
         totals = reading.operation in (Operation.AVERAGE, Operation.SUM)
-        if span is not None and (not totals or span != len(stored)):
+        # an average or a sum covers every stored period, a change the latest two: the span
+        # named must be those periods
+        covered = len(stored) if totals else min(len(stored), 2)
+        if span is not None and span != covered:
             # "the five year period ended 2017", "across the 3 years": the years are not
             # named, and the stored ones are not that span (a change over the latest two is
             # no five-year change)

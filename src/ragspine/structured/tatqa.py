@@ -380,8 +380,12 @@ _MONEY_NOTE = re.compile(
 
 
 _CHANGE_COLUMN = re.compile(
-    r"(?<!\w)(?:change|changes|increase|decrease|variance|adjustments?|effect)(?!\w)", re.IGNORECASE
+    r"(?<!\w)(?:change|changes|increase|decrease|variance|var|adjustments?|growth|yoy"
+    r"|inc\.?\s*\(?dec|better|worse)(?!\w)",
+    re.IGNORECASE,
 )
+"""A measure column holding a change, not a level (``Increase / (Decrease)``, ``Effect of
+Change``, ``Growth``, ``% Inc (Dec)``, ``Better/(Worse)``); ``Tax effect`` is a level."""
 _ORDINAL_QUARTER = re.compile(r"(?:first|second|third|fourth|1st|2nd|3rd|4th)", re.IGNORECASE)
 
 
