@@ -1046,3 +1046,36 @@ def test_fourth_review_wrong_numbers_and_refusals(tmp_path: Path) -> None:
     glossary = Workspace.init(tmp_path / "g").glossary
     for question in ("What were the notes due within 5 years?", "What loan matures in 3 years?"):
         assert read_question(question, glossary).span_years is None, question
+
+
+def test_a_total_rows_words_name_what_the_table_measures(tmp_path: Path) -> None:
+    """ConvFinQA dev: 'the net change in revenue for risk solutions' was asked back because
+    'revenue' is a word of the row 'Total revenue': that row's words name what the whole table
+    measures. They still ask back when the matched row shares them ('net comprehensive gain'
+    is not 'Net gain' beside 'Total comprehensive gain') or the question says 'total'."""
+    rows = {
+        "risk solutions": (6423.0, 6817.0),
+        "hr solutions": (2111.0, 4501.0),
+        "total billings": (8512.0, 11287.0),
+        "net gain": (100.0, 120.0),
+        "total comprehensive gain": (90.0, 130.0),
+    }
+    table = {
+        year: {row: pair[i] for row, pair in rows.items()}
+        for i, year in enumerate(("2010", "2011"))
+    }
+    ws = _filing_workspace(tmp_path, table)
+    options = AskOptions(entity="ACME")
+
+    def change(question: str) -> list[Fraction]:
+        answer = ws.ask(question, options, principal=PUBLIC)
+        return [f.value.value for f in answer.figures if f.kind is FigureKind.CHANGE and f.value]
+
+    assert change("What is the net change in billings for risk solutions from 2010 to 2011?") == [
+        Fraction(394)
+    ]
+    assert change("What was the change in net comprehensive gain from 2010 to 2011?") == []
+    assert (
+        change("What was the change in total billings for risk solutions from 2010 to 2011?") == []
+    )
+    ws.close()

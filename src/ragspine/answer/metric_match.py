@@ -166,11 +166,13 @@ def unexplained_words(
     ``excused``: texts whose words are never read as narrowing a row (the entity's names)."""
     chosen = set(match.metrics)
     taken = {stem for code in chosen for s in candidates[code] for stem in spelling_words(s)}
+    said = {stem for stem, _, _ in _words(question)}
     others = {
         stem
         for code, spellings in candidates.items()
         if code not in chosen
         for s in spellings
+        if not _table_measure(s, question, said, taken)
         for stem in spelling_words(s)
     }
     plain = {_stem(w) for w in _PLAIN} | _JOINING
@@ -208,6 +210,22 @@ def unexplained_words(
         elif stem in _NARROWING_AFTER:
             found.append(key[start:end])
     return list(dict.fromkeys(found))
+
+
+_TOTAL_ROW = re.compile(r"\s*total\b", re.IGNORECASE)
+_SAYS_TOTAL = re.compile(r"(?<!\w)totals?(?!\w)", re.IGNORECASE)
+
+
+def _table_measure(spelling: str, question: str, said: set[str], taken: set[str]) -> bool:
+    """Whether ``spelling`` is a total row whose words name what the whole table measures,
+    which the matched row shares (``the revenue for risk solutions`` is the row ``Risk
+    solutions`` beside ``Total revenue``): the question says all its words but not ``total``,
+    and the matched row has none of them (``net comprehensive income`` is not ``Net income``
+    beside ``Total comprehensive income``)."""
+    if not _TOTAL_ROW.match(spelling) or _SAYS_TOTAL.search(question):
+        return False
+    measure = spelling_words(spelling) - {_stem("total")}
+    return bool(measure) and measure <= said and not measure & taken
 
 
 _NARROWING_AFTER = frozenset({"attribut", "alloc", "relat", "associ"})
