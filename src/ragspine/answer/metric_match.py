@@ -166,13 +166,11 @@ def unexplained_words(
     ``excused``: texts whose words are never read as narrowing a row (the entity's names)."""
     chosen = set(match.metrics)
     taken = {stem for code in chosen for s in candidates[code] for stem in spelling_words(s)}
-    said = {stem for stem, _, _ in _words(question)}
     others = {
         stem
         for code, spellings in candidates.items()
         if code not in chosen
         for s in spellings
-        if not _table_measure(s, question, said, taken)
         for stem in spelling_words(s)
     }
     plain = {_stem(w) for w in _PLAIN} | _JOINING
@@ -210,22 +208,6 @@ def unexplained_words(
         elif stem in _NARROWING_AFTER:
             found.append(key[start:end])
     return list(dict.fromkeys(found))
-
-
-_TOTAL_ROW = re.compile(r"\s*total\b", re.IGNORECASE)
-_SAYS_TOTAL = re.compile(r"(?<!\w)totals?(?!\w)", re.IGNORECASE)
-
-
-def _table_measure(spelling: str, question: str, said: set[str], taken: set[str]) -> bool:
-    """Whether ``spelling`` is a total row whose words name what the whole table measures,
-    which the matched row shares (``the revenue for risk solutions`` is the row ``Risk
-    solutions`` beside ``Total revenue``): the question says all its words but not ``total``,
-    and the matched row has none of them (``net comprehensive income`` is not ``Net income``
-    beside ``Total comprehensive income``)."""
-    if not _TOTAL_ROW.match(spelling) or _SAYS_TOTAL.search(question):
-        return False
-    measure = spelling_words(spelling) - {_stem("total")}
-    return bool(measure) and measure <= said and not measure & taken
 
 
 _NARROWING_AFTER = frozenset({"attribut", "alloc", "relat", "associ"})
@@ -357,13 +339,14 @@ _TURNING = frozenset(
 _YEAR_WORD = re.compile(r"^(?:19|20)\d{2}$")
 
 
-_WHOLE = frozenset(_stem(w) for w in ("total", "totals", "amount", "amounts"))
-"""Words a colon-joined label may add and still name the plain figure (``Sales: Total``)."""
+_WHOLE = frozenset(_stem(w) for w in ("total", "totals"))
+"""Words a label may add and still name the plain figure (``Sales: Total``); not ``amount``,
+which beside ``Shares`` is the dollars, not the number asked."""
 
 
 def _qualifies(spelling: str, every: set[str]) -> bool:
     """Whether a colon-joined ``spelling`` adds a word the question does not say, other than
-    ``total`` or ``amount`` (``Expected loss rate: Current`` for ``the expected loss rate``)."""
+    ``total`` (``Expected loss rate: Current`` for ``the expected loss rate``)."""
     if ":" not in spelling:
         return False
     return bool(spelling_words(_without_parts(spelling)) - every - _WHOLE)
@@ -378,7 +361,7 @@ def _widens(spelling: str, wanted: frozenset[str], every: set[str]) -> bool:
     takes no row adding any (``sales`` is not ``Sales returns``). A label joined by a colon
     (``Expected loss rate: Current``, ``Cash dividend per share: Cash dividends``: a section,
     column group or measure qualifying the row) that adds a word of its own other than
-    ``total`` or ``amount`` fits, but :func:`match_by_question_words` never answers with it:
+    ``total`` fits, but :func:`match_by_question_words` never answers with it:
     its other part may be a narrower figure (a rate, a growth, a bucket), whichever side it is
     on, so it is asked back."""
     words = spelling_words(_without_parts(spelling))  # "(loss)" is no word to match on:
@@ -430,9 +413,17 @@ def match_by_question_words(
         for code in fitting
         if all(_qualifies(spelling, every) for spelling in candidates[code])
     ]
-    plain_fits = [code for code in fitting if code not in qualified]
-    if len(plain_fits) == 1 and len(fitting) > 1:  # "Gross carrying amount: Total", not a
-        fitting, qualified = plain_fits, []  # bucket of it
+    whole = [  # adding nothing but "total": "Gross carrying amount: Total", not a bucket
+        code
+        for code in fitting
+        if code not in qualified
+        and any(
+            not spelling_words(_without_parts(spelling)) - every - _WHOLE
+            for spelling in candidates[code]
+        )
+    ]
+    if len(whole) == 1 and len(fitting) > 1 and set(fitting) == set(whole) | set(qualified):
+        fitting, qualified = whole, []  # (beside unqualified rows it stays a tie)
     if len(fitting) > 1 or qualified:  # "the expected loss rate": which bucket is asked
         return MetricMatch(ambiguous=tuple(sorted(fitting)))
     if not fitting:
