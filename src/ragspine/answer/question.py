@@ -61,6 +61,8 @@ CALCULATIONS = frozenset(
     }
 )
 """Operations whose answer is a computed number: a passage cannot answer them."""
+CHANGES = frozenset({Operation.CHANGE, Operation.PERCENT_CHANGE})
+"""The operations that compute a change between periods."""
 
 
 _OPERATION_WORDS: tuple[tuple[Operation, str], ...] = (
@@ -522,7 +524,6 @@ _EXTREME_RE = re.compile(
 """A value picked among several (``the highest``), not a word of a row's description (``the
 total maximum exposure to loss``)."""
 _AVERAGED = frozenset({Operation.AVERAGE})
-_CHANGES = frozenset({Operation.CHANGE, Operation.PERCENT_CHANGE})
 
 
 def _second_operation(rest: str, operation: Operation) -> str:
@@ -535,14 +536,14 @@ def _second_operation(rest: str, operation: Operation) -> str:
         summed = _SUMMED_RE.search(rest)
         if summed is not None:
             return summed.group(0)
-        others = _CHANGES
-    elif operation in _CHANGES:
+        others = CHANGES
+    elif operation in CHANGES:
         extreme = _EXTREME_RE.search(rest) or _SUMMED_RE.search(rest)
         if extreme is not None:
             return extreme.group(0)
         others = _AVERAGED
     elif operation in (Operation.WHICH_PERIODS, Operation.COUNT_PERIODS):
-        others = _CHANGES  # "in which years did sales increase": not the values' years
+        others = CHANGES  # "in which years did sales increase": not the values' years
     else:
         return ""
     for match in _OPERATION_RE.finditer(rest):

@@ -26,7 +26,7 @@ from ragspine.answer.locale import (
     unit_words,
 )
 from ragspine.answer.locale import not_found as not_found_text
-from ragspine.answer.question import Operation, Pick, QuestionReading, Selection
+from ragspine.answer.question import CHANGES, Operation, Pick, QuestionReading, Selection
 from ragspine.answer.types import AnswerStatus, CitedSentence, Figure, FigureKind, Source
 from ragspine.errors import PeriodError, QueryError, quote_input
 from ragspine.glossary import DEFAULT_CHANNEL, Glossary, MetricKind
@@ -246,7 +246,6 @@ def _examples(labels: Sequence[tuple[str, str]]) -> str:
     return ", ".join(label for _, label in sorted(labels)[:EXAMPLES]) or "-"
 
 
-_CHANGES = (Operation.CHANGE, Operation.PERCENT_CHANGE)
 _SELECTIONS = (Operation.WHICH_PERIODS, Operation.COUNT_PERIODS)
 _SPANS = (Operation.AVERAGE, Operation.SUM, Operation.LOOKUP, *_SELECTIONS)
 
@@ -414,7 +413,7 @@ def answer_figures(
             assumptions.append(
                 text(locale, "assume_periods_all", periods=", ".join(periods), **named)
             )
-        elif reading.operation in _CHANGES and len(stored) > 1 and not subtracting:
+        elif reading.operation in CHANGES and len(stored) > 1 and not subtracting:
             periods = stored[-2:]
             assumptions.append(
                 text(locale, "assume_periods_latest_two", periods=", ".join(periods), **named)
@@ -426,7 +425,7 @@ def answer_figures(
     one = len(periods) == 1 and len(entities) == 1 and len(reading.metrics) == 1
     if subtracting:  # never a year's change
         one = False
-    if reading.operation in (*_CHANGES, Operation.AVERAGE) and one and not reading.cues:
+    if reading.operation in (*CHANGES, Operation.AVERAGE) and one and not reading.cues:
         only = parse_period(periods[0], None, glossary.fiscal_year_start_month)
         if reading.span_years not in (None, 1, 2) and only.kind is PeriodKind.YEAR:
             # "the five year period ended 2017": not the year before and the one named
@@ -434,7 +433,7 @@ def answer_figures(
             return _clarify(years, assumptions)
         if only.kind is PeriodKind.YEAR:  # "the change in 2019": from 2018; "the 2019 average"
             periods = [f"FY{only.year - 1}", periods[0]]  # of a balance: opening and closing
-            key = "assume_year_before" if reading.operation in _CHANGES else "assume_average_year"
+            key = "assume_year_before" if reading.operation in CHANGES else "assume_average_year"
             assumptions.append(text(locale, key, earlier=periods[0], later=periods[1]))
     periods = _ordered_periods(reading, periods, glossary)
     operation = _OPERATIONS.get(reading.operation, _lookups)
@@ -526,10 +525,11 @@ def _lookups(
     money = [  # a currency, a percentage or a scale of thousands and up: no length of time
         f.result
         for f in builder.figures
-        if f.result is not None
+        if reading.duration_asked
+        and f.result is not None
         and (f.result.currency or f.result.unit == "%" or f.result.scale not in (None, Scale.ONE))
     ]
-    if found and reading.duration_asked and money:
+    if found and money:
         # "how many years is the minimum lifespan of land": the row's stored amount ($117.2
         # million) is not the length of time asked for
         label = builder.labels(money[0].metric or "", money[0].entity or "")["metric"]
