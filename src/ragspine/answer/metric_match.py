@@ -344,12 +344,15 @@ _WHOLE = frozenset(_stem(w) for w in ("total", "totals"))
 which beside ``Shares`` is the dollars, not the number asked."""
 
 
+def _added(spelling: str, every: set[str]) -> frozenset[str]:
+    """The words ``spelling`` adds to the question's (``every``), ``total`` aside."""
+    return spelling_words(_without_parts(spelling)) - every - _WHOLE
+
+
 def _qualifies(spelling: str, every: set[str]) -> bool:
     """Whether a colon-joined ``spelling`` adds a word the question does not say, other than
     ``total`` (``Expected loss rate: Current`` for ``the expected loss rate``)."""
-    if ":" not in spelling:
-        return False
-    return bool(spelling_words(_without_parts(spelling)) - every - _WHOLE)
+    return ":" in spelling and bool(_added(spelling, every))
 
 
 def _widens(spelling: str, wanted: frozenset[str], every: set[str]) -> bool:
@@ -358,12 +361,7 @@ def _widens(spelling: str, wanted: frozenset[str], every: set[str]) -> bool:
     that adds words in front of them is a narrower figure (``Cost of sales`` is not ``sales``,
     ``Deferred revenue`` not ``revenue``), one that adds words after them says more of the
     same (``Capital gain distributions received``). A question that says one word only
-    takes no row adding any (``sales`` is not ``Sales returns``). A label joined by a colon
-    (``Expected loss rate: Current``, ``Cash dividend per share: Cash dividends``: a section,
-    column group or measure qualifying the row) that adds a word of its own other than
-    ``total`` fits, but :func:`match_by_question_words` never answers with it:
-    its other part may be a narrower figure (a rate, a growth, a bucket), whichever side it is
-    on, so it is asked back."""
+    takes no row adding any (``sales`` is not ``Sales returns``)."""
     words = spelling_words(_without_parts(spelling))  # "(loss)" is no word to match on:
     if not words or not wanted <= words:  # "net loss" is not "Net income (loss)"
         return False
@@ -386,7 +384,11 @@ def match_by_question_words(
     words, plain question words, years and months, and ``extra_plain``): ``capital gain
     distributions`` names ``capital gain distributions received``. One such candidate is the
     match; several are ambiguous (the answer names them); none, or a question saying nothing
-    of its own, is no match."""
+    of its own, is no match. A label joined by a colon (``Expected loss rate: Current``: a
+    section, column group or measure qualifying the row) that adds a word of its own other
+    than ``total`` is never the answer, since its other part may be a narrower figure (a rate,
+    a growth, a bucket): it is asked back, unless one row adding nothing but ``total`` fits
+    beside such rows only (``Gross carrying amount: Total``)."""
     plain = {_stem(w) for w in _PLAIN} | _JOINING | extra_plain
     tokens = _words(question)
     # words said count as said, plain ones too, but not the operation's ("changes in ..."
@@ -417,10 +419,7 @@ def match_by_question_words(
         code
         for code in fitting
         if code not in qualified
-        and any(
-            not spelling_words(_without_parts(spelling)) - every - _WHOLE
-            for spelling in candidates[code]
-        )
+        and any(not _added(spelling, every) for spelling in candidates[code])
     ]
     if len(whole) == 1 and len(fitting) > 1 and set(fitting) == set(whole) | set(qualified):
         fitting, qualified = whole, []  # (beside unqualified rows it stays a tie)

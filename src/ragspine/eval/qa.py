@@ -448,12 +448,18 @@ def fabricated_numbers(
     every_source: set[str] = set(computed)
     for numbers in (*by_fact.values(), *chunk_numbers.values()):
         every_source |= numbers
+    # each name as a whole, never digits inside a number; longest first (the order above)
+    names = (
+        re.compile(rf"(?<![0-9A-Za-z])(?:{'|'.join(map(re.escape, extra_allowed))})(?![0-9A-Za-z])")
+        if extra_allowed
+        else None
+    )
     fabricated: list[str] = []
     invalid = False
     for sentence in answer.sentences:
         text = _PERIOD_TEXT.sub(" ", sentence.text)
-        for allowed in extra_allowed:  # a whole name, never digits inside a number
-            text = re.sub(rf"(?<![0-9A-Za-z]){re.escape(allowed)}(?![0-9A-Za-z])", " ", text)
+        if names is not None:
+            text = names.sub(" ", text)
         own: set[str] = set(computed)
         for marker in sentence.markers:
             own |= by_fact.get(marker, set()) | chunk_numbers.get(marker, set())
