@@ -40,6 +40,8 @@ ROUTES = [
     ("Explain the drivers of ACME's operating profit in FY2023", Route.COMPOSITE),
     ("Perché il turnover di ACME è calato nel 2024?", Route.COMPOSITE),
     ("Qual è il motivo del calo delle sales di ACME CN nel 2023?", Route.COMPOSITE),
+    ("What led to the fall in ACME's revenue in 2024?", Route.COMPOSITE),
+    ("What could result in ACME's net income falling in 2024?", Route.COMPOSITE),
     ("Why did margins improve?", Route.NARRATIVE),  # a cue, no metric
     ("Come mai i margini sono migliorati?", Route.NARRATIVE),
     ("What is the parental leave policy?", Route.NARRATIVE),  # neither
@@ -268,3 +270,11 @@ def test_a_second_calculation_is_read(glossary: Glossary, question: str, second:
     """ConvFinQA / TAT-QA dev: each compound was answered as one of its two calculations (the
     average for 'the sum of the average', the latest change for 'the highest and the lowest')."""
     assert read_question(question, glossary).second_operation == second
+
+
+def test_the_built_in_cues_are_the_example_glossarys() -> None:
+    """A workspace without a ``[cues]`` section reads the same cues as the example file shows."""
+    from ragspine.glossary import DEFAULT_CUES
+
+    example = tomllib.loads(example_glossary_text())["cues"]
+    assert {k: tuple(v) for k, v in example.items()} == dict(DEFAULT_CUES)
