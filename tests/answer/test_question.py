@@ -278,3 +278,12 @@ def test_the_built_in_cues_are_the_example_glossarys() -> None:
 
     example = tomllib.loads(example_glossary_text())["cues"]
     assert {k: tuple(v) for k, v in example.items()} == dict(DEFAULT_CUES)
+
+
+def test_over_what_period_asks_how_long_not_which_years(glossary: Glossary) -> None:
+    """TAT-QA dev: 'Over what period would the expense be recognized?' was answered with the
+    years the table covers; it asks for a length of time a passage states."""
+    over = read_question("Over what period is ACME's deferred revenue recognized?", glossary)
+    assert over.operation is Operation.LOOKUP and over.duration_asked
+    which = read_question("For which period was ACME's revenue highest?", glossary)
+    assert which.operation is Operation.WHICH_PERIODS and not which.duration_asked

@@ -110,6 +110,10 @@ _WHICH_PERIODS_RE = re.compile(
     r"(?<!\w)(?:(?:in|for|during)\s+)?(?:which|what)\s+(?:of\s+the\s+|are\s+the\s+)?"
     r"(?:fiscal\s+|financial\s+)?(?:years?|periods?|fys?)(?!\w)|(?<!\w)(?:in\s+)?quale\s+(?:anno|periodo)(?!\w)"
 )
+_OVER_WHAT_PERIOD_RE = re.compile(
+    r"(?<!\w)(?:over|within)\s+(?:what|which)\s+(?:period|length|time)(?!\w)"
+)
+"""``over what period is the cost recognised``: how long, a duration, not which years."""
 _COUNT_PERIODS_RE = re.compile(
     r"(?<!\w)(?:in\s+)?how\s+many\s+(?:of\s+the\s+)?(?:fiscal\s+|financial\s+)?"
     r"(?:years|periods)(?!\w)|(?<!\w)(?:in\s+)?quanti\s+(?:anni|periodi)(?!\w)"
@@ -415,7 +419,8 @@ def read_question(
             outside_metrics[start:end] = " " * (end - start)
     rest = "".join(blanked)
 
-    which = _WHICH_PERIODS_RE.search(rest) or _COUNT_PERIODS_RE.search(rest)
+    over = _OVER_WHAT_PERIOD_RE.search(rest)
+    which = None if over else _WHICH_PERIODS_RE.search(rest) or _COUNT_PERIODS_RE.search(rest)
     if which is not None and " are the " in which.group(0) and not _SHOWN_RE.search(rest):
         which = None  # "what are the years of service required", not the table's years
     selection = None
@@ -466,7 +471,9 @@ def read_question(
     operation, word, second = Operation.LOOKUP, "", ""
     found = _OPERATION_RE.search(rest)
     counted = which is not None and which.re is _COUNT_PERIODS_RE
-    duration = counted and (selection is None or selection.pick not in (Pick.ABOVE, Pick.BELOW))
+    duration = over is not None or (
+        counted and (selection is None or selection.pick not in (Pick.ABOVE, Pick.BELOW))
+    )
     if duration:
         which = selection = None  # "how many years is the lifespan": a duration, not a count
     if which is not None:
