@@ -237,3 +237,55 @@ def test_measure_columns_that_are_changes_quarters_or_dates_are_read_as_such() -
     late = [f for f in titled.facts if f.period == "FY2018"]
     assert late and all("(FY2018)" in f.locator and "2019" not in f.locator for f in late)
     assert not import_tatqa([_document("e5fc54e8")], Glossary.from_terms([])).facts
+
+
+def _labelled(result: object) -> dict[tuple[str, str], object]:
+    names = {t.code: t.label for t in result.new_terms}  # type: ignore[attr-defined]
+    return {(names[f.metric], f.period): f for f in result.facts}  # type: ignore[attr-defined]
+
+
+def test_a_sections_unlabelled_total_row_is_read_only_when_it_is_the_sum() -> None:
+    """TAT-QA tables often print a section's total on a row without a label (the EPS table's
+    '206.2' under 'Basic earnings per share (cents per share)'): it was left out, so 'the total
+    basic earnings per share' had no fact. It is now 'section: Total' when every value is the
+    sum of the rows above it in the section, and cites that."""
+    table = [
+        ["", "2019", "2018"],
+        ["Inventories:", "", ""],
+        ["Raw material", "1,000", "900"],
+        ["Work-in-process", "2,370", "2,929"],
+        ["", "3,370", "3,829"],
+        ["Other assets:", "", ""],
+        ["Deposits", "5", "6"],
+        ["Prepaid", "7", "8"],
+        ["", "12", "15"],  # 2018 is not 6 + 8: not the section's total
+        ["", "1", "2"],  # outside any row run: no total either
+    ]
+    document = {"table": {"uid": "u-tot", "table": table}, "paragraphs": [], "questions": []}
+    result = import_tatqa([document], Glossary.from_terms([]))
+    facts = _labelled(result)
+    total = facts[("Inventories: Total", "FY2018")]
+    assert total.value == Decimal("3829")  # type: ignore[attr-defined]
+    assert "without a label, the sum of rows 3-4 under 'Inventories:'" in total.locator  # type: ignore[attr-defined]
+    assert not any(label.startswith("Other assets: Total") for label, _ in facts)
+    assert result.skip_reasons()["empty row label"] == 2
+    real = _labelled(import_tatqa([_document("fd7e14ed")], Glossary.from_terms([])))
+    assert real[("Basic earnings per share (cents per share): Total", "FY2019")].value == (  # type: ignore[attr-defined]
+        Decimal("206.2")
+    )
+
+
+def test_a_section_stating_its_own_unit_prefixes_its_rows() -> None:
+    """'Basic earnings per share 1,305.7' under 'Weighted average number of shares used in
+    earnings per share (shares, millions)' is a number of shares: it was stored as 'Basic
+    earnings per share' and averaged as one (1,303.1 for a gold 169.4)."""
+    facts = _labelled(import_tatqa([_document("fd7e14ed")], Glossary.from_terms([])))
+    assert ("Basic earnings per share", "FY2019") not in facts
+    shares = facts[
+        (
+            "Weighted average number of shares used in earnings per share (shares, millions): "
+            "Basic earnings per share",
+            "FY2019",
+        )
+    ]
+    assert shares.value == Decimal("1305.7")  # type: ignore[attr-defined]

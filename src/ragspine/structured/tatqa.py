@@ -18,7 +18,11 @@ Reading a table:
   LNG``) and sets their scale when it states one (else the one stated outside the captions).
 - Data rows: the row label is the metric (a generated glossary term, the label its spelling);
   a label-only row is a section heading; a label repeated in the table is prefixed with its
-  section (``Americas: Total``); labels still colliding are reported, never stored.
+  section (``Americas: Total``), and so is every row of a section stating a unit of its own
+  (``... (shares, millions): Basic earnings per share``); a row without a label whose every
+  value is the sum of the rows above it in its section is that section's total
+  (``Inventories: Total``, its locator says so); other unlabelled rows are reported; labels
+  still colliding are reported, never stored.
 - Cells are read by the one number grammar (:func:`ragspine.structured.numbers.parse_value`):
   ``(27.1)`` is negative, ``$`` and thousands separators are accepted, ``12.5%`` is a percent
   (unit ``%``). A dash or an empty cell is a missing value; anything else is reported.
@@ -269,9 +273,21 @@ def row_label(text: str) -> str:
     return footnote_free(text)
 
 
-def _labels(data: list[_Row]) -> dict[int, str]:
+_OWN_UNIT = re.compile(
+    r"\([^()]*(?<!\w)(?:shares?|cents?|units?|days?|headcount|employees)(?!\w)[^()]*\)",
+    re.IGNORECASE,
+)
+"""A section heading's note of a unit that is no amount of money (``(shares, millions)``,
+``(cents per share)``): its rows measure what the heading names, not what their labels alone
+say (``Basic earnings per share`` under ``Weighted average number of shares used in earnings
+per share (shares, millions)`` is a number of shares)."""
+
+
+def _labels(data: list[_Row], fiscal_start_month: int) -> tuple[dict[int, str], dict[int, str]]:
     """The metric label of each data row: its own (footnote marks removed), or
-    ``section: label`` when repeated."""
+    ``section: label`` when repeated or when the section states a unit of its own; and an
+    unlabelled row that is its section's total (:func:`_section_totals`). Second: the
+    locator's note on each such total row."""
     own = {r.index: row_label(r.label) for r in data if r.label}
     counts = Counter(label.casefold() for label in own.values())
     labels: dict[int, str] = {}
@@ -279,11 +295,63 @@ def _labels(data: list[_Row]) -> dict[int, str]:
         if r.index not in own:
             continue
         label = own[r.index]
-        if counts[label.casefold()] > 1 and r.section:
-            labels[r.index] = f"{row_label(r.section).rstrip(':').strip()}: {label}"
+        if r.section and (counts[label.casefold()] > 1 or _OWN_UNIT.search(r.section)):
+            labels[r.index] = f"{_section_label(r.section)}: {label}"
         else:
             labels[r.index] = label
-    return labels
+    notes: dict[int, str] = {}
+    taken = {label.casefold() for label in labels.values()}
+    for index, (label, note) in _section_totals(data, fiscal_start_month).items():
+        if label.casefold() not in taken:
+            labels[index], notes[index] = label, note
+    return labels, notes
+
+
+def _section_label(section: str) -> str:
+    return row_label(section).rstrip(":").strip()
+
+
+def _section_totals(data: list[_Row], fiscal_start_month: int) -> dict[int, tuple[str, str]]:
+    """Unlabelled rows that are their section's total: ``Inventories:`` over ``Raw material``,
+    ``Finished goods`` and a row without a label whose every value is the sum of the rows above
+    it in that section. Such a row is ``Inventories: Total`` (the table's own figure, checked
+    by the sum; a row failing it, or one outside a section, stays unread)."""
+    found: dict[int, tuple[str, str]] = {}
+    for at, row in enumerate(data):
+        if row.label or not row.section or header_period(row.section, fiscal_start_month):
+            continue
+        above: list[_Row] = []
+        for earlier in reversed(data[:at]):
+            if not earlier.label or earlier.section != row.section:
+                break
+            above.append(earlier)
+        if above and _sums_rows(row, above):
+            first, last = above[-1].index + 1, above[0].index + 1
+            span = f"row {first}" if first == last else f"rows {first}-{last}"
+            note = f"a row without a label, the sum of {span} under {row.section!r}"
+            found[row.index] = (f"{_section_label(row.section)}: Total", note)
+    return found
+
+
+def _sums_rows(row: _Row, above: list[_Row]) -> bool:
+    """Every value of ``row`` is the sum of the values of ``above`` in its column (one value
+    at least)."""
+    summed = 0
+    for column, cell in enumerate(row.cells):
+        try:
+            total = _cell_value(cell)
+            parts = [_cell_value(r.cells[column]) for r in above if column < len(r.cells)]
+        except IngestError:
+            return False
+        if total is None:
+            continue
+        values = [p for p in parts if p is not None]
+        if not values or any(unit != total[1] for _, unit in values):
+            return False
+        if sum((v for v, _ in values), Decimal(0)) != total[0]:
+            return False
+        summed += 1
+    return summed > 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -554,7 +622,7 @@ def import_tatqa(
                 TatSkip(uid, name, "", "the only period header may span several columns")
             )
             periods.clear()
-        labels = _labels(data) if measures is None else _own_labels(data)
+        labels, notes = _labels(data, fiscal) if measures is None else (_own_labels(data), {})
         made: dict[FactKey, list[Fact]] = {}
         for row in data:
             label = labels.get(row.index)
@@ -591,8 +659,9 @@ def import_tatqa(
                 if parsed is None:
                     continue
                 value, unit = parsed
+                named_row = notes.get(row.index, repr(label))
                 where = (
-                    f"TAT-QA document {uid}, table, row {row.index + 1} {label!r}, "
+                    f"TAT-QA document {uid}, table, row {row.index + 1} {named_row}, "
                     f"column {column + 1} {header_name!r}"
                 )
                 if column_scale is None:
