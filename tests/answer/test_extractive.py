@@ -232,3 +232,24 @@ def test_a_sentence_sharing_too_few_of_the_questions_words_is_no_answer() -> Non
     assert answer_from_snippets(question, s).status is AnswerStatus.NO_MATERIAL
     close = "What do the purchase obligations represent?"
     assert answer_from_snippets(close, s).status is AnswerStatus.ANSWERED
+
+
+def test_a_sentence_sharing_only_the_questions_dates_is_no_answer() -> None:
+    """TAT-QA dev: 'What is the COGS for 2019?' was answered with a sentence on egg prices
+    that shares only '2019' with it (half of its two terms)."""
+    s = [
+        snip(
+            "c1",
+            "The decrease was primarily due to lower selling prices for eggs in fiscal 2019 "
+            "due to the oversupply of eggs.",
+        )
+    ]
+    assert answer_from_snippets("What is the COGS for 2019?", s).status is (
+        AnswerStatus.NO_MATERIAL
+    )
+    assert answer_from_snippets("Why were egg prices lower in 2019?", s).status is (
+        AnswerStatus.ANSWERED
+    )
+    assert answer_from_snippets("What happened in fiscal 2019?", s).status is (
+        AnswerStatus.ANSWERED
+    )

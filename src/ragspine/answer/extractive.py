@@ -39,6 +39,14 @@ against "Purchase obligations represent an estimate of open purchase orders ..."
 about something else. On TAT-QA dev it refuses 15 such answers (5 of them wrong numbers); of the
 sentences holding a gold text span it loses one, none of a question answered from text alone."""
 
+_MONTH_TERMS = frozenset(
+    routing_terms(
+        "january february march april may june july august september october november december"
+    )
+)
+"""Terms of a date (``2019``, ``30``, ``september``): a sentence sharing only these with the
+question ("What is the COGS for 2019?" against "... lower selling prices ... in fiscal 2019")
+is about something else."""
 _PARAGRAPH_RE = re.compile(r"\n\s*\n")
 _REFERENCE_RE = re.compile(r"\s*\[[0-9][0-9,\s\u2013-]*\]")
 # A lead-in introduces a table the answer cannot show ("The following table summarizes ...:",
@@ -120,11 +128,13 @@ def _candidates(question: str, snippets: Sequence[Snippet]) -> list[_Candidate]:
     for *_, sentence_terms in pool:
         df.update(sentence_terms & wanted)
     total = len(pool)
+    dates = {t for t in wanted if t.isdigit() or t in _MONTH_TERMS}
+    words = {t for t in wanted if t not in dates} or wanted  # "what happened in 2019": dates
     scored = []
     for sentence, index, position, in_child, sentence_terms in pool:
         shared = sentence_terms & wanted
         score = sum(math.log(1.0 + total / df[t]) for t in sorted(shared))
-        if score > 0 and len(shared) >= MIN_SHARED * len(wanted):
+        if score > 0 and len(shared) >= MIN_SHARED * len(wanted) and shared & words:
             scored.append(_Candidate(sentence, index, position, in_child, score))
     scored.sort(
         key=lambda c: (
