@@ -1110,3 +1110,42 @@ def test_a_plain_row_stands_in_for_qualified_ones_only_when_it_adds_nothing(
         assert answer.status is AnswerStatus.NEEDS_CLARIFICATION, (question, answer.text)
         assert not answer.figures
     ws.close()
+
+
+def test_a_total_row_over_several_years_asks_each_year_or_the_sum(tmp_path: Path) -> None:
+    """TAT-QA dev: 'What is the total cost of revenue in both 2019 and 2018?' was answered
+    with the 'Total cost of revenue' row of each year; the gold is their sum. 'total' belongs
+    to the row, so which one is meant is asked back; 'respectively' or 'sum' says it."""
+    document = {
+        "table": {
+            "uid": "t-tot",
+            "table": [
+                ["", "2019", "2018"],
+                ["Cost of products", "30,000", "31,000"],
+                ["Cost of services", "18,881", "20,896"],
+                ["Total cost of revenue", "48,881", "51,896"],
+            ],
+        },
+        "paragraphs": [],
+        "questions": [],
+    }
+    source = tmp_path / "tat.json"
+    source.write_text(json.dumps([document]), "utf-8")
+    ws = Workspace.open(tmp_path / "ws", create=True)
+    ws.ingest_tatqa(source)
+
+    def ask(question: str):  # type: ignore[no-untyped-def]
+        return ws.ask(question, AskOptions(entity="tatqa-t-tot"), principal=PUBLIC)
+
+    both = ask("What is the total cost of revenue in both 2019 and 2018?")
+    assert both.status is AnswerStatus.NEEDS_CLARIFICATION
+    assert "Each year or their sum?" in both.text and "48,881" not in both.text
+    span = ask("What is the total cost of revenue between 2018 to 2019?")
+    assert span.status is AnswerStatus.NEEDS_CLARIFICATION
+    each = ask("What is the total cost of revenue in 2019 and 2018 respectively?")
+    assert each.status is AnswerStatus.ANSWERED and "48,881" in each.text
+    summed = ask("What is the sum of total cost of revenue in 2018 and 2019?")
+    sums = [f for f in summed.figures if f.kind is FigureKind.SUM]
+    assert sums and sums[0].value is not None and sums[0].value.value == 100777
+    one = ask("What is the total cost of revenue in 2019?")
+    assert one.status is AnswerStatus.ANSWERED

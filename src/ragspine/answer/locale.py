@@ -87,6 +87,11 @@ _EN: dict[str, str] = {
         "The question asks for a length of time, and {metric} is stored as an amount: no "
         "length of time is given."
     ),
+    "total_or_each": (
+        "Each year or their sum? {metric} is a total itself, and the question asks for a total "
+        "over several years. Ask for {metric} in each year, or for the sum of {metric} over "
+        "them."
+    ),
     "two_operations": (
         "The question asks for two calculations at once ({words}): one answer computes one. "
         "Ask for each in turn."
@@ -287,6 +292,10 @@ _IT: dict[str, str] = {
     "duration_not_stored": (
         "La domanda chiede una durata, e {metric} è memorizzato come importo: nessuna durata "
         "viene indicata."
+    ),
+    "total_or_each": (
+        "Ogni anno o la loro somma? {metric} è già un totale, e la domanda chiede un totale su "
+        "più anni. Chiedere {metric} in ciascun anno, oppure la somma di {metric} su di essi."
     ),
     "two_operations": (
         "La domanda chiede due calcoli insieme ({words}): una risposta ne calcola uno. "

@@ -106,6 +106,7 @@ _SUM_RE = re.compile(
 """Words asking for a sum; read only when no other operation word is present, and only over
 two or more periods or metrics (one of each is a lookup). ``respectively`` asks for each value
 instead."""
+_BOTH_RE = re.compile(r"(?<!\w)(?:both|across|entrambi)(?!\w)")
 _WHICH_PERIODS_RE = re.compile(
     r"(?<!\w)(?:(?:in|for|during)\s+)?(?:which|what)\s+(?:of\s+the\s+|are\s+the\s+)?"
     r"(?:fiscal\s+|financial\s+)?(?:years?|periods?|fys?)(?!\w)|(?<!\w)(?:in\s+)?quale\s+(?:anno|periodo)(?!\w)"
@@ -326,6 +327,10 @@ class QuestionReading:
     second_operation: str = ""
     """A second calculation the question asks for besides ``operation`` (``the change in the
     average X``): one figure computes one operation, so the answer asks for them apart."""
+    total_over_periods: bool = False
+    """``total`` belongs to the metric named (``Total cost of revenue``) and the question
+    spans years (``in both 2019 and 2018``, ``between 2017 to 2019``): the row in each year
+    or its sum over them, which is asked back."""
 
     @property
     def calculation(self) -> bool:
@@ -521,6 +526,10 @@ def read_question(
         respectively=bool(_EACH_RE.search(rest)),
         percent_of=bool(_PERCENT_OF_RE.search(rest)),
         span_years=_span_years(rest),
+        total_over_periods=operation is Operation.LOOKUP
+        and not _EACH_RE.search(rest)
+        and bool(_SUM_RE.search(text))
+        and (year_range is not None or bool(_BOTH_RE.search(rest))),
     )
 
 

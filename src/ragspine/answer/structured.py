@@ -435,6 +435,11 @@ def answer_figures(
             periods = [f"FY{only.year - 1}", periods[0]]  # of a balance: opening and closing
             key = "assume_year_before" if reading.operation in CHANGES else "assume_average_year"
             assumptions.append(text(locale, key, earlier=periods[0], later=periods[1]))
+    if reading.total_over_periods and len(set(periods)) > 1 and len(reading.metrics) == 1:
+        # "the total cost of revenue in both 2019 and 2018": the Total row of each year, or
+        # its sum over the two
+        label = builder.labels(reading.metrics[0], entities[0])["metric"]
+        return _clarify(text(locale, "total_or_each", metric=label), assumptions)
     periods = _ordered_periods(reading, periods, glossary)
     operation = _OPERATIONS.get(reading.operation, _lookups)
     status = operation(builder, reading, entities, periods, store, principal, level)
