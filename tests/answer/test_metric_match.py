@@ -149,6 +149,24 @@ def test_a_sum_over_named_years(tat: Workspace) -> None:
     assert not [f for f in each.figures if f.kind is FigureKind.SUM]
 
 
+def test_how_much_a_figure_decreased_is_the_fall(tat: Workspace) -> None:
+    """TAT-QA dev: 'How much did the expected long term rate of return decrease by from 2017
+    to 2019?' (4.3 to 3.3) was answered -1.0; the asker counts the fall, 1.0 (the gold of every
+    such question in both datasets is positive). A rise is then a negative decrease."""
+    fell = _ask(tat, "How much did net sales decrease by from 2017 to 2018?")
+    change = [f for f in fell.figures if f.kind is FigureKind.CHANGE]
+    assert change and change[0].value is not None and change[0].value.value == 100
+    assert "Decrease in" in fell.text and "1,000 \u2212 900 = 100" in fell.text
+    percent = [f for f in fell.figures if f.kind is FigureKind.PERCENT_CHANGE]
+    assert percent and percent[0].value is not None and percent[0].value.value == 10
+    rose = _ask(tat, "How much did net sales decrease from 2018 to 2019?")
+    change = [f for f in rose.figures if f.kind is FigureKind.CHANGE]
+    assert change and change[0].value is not None and change[0].value.value == -300
+    plain = _ask(tat, "What was the change in net sales from 2017 to 2018?")
+    change = [f for f in plain.figures if f.kind is FigureKind.CHANGE]
+    assert change and change[0].value is not None and change[0].value.value == -100
+
+
 def test_which_year_and_how_many_years(tat: Workspace) -> None:
     highest = _ask(tat, "In which year were net sales the highest?")
     assert [f.periods for f in highest.figures if f.kind is FigureKind.PERIODS] == [("FY2019",)]

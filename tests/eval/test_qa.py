@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from decimal import Decimal
 from fractions import Fraction
@@ -83,6 +84,27 @@ def test_the_fabrication_check_can_fail(tmp_path: Path) -> None:
     cited = {1: "Sales were 1,596.5 in total."}
     fabricated, invalid = fabricated_numbers(forged, question, ws.facts, cited, (SALES,))
     assert fabricated == []
+    ws.close()
+
+
+def test_the_fabrication_check_takes_a_percentage_decrease_and_no_other(tmp_path: Path) -> None:
+    """A percentage decrease ((earlier - later) / earlier) is computed from its facts; the same
+    sentence with another percentage is not."""
+    ws = _sales_workspace(tmp_path)
+    question = "How much did total sales decrease from 2019 to 2018?"
+    answer = ws.ask(question, AskOptions(entity=f"tatqa-{SALES}"), principal=PUBLIC)
+    decrease = [s.text for s in answer.sentences if s.text.startswith("Percentage decrease")]
+    assert decrease and fabricated_numbers(answer, question, ws.facts, {}, (SALES,)) == ([], False)
+    shown = re.search(r"= (-?[\d.]+) %", decrease[0])
+    assert shown is not None
+    forged = replace(
+        answer,
+        sentences=tuple(
+            CitedSentence(s.text.replace(f"= {shown[1]} %", "= 12.34 %"), s.markers)
+            for s in answer.sentences
+        ),
+    )
+    assert "12.34" in fabricated_numbers(forged, question, ws.facts, {}, (SALES,))[0]
     ws.close()
 
 

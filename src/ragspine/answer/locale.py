@@ -48,6 +48,10 @@ _EN: dict[str, str] = {
     ),
     "change": "Change in {entity}'s {metric}{channel} from {earlier} to {later}",
     "percent_change": "Percentage change in {entity}'s {metric}{channel} from {earlier} to {later}",
+    "decrease": "Decrease in {entity}'s {metric}{channel} from {earlier} to {later}",
+    "percent_decrease": (
+        "Percentage decrease in {entity}'s {metric}{channel} from {earlier} to {later}"
+    ),
     "average": "Average of {metric}{channel} over {items}",
     "sum": "Sum of {metric}{channel} over {items}",
     "difference": "Difference {metric}{channel} in {items}",
@@ -215,6 +219,8 @@ _IT: dict[str, str] = {
     "percent_change": (
         "Variazione percentuale di {metric}{channel} di {entity} da {earlier} a {later}"
     ),
+    "decrease": "Calo di {metric}{channel} di {entity} da {earlier} a {later}",
+    "percent_decrease": "Calo percentuale di {metric}{channel} di {entity} da {earlier} a {later}",
     "average": "Media di {metric}{channel} su {items}",
     "sum": "Somma di {metric}{channel} su {items}",
     "difference": "Differenza {metric}{channel} nel {items}",

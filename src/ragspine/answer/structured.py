@@ -637,13 +637,21 @@ def _compared(
             label = builder.labels(metric, entities[0])["metric"]
             builder.add(text(builder.locale, "percent_not_stored", metric=label), ())
             return AnswerStatus.REFUSED
-        _steps(builder, result, metric, percent_only=operation is Operation.PERCENT_CHANGE)
+        falling = reading.operation_word.split()[-1] in _FALLING
+        percent_only = operation is Operation.PERCENT_CHANGE
+        _steps(builder, result, metric, percent_only=percent_only, falling=falling)
         if not any(f.kind is not FigureKind.FACT for f in builder.figures):
             return AnswerStatus.REFUSED  # the facts found are shown; the change asked is not
     return AnswerStatus.ANSWERED
 
 
 _SUBTRACTING = ("less", "minus")
+_FALLING = frozenset(
+    ("decrease", "decreased", "decline", "declined", "fall", "fell", "fallen", "calo", "calato",
+     "calata", "diminuito", "diminuita")
+)  # fmt: skip
+"""Words asking how much a figure fell (``how much did X decrease by``): the fall is given, the
+earlier value less the later (a rise is then negative), as the asker counts it."""
 _POINTS = ("absolute", "percentage point", "percent point", "change in percentage points")
 _DIFFERENCE = ("difference", "differenza")
 
@@ -744,7 +752,16 @@ def _item_label(builder: _Builder, entity: str, period: str, entities: int) -> s
     return period if entities == 1 else f"{builder.glossary.entities.terms[entity].label} {period}"
 
 
-def _steps(builder: _Builder, result: CompareResult, metric: str, *, percent_only: bool) -> None:
+def _steps(
+    builder: _Builder,
+    result: CompareResult,
+    metric: str,
+    *,
+    percent_only: bool,
+    falling: bool = False,
+) -> None:
+    """Each step's change and percentage change; ``falling``: as a decrease (earlier less
+    later, over the earlier for the percentage)."""
     entities = len({row.entity for row in result.rows})
     unit = _unit(builder, result, metric)
     for step in result.steps:
@@ -755,24 +772,25 @@ def _steps(builder: _Builder, result: CompareResult, metric: str, *, percent_onl
             earlier=_item_label(builder, a.entity, a.period, entities),
             later=_item_label(builder, b.entity, b.period, entities),
         )
-        what = text(builder.locale, "change", **labels)
+        what = text(builder.locale, "decrease" if falling else "change", **labels)
         if step.difference is None or a.value is None or b.value is None:
             reason = text(builder.locale, "reason_units")
             builder.add(text(builder.locale, "not_computable", what=what, reason=reason), ())
             continue
         x, y = builder.number(a.value), builder.number(b.value)
+        difference = -step.difference if falling else step.difference
         if not percent_only:
             builder.computed(
                 FigureKind.CHANGE,
                 what,
-                f"{y} {MINUS} {x}",
-                ExactNumber.of(step.difference),
+                f"{x} {MINUS} {y}" if falling else f"{y} {MINUS} {x}",
+                ExactNumber.of(difference),
                 unit,
                 (a.fact, b.fact),
                 measure=_measure(result),
-                exact=step.difference,
+                exact=difference,
             )
-        what = text(builder.locale, "percent_change", **labels)
+        what = text(builder.locale, "percent_decrease" if falling else "percent_change", **labels)
         if step.percent_change is None:
             reason = text(builder.locale, "reason_zero")
             builder.add(text(builder.locale, "not_computable", what=what, reason=reason), ())
@@ -780,8 +798,8 @@ def _steps(builder: _Builder, result: CompareResult, metric: str, *, percent_onl
         builder.computed(
             FigureKind.PERCENT_CHANGE,
             what,
-            f"({y} {MINUS} {x}) / {x}",
-            step.percent_change,
+            f"({x} {MINUS} {y}) / {x}" if falling else f"({y} {MINUS} {x}) / {x}",
+            ExactNumber(-step.percent_change.value) if falling else step.percent_change,
             "%",
             (a.fact, b.fact),
             measure=("%", None, None),
