@@ -74,6 +74,21 @@ def test_words_of_other_rows_that_the_match_lacks_are_reported() -> None:
     assert unexplained_words("What was net income in 2018?", match, rows) == []
 
 
+def test_a_word_naming_another_measure_anywhere_narrows_the_row() -> None:
+    """TAT-QA dev: 'the unrevised value of Food Care' was answered with the Food Care row (the
+    revised figure), and 'the actual and constant percentage change' with the actual one."""
+    rows = {"food_care": ("Food Care",), "ebitda": ("EBITDA",), "adj": ("Adjusted EBITDA",)}
+    question = "What is the unrevised value of Food Care for 2018?"
+    match = match_metrics(question, {"food_care": rows["food_care"]})
+    assert unexplained_words(question, match, rows) == ["unrevised"]
+    constant = "What was the change in Food Care in constant currency?"
+    assert unexplained_words(constant, match, rows) == ["constant"]
+    adjusted = "What was the adjusted EBITDA in 2019?"
+    assert unexplained_words(adjusted, match_metrics(adjusted, rows), rows) == []
+    plain = "What is the value of Food Care under the plan, normally?"  # stems 'under', 'normal'
+    assert unexplained_words(plain, match, rows) == []
+
+
 def test_the_words_of_a_sections_total_do_not_narrow_a_row_of_it() -> None:
     """'Inventories: Total' (a section's total row) names the group 'Work-in-process' belongs
     to: 'work-in-process inventory' asks for the row (TAT-QA dev: asked back once the total was

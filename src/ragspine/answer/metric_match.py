@@ -188,6 +188,9 @@ def unexplained_words(
             continue
         if stem in others:
             found.append(key[start:end])
+    for stem, start, end in tokens:  # "the unrevised value of Food Care": not Food Care
+        if key[start:end] in _QUALIFIERS and stem not in taken:
+            found.append(key[start:end])
     matched = {start for start, _ in match.spans}
     named = {stem for text in excused for stem, _, _ in _words(text)}
     for index in range(1, len(tokens)):  # "fuel surcharge program freight revenues"
@@ -214,6 +217,16 @@ def unexplained_words(
 _SECTION_TOTAL = re.compile(r":\s*total\s*$", re.IGNORECASE)
 """A section's total (``Inventories: Total``): its words name the group a row belongs to, so a
 question naming a row with them (``work-in-process inventory``) is not narrowed by them."""
+_QUALIFIERS = frozenset(
+    re.split(
+        r"\s+",
+        "adjusted unadjusted restated revised unrevised normalised normalized underlying organic"
+        " proforma forma constant gaap",
+    )
+)  # as written: the stems of "normalized" and "underlying" are "normal" and "under"
+"""Words naming another measure of a figure (``adjusted EBITDA``, ``the unrevised value``,
+``in constant currency``, ``non-GAAP``): anywhere in the question, a row whose label lacks one
+is not the figure asked for."""
 _NARROWING_AFTER = frozenset({"attribut", "alloc", "relat", "associ"})
 """Stems that, right after a row's words, narrow it (``net income attributable to ...``)."""
 _CONNECTING = frozenset({"less", "minus", "plus", "vs", "versus", "than"})
