@@ -42,6 +42,7 @@ ROUTES = [
     ("Qual è il motivo del calo delle sales di ACME CN nel 2023?", Route.COMPOSITE),
     ("What led to the fall in ACME's revenue in 2024?", Route.COMPOSITE),
     ("What could result in ACME's net income falling in 2024?", Route.COMPOSITE),
+    ("What was ACME's revenue result in 2024?", Route.STRUCTURED),  # no cue (review)
     ("Why did margins improve?", Route.NARRATIVE),  # a cue, no metric
     ("Come mai i margini sono migliorati?", Route.NARRATIVE),
     ("What is the parental leave policy?", Route.NARRATIVE),  # neither
@@ -287,3 +288,6 @@ def test_over_what_period_asks_how_long_not_which_years(glossary: Glossary) -> N
     assert over.operation is Operation.LOOKUP and over.duration_asked
     which = read_question("For which period was ACME's revenue highest?", glossary)
     assert which.operation is Operation.WHICH_PERIODS and not which.duration_asked
+    # found by review: a period picked by its values is no duration
+    over = read_question("Over which period was ACME's revenue the highest?", glossary)
+    assert over.operation is Operation.WHICH_PERIODS and not over.duration_asked

@@ -156,3 +156,16 @@ def test_standalone_turns_are_those_that_need_no_earlier_answer() -> None:
         "what is the product of the change by the quotient?",
     ):
         assert not standalone_turn(question), question
+
+
+def test_only_a_percentage_change_may_be_taken_down() -> None:
+    """Found by review: accepting (b - a) / b for every figure let a sign-flipped figure of any
+    kind pass the fabrication check. From 100 and 80: -25 % is the decrease of 80 to 100 only
+    as a percentage change."""
+    from ragspine.answer.types import FigureKind
+    from ragspine.eval.qa import _recomputes
+
+    inputs = [Fraction(100), Fraction(80)]
+    assert _recomputes(Fraction(-25), inputs, FigureKind.PERCENT_CHANGE)
+    assert not _recomputes(Fraction(-25), inputs, FigureKind.RATIO)
+    assert not _recomputes(Fraction(-25), inputs, FigureKind.CHANGE)

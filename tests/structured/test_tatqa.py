@@ -260,6 +260,18 @@ def test_a_sections_unlabelled_total_row_is_read_only_when_it_is_the_sum() -> No
         ["Prepaid", "7", "8"],
         ["", "12", "15"],  # 2018 is not 6 + 8: not the section's total
         ["", "1", "2"],  # outside any row run: no total either
+        ["Revenue:", "", ""],
+        ["Product", "10", "1"],
+        ["Service", "20", "2"],
+        ["", "30", "3"],  # a subtotal: rows of the section follow (found by review)
+        ["Other", "5", "4"],
+        ["", "35", "7"],
+        ["Per share data (cents per share)", "", ""],
+        ["Continuing", "114.3", "123.4"],
+        ["Discontinued", "91.9", "9.2"],
+        ["", "206.2", "132.6"],
+        ["Earnings (in millions, except per share amounts)", "", ""],
+        ["Net income", "100", "90"],
     ]
     document = {"table": {"uid": "u-tot", "table": table}, "paragraphs": [], "questions": []}
     result = import_tatqa([document], Glossary.from_terms([]))
@@ -268,7 +280,13 @@ def test_a_sections_unlabelled_total_row_is_read_only_when_it_is_the_sum() -> No
     assert total.value == Decimal("3829")  # type: ignore[attr-defined]
     assert "without a label, the sum of rows 3-4 under 'Inventories:'" in total.locator  # type: ignore[attr-defined]
     assert not any(label.startswith("Other assets: Total") for label, _ in facts)
-    assert result.skip_reasons()["empty row label"] == 2
+    # neither the subtotal (30) nor the total past it (35, not the sum of the run above it)
+    assert not any(label.startswith("Revenue") for label, _ in facts)
+    assert result.skip_reasons()["empty row label"] == 4
+    # a section stating its unit (cents) keeps its rows out of the table's scale (millions)
+    cents = facts[("Per share data (cents per share): Total", "FY2019")]
+    assert cents.value == Decimal("206.2") and cents.scale is Scale.ONE  # type: ignore[attr-defined]
+    assert facts[("Net income", "FY2019")].scale is Scale.MILLION  # type: ignore[attr-defined]
     real = _labelled(import_tatqa([_document("fd7e14ed")], Glossary.from_terms([])))
     assert real[("Basic earnings per share (cents per share): Total", "FY2019")].value == (  # type: ignore[attr-defined]
         Decimal("206.2")

@@ -44,9 +44,13 @@ _MONTH_TERMS = frozenset(
         "january february march april may june july august september october november december"
     )
 )
+_EVENT_TERMS = frozenset(
+    routing_terms("happen happened happens occur occurred occurs took take place event events")
+)
 """Terms of a date (``2019``, ``30``, ``september``): a sentence sharing only these with the
 question ("What is the COGS for 2019?" against "... lower selling prices ... in fiscal 2019")
-is about something else."""
+is about something else, unless the question names nothing else than a date and an event
+(``What happened on March 31, 2019?``, found by review)."""
 _PARAGRAPH_RE = re.compile(r"\n\s*\n")
 _REFERENCE_RE = re.compile(r"\s*\[[0-9][0-9,\s\u2013-]*\]")
 # A lead-in introduces a table the answer cannot show ("The following table summarizes ...:",
@@ -128,7 +132,7 @@ def _candidates(question: str, snippets: Sequence[Snippet]) -> list[_Candidate]:
     for *_, sentence_terms in pool:
         df.update(sentence_terms & wanted)
     total = len(pool)
-    dates = {t for t in wanted if t.isdigit() or t in _MONTH_TERMS}
+    dates = {t for t in wanted if t.isdigit() or t in _MONTH_TERMS or t in _EVENT_TERMS}
     words = {t for t in wanted if t not in dates} or wanted  # "what happened in 2019": dates
     scored = []
     for sentence, index, position, in_child, sentence_terms in pool:

@@ -171,7 +171,6 @@ def unexplained_words(
         for code, spellings in candidates.items()
         if code not in chosen
         for s in spellings
-        if not _SECTION_TOTAL.search(s)
         for stem in spelling_words(s)
     }
     plain = {_stem(w) for w in _PLAIN} | _JOINING
@@ -214,9 +213,6 @@ def unexplained_words(
     return list(dict.fromkeys(found))
 
 
-_SECTION_TOTAL = re.compile(r":\s*total\s*$", re.IGNORECASE)
-"""A section's total (``Inventories: Total``): its words name the group a row belongs to, so a
-question naming a row with them (``work-in-process inventory``) is not narrowed by them."""
 _QUALIFIERS = frozenset(
     re.split(
         r"\s+",

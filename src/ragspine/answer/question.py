@@ -425,7 +425,7 @@ def read_question(
     rest = "".join(blanked)
 
     over = _OVER_WHAT_PERIOD_RE.search(rest)
-    which = None if over else _WHICH_PERIODS_RE.search(rest) or _COUNT_PERIODS_RE.search(rest)
+    which = _WHICH_PERIODS_RE.search(rest) or _COUNT_PERIODS_RE.search(rest)
     if which is not None and " are the " in which.group(0) and not _SHOWN_RE.search(rest):
         which = None  # "what are the years of service required", not the table's years
     selection = None
@@ -434,6 +434,10 @@ def read_question(
         selection, span = _selection(rest)
         if span is not None:
             rest = rest[: span[0]] + " " * (span[1] - span[0]) + rest[span[1] :]
+    if over is not None and (selection is None or selection.pick is Pick.ALL):
+        which = selection = None  # "over what period is it recognised": how long
+    else:
+        over = None  # "over which period was revenue highest": a year picked
 
     periods: list[str] = []
     bad_period: str | None = None

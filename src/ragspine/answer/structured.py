@@ -637,7 +637,9 @@ def _compared(
             label = builder.labels(metric, entities[0])["metric"]
             builder.add(text(builder.locale, "percent_not_stored", metric=label), ())
             return AnswerStatus.REFUSED
-        falling = reading.operation_word.split()[-1] in _FALLING
+        falling = reading.operation_word.split()[-1] in _FALLING and not any(
+            row.value < 0 for row in result.rows if row.value is not None
+        )  # an expense stored as (3,343): which way it "fell" is the asker's sign convention
         percent_only = operation is Operation.PERCENT_CHANGE
         _steps(builder, result, metric, percent_only=percent_only, falling=falling)
         if not any(f.kind is not FigureKind.FACT for f in builder.figures):
@@ -651,7 +653,8 @@ _FALLING = frozenset(
      "calata", "diminuito", "diminuita")
 )  # fmt: skip
 """Words asking how much a figure fell (``how much did X decrease by``): the fall is given, the
-earlier value less the later (a rise is then negative), as the asker counts it."""
+earlier value less the later (a rise is then negative), as the asker counts it; not when a value
+is negative (a plain change is given then)."""
 _POINTS = ("absolute", "percentage point", "percent point", "change in percentage points")
 _DIFFERENCE = ("difference", "differenza")
 

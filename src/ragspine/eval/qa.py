@@ -409,8 +409,8 @@ def _computed_numbers(answer: Answer, facts: FactStore) -> set[str]:
 
 def _recomputes(value: Fraction, inputs: list[Fraction], kind: FigureKind) -> bool:
     """Whether ``value`` is a basic operation (sum, difference, average, ratio, change in
-    percent, up or down) of the ``inputs``, or for a count a whole number of them at most: a
-    computed number must come from its inputs."""
+    percent; a percentage change also down) of the ``inputs``, or for a count a whole number of
+    them at most: a computed number must come from its inputs."""
     if kind is FigureKind.COUNT:
         return value.denominator == 1 and 0 <= value <= len(inputs)
     candidates = {sum(inputs, Fraction(0)), sum(inputs, Fraction(0)) / len(inputs)}
@@ -418,9 +418,9 @@ def _recomputes(value: Fraction, inputs: list[Fraction], kind: FigureKind) -> bo
         for b in inputs:
             candidates |= {a - b}
             if b:
-                # a change in percent of b, either way ("the percentage decrease": b less a)
                 candidates |= {a / b, (a - b) / b, 100 * a / b, 100 * (a - b) / b}
-                candidates |= {(b - a) / b, 100 * (b - a) / b}
+                if kind is FigureKind.PERCENT_CHANGE:  # "the percentage decrease": b less a
+                    candidates |= {(b - a) / b, 100 * (b - a) / b}
     return value in candidates
 
 

@@ -274,12 +274,12 @@ def row_label(text: str) -> str:
 
 
 _OWN_UNIT = re.compile(
-    r"\([^()]*(?<!\w)(?:shares?|cents?|units?|days?|headcount|employees)(?!\w)[^()]*\)",
-    re.IGNORECASE,
+    r"\(\s*(?:shares?|cents?|units?|days?|headcount|employees)(?!\w)[^()]*\)", re.IGNORECASE
 )
 """A section heading's note of a unit that is no amount of money (``(shares, millions)``,
-``(cents per share)``): its rows measure what the heading names, not what their labels alone
-say (``Basic earnings per share`` under ``Weighted average number of shares used in earnings
+``(cents per share)``; not ``(in millions, except per share amounts)``): its rows measure
+what the heading names, and in the scale it states (none: as written), not what their labels
+alone say (``Basic earnings per share`` under ``Weighted average number of shares used in earnings
 per share (shares, millions)`` is a number of shares)."""
 
 
@@ -313,9 +313,10 @@ def _section_label(section: str) -> str:
 
 def _section_totals(data: list[_Row], fiscal_start_month: int) -> dict[int, tuple[str, str]]:
     """Unlabelled rows that are their section's total: ``Inventories:`` over ``Raw material``,
-    ``Finished goods`` and a row without a label whose every value is the sum of the rows above
-    it in that section. Such a row is ``Inventories: Total`` (the table's own figure, checked
-    by the sum; a row failing it, or one outside a section, stays unread)."""
+    ``Finished goods`` and a row without a label, last of its section, whose every value is the
+    sum of the rows above it in that section. Such a row is ``Inventories: Total`` (the table's
+    own figure, checked by the sum; a row failing it, one outside a section, or one followed by
+    more rows of its section (a subtotal) stays unread)."""
     found: dict[int, tuple[str, str]] = {}
     for at, row in enumerate(data):
         if row.label or not row.section or header_period(row.section, fiscal_start_month):
@@ -325,6 +326,9 @@ def _section_totals(data: list[_Row], fiscal_start_month: int) -> dict[int, tupl
             if not earlier.label or earlier.section != row.section:
                 break
             above.append(earlier)
+        later = data[at + 1] if at + 1 < len(data) else None
+        if later is not None and later.section == row.section:
+            continue  # rows of the section follow: a subtotal, not the section's total
         if above and _sums_rows(row, above):
             first, last = above[-1].index + 1, above[0].index + 1
             span = f"row {first}" if first == last else f"rows {first}-{last}"
@@ -651,6 +655,8 @@ def import_tatqa(
                 if measures is not None:  # the block's own title, not the first one's
                     header_name = f"{measures.names[column]} ({period})"
                 column_scale = caption.scale or scale if caption is not None else scale
+                if row.section and _OWN_UNIT.search(row.section):  # "(cents per share)"
+                    column_scale = stated_scale([row.section])[0] or Scale.ONE
                 try:
                     parsed = _cell_value(cell)
                 except IngestError:
