@@ -117,13 +117,13 @@ def test_full_tatqa_dev_has_no_fabricated_number() -> None:
     assert report["overall"]["fabricated"] == 0
     assert all(group["fabricated"] == 0 for group in report["by_type"].values())
     table = report["by_type"]["from:table"]
-    # Issue 15 target, met: exact >= 50 % of the table-only questions (450 / 772 measured).
+    # Issue 15 target, met: exact >= 50 % of the table-only questions (453 / 772 measured).
     assert table["exact"] >= 0.5 * table["questions"]
-    # Target wrong <= 2 % of answered is not met (23 / 507 = 4.5 % measured, 10 of them only
+    # Target wrong <= 2 % of answered is not met (18 / 505 = 3.6 % measured, 9 of them only
     # in sign); this bound keeps it from getting worse.
-    assert table["wrong"] <= 0.05 * table["answered"]
+    assert table["wrong"] <= 0.04 * table["answered"]
     # Issue 15 target, met: text-span questions have the gold span in the cited sentences for
-    # >= 60 % of them (233 / 349 measured).
+    # >= 60 % of them (237 / 349 measured).
     spans = [
         o for o in run.outcomes if o.item.answer_from == "text" and o.item.answer_type == "span"
     ]
