@@ -65,6 +65,28 @@ def _words(text: str) -> list[tuple[str, int, int]]:
     return [(_stem(m.group()), m.start(), m.end()) for m in _WORD.finditer(key)]
 
 
+def word_stems(text: str) -> set[str]:
+    """The stem of every word of ``text`` (compared as a question's words are)."""
+    return {stem for stem, _, _ in _words(text)}
+
+
+@lru_cache(maxsize=4096)
+def heading_words(heading: str) -> frozenset[str]:
+    """The stems a section heading says outside parentheses (``Cash (used in) provided by:``:
+    cash, provided, by); none for a heading that is only a note (``(in thousands)``) or a
+    date."""
+    return spelling_words(_NOT_IN_PARENTHESES.sub(" ", heading))
+
+
+def names_a_figure(word: str) -> bool:
+    """Whether an unexplained word (:func:`unexplained_words`) only names a figure: not a word
+    naming another measure of it (``adjusted``), nor a unit after ``per`` (``per share``)."""
+    return word not in _QUALIFIERS and not word.startswith("per ")
+
+
+_NOT_IN_PARENTHESES = re.compile(r"\([^()]*\)")
+
+
 @lru_cache(maxsize=65536)
 def spelling_words(spelling: str) -> frozenset[str]:
     """The stems a spelling must find in a question (empty: it never matches)."""

@@ -14,7 +14,7 @@ provider (the default) the narrative part is the offline extractive answer.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from datetime import date
 
@@ -26,11 +26,14 @@ from ragspine.answer.history import Turn, check_history
 from ragspine.answer.locale import Locale, parse_locale, text
 from ragspine.answer.metric_match import (
     MetricMatch,
+    heading_words,
     match_by_question_words,
     match_metrics,
+    names_a_figure,
     operation_stems,
     unexplained_words,
     with_optional_parts,
+    word_stems,
 )
 from ragspine.answer.options import AskChannel, AskOptions
 from ragspine.answer.question import (
@@ -49,6 +52,7 @@ from ragspine.narrative.retrieve.retriever import SearchResult
 from ragspine.narrative.retrieve.trace import Trace, TraceBuilder
 from ragspine.security import Principal, max_visible_level
 from ragspine.stores.facts import FactStore
+from ragspine.structured.facts import locator_heading
 
 Search = Callable[[str], SearchResult]
 """Searches the documents for a question as the asker (the workspace binds options and asker)."""
@@ -129,6 +133,13 @@ def _stored_reading(
     pairs = reading.operation in _PAIRS
     term = glossary.entities.terms.get(entity)
     names = (term.label, *term.aliases) if term is not None else (entity,)
+
+    def doubtful(match: MetricMatch) -> list[str]:
+        """Words of the question that make ``match`` doubtful (:func:`unexplained_words`)
+        and that the heading its rows are read under does not say (:func:`_unheaded`)."""
+        words = unexplained_words(asked, match, candidates, names)
+        return _unheaded(words, asked, facts(), entity, match.metrics, level) if words else words
+
     if reading.metrics and codes.issuperset(reading.metrics):
         # The glossary's exact spellings are all stored metrics: kept, unless the question
         # also says words of other stored metrics that they lack; then a stored row that the
@@ -144,6 +155,7 @@ def _stored_reading(
         loose = better and match.metrics and not same
         if loose and not unexplained_words(asked, match, candidates, names):
             return read_question(asked, glossary, reference_date, match)
+        unexplained = doubtful(spelled) if unexplained else unexplained
         return replace(reading, unexplained=tuple(unexplained)) if unexplained else reading
     match = match_metrics(asked, candidates, pairs=pairs)
     if not match.found and not pairs:  # the glossary's metrics, if any, are not stored here
@@ -156,10 +168,49 @@ def _stored_reading(
         match = match_metrics(asked, candidates, pairs=True)
         found = read_question(asked, glossary, reference_date, match)
     if match.metrics:
-        unexplained = unexplained_words(asked, match, candidates, names)
+        unexplained = doubtful(match)
         if unexplained:
             return replace(found, unexplained=tuple(unexplained))
     return found
+
+
+def _unheaded(
+    words: list[str],
+    question: str,
+    store: FactStore,
+    entity: str,
+    metrics: Sequence[str],
+    level: int,
+) -> list[str]:
+    """The ``words`` that the heading of the matched figures' rows does not account for.
+
+    A row read under a section heading (its locator's
+    :func:`~ragspine.structured.facts.locator_heading`: ``Financing activities`` under ``Cash
+    (used in) provided by:``) is named by a question that says the heading's words and the
+    row's (``the cash provided by financing activities``): a word of the heading then does not
+    make the match doubtful. Only when the question says every word of the heading (outside
+    parentheses: ``Cost of revenue:`` is not named by ``services revenue``), the heading is the
+    same for every fact of every matched metric, and the word only names a figure (never a
+    word naming another measure such as ``adjusted``, nor ``per share``). Not a column
+    header's words: ``Carrying Amount`` over the column does not make ``the fair value of
+    total debt`` its figure."""
+    asked = word_stems(question)
+    shared: list[frozenset[str]] = []
+    for metric in metrics:
+        headings = {
+            locator_heading(fact.locator)
+            for fact in store.scan(max_level=level, metric=metric, entity=entity)
+        }
+        heading = headings.pop() if len(headings) == 1 else None
+        stems = heading_words(heading) if heading is not None else frozenset()
+        shared.append(stems if stems <= asked else frozenset())
+    if not shared:
+        return words
+    return [
+        word
+        for word in words
+        if not (names_a_figure(word) and all(word_stems(word) <= stems for stems in shared))
+    ]
 
 
 _PAIRS = (Operation.SHARE, Operation.RATIO)

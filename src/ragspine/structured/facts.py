@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -100,6 +101,22 @@ class Fact:
     @property
     def key(self) -> FactKey:
         return FactKey(self.metric, self.entity, self.period, self.channel)
+
+
+_HEADING = re.compile(r" under (?P<quote>['\"])(?P<heading>.*?)(?P=quote)(?:,|$)")
+
+
+def heading_note(heading: str) -> str:
+    """The locator's note of the section heading a table row is read under (``under
+    'Inventories:'``): importers that read headings write it with this, so that answering can
+    tell what the heading says about the row (:func:`locator_heading`)."""
+    return f" under {heading!r}"
+
+
+def locator_heading(locator: str) -> str | None:
+    """The section heading a locator names (:func:`heading_note`), if any."""
+    found = _HEADING.search(locator)
+    return found["heading"] if found is not None else None
 
 
 def utc_now() -> str:

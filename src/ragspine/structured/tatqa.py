@@ -48,7 +48,7 @@ from ragspine.glossary import DEFAULT_CHANNEL, Glossary, MetricKind, Term, TermT
 from ragspine.periods import parse_period
 from ragspine.security import Sensitivity
 from ragspine.structured.convfinqa import metric_for_label
-from ragspine.structured.facts import Fact, FactKey, Scale, utc_now
+from ragspine.structured.facts import Fact, FactKey, Scale, heading_note, utc_now
 from ragspine.structured.headers import (
     MONTH_WORDS,
     dated_period,
@@ -305,6 +305,23 @@ def _labels(data: list[_Row], fiscal_start_month: int) -> tuple[dict[int, str], 
         if label.casefold() not in taken:
             labels[index], notes[index] = label, note
     return labels, notes
+
+
+def _headed_rows(data: list[_Row]) -> set[int]:
+    """The rows that are read under their section heading: those before the section's first
+    total (a row without a label, or one whose label starts with ``Total``). A table lists no
+    end of a section, and what follows its total (``Provision for income taxes`` after
+    ``Total deferred``, a grand ``Total``) is often no longer part of it."""
+    closed: set[str] = set()
+    headed: set[int] = set()
+    for row in data:
+        if not row.section or row.section in closed:
+            continue
+        if not row.label or row_label(row.label).casefold().startswith("total"):
+            closed.add(row.section)
+            continue
+        headed.add(row.index)
+    return headed
 
 
 def _section_label(section: str) -> str:
@@ -627,6 +644,7 @@ def import_tatqa(
             )
             periods.clear()
         labels, notes = _labels(data, fiscal) if measures is None else (_own_labels(data), {})
+        headed = _headed_rows(data)
         made: dict[FactKey, list[Fact]] = {}
         for row in data:
             label = labels.get(row.index)
@@ -666,6 +684,8 @@ def import_tatqa(
                     continue
                 value, unit = parsed
                 named_row = notes.get(row.index, repr(label))
+                if row.index in headed:  # the heading it is read under
+                    named_row += heading_note(row.section)
                 where = (
                     f"TAT-QA document {uid}, table, row {row.index + 1} {named_row}, "
                     f"column {column + 1} {header_name!r}"
