@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import replace
 from decimal import Decimal
 from fractions import Fraction
@@ -17,7 +18,7 @@ import pytest
 from ragspine import Workspace
 from ragspine.answer.metric_match import match_metrics, unexplained_words
 from ragspine.answer.options import AskOptions
-from ragspine.answer.types import AnswerStatus, FigureKind
+from ragspine.answer.types import Answer, AnswerStatus, FigureKind
 from ragspine.security import PUBLIC, Principal, Sensitivity
 from ragspine.structured.tatqa import header_period, row_label
 
@@ -1149,30 +1150,36 @@ def test_a_plain_row_stands_in_for_qualified_ones_only_when_it_adds_nothing(
     ws.close()
 
 
-def test_a_total_row_over_several_years_asks_each_year_or_the_sum(tmp_path: Path) -> None:
-    """TAT-QA dev: 'What is the total cost of revenue in both 2019 and 2018?' was answered
-    with the 'Total cost of revenue' row of each year; the gold is their sum. 'total' belongs
-    to the row, so which one is meant is asked back; 'respectively' or 'sum' says it."""
-    document = {
-        "table": {
-            "uid": "t-tot",
-            "table": [
-                ["", "2019", "2018"],
-                ["Cost of products", "30,000", "31,000"],
-                ["Cost of services", "18,881", "20,896"],
-                ["Total cost of revenue", "48,881", "51,896"],
-            ],
-        },
-        "paragraphs": [],
-        "questions": [],
-    }
+def _one_table(
+    tmp_path: Path, uid: str, table: list[list[str]]
+) -> tuple[Workspace, Callable[[str], Answer]]:
+    """A workspace holding one TAT-QA table, and a function asking about it publicly."""
+    document = {"table": {"uid": uid, "table": table}, "paragraphs": [], "questions": []}
     source = tmp_path / "tat.json"
     source.write_text(json.dumps([document]), "utf-8")
     ws = Workspace.open(tmp_path / "ws", create=True)
     ws.ingest_tatqa(source)
 
-    def ask(question: str):  # type: ignore[no-untyped-def]
-        return ws.ask(question, AskOptions(entity="tatqa-t-tot"), principal=PUBLIC)
+    def ask(question: str) -> Answer:
+        return ws.ask(question, AskOptions(entity=f"tatqa-{uid}"), principal=PUBLIC)
+
+    return ws, ask
+
+
+def test_a_total_row_over_several_years_asks_each_year_or_the_sum(tmp_path: Path) -> None:
+    """TAT-QA dev: 'What is the total cost of revenue in both 2019 and 2018?' was answered
+    with the 'Total cost of revenue' row of each year; the gold is their sum. 'total' belongs
+    to the row, so which one is meant is asked back; 'respectively' or 'sum' says it."""
+    _, ask = _one_table(
+        tmp_path,
+        "t-tot",
+        [
+            ["", "2019", "2018"],
+            ["Cost of products", "30,000", "31,000"],
+            ["Cost of services", "18,881", "20,896"],
+            ["Total cost of revenue", "48,881", "51,896"],
+        ],
+    )
 
     both = ask("What is the total cost of revenue in both 2019 and 2018?")
     assert both.status is AnswerStatus.NEEDS_CLARIFICATION
@@ -1196,40 +1203,30 @@ def test_a_word_of_the_heading_a_row_is_read_under_does_not_make_it_doubtful(
     activities' lacks; but the row is read under the heading 'Cash (used in) provided by:'. 31
     such questions were asked back. A column header's words do not count: 'December 31, 2019 /
     Carrying Amount' over the column does not make 'the fair value of total debt' its figure."""
-    document = {
-        "table": {
-            "uid": "t-head",
-            "table": [
-                ["", "December 31, 2019", "December 31, 2018"],
-                ["", "Carrying Amount", "Carrying Amount"],
-                ["Cash and cash equivalents", "50", "40"],
-                ["Total revenue", "900", "800"],
-                ["Cash (used in) provided by:", "", ""],
-                ["Operating activities", "(426)", "310"],
-                ["Financing activities", "5,798", "3,625"],
-                ["Total cash flows", "5,372", "3,935"],
-                ["Capital expenditures", "(12)", "(10)"],  # after the total: no heading
-                ["Cost of revenue:", "", ""],
-                ["Maintenance", "16", "15"],
-                ["Adjusted figures:", "", ""],
-                ["Litigation expense", "5", "4"],
-                ["Fair value hedges", "7", "8"],
-                ["Notes due December 2022", "421.9", "421.1"],
-                ["Total debt", "3,774.4", "3,474.2"],
-            ],
-        },
-        "paragraphs": [],
-        "questions": [],
-    }
-    source = tmp_path / "tat.json"
-    source.write_text(json.dumps([document]), "utf-8")
-    ws = Workspace.open(tmp_path / "ws", create=True)
-    ws.ingest_tatqa(source)
+    ws, ask = _one_table(
+        tmp_path,
+        "t-head",
+        [
+            ["", "December 31, 2019", "December 31, 2018"],
+            ["", "Carrying Amount", "Carrying Amount"],
+            ["Cash and cash equivalents", "50", "40"],
+            ["Total revenue", "900", "800"],
+            ["Cash (used in) provided by:", "", ""],
+            ["Operating activities", "(426)", "310"],
+            ["Financing activities", "5,798", "3,625"],
+            ["Total cash flows", "5,372", "3,935"],
+            ["Capital expenditures", "(12)", "(10)"],  # after the total: no heading
+            ["Cost of revenue:", "", ""],
+            ["Maintenance", "16", "15"],
+            ["Adjusted figures:", "", ""],
+            ["Litigation expense", "5", "4"],
+            ["Fair value hedges", "7", "8"],
+            ["Notes due December 2022", "421.9", "421.1"],
+            ["Total debt", "3,774.4", "3,474.2"],
+        ],
+    )
     stored = {f.metric: f for f in ws.facts.scan(max_level=0, entity="tatqa-t-head")}
     assert "under 'Cash (used in) provided by:'" in stored["financing_activities"].locator
-
-    def ask(question: str):  # type: ignore[no-untyped-def]
-        return ws.ask(question, AskOptions(entity="tatqa-t-head"), principal=PUBLIC)
 
     cash = ask("How much is the cash provided by financing activities in 2019?")
     assert cash.status is AnswerStatus.ANSWERED and "5,798" in cash.text
