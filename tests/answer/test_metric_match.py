@@ -1253,3 +1253,29 @@ def test_the_heading_a_locator_names_is_read_back() -> None:
         locator = f"doc, table, row 3 'Other'{heading_note(heading)}, column 2 '2019'"
         assert locator_heading(locator) == heading, heading
     assert locator_heading("doc, table, row 3 'Other', column 2 '2019'") is None
+
+
+def test_comparison_words_pick_periods_and_one_period_is_no_choice(tmp_path: Path) -> None:
+    """TAT-QA dev: 'In which year was PP&E, net less than 170 million?' was asked back because
+    'less' is a word of another row ('Less: accumulated depreciation'); in a question picking
+    periods, or before 'than', it says how to pick. A row stored for one year only (a dash in
+    the other) has nothing to pick among: 'none' was answered, now refused."""
+    _, ask = _one_table(
+        tmp_path,
+        "t-pick",
+        [
+            ["(in millions)", "2019", "2018"],
+            ["Property, plant and equipment, gross", "300", "280"],
+            ["Less: accumulated depreciation", "(140)", "(120)"],
+            ["Property, plant and equipment, net", "160", "160.5"],
+            ["Lease obligation", "2,047", "—"],
+            ["Higher education revenue", "5", "4"],
+            ["Education revenue", "9", "8"],
+        ],
+    )
+    lower = ask("In which year was Property, Plant and Equipment, Net less than 160.2 million?")
+    assert [f.periods for f in lower.figures if f.kind is FigureKind.PERIODS] == [("FY2019",)]
+    named = ask("What was the education revenue from higher education in 2019?")
+    assert named.status is not AnswerStatus.ANSWERED or " was 9" not in named.text
+    one = ask("In which year was lease obligation less than 500 thousands?")
+    assert one.status is AnswerStatus.REFUSED and "only one period" in one.text

@@ -70,6 +70,7 @@ _EN: dict[str, str] = {
     "ratio": "Ratio of {numerator} to {denominator}",
     "not_computable": "{what}: not computable ({reason}).",
     "reason_missing": "some of its inputs have no stored fact",
+    "reason_one_period": "only one period has a stored fact, so there is nothing to pick among",
     "reason_zero": "the value it divides by is zero",
     "reason_units": "its inputs are in different units",
     "reason_part_exceeds_whole": (
@@ -277,6 +278,9 @@ _IT: dict[str, str] = {
     "ratio": "Rapporto tra {numerator} e {denominator}",
     "not_computable": "{what}: non calcolabile ({reason}).",
     "reason_missing": "alcuni dati di partenza non hanno un fatto memorizzato",
+    "reason_one_period": (
+        "un solo periodo ha un fatto memorizzato, quindi non c'è nulla da scegliere"
+    ),
     "reason_zero": "il divisore è zero",
     "reason_units": "i dati di partenza hanno unità diverse",
     "reason_part_exceeds_whole": (

@@ -163,7 +163,8 @@ _Window = tuple[int, int]
 _PLAIN = frozenset(
     re.split(
         r"\s+",
-        "what which how much many was were is are be been did does do there their its it this "
+        "what which how much many was were is are be been did does do has have had there "
+        "their its it this "
         "that these those year years fiscal financial period periods respectively each both all "
         "value values amount amounts number figure figures company group table reported report "
         "change changes increase decrease difference percentage percent proportion ratio share "
@@ -202,11 +203,14 @@ def unexplained_words(
     if counted is not None and _stem(counted[1]) not in taken | plain:
         found.append(counted[1])
     tokens = _words(question)
+    picking = bool(_PICKS_PERIODS.search(key))
     for index, (stem, start, end) in enumerate(tokens):
         if stem in taken or stem in plain or stem.isdigit() or stem in _MONTHS:
             continue
         if _net_of_operation(tokens, index):
             continue
+        if stem in _COMPARING and (picking or _THAN.match(key, end)):
+            continue  # "in which year was X less than 500": how to pick, not which figure
         if stem in others:
             found.append(key[start:end])
     for stem, start, end in tokens:  # "the unrevised value of Food Care": not Food Care
@@ -245,6 +249,22 @@ _QUALIFIERS = frozenset(
 """Words naming another measure of a figure (``adjusted EBITDA``, ``the unrevised value``,
 ``in constant currency``, ``non-GAAP``): anywhere in the question, a row whose label lacks one
 is not the figure asked for."""
+_COMPARING = frozenset(
+    _stem(w)
+    for w in re.split(
+        r"\s+",
+        "less more greater higher lower larger smaller bigger highest lowest largest smallest "
+        "biggest greatest exceed exceeded exceeds above below",
+    )
+)
+"""Words comparing values, which say how to pick periods (``which year had the higher X``,
+``X less than 500``) and never which figure, when the question picks periods or says ``than``
+right after them."""
+_PICKS_PERIODS = re.compile(
+    r"(?<!\w)(?:(?:which|what)\s+(?:of\s+the\s+)?(?:fiscal\s+)?(?:years?|fys?|periods?)"
+    r"|how\s+many\s+(?:fiscal\s+)?years)(?!\w)"
+)
+_THAN = re.compile(r"\s+than(?!\w)")
 _NARROWING_AFTER = frozenset({"attribut", "alloc", "relat", "associ"})
 """Stems that, right after a row's words, narrow it (``net income attributable to ...``)."""
 _CONNECTING = frozenset({"less", "minus", "plus", "vs", "versus", "than"})

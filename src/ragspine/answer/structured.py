@@ -1002,6 +1002,11 @@ def _select(
     labels = builder.labels(metric, entity)
     what = text(builder.locale, f"select_{selection.pick.value}", **labels)
     values = [row.value for row in result.rows]
+    if len(values) == 1 and selection.pick is not Pick.ALL:
+        # "in which year was X less than 500" with one year stored (a dash in the other)
+        reason = text(builder.locale, "reason_one_period")
+        builder.add(text(builder.locale, "not_computable", what=what, reason=reason), ())
+        return AnswerStatus.REFUSED
     if any(v is None for v in values) or (result.scale is None and selection.pick is not Pick.ALL):
         reason = text(builder.locale, "reason_missing" if None in values else "reason_units")
         builder.add(text(builder.locale, "not_computable", what=what, reason=reason), ())
