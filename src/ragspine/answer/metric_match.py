@@ -163,7 +163,7 @@ _Window = tuple[int, int]
 _PLAIN = frozenset(
     re.split(
         r"\s+",
-        "what which how much many was were is are be been did does do has have had there "
+        "what which how much many was were is are be been did does do has have had than there "
         "their its it this "
         "that these those year years fiscal financial period periods respectively each both all "
         "value values amount amounts number figure figures company group table reported report "
@@ -203,13 +203,18 @@ def unexplained_words(
     if counted is not None and _stem(counted[1]) not in taken | plain:
         found.append(counted[1])
     tokens = _words(question)
-    picking = bool(_PICKS_PERIODS.search(key))
+    named_than = {  # "More than 5 years" as a row: its "more than" names it
+        _stem(found[1])
+        for spellings in candidates.values()
+        for s in spellings
+        for found in _COMPARED.finditer(match_key(s))
+    }
     for index, (stem, start, end) in enumerate(tokens):
         if stem in taken or stem in plain or stem.isdigit() or stem in _MONTHS:
             continue
         if _net_of_operation(tokens, index):
             continue
-        if stem in _COMPARING and (picking or _THAN.match(key, end)):
+        if stem in _COMPARING and stem not in named_than and _THAN.match(key, end):
             continue  # "in which year was X less than 500": how to pick, not which figure
         if stem in others:
             found.append(key[start:end])
@@ -252,19 +257,15 @@ is not the figure asked for."""
 _COMPARING = frozenset(
     _stem(w)
     for w in re.split(
-        r"\s+",
-        "less more greater higher lower larger smaller bigger highest lowest largest smallest "
-        "biggest greatest exceed exceeded exceeds above below",
+        r"\s+", "less more greater higher lower larger smaller bigger fewer exceeding above below"
     )
 )
-"""Words comparing values, which say how to pick periods (``which year had the higher X``,
-``X less than 500``) and never which figure, when the question picks periods or says ``than``
-right after them."""
-_PICKS_PERIODS = re.compile(
-    r"(?<!\w)(?:(?:which|what)\s+(?:of\s+the\s+)?(?:fiscal\s+)?(?:years?|fys?|periods?)"
-    r"|how\s+many\s+(?:fiscal\s+)?years)(?!\w)"
-)
-_THAN = re.compile(r"\s+than(?!\w)")
+"""Words comparing a value with a number right after ``than`` (``X less than 500``): how to pick
+periods, never which figure; not when a row's own name says it (``More than 5 years``), nor
+without ``than`` and a number (``Below-market leases``, ``Greater China``, ``higher
+education`` are rows' words)."""
+_THAN = re.compile(r"\s+than\s+(?:[$€£]\s*)?[-(]?\d")
+_COMPARED = re.compile(r"(?<!\w)([^\W\d_]+)\s+than(?!\w)")
 _NARROWING_AFTER = frozenset({"attribut", "alloc", "relat", "associ"})
 """Stems that, right after a row's words, narrow it (``net income attributable to ...``)."""
 _CONNECTING = frozenset({"less", "minus", "plus", "vs", "versus", "than"})
