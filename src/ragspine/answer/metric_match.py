@@ -203,12 +203,16 @@ def unexplained_words(
     if counted is not None and _stem(counted[1]) not in taken | plain:
         found.append(counted[1])
     tokens = _words(question)
-    named_than = {  # "More than 5 years" as a row: its "more than" names it
-        _stem(found[1])
-        for spellings in candidates.values()
-        for s in spellings
-        for found in _COMPARED.finditer(match_key(s))
-    }
+    named_than = (  # "More than 5 years" as a row: its "more than" names it
+        {
+            _stem(found[1])
+            for spellings in candidates.values()
+            for s in spellings
+            for found in _COMPARED.finditer(match_key(s))
+        }
+        if _THAN.search(key)
+        else set()
+    )
     for index, (stem, start, end) in enumerate(tokens):
         if stem in taken or stem in plain or stem.isdigit() or stem in _MONTHS:
             continue

@@ -134,12 +134,6 @@ def _stored_reading(
     term = glossary.entities.terms.get(entity)
     names = (term.label, *term.aliases) if term is not None else (entity,)
 
-    def doubtful(match: MetricMatch) -> list[str]:
-        """Words of the question that make ``match`` doubtful (:func:`unexplained_words`)
-        and that the heading its rows are read under does not say (:func:`_unheaded`)."""
-        words = unexplained_words(asked, match, candidates, names)
-        return _unheaded(words, asked, facts(), entity, match.metrics, level) if words else words
-
     if reading.metrics and codes.issuperset(reading.metrics):
         # The glossary's exact spellings are all stored metrics: kept, unless the question
         # also says words of other stored metrics that they lack; then a stored row that the
@@ -155,7 +149,7 @@ def _stored_reading(
         loose = better and match.metrics and not same
         if loose and not unexplained_words(asked, match, candidates, names):
             return read_question(asked, glossary, reference_date, match)
-        unexplained = doubtful(spelled) if unexplained else unexplained
+        unexplained = _unheaded(unexplained, asked, facts(), entity, spelled.metrics, level)
         return replace(reading, unexplained=tuple(unexplained)) if unexplained else reading
     match = match_metrics(asked, candidates, pairs=pairs)
     if not match.found and not pairs:  # the glossary's metrics, if any, are not stored here
@@ -168,7 +162,8 @@ def _stored_reading(
         match = match_metrics(asked, candidates, pairs=True)
         found = read_question(asked, glossary, reference_date, match)
     if match.metrics:
-        unexplained = doubtful(match)
+        unexplained = unexplained_words(asked, match, candidates, names)
+        unexplained = _unheaded(unexplained, asked, facts(), entity, match.metrics, level)
         if unexplained:
             return replace(found, unexplained=tuple(unexplained))
     return found
@@ -194,6 +189,8 @@ def _unheaded(
     word naming another measure such as ``adjusted``, nor ``per share``). Not a column
     header's words: ``Carrying Amount`` over the column does not make ``the fair value of
     total debt`` its figure."""
+    if not words:
+        return words
     asked = word_stems(question)
     shared: list[frozenset[str]] = []
     for metric in metrics:
