@@ -28,6 +28,7 @@ from ragspine.narrative.retrieve.expansion import screen_snippets
 from ragspine.narrative.retrieve.snippets import Snippet
 from ragspine.narrative.retrieve.trace import Trace, TraceBuilder
 from ragspine.security import Principal
+from ragspine.structured.headers import MONTH_WORDS
 
 ROUTE = "narrative"
 NUMBERS_LEFT_OUT_NOTE = TEXTS[Locale.EN]["numbers_left_out"]
@@ -39,11 +40,7 @@ against "Purchase obligations represent an estimate of open purchase orders ..."
 about something else. On TAT-QA dev it refuses 15 such answers (5 of them wrong numbers); of the
 sentences holding a gold text span it loses one, none of a question answered from text alone."""
 
-_MONTH_TERMS = frozenset(
-    routing_terms(
-        "january february march april may june july august september october november december"
-    )
-)
+_MONTH_TERMS = frozenset(routing_terms(" ".join(sorted(MONTH_WORDS))))
 _EVENT_TERMS = frozenset(
     routing_terms("happen happened happens occur occurred occurs took take place event events")
 )

@@ -33,6 +33,7 @@ from functools import lru_cache
 import Stemmer
 
 from ragspine.analysis import match_key
+from ragspine.structured.headers import MONTH_WORDS
 
 _WORD = re.compile(r"[^\W_]+")
 _JOINING = frozenset(
@@ -42,13 +43,7 @@ _JOINING = frozenset(
         "e di del della dei delle il la lo le gli da al",
     )
 )
-_MONTHS = frozenset(
-    re.split(
-        r"\s+",
-        "january february march april may june july august september october november december "
-        "jan feb mar apr jun jul aug sep sept oct nov dec",
-    )
-)
+_MONTHS = MONTH_WORDS
 _JOINED = re.compile(r"(?<!\w)(?:and|e|vs\.?|versus|less|minus)(?!\w)|,|;|/|&")
 
 _stemmer = Stemmer.Stemmer("english")
