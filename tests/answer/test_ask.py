@@ -393,6 +393,11 @@ def test_a_change_runs_from_its_base_period(ws: Workspace) -> None:
     backwards = ws.ask("change in ACME's net income in 2022 from 2024", principal=PUBLIC)
     change = next(f for f in backwards.figures if f.kind is FigureKind.CHANGE)
     assert change.decimal_value == "-0.2"
+    # "from 2024 to 2022" names a span back in time: the change runs forward, and says so
+    spanned = ws.ask("change in ACME's net income from 2024 to 2022", principal=PUBLIC)
+    change = next(f for f in spanned.figures if f.kind is FigureKind.CHANGE)
+    assert change.decimal_value == "0.2"
+    assert "Periods: FY2022 to FY2024 (the question names the later year first" in spanned.text
     span = ws.ask("average ACME net income from 2022 to 2024", principal=PUBLIC)
     assert span.figures[-1].kind is FigureKind.AVERAGE
     assert "(0.1 + 0.2 + 0.3) / 3 = 0.2 US dollars." in span.text

@@ -158,6 +158,24 @@ def test_the_base_of_a_change_and_a_span_of_years(
 
 
 @pytest.mark.parametrize(
+    ("question", "backward"),
+    [
+        ("What is the change in ACME sales from 2019 to 2018?", True),
+        ("variazione del fatturato ACME dal 2019 al 2018", True),
+        ("What is the change in ACME sales from 2018 to 2019?", False),
+        ("change in ACME sales in 2018 from 2019", False),  # 2018 measured against 2019
+        ("change in ACME sales between 2019 and 2018", False),  # no base: runs forward anyway
+        ("average ACME sales from 2019 to 2017", True),  # read, though only a change uses it
+    ],
+)
+def test_a_span_named_from_the_later_year(
+    glossary: Glossary, question: str, backward: bool
+) -> None:
+    reading = read_question(question, glossary, date(2024, 11, 15))
+    assert reading.backward is backward
+
+
+@pytest.mark.parametrize(
     ("question", "operation"),
     [
         # a weighted average is a stated figure: a plain average of two years is not it

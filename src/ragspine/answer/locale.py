@@ -92,6 +92,10 @@ _EN: dict[str, str] = {
         "The question asks for a length of time, and {metric} is stored as an amount: no "
         "length of time is given."
     ),
+    "assume_forward": (
+        "Periods: {earlier} to {later} (the question names the later year first; a change runs "
+        "forward in time)."
+    ),
     "total_or_each": (
         "Each year or their sum? {metric} is a total itself, and the question asks for a total "
         "over several years. Ask for {metric} in each year, or for the sum of {metric} over "
@@ -302,6 +306,10 @@ _IT: dict[str, str] = {
     "duration_not_stored": (
         "La domanda chiede una durata, e {metric} è memorizzato come importo: nessuna durata "
         "viene indicata."
+    ),
+    "assume_forward": (
+        "Periodi: da {earlier} a {later} (la domanda nomina prima l'anno successivo; una "
+        "variazione procede in avanti nel tempo)."
     ),
     "total_or_each": (
         "Ogni anno o la loro somma? {metric} è già un totale, e la domanda chiede un totale su "

@@ -264,6 +264,8 @@ _BASE_WORDS = (
 )  # fmt: skip
 _FROM_RE = re.compile(rf"(?<!\w)(?:{'|'.join(_BASE_WORDS)})\s*$")
 """Words right before a period that make it the base of a change."""
+_START_RE = re.compile(r"(?<!\w)(?:from|since|dal|dall'|da)\s*$")
+"""The base words that name where a span of time starts (not a comparison's other side)."""
 _SPAN_RE = re.compile("\\s*(?:-|\u2013|\u2014|to|through|a|al)\\s*")
 _BETWEEN_RE = re.compile(r"(?<!\w)(?:between|tra|fra)\s*$")
 _BETWEEN_AND_RE = re.compile(r"\s*(?:and|e)\s*")
@@ -289,6 +291,10 @@ class QuestionReading:
     base_period: str | None = None
     """The period a change is measured from, when the question says so (``from 2018``,
     ``since 2018``, ``rispetto al 2018``); otherwise changes run from the earliest period."""
+    backward: bool = False
+    """The question names a span of years from the later to the earlier (``the change from
+    2018 to 2017``): a change over time runs the other way, so the answer asks which is meant.
+    (``2017 from 2018`` names no span: it is 2017 measured against 2018.)"""
     year_range: tuple[int, int] | None = None
     """Fiscal years named as a span (``from 2017 to 2019``, ``between 2017 and 2019``,
     ``2017-2019``): an average or a sum covers every year of it."""
@@ -467,11 +473,13 @@ def read_question(
         found_spans.append(match.span())
     rest = _blanked(rest, found_spans)
     year_range = None
+    backward = False
     for (before, end, first), (start, _, last) in itertools.pairwise(years):
         joined = scanned[end:start]
         between = _BETWEEN_RE.search(_before(scanned, before)) and _BETWEEN_AND_RE.fullmatch(joined)
         if first != last and (_SPAN_RE.fullmatch(joined) or between):
             year_range = (min(first, last), max(first, last))
+            backward = first > last and bool(_START_RE.search(_before(scanned, before)))
             break
 
     pattern = _cues_of(glossary)
@@ -518,6 +526,7 @@ def read_question(
         word,
         bad_period,
         base_period,
+        backward,
         year_range,
         selection,
         constant.group(0) if (constant := _CONSTANT_RE.search(text)) else "",

@@ -441,6 +441,10 @@ def answer_figures(
         label = builder.labels(reading.metrics[0], entities[0])["metric"]
         return _clarify(text(locale, "total_or_each", metric=label), assumptions)
     periods = _ordered_periods(reading, periods, glossary)
+    if reading.operation in CHANGES and reading.backward and len(periods) == 2:
+        # "the change from 2018 to 2017": a change over time runs forward, and is said so
+        periods.reverse()
+        assumptions.append(text(locale, "assume_forward", earlier=periods[0], later=periods[1]))
     operation = _OPERATIONS.get(reading.operation, _lookups)
     status = operation(builder, reading, entities, periods, store, principal, level)
     if isinstance(status, FiguresPart):
