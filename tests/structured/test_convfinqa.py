@@ -255,3 +255,36 @@ def test_captions_of_plans_spans_and_ratios_are_no_fiscal_year() -> None:
                    "% of total 2019", "forecast 2020"):  # fmt: skip
         assert captioned_period(header) is None, header
     assert split_year_period("1999/00") == "FY2000"
+
+
+def test_a_rate_shown_only_negative_is_reported_not_stored(tmp_path: Path) -> None:
+    """The cleaned source writes ``11.4% ( 11.4 % )`` as -11.4: a rate row whose every value is
+    negative, or any row of a table holding only negative values, has an unknown sign and is
+    reported; a negative amount (a loss) and a rate with one positive year are kept."""
+    filings = [
+        _filing(
+            "Single_AON/2014/page_47.pdf",
+            {
+                "2014": {"revenue": 4264.0, "operating margin": -11.4, "net loss": -12.0,
+                         "tax rate": 21.0},
+                "2013": {"revenue": 4057.0, "operating margin": -7.8, "net loss": -9.0,
+                         "tax rate": -1.5},
+            },
+        ),
+        _filing(
+            "Single_PM/2015/page_38.pdf",
+            {"2015": {"u.s . pension plans": -4.3, "postretirement plans": -4.45},
+             "2014": {"u.s . pension plans": -3.95, "postretirement plans": -4.2}},
+        ),
+    ]  # fmt: skip
+    _, result = _imported(tmp_path, filings)
+    kept = {(f.metric, f.period, f.value) for f in result.facts}
+    assert ("net_loss", "FY2014", Decimal("-12.0")) in kept
+    assert ("tax_rate", "FY2013", Decimal("-1.5")) in kept
+    assert {m for m, _, _ in kept} == {"revenue", "net_loss", "tax_rate"}
+    unsigned = {(s.filing_id, s.row) for s in result.skipped if "sign is unknown" in s.reason}
+    assert unsigned == {
+        ("Single_AON/2014/page_47.pdf", "operating margin"),
+        ("Single_PM/2015/page_38.pdf", "u.s . pension plans"),
+        ("Single_PM/2015/page_38.pdf", "postretirement plans"),
+    }

@@ -8,12 +8,13 @@ the fiscal year of a plain-year column (``2007`` -> ``FY2007``); metric = the ro
 a glossary code, with the label as an alias; locator = filing id, page, column and row.
 
 What is skipped, and said: columns that are not plain years (``december 31 2017``, ``2008 high``),
-cells holding ``2014.0`` (the source's em dash, U+2014, read as a number: a missing value), empty
-row labels, and a key given twice with different values by the same filing year (ambiguous:
-neither value is kept). A later filing's value for a key replaces an earlier filing's
-(restatement); the replaced one is reported. A table with one value column that names no period
-(``amount ( in millions )``) is read by its rows when a row label names the period itself
-(``2015 net revenue``, ``balance december 31 2005``); its other rows are reported.
+cells holding ``2014.0`` (the source's em dash, U+2014, read as a number: a missing value), rates
+of unknown sign (:func:`_unsigned_rates`), empty row labels, and a key given twice with different
+values by the same filing year (ambiguous: neither value is kept). A later filing's value for a key
+replaces an earlier filing's (restatement); the replaced one is reported. A table with one value
+column that names no period (``amount ( in millions )``) is read by its rows when a row label names
+the period itself (``2015 net revenue``, ``balance december 31 2005``); its other rows are
+reported.
 """
 
 from __future__ import annotations
@@ -76,6 +77,13 @@ def filing_entity(filing_id: str) -> str:
     return FILING_PREFIX + re.sub(r"[^a-z0-9]+", "-", filing_id.casefold()).strip("-")
 
 
+_UNSIGNED = (
+    "a rate shown only negative: the cleaned source turns '11.4% ( 11.4 % )' into -11.4, so "
+    "its sign is unknown"
+)
+_RATE_LABEL = re.compile(
+    r"\b(?:margins?|rates?|ratios?|yields?|volatility|percentages?)\b", re.IGNORECASE
+)
 _REPLACED = "replaced by a later filing's value"
 _AMBIGUOUS = "same row, entity and year twice with different values (ambiguous: neither kept)"
 
@@ -218,6 +226,26 @@ def _oriented(
     return turned, True
 
 
+def _unsigned_rates(table: Mapping[str, Mapping[str, Any]]) -> set[str]:
+    """Rows whose every value is negative and that name a rate (``operating margin``,
+    ``risk-free interest rate``) or sit in a table of only negative values (a table of discount
+    rates by plan): the dataset's cleaning wrote a percentage cell ``11.4% ( 11.4 % )`` as -11.4,
+    so such a row's sign cannot be told from a loss; it is reported, never guessed."""
+    values: dict[str, list[Decimal]] = {}
+    for cells in table.values():
+        for label, cell in cells.items():
+            try:
+                value = parse_value(cell)
+            except IngestError:
+                continue
+            if value != DASH_PLACEHOLDER:
+                values.setdefault(str(label), []).append(value)
+    negative = {label for label, found in values.items() if all(v < 0 for v in found)}
+    if negative == set(values):
+        return negative
+    return {label for label in negative if _RATE_LABEL.search(label)}
+
+
 def import_convfinqa(
     filings: Iterable[Mapping[str, Any]],
     glossary: Glossary,
@@ -261,6 +289,7 @@ def import_convfinqa(
                 new_entities.setdefault(entity, Term(TermType.ENTITY, entity, ticker.upper()))
         table, transposed = _oriented(_table(filing, source_name), glossary)
         periods = _column_periods(table, glossary)
+        unsigned = _unsigned_rates(table)
         for column, rows in table.items():
             dated = periods[column]
             by_row = dated is None and len(table) == 1  # one value column: rows may be dated
@@ -292,6 +321,9 @@ def import_convfinqa(
                     skipped.append(
                         Skip(filing_id, column, label, "2014.0 stands for a dash (missing value)")
                     )
+                    continue
+                if str(row_label) in unsigned:
+                    skipped.append(Skip(filing_id, column, label, _UNSIGNED))
                     continue
                 if not _names_a_figure(name):
                     reason = "row label names no figure (only numbers or dates)"
