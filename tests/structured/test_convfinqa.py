@@ -288,3 +288,31 @@ def test_a_rate_shown_only_negative_is_reported_not_stored(tmp_path: Path) -> No
         ("Single_PM/2015/page_38.pdf", "u.s . pension plans"),
         ("Single_PM/2015/page_38.pdf", "postretirement plans"),
     }
+
+
+def test_the_parts_of_a_walk_are_parts_of_its_change(tmp_path: Path) -> None:
+    """``2009 net revenue``, parts naming no period, ``2010 net revenue``: when the parts add up
+    to the change, each is stored as a part of it in the later year; when they do not, or the
+    two ends are not one year apart, the parts are reported as before."""
+    walk = {"2009 net revenue": 536.7, "volume/weather": 18.9, "other": -0.3,
+            "2010 net revenue": 555.3}  # fmt: skip
+    off = {**walk, "other": 0.3}
+    gap = {"2008 net revenue": 536.7, "volume/weather": 18.9, "other": -0.3,
+           "2010 net revenue": 555.3}  # fmt: skip
+    ws, result = _imported(
+        tmp_path,
+        [
+            _filing("Single_ETR/2011/page_1.pdf", {"amount ( in millions )": walk}),
+            _filing("Single_ABC/2011/page_1.pdf", {"amount ( in millions )": off}),
+            _filing("Single_XYZ/2011/page_1.pdf", {"amount ( in millions )": gap}),
+        ],
+    )
+    read = _read(result)
+    assert read[("etr", "net_revenue_volume_weather", "FY2010")] == Decimal("18.9")
+    assert read[("etr", "net_revenue_other", "FY2010")] == Decimal("-0.3")
+    assert {m for e, m, _ in read if e != "etr"} == {"net_revenue"}
+    part = ws.query_metric("net revenue: volume/weather", "ETR", "FY2010", principal=PUBLIC)
+    assert part.locator is not None
+    assert part.locator.endswith("(part of the change in net revenue from FY2009 to FY2010)")
+    reported = {(s.filing_id[7:10], s.row) for s in result.skipped}
+    assert {("ABC", "volume/weather"), ("XYZ", "other")} <= reported

@@ -175,6 +175,35 @@ def _row_period(label: str, glossary: Glossary) -> tuple[str, str] | None:
     return (caption, captioned[1]) if caption else None
 
 
+def _walk(rows: Mapping[str, Any], glossary: Glossary) -> dict[str, tuple[str, str, str]]:
+    """The parts of a one-year walk, by row label: ``(metric label, period, locator note)``.
+
+    A walk (a bridge) runs from ``2009 net revenue`` through rows naming no period
+    (``volume/weather``, ``other``) to ``2010 net revenue``: when the rows between add up exactly
+    to the change from the first to the last, each is a part of that change during the later
+    year (``net revenue: volume/weather`` in FY2010). Anything else is no walk (empty)."""
+    labels = [" ".join(str(label).split()) for label in rows]
+    if len(labels) < 3:
+        return {}
+    first, last = _row_period(labels[0], glossary), _row_period(labels[-1], glossary)
+    if first is None or last is None or first[0].casefold() != last[0].casefold():
+        return {}
+    if int(last[1].removeprefix("FY")) != int(first[1].removeprefix("FY")) + 1:
+        return {}
+    try:
+        values = [parse_value(cell) for cell in rows.values()]
+    except IngestError:
+        return {}
+    middle = labels[1:-1]
+    if DASH_PLACEHOLDER in values or any(_row_period(label, glossary) for label in middle):
+        return {}
+    if sum(values[1:-1], Decimal(0)) != values[-1] - values[0]:
+        return {}
+    caption = first[0]
+    note = f" (part of the change in {caption} from {first[1]} to {last[1]})"
+    return {label: (f"{caption}: {label}", last[1], note) for label in middle if label}
+
+
 def _names_a_figure(label: str) -> bool:
     """Whether a row label has a word that is not a month: ``$ 2014`` or ``30 september``
     (a garbled header or a date) is not the name of a figure."""
@@ -293,6 +322,7 @@ def import_convfinqa(
         for column, rows in table.items():
             dated = periods[column]
             by_row = dated is None and len(table) == 1  # one value column: rows may be dated
+            walk = _walk(rows, glossary) if by_row else {}
             if dated is None and not by_row:
                 reason = "column header is not a year or a year-end date"
                 skipped.append(Skip(filing_id, column, "", reason))
@@ -302,9 +332,11 @@ def import_convfinqa(
                 if not label:
                     skipped.append(Skip(filing_id, column, "", "empty row label"))
                     continue
-                name = label
+                name, note = label, ""
                 if dated is not None:
                     period = dated
+                elif label in walk:
+                    name, period, note = walk[label]
                 else:
                     named = _row_period(label, glossary)
                     if named is None:
@@ -344,7 +376,8 @@ def import_convfinqa(
                         f"{filing_id}, page {page}, row {column.strip()!r}, column {label!r}"
                         if transposed
                         else f"{filing_id}, page {page}, column {column.strip()!r}, row {label!r}"
-                    ),
+                    )
+                    + note,
                     Sensitivity.PUBLIC,
                     f"{filing_year}",
                     now,
