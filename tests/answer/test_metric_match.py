@@ -1294,3 +1294,33 @@ def test_comparison_words_pick_periods_and_one_period_is_no_choice(tmp_path: Pat
         )
     one = ask("In which year was lease obligation less than 500 thousands?")
     assert one.status is AnswerStatus.REFUSED and "only one period" in one.text
+
+
+def test_a_pick_word_names_no_figure_and_negative_values_ask_value_or_size(
+    tmp_path: Path,
+) -> None:
+    """TAT-QA dev: 'Which FY has a higher EBITDA?' was asked back, 'higher' read as a word
+    narrowing the row; it says how to pick. 'In which year is there a greater foreign exchange
+    movement?' over -1.5 and -4.2: the highest value is the smaller movement, so both readings
+    are named and the question asked back; with a value of each sign the pick is by value."""
+    _, ask = _one_table(
+        tmp_path,
+        "t-pick",
+        [
+            ["", "2019", "2018"],
+            ["EBITDA", "79,046", "63,954"],
+            ["Foreign exchange movements", "(4.2)", "(1.5)"],
+            ["Diluted earnings per share", "(0.19)", "0.12"],
+        ],
+    )
+    higher = ask("Which FY has a higher EBITDA?")
+    assert higher.status is AnswerStatus.ANSWERED
+    assert "highest EBITDA: FY2019." in higher.text
+    greater = ask("In which year is there a greater foreign exchange movement?")
+    assert greater.status is AnswerStatus.NEEDS_CLARIFICATION
+    assert "the highest in value is FY2018, the largest in size FY2019." in greater.text
+    lowest = ask("In which year is there the lowest foreign exchange movement?")
+    assert "the lowest in value is FY2019, the smallest in size FY2018." in lowest.text
+    mixed = ask("In which year is the diluted earnings per share the lowest?")
+    assert mixed.status is AnswerStatus.ANSWERED
+    assert "lowest Diluted earnings per share: FY2019." in mixed.text

@@ -62,6 +62,14 @@ _EN: dict[str, str] = {
     "select_above": "Periods in which {entity}'s {metric}{channel} was above the value asked",
     "select_below": "Periods in which {entity}'s {metric}{channel} was below the value asked",
     "select_count": "{what}: {count} of {total} periods ({periods}).",
+    "select_negative": (
+        "In value or in size? Every stored value of {entity}'s {metric}{channel} is negative: "
+        "the {pick} in value is {by_value}, the {size} in size {by_size}."
+    ),
+    "pick_highest": "highest",
+    "pick_lowest": "lowest",
+    "size_highest": "largest",
+    "size_lowest": "smallest",
     "no_period_selected": "none",
     "reason_scale_not_stated": (
         "the question names a scale (thousand, million, ...) and the stored values state none"
@@ -236,6 +244,14 @@ _IT: dict[str, str] = {
     "select_above": "Periodi in cui {metric}{channel} di {entity} supera il valore indicato",
     "select_below": ("Periodi in cui {metric}{channel} di {entity} è inferiore al valore indicato"),
     "select_count": "{what}: {count} su {total} periodi ({periods}).",
+    "select_negative": (
+        "Per valore o per grandezza? Ogni valore memorizzato di {metric}{channel} di {entity} è "
+        "negativo: il {pick} per valore è {by_value}, il {size} per grandezza {by_size}."
+    ),
+    "pick_highest": "più alto",
+    "pick_lowest": "più basso",
+    "size_highest": "più grande",
+    "size_lowest": "più piccolo",
     "no_period_selected": "nessuno",
     "reason_scale_not_stated": (
         "la domanda indica una scala (migliaia, milioni, ...) e i valori memorizzati non ne "

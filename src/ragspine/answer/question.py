@@ -161,6 +161,15 @@ _LOWEST_RE = re.compile(
 _SIGN_RE = re.compile(r"(?<!\w)(?P<sign>negative|positive)(?!\w)")
 
 
+def pick_words(question: str, selection: Selection | None) -> tuple[str, ...]:
+    """The words that say how a ``which year`` question picks (``higher`` in ``which year had
+    a higher EBITDA``): they choose among periods, and name no figure."""
+    if selection is None or selection.pick not in (Pick.HIGHEST, Pick.LOWEST):
+        return ()
+    pattern = _HIGHEST_RE if selection.pick is Pick.HIGHEST else _LOWEST_RE
+    return tuple(found.group(0) for found in pattern.finditer(question.casefold()))
+
+
 def _selection(rest: str) -> tuple[Selection, tuple[int, int] | None]:
     """The criterion in ``rest`` and the span of its threshold (blanked before periods are
     read, so ``more than 2,000`` is not a year)."""

@@ -41,6 +41,7 @@ from ragspine.answer.question import (
     QuestionReading,
     Route,
     choose_route,
+    pick_words,
     read_question,
 )
 from ragspine.answer.structured import FiguresPart, answer_figures
@@ -133,6 +134,7 @@ def _stored_reading(
     pairs = reading.operation in _PAIRS
     term = glossary.entities.terms.get(entity)
     names = (term.label, *term.aliases) if term is not None else (entity,)
+    names = (*names, *pick_words(asked, reading.selection))  # "a higher EBITDA": how to pick
 
     if reading.metrics and codes.issuperset(reading.metrics):
         # The glossary's exact spellings are all stored metrics: kept, unless the question

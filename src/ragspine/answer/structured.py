@@ -1016,6 +1016,16 @@ def _select(
         builder.add(text(builder.locale, "not_computable", what=what, reason=reason), ())
         return AnswerStatus.REFUSED
     found = [(row.period, row.value) for row in result.rows if row.value is not None]
+    if selection.pick in (Pick.HIGHEST, Pick.LOWEST) and all(v < 0 for _, v in found):
+        # "the greater foreign exchange movement" over -1.5 and -4.2: the highest value is
+        # the smallest movement; which one is meant is asked, both are named
+        other = Pick.LOWEST if selection.pick is Pick.HIGHEST else Pick.HIGHEST
+        pick, size = (text(builder.locale, f"{k}_{selection.pick.value}") for k in ("pick", "size"))
+        by_value = ", ".join(_chosen(selection, found, result.scale) or ())
+        by_size = ", ".join(_chosen(Selection(other), found, result.scale) or ())
+        words = {"pick": pick, "size": size, "by_value": by_value, "by_size": by_size}
+        builder.add(text(builder.locale, "select_negative", **labels, **words), ())
+        return AnswerStatus.NEEDS_CLARIFICATION
     chosen = _chosen(selection, found, result.scale)
     if chosen is None:
         reason = text(builder.locale, "reason_scale_not_stated")
