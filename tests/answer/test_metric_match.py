@@ -1324,3 +1324,28 @@ def test_a_pick_word_names_no_figure_and_negative_values_ask_value_or_size(
     mixed = ask("In which year is the diluted earnings per share the lowest?")
     assert mixed.status is AnswerStatus.ANSWERED
     assert "lowest Diluted earnings per share: FY2019." in mixed.text
+
+
+def test_a_month_in_the_question_names_no_figure_and_a_spanned_measure_answers(
+    tmp_path: Path,
+) -> None:
+    """'as of December 31, 2019' made the match doubtful: months were compared unstemmed
+    ('december') against stemmed words ('decemb'). With the fair values stored apart
+    ('Fair Value: Total debt'), 'the fair value of total debt' is that figure, not the
+    carrying amount."""
+    _, ask = _one_table(
+        tmp_path,
+        "t-debt",
+        [
+            ["", "December 31, 2019", "", "December 31, 2018", ""],
+            ["(In millions)", "Carrying Amount", "Fair Value", "Carrying Amount", "Fair Value"],
+            ["Senior Notes due December 2027", "420.4", "431.5", "—", "—"],
+            ["Other borrowings", "89.0", "89.5", "168.4", "170.0"],
+            ["Total debt(2)", "$ 3,774.4", "$ 4,073.9", "$ 3,474.2", "$ 3,535.1"],
+        ],
+    )
+    fair = ask("What is the fair value of total debt as of December 31, 2019")
+    assert fair.status is AnswerStatus.ANSWERED
+    assert [f.decimal_value for f in fair.figures] == ["4073.9"]
+    other = ask("What were other borrowings as of December 31, 2018?")
+    assert [f.decimal_value for f in other.figures] == ["168.4"]

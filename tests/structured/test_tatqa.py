@@ -307,3 +307,47 @@ def test_a_section_stating_its_own_unit_prefixes_its_rows() -> None:
         )
     ]
     assert shares.value == Decimal("1305.7")  # type: ignore[attr-defined]
+
+
+def test_a_period_header_spanning_measure_columns_keeps_each_measure_apart() -> None:
+    """TAT-QA dev: 'December 31, 2019 | | December 31, 2018 |' over 'Carrying Amount | Fair
+    Value | ...': the fair values were reported as no period, and 'the fair value of total
+    debt' was answered with the carrying amount (the only 'Total debt'). The column a period
+    header spans is now its own figure, its caption first; the span's first column stays the
+    period's own. One column per period ('F19 | F18 | |') or unit captions ('$ | %') span
+    nothing."""
+    debt = [
+        ["", "December 31, 2019", "", "December 31, 2018", ""],
+        ["(In millions)", "Carrying Amount", "Fair Value", "Carrying Amount", "Fair Value"],
+        ["Other borrowings", "89.0", "89.5", "168.4", "170.0"],
+        ["Total debt(2)", "$ 3,774.4", "$ 4,073.9", "$ 3,474.2", "$ 3,535.1"],
+    ]
+    weeks = [
+        ["", "F19", "F18", "", ""],
+        ["$ MILLION", "53 WEEKS", "52 WEEKS", "CHANGE", "CHANGE NORMALISED"],
+        ["Sales", "8,657", "8,244", "5.0%", "3.1%"],
+    ]
+    units = [
+        ["", "December 31, 2019", "", "December 31, 2018", ""],
+        ["", "$", "%", "$", "%"],
+        ["Sales", "100", "60.0", "90", "58.0"],
+    ]
+    documents = [
+        {"table": {"uid": uid, "table": table}, "paragraphs": [], "questions": []}
+        for uid, table in (("debt", debt), ("weeks", weeks), ("units", units))
+    ]
+    result = import_tatqa(documents, Glossary.from_terms([]))
+    names = {t.code: t.label for t in result.new_terms}
+    read = {(f.entity, names[f.metric], f.period): f.value for f in result.facts}
+    assert read[("tatqa-debt", "Total debt", "FY2019")] == Decimal("3774.4")
+    assert read[("tatqa-debt", "Fair Value: Total debt", "FY2019")] == Decimal("4073.9")
+    assert read[("tatqa-debt", "Fair Value: Total debt", "FY2018")] == Decimal("3535.1")
+    assert read[("tatqa-debt", "Fair Value: Other borrowings", "FY2018")] == Decimal("170.0")
+    fair = next(f for f in result.facts if f.value == Decimal("4073.9"))
+    assert "'Fair Value (FY2019)'" in fair.locator
+    assert {k for k in read if k[0] != "tatqa-debt"} == {
+        ("tatqa-weeks", "Sales", "FY2019"),
+        ("tatqa-weeks", "Sales", "FY2018"),
+        ("tatqa-units", "Sales", "FY2019"),
+        ("tatqa-units", "Sales", "FY2018"),
+    }

@@ -43,7 +43,6 @@ _JOINING = frozenset(
         "e di del della dei delle il la lo le gli da al",
     )
 )
-_MONTHS = MONTH_WORDS
 _JOINED = re.compile(r"(?<!\w)(?:and|e|vs\.?|versus|less|minus)(?!\w)|,|;|/|&")
 
 _stemmer = Stemmer.Stemmer("english")
@@ -52,6 +51,10 @@ _stemmer = Stemmer.Stemmer("english")
 @lru_cache(maxsize=65536)
 def _stem(word: str) -> str:
     return str(_stemmer.stemWord(word))
+
+
+_MONTHS = MONTH_WORDS | frozenset(_stem(word) for word in MONTH_WORDS)
+"""Month names as written and as stemmed (``december`` is compared as ``decemb``)."""
 
 
 def _words(text: str) -> list[tuple[str, int, int]]:

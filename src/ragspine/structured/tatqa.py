@@ -443,6 +443,55 @@ def _captions_apart(
     return {}
 
 
+def _spanned_periods(
+    rows: Sequence[Sequence[str]],
+    header: Sequence[int],
+    width: int,
+    periods: Mapping[int, str],
+    fiscal_start_month: int,
+) -> dict[int, tuple[int, str]]:
+    """``(first column, caption)`` of the columns a period header spans after its own (merged cells
+    read into their first column: ``December 31, 2019 | | December 31, 2018 |`` over
+    ``Carrying Amount | Fair Value | Carrying Amount | Fair Value``). A header row whose period
+    cells are each followed by the same number of empty cells spans them, when a header row
+    below gives each column of every span a caption of its own (``Fair Value``; not a unit
+    such as ``$`` or ``%``, nor a period). The first column of a span stays the period's own
+    (read as before, its caption named in the locator); each other one is a figure of its own,
+    its caption before the row label (``Fair Value: Total debt``). ``F19 | F18 | |`` (one column
+    per period, then others) spans nothing."""
+    for i in header:
+        filled = [c for c in range(1, width) if _clean(rows[i][c])]
+        dated = [
+            c for c in filled if c in periods and header_period(rows[i][c], fiscal_start_month)
+        ]
+        if len(dated) < 2:
+            continue
+        ends = {c: next((f for f in filled if f > c), width) for c in dated}
+        widths = {ends[c] - c for c in dated}
+        if len(widths) != 1 or widths == {1}:
+            continue
+        spans = [range(c, ends[c]) for c in dated]
+        below = [k for k in header if k > i and all(_names_each(rows[k], span) for span in spans)]
+        if not below:
+            continue
+        captions = rows[below[0]]
+        return {
+            c: (span[0], _caption_label(_clean(captions[c]))) for span in spans for c in span[1:]
+        }
+    return {}
+
+
+def _names_each(row: Sequence[str], columns: Iterable[int]) -> bool:
+    """Whether ``row`` gives each of ``columns`` a caption: a name, not a unit or a period."""
+    for column in columns:
+        text = _clean(row[column])
+        if not text or _UNIT_ONLY.match(text) or header_period(text) is not None:
+            return False
+        if not _caption_label(text):
+            return False
+    return True
+
+
 @dataclass(frozen=True, slots=True)
 class _Measures:
     """A table whose columns are measures (``Amortized Cost | Fair Value``) and whose period is
@@ -597,12 +646,18 @@ def import_tatqa(
         scales[scale.value if scale else f"scale {why}"] += 1
         periods: dict[int, str] = {}
         mark = len(skipped)
+        named_periods = {
+            column: {p for i in header if (p := header_period(rows[i][column], fiscal))}
+            for column in range(1, width)
+        }
+        periods = {c: next(iter(found)) for c, found in named_periods.items() if len(found) == 1}
+        spanned = _spanned_periods(rows, header, width, periods, fiscal)
         for column in range(1, width):
-            found = {p for i in header if (p := header_period(rows[i][column], fiscal)) is not None}
+            found = named_periods[column]
             name = " / ".join(_clean(rows[i][column]) for i in header if rows[i][column].strip())
-            if len(found) == 1:
-                periods[column] = found.pop()
-            elif any(r.cells[column - 1].strip() for r in data):
+            if column in periods or column in spanned:
+                continue
+            if any(r.cells[column - 1].strip() for r in data):
                 reason = (
                     "column header names several periods"
                     if found
@@ -649,6 +704,9 @@ def import_tatqa(
         for row in data:
             label = labels.get(row.index)
             columns: dict[int, str] = dict(periods)
+            columns.update(
+                {c: periods[first] for c, (first, _) in spanned.items() if first in periods}
+            )
             if measures is not None:
                 stated = measures.periods.get(row.index)
                 columns = {c: stated for c in measures.names} if stated else {}
@@ -656,14 +714,19 @@ def import_tatqa(
                 if any(row.cells[c - 1].strip() for c in columns):
                     skipped.append(TatSkip(uid, "", f"row {row.index + 1}", "empty row label"))
                 continue
-            metric = metric_for_label(label, glossary, new_metrics)
+            plain = metric_for_label(label, glossary, new_metrics)
             for column, period in columns.items():
+                metric = plain
                 caption = captions.get(column)
                 if caption is not None:  # "Revenues: Teekay LNG"
                     metric = metric_for_label(f"{caption.label}: {label}", glossary, new_metrics)
                 if measures is not None:  # "Trade receivables: Fair value"
                     named = f"{label}: {measures.names[column]}"
                     metric = metric_for_label(named, glossary, new_metrics)
+                if column in spanned:  # "Fair Value: Total debt"
+                    metric = metric_for_label(
+                        f"{spanned[column][1]}: {label}", glossary, new_metrics
+                    )
                 cell = row.cells[column - 1]
                 header_name = " / ".join(
                     _clean(rows[i][column]) for i in header if rows[i][column].strip()
@@ -672,6 +735,8 @@ def import_tatqa(
                     header_name = f"{caption.text} / {header_name}"
                 if measures is not None:  # the block's own title, not the first one's
                     header_name = f"{measures.names[column]} ({period})"
+                if column in spanned:  # under the period header of the span's first column
+                    header_name = f"{header_name} ({period})"
                 column_scale = caption.scale or scale if caption is not None else scale
                 if row.section and _OWN_UNIT.search(row.section):  # "(cents per share)"
                     column_scale = stated_scale([row.section])[0] or Scale.ONE
