@@ -1349,3 +1349,29 @@ def test_a_month_in_the_question_names_no_figure_and_a_spanned_measure_answers(
     assert [f.decimal_value for f in fair.figures] == ["4073.9"]
     other = ask("What were other borrowings as of December 31, 2018?")
     assert [f.decimal_value for f in other.figures] == ["168.4"]
+
+
+def test_a_heading_is_said_without_its_plain_words(tmp_path: Path) -> None:
+    """TAT-QA dev: 'the 2019 taxation recoverable falling due within one year' was asked back:
+    the row's heading 'Amounts falling due within one year:' counted as said only with
+    'amounts', a word questions add or leave out freely. A heading said in part ('due within
+    one year', no 'falling') still does not count."""
+    _, ask = _one_table(
+        tmp_path,
+        "t-due",
+        [
+            ["", "2019", "2018"],
+            ["", "€m", "€m"],
+            ["Amounts falling due within one year:", "", ""],
+            ["Taxation recoverable", "233", "–"],
+            ["Other debtors", "32", "199"],
+            ["Amounts falling due after more than one year:", "", ""],
+            ["Deferred tax", "–", "31"],
+            ["Other debtors", "12", "10"],
+        ],
+    )
+    said = ask("What is the 2019 taxation recoverable falling due within one year ?")
+    assert said.status is AnswerStatus.ANSWERED
+    assert [f.decimal_value for f in said.figures] == ["233"]
+    part = ask("What is the 2019 taxation recoverable due within one year ?")
+    assert part.status is AnswerStatus.NEEDS_CLARIFICATION

@@ -71,9 +71,11 @@ def word_stems(text: str) -> set[str]:
 @lru_cache(maxsize=4096)
 def heading_words(heading: str) -> frozenset[str]:
     """The stems a section heading says outside parentheses (``Cash (used in) provided by:``:
-    cash, provided, by); none for a heading that is only a note (``(in thousands)``) or a
-    date."""
-    return spelling_words(_NOT_IN_PARENTHESES.sub(" ", heading))
+    cash, provided, by), less plain question words (``Amounts falling due within one year:``
+    is said by ``falling due within one year``); none for a heading that is only a note
+    (``(in thousands)``) or a date."""
+    plain = {_stem(w) for w in _PLAIN}
+    return spelling_words(_NOT_IN_PARENTHESES.sub(" ", heading)) - plain
 
 
 def names_a_figure(word: str) -> bool:
