@@ -1363,10 +1363,10 @@ def test_a_heading_is_said_without_its_plain_words(tmp_path: Path) -> None:
             ["", "2019", "2018"],
             ["", "€m", "€m"],
             ["Amounts falling due within one year:", "", ""],
-            ["Taxation recoverable", "233", "–"],
+            ["Taxation recoverable", "233", "\u2013"],
             ["Other debtors", "32", "199"],
             ["Amounts falling due after more than one year:", "", ""],
-            ["Deferred tax", "–", "31"],
+            ["Deferred tax", "\u2013", "31"],
             ["Other debtors", "12", "10"],
         ],
     )
