@@ -1375,3 +1375,26 @@ def test_a_heading_is_said_without_its_plain_words(tmp_path: Path) -> None:
     assert [f.decimal_value for f in said.figures] == ["233"]
     part = ask("What is the 2019 taxation recoverable due within one year ?")
     assert part.status is AnswerStatus.NEEDS_CLARIFICATION
+
+
+def test_a_row_of_plain_words_gives_way_to_a_row_the_question_names(tmp_path: Path) -> None:
+    """TAT-QA dev: 'the change in transfers between 2018 year end and 2019 year end' matched
+    'At end of the year' (two words, every one a plain question word) over 'Transfers' (one),
+    and was asked back. A row named by plain words only now gives way; asked alone it still
+    answers."""
+    _, ask = _one_table(
+        tmp_path,
+        "t-roll",
+        [
+            ["", "2019", "2018"],
+            ["At beginning of the year", "97,877", "95,497"],
+            ["Transfers (note)", "(1,421)", "(78,816)"],
+            ["Disposals (note)", "(16,664)", "(14,805)"],
+            ["At end of the year", "135,936", "97,877"],
+        ],
+    )
+    moved = ask("How much is the change in transfers between 2018 year end and 2019 year end?")
+    changes = [f for f in moved.figures if f.kind is FigureKind.CHANGE]
+    assert [f.decimal_value for f in changes] == ["77395"]
+    end = ask("What was the amount at end of the year in 2019?")
+    assert [f.decimal_value for f in end.figures] == ["135936"]

@@ -324,7 +324,9 @@ def match_metrics(
             places = frozenset(i for i in range(low, high + 1) if tokens[i][0] in words)
             hits.append(_Hit(code, words, places, tokens[low][1], tokens[high][2]))
     hits = [h for h in hits if not any(h.words < o.words for o in hits)]
-    hits.sort(key=lambda h: (-len(h.words), h.start, h.code))
+    plain = {_stem(w) for w in _PLAIN}
+    # a row of plain words only ("At end of the year") names less than any other row named
+    hits.sort(key=lambda h: (not h.words - plain, -len(h.words), h.start, h.code))
     chosen: list[_Hit] = []
     tied: list[_Hit] = []
     for hit in hits:
