@@ -398,6 +398,14 @@ def test_a_change_runs_from_its_base_period(ws: Workspace) -> None:
     change = next(f for f in spanned.figures if f.kind is FigureKind.CHANGE)
     assert change.decimal_value == "0.2"
     assert "Periods: FY2022 to FY2024 (the question names the later year first" in spanned.text
+    labelled = ws.ask("change in ACME's net income from FY2024 to FY2022", principal=PUBLIC)
+    assert "Periods: FY2022 to FY2024" in labelled.text
+    # a rise or a fall named back in time: which way the asker counts is asked (a review found
+    # "the decline from 2019 to 2018" given with the opposite sign)
+    for word in ("decline", "increase"):
+        directed = ws.ask(f"the {word} in ACME's net income from 2024 to 2022", principal=PUBLIC)
+        assert directed.status is AnswerStatus.NEEDS_CLARIFICATION, word
+        assert "Which way? The question names FY2024 before FY2022." in directed.text
     span = ws.ask("average ACME net income from 2022 to 2024", principal=PUBLIC)
     assert span.figures[-1].kind is FigureKind.AVERAGE
     assert "(0.1 + 0.2 + 0.3) / 3 = 0.2 US dollars." in span.text

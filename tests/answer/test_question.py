@@ -162,6 +162,8 @@ def test_the_base_of_a_change_and_a_span_of_years(
     [
         ("What is the change in ACME sales from 2019 to 2018?", True),
         ("variazione del fatturato ACME dal 2019 al 2018", True),
+        ("change in ACME sales from Q4 2019 to Q4 2018", True),
+        ("change in ACME sales from Q3 2019 to Q4 2019", False),
         ("What is the change in ACME sales from 2018 to 2019?", False),
         ("change in ACME sales in 2018 from 2019", False),  # 2018 measured against 2019
         ("change in ACME sales between 2019 and 2018", False),  # no base: runs forward anyway

@@ -276,43 +276,68 @@ def test_a_rate_shown_only_negative_is_reported_not_stored(tmp_path: Path) -> No
             {"2015": {"u.s . pension plans": -4.3, "postretirement plans": -4.45},
              "2014": {"u.s . pension plans": -3.95, "postretirement plans": -4.2}},
         ),
+        _filing(  # a rate only qualifying an amount is no rate; a zero or a change column
+            "Single_GS/2017/page_1.pdf",  # not read does not make a rate's sign known
+            {"2017": {"interest rate swaps": -12.0, "interest rates net": -410.0,
+                      "gross margin": 30.0, "effective tax rate": -35.0,
+                      "segment margin": 0.0},
+             "2016": {"interest rate swaps": -8.0, "interest rates net": -381.0,
+                      "gross margin": 12.0, "effective tax rate": -34.0,
+                      "segment margin": -11.4},
+             "change": {"effective tax rate": 1.0, "gross margin": 18.0}},
+        ),
     ]  # fmt: skip
     _, result = _imported(tmp_path, filings)
     kept = {(f.metric, f.period, f.value) for f in result.facts}
     assert ("net_loss", "FY2014", Decimal("-12.0")) in kept
     assert ("tax_rate", "FY2013", Decimal("-1.5")) in kept
-    assert {m for m, _, _ in kept} == {"revenue", "net_loss", "tax_rate"}
+    assert {m for m, _, _ in kept} == {
+        "revenue", "net_loss", "tax_rate", "interest_rate_swaps", "interest_rates_net",
+        "gross_margin",
+    }  # fmt: skip
     unsigned = {(s.filing_id, s.row) for s in result.skipped if "sign is unknown" in s.reason}
     assert unsigned == {
         ("Single_AON/2014/page_47.pdf", "operating margin"),
         ("Single_PM/2015/page_38.pdf", "u.s . pension plans"),
         ("Single_PM/2015/page_38.pdf", "postretirement plans"),
+        ("Single_GS/2017/page_1.pdf", "effective tax rate"),
+        ("Single_GS/2017/page_1.pdf", "segment margin"),
     }
 
 
 def test_the_parts_of_a_walk_are_parts_of_its_change(tmp_path: Path) -> None:
     """``2009 net revenue``, parts naming no period, ``2010 net revenue``: when the parts add up
-    to the change, each is stored as a part of it in the later year; when they do not, or the
-    two ends are not one year apart, the parts are reported as before."""
+    to the change, each is stored (by filing) as a part of it in the later year; when they do
+    not, or the two ends are not one year apart, or entities are tickers (two walks of one
+    company would mix), the parts are reported as before."""
+    import json
+
+    from ragspine.structured.convfinqa import filing_entity
+
     walk = {"2009 net revenue": 536.7, "volume/weather": 18.9, "other": -0.3,
             "2010 net revenue": 555.3}  # fmt: skip
     off = {**walk, "other": 0.3}
     gap = {"2008 net revenue": 536.7, "volume/weather": 18.9, "other": -0.3,
            "2010 net revenue": 555.3}  # fmt: skip
-    ws, result = _imported(
-        tmp_path,
-        [
-            _filing("Single_ETR/2011/page_1.pdf", {"amount ( in millions )": walk}),
-            _filing("Single_ABC/2011/page_1.pdf", {"amount ( in millions )": off}),
-            _filing("Single_XYZ/2011/page_1.pdf", {"amount ( in millions )": gap}),
-        ],
-    )
+    filings = [
+        _filing("Single_ETR/2011/page_1.pdf", {"amount ( in millions )": walk}),
+        _filing("Single_ABC/2011/page_1.pdf", {"amount ( in millions )": off}),
+        _filing("Single_XYZ/2011/page_1.pdf", {"amount ( in millions )": gap}),
+    ]
+    source = tmp_path / "c.json"
+    source.write_text(json.dumps(filings), "utf-8")
+    ws = Workspace.init(tmp_path / "ws")
+    result, _ = ws.ingest_convfinqa(source, entities="filing")
+    etr = filing_entity("Single_ETR/2011/page_1.pdf")
     read = _read(result)
-    assert read[("etr", "net_revenue_volume_weather", "FY2010")] == Decimal("18.9")
-    assert read[("etr", "net_revenue_other", "FY2010")] == Decimal("-0.3")
-    assert {m for e, m, _ in read if e != "etr"} == {"net_revenue"}
-    part = ws.query_metric("net revenue: volume/weather", "ETR", "FY2010", principal=PUBLIC)
+    assert read[(etr, "net_revenue_volume_weather", "FY2010")] == Decimal("18.9")
+    assert read[(etr, "net_revenue_other", "FY2010")] == Decimal("-0.3")
+    assert {m for e, m, _ in read if e != etr} == {"net_revenue"}
+    part = ws.query_metric("net revenue: volume/weather", etr, "FY2010", principal=PUBLIC)
     assert part.locator is not None
     assert part.locator.endswith("(part of the change in net revenue from FY2009 to FY2010)")
     reported = {(s.filing_id[7:10], s.row) for s in result.skipped}
     assert {("ABC", "volume/weather"), ("XYZ", "other")} <= reported
+    (tmp_path / "t").mkdir()
+    _, by_ticker = _imported(tmp_path / "t", filings)
+    assert {m for _, m, _ in _read(by_ticker)} == {"net_revenue"}

@@ -63,8 +63,8 @@ _EN: dict[str, str] = {
     "select_below": "Periods in which {entity}'s {metric}{channel} was below the value asked",
     "select_count": "{what}: {count} of {total} periods ({periods}).",
     "select_negative": (
-        "In value or in size? Every stored value of {entity}'s {metric}{channel} is negative: "
-        "the {pick} in value is {by_value}, the {size} in size {by_size}."
+        "In value or in size? {entity}'s {metric}{channel} has negative values: the {pick} in "
+        "value is {by_value}, the {size} in size {by_size}."
     ),
     "pick_highest": "highest",
     "pick_lowest": "lowest",
@@ -99,6 +99,10 @@ _EN: dict[str, str] = {
     "duration_not_stored": (
         "The question asks for a length of time, and {metric} is stored as an amount: no "
         "length of time is given."
+    ),
+    "change_backward": (
+        "Which way? The question names {later} before {earlier}. Ask for the change from "
+        "{earlier} to {later}, or for {earlier} compared to {later}."
     ),
     "assume_forward": (
         "Periods: {earlier} to {later} (the question names the later year first; a change runs "
@@ -245,8 +249,8 @@ _IT: dict[str, str] = {
     "select_below": ("Periodi in cui {metric}{channel} di {entity} è inferiore al valore indicato"),
     "select_count": "{what}: {count} su {total} periodi ({periods}).",
     "select_negative": (
-        "Per valore o per grandezza? Ogni valore memorizzato di {metric}{channel} di {entity} è "
-        "negativo: il {pick} per valore è {by_value}, il {size} per grandezza {by_size}."
+        "Per valore o per grandezza? {metric}{channel} di {entity} ha valori negativi: il {pick} "
+        "per valore è {by_value}, il {size} per grandezza {by_size}."
     ),
     "pick_highest": "più alto",
     "pick_lowest": "più basso",
@@ -322,6 +326,10 @@ _IT: dict[str, str] = {
     "duration_not_stored": (
         "La domanda chiede una durata, e {metric} è memorizzato come importo: nessuna durata "
         "viene indicata."
+    ),
+    "change_backward": (
+        "In quale verso? La domanda nomina {later} prima di {earlier}. Chiedere la variazione "
+        "da {earlier} a {later}, oppure {earlier} rispetto a {later}."
     ),
     "assume_forward": (
         "Periodi: da {earlier} a {later} (la domanda nomina prima l'anno successivo; una "

@@ -25,7 +25,7 @@ from ragspine.analysis import match_key
 from ragspine.answer.metric_match import MetricMatch
 from ragspine.errors import PeriodError
 from ragspine.glossary import Glossary, TermType
-from ragspine.periods import PeriodKind, parse_period
+from ragspine.periods import Period, PeriodKind, parse_period
 from ragspine.structured.headers import dated_period
 
 
@@ -301,9 +301,10 @@ class QuestionReading:
     """The period a change is measured from, when the question says so (``from 2018``,
     ``since 2018``, ``rispetto al 2018``); otherwise changes run from the earliest period."""
     backward: bool = False
-    """The question names a span of years from the later to the earlier (``the change from
-    2018 to 2017``): a change over time runs the other way, so the answer asks which is meant.
-    (``2017 from 2018`` names no span: it is 2017 measured against 2018.)"""
+    """The question names a span from the later period to the earlier (``the change from 2018
+    to 2017``, ``from Q4 2019 to Q4 2018``): a change over time runs the other way, so a plain
+    change is computed forward (and says so), a rise or a fall is asked back. (``2017 from
+    2018`` names no span: it is 2017 measured against 2018.)"""
     year_range: tuple[int, int] | None = None
     """Fiscal years named as a span (``from 2017 to 2019``, ``between 2017 and 2019``,
     ``2017-2019``): an average or a sum covers every year of it."""
@@ -461,6 +462,7 @@ def read_question(
     reference = reference_date or date.today()
     scanned = rest
     found_spans: list[tuple[int, int]] = []
+    read: list[tuple[int, int, Period]] = []  # every period read, where it was said
     for match in _PERIOD_RE.finditer(scanned):
         try:
             if match["date"]:  # "12/31/10": the fiscal year holding that day, as in headers
@@ -479,17 +481,23 @@ def read_question(
             base_period = period.label
         if period.kind is PeriodKind.YEAR:
             years.append((match.start(), match.end(), period.year))
+        read.append((match.start(), match.end(), period))
         found_spans.append(match.span())
     rest = _blanked(rest, found_spans)
     year_range = None
-    backward = False
     for (before, end, first), (start, _, last) in itertools.pairwise(years):
         joined = scanned[end:start]
         between = _BETWEEN_RE.search(_before(scanned, before)) and _BETWEEN_AND_RE.fullmatch(joined)
         if first != last and (_SPAN_RE.fullmatch(joined) or between):
             year_range = (min(first, last), max(first, last))
-            backward = first > last and bool(_START_RE.search(_before(scanned, before)))
             break
+    month = glossary.fiscal_year_start_month
+    backward = any(  # "from 2019 to 2018", "from Q4 2019 to Q4 2018"
+        _SPAN_RE.fullmatch(scanned[end:start])
+        and _START_RE.search(_before(scanned, before))
+        and last.date_range(month)[1] < first.date_range(month)[0]
+        for (before, end, first), (start, _, last) in itertools.pairwise(read)
+    )
 
     pattern = _cues_of(glossary)
     cues = [] if pattern is None else [" ".join(m.group(0).split()) for m in pattern.finditer(rest)]

@@ -442,9 +442,13 @@ def answer_figures(
         return _clarify(text(locale, "total_or_each", metric=label), assumptions)
     periods = _ordered_periods(reading, periods, glossary)
     if reading.operation in CHANGES and reading.backward and len(periods) == 2:
+        later, earlier = periods
+        if reading.operation_word.split()[-1] in _DIRECTED:
+            # "the decline from 2019 to 2018": a fall back in time, or the fall over time?
+            return _clarify(text(locale, "change_backward", earlier=earlier, later=later))
         # "the change from 2018 to 2017": a change over time runs forward, and is said so
-        periods.reverse()
-        assumptions.append(text(locale, "assume_forward", earlier=periods[0], later=periods[1]))
+        periods = [earlier, later]
+        assumptions.append(text(locale, "assume_forward", earlier=earlier, later=later))
     operation = _OPERATIONS.get(reading.operation, _lookups)
     status = operation(builder, reading, entities, periods, store, principal, level)
     if isinstance(status, FiguresPart):
@@ -651,6 +655,14 @@ def _compared(
     return AnswerStatus.ANSWERED
 
 
+_DIRECTED = frozenset(
+    ("increase", "increased", "decrease", "decreased", "grow", "grew", "grown", "growth", "rise",
+     "rose", "risen", "fall", "fell", "fallen", "decline", "declined", "aumento", "aumentato",
+     "aumentata", "calo", "calato", "calata", "diminuito", "diminuita", "crescita", "cresciuto",
+     "cresciuta")
+)  # fmt: skip
+"""Change words with a direction (a rise, a fall): over a span named back in time, which way
+the asker counts is not known."""
 _SUBTRACTING = ("less", "minus")
 _FALLING = frozenset(
     ("decrease", "decreased", "decline", "declined", "fall", "fell", "fallen", "calo", "calato",
@@ -1016,14 +1028,14 @@ def _select(
         builder.add(text(builder.locale, "not_computable", what=what, reason=reason), ())
         return AnswerStatus.REFUSED
     found = [(row.period, row.value) for row in result.rows if row.value is not None]
-    if selection.pick in (Pick.HIGHEST, Pick.LOWEST) and all(v < 0 for _, v in found):
-        # "the greater foreign exchange movement" over -1.5 and -4.2: the highest value is
-        # the smallest movement; which one is meant is asked, both are named
-        other = Pick.LOWEST if selection.pick is Pick.HIGHEST else Pick.HIGHEST
+    by_size = _by_size(selection, found)
+    if by_size is not None:
+        # "the greater foreign exchange movement" over -1.5 and -4.2, or "the largest net
+        # loss" over (100), (40) and 0: the highest value is not the largest in size; which
+        # one is meant is asked, both are named
         pick, size = (text(builder.locale, f"{k}_{selection.pick.value}") for k in ("pick", "size"))
         by_value = ", ".join(_chosen(selection, found, result.scale) or ())
-        by_size = ", ".join(_chosen(Selection(other), found, result.scale) or ())
-        words = {"pick": pick, "size": size, "by_value": by_value, "by_size": by_size}
+        words = {"pick": pick, "size": size, "by_value": by_value, "by_size": ", ".join(by_size)}
         builder.add(text(builder.locale, "select_negative", **labels, **words), ())
         return AnswerStatus.NEEDS_CLARIFICATION
     chosen = _chosen(selection, found, result.scale)
@@ -1051,6 +1063,20 @@ def _select(
         )  # fmt: skip
     builder.add(sentence, markers, figure)
     return AnswerStatus.ANSWERED
+
+
+def _by_size(selection: Selection, found: Sequence[tuple[str, Decimal]]) -> list[str] | None:
+    """The periods a highest / lowest pick gives by size (absolute value) when a value is
+    negative and that differs from the pick by value; None otherwise (nothing to ask)."""
+    if selection.pick not in (Pick.HIGHEST, Pick.LOWEST) or len(found) < 2:
+        return None
+    if not any(value < 0 for _, value in found):
+        return None
+    sizes = [abs(value) for _, value in found]
+    best = (max if selection.pick is Pick.HIGHEST else min)(sizes)
+    by_size = [period for (period, _), size in zip(found, sizes, strict=True) if size == best]
+    by_value = _chosen(selection, found, None)
+    return None if by_value is None or set(by_value) == set(by_size) else by_size
 
 
 def _chosen(

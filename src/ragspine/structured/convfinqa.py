@@ -82,8 +82,13 @@ _UNSIGNED = (
     "its sign is unknown"
 )
 _RATE_LABEL = re.compile(
-    r"\b(?:margins?|rates?|ratios?|yields?|volatility|percentages?)\b", re.IGNORECASE
+    r"\b(?:margins?|rate|ratio|yield|volatility|percentage)"
+    r"(?:\s+as\s+\w+)?(?:\s*\([^()]*\))*\s*$",
+    re.IGNORECASE,
 )
+"""A label ending in the name of a rate (``risk-free interest rate``, ``operating margin``,
+``loss ratio as reported``, ``volatility ( bps )``); not one where a rate only qualifies an
+amount (``interest rate swaps``, ``interest rates net``, ``effect of exchange rate changes``)."""
 _REPLACED = "replaced by a later filing's value"
 _AMBIGUOUS = "same row, entity and year twice with different values (ambiguous: neither kept)"
 
@@ -255,21 +260,26 @@ def _oriented(
     return turned, True
 
 
-def _unsigned_rates(table: Mapping[str, Mapping[str, Any]]) -> set[str]:
-    """Rows whose every value is negative and that name a rate (``operating margin``,
-    ``risk-free interest rate``) or sit in a table of only negative values (a table of discount
-    rates by plan): the dataset's cleaning wrote a percentage cell ``11.4% ( 11.4 % )`` as -11.4,
-    so such a row's sign cannot be told from a loss; it is reported, never guessed."""
+def _unsigned_rates(table: Mapping[str, Mapping[str, Any]], read: Iterable[str]) -> set[str]:
+    """Rows of the ``read`` columns with no positive value and a negative one that end in the
+    name of a rate (:data:`_RATE_LABEL`), or that sit in a table of such rows only (a table of
+    discount rates by plan): the dataset's cleaning wrote a percentage cell ``11.4% ( 11.4 % )``
+    as -11.4, so such a row's sign cannot be told from a loss; it is reported, never guessed.
+    (A table of losses only is reported too: in this source its sign cannot be told apart.)"""
     values: dict[str, list[Decimal]] = {}
-    for cells in table.values():
-        for label, cell in cells.items():
+    for column in read:
+        for label, cell in table[column].items():
             try:
                 value = parse_value(cell)
             except IngestError:
                 continue
             if value != DASH_PLACEHOLDER:
                 values.setdefault(str(label), []).append(value)
-    negative = {label for label, found in values.items() if all(v < 0 for v in found)}
+    negative = {
+        label
+        for label, found in values.items()
+        if all(v <= 0 for v in found) and any(v < 0 for v in found)
+    }
     if negative == set(values):
         return negative
     return {label for label in negative if _RATE_LABEL.search(label)}
@@ -318,11 +328,13 @@ def import_convfinqa(
                 new_entities.setdefault(entity, Term(TermType.ENTITY, entity, ticker.upper()))
         table, transposed = _oriented(_table(filing, source_name), glossary)
         periods = _column_periods(table, glossary)
-        unsigned = _unsigned_rates(table)
+        read = [c for c in table if periods[c] is not None or len(table) == 1]
+        unsigned = _unsigned_rates(table, read)
         for column, rows in table.items():
             dated = periods[column]
             by_row = dated is None and len(table) == 1  # one value column: rows may be dated
-            walk = _walk(rows, glossary) if by_row else {}
+            # a walk's parts belong to it: by ticker, two walks of one company would mix
+            walk = _walk(rows, glossary) if by_row and entities == "filing" else {}
             if dated is None and not by_row:
                 reason = "column header is not a year or a year-end date"
                 skipped.append(Skip(filing_id, column, "", reason))
