@@ -1407,3 +1407,33 @@ def test_a_row_of_plain_words_gives_way_to_a_row_the_question_names(tmp_path: Pa
     assert [f.decimal_value for f in changes] == ["77395"]
     end = ask("What was the amount at end of the year in 2019?")
     assert [f.decimal_value for f in end.figures] == ["135936"]
+
+
+def test_an_aggregate_of_values_that_are_all_negative_names_the_sign_it_is_given_in(
+    tmp_path: Path,
+) -> None:
+    """TAT-QA dev: 'the average interest expense' over (6,442) and (17,334) has the gold 11,888
+    in one question and -3,269 (the values as stored) in another of the same form; 7 wrong and
+    14 exact answers were of this kind. An average, a sum or a change of values that are all
+    negative is shown as stored and asked back: in size it has the opposite sign. A percentage
+    change is the same either way, and a value of each sign has one reading."""
+    _, ask = _one_table(
+        tmp_path,
+        "t-sign",
+        [
+            ["", "2019", "2018", "2017"],
+            ["Interest expense", "(17,334)", "(6,442)", "(598)"],
+            ["Operating income (loss)", "5,737", "(6,986)", "(2,235)"],
+        ],
+    )
+    average = ask("What was the average interest expense for 2018 and 2019?")
+    assert average.status is AnswerStatus.NEEDS_CLARIFICATION
+    assert "= -11,888" in average.text
+    assert "As stored or in size? Every stored value of" in average.text
+    change = ask("What was the change in interest expense from 2018 to 2019?")
+    assert change.status is AnswerStatus.NEEDS_CLARIFICATION
+    percent = ask("What was the percentage change in interest expense from 2018 to 2019?")
+    assert percent.status is AnswerStatus.ANSWERED
+    mixed = ask("What was the average operating income (loss) across 2017, 2018 and 2019?")
+    assert mixed.status is AnswerStatus.ANSWERED
+    assert "As stored or in size?" not in mixed.text

@@ -91,7 +91,7 @@ def test_the_fabrication_check_takes_a_percentage_decrease_and_no_other(tmp_path
     """A percentage decrease ((earlier - later) / earlier) is computed from its facts; the same
     sentence with another percentage is not."""
     ws = _sales_workspace(tmp_path)
-    question = "How much did total sales decrease from 2019 to 2018?"
+    question = "How much did total sales decrease from 2018 to 2019?"
     answer = ws.ask(question, AskOptions(entity=f"tatqa-{SALES}"), principal=PUBLIC)
     decrease = [s.text for s in answer.sentences if s.text.startswith("Percentage decrease")]
     assert decrease and fabricated_numbers(answer, question, ws.facts, {}, (SALES,)) == ([], False)
@@ -117,11 +117,11 @@ def test_full_tatqa_dev_has_no_fabricated_number() -> None:
     assert report["overall"]["fabricated"] == 0
     assert all(group["fabricated"] == 0 for group in report["by_type"].values())
     table = report["by_type"]["from:table"]
-    # Issue 15 target, met: exact >= 50 % of the table-only questions (472 / 772 measured).
+    # Issue 15 target, met: exact >= 50 % of the table-only questions (458 / 772 measured).
     assert table["exact"] >= 0.5 * table["questions"]
-    # Target wrong <= 2 % of answered is not met (17 / 523 = 3.3 % measured, 8 of them only
-    # in sign); this bound keeps it from getting worse.
-    assert table["wrong"] <= 0.04 * table["answered"]
+    # Issue 15 target, met narrowly: wrong <= 2 % of the answered ones (10 / 502 = 1.99 %
+    # measured; one more wrong answer would miss it).
+    assert table["wrong"] <= 0.02 * table["answered"]
     # Issue 15 target, met: text-span questions have the gold span in the cited sentences for
     # >= 60 % of them (237 / 349 measured).
     spans = [
@@ -138,7 +138,7 @@ def test_full_convfinqa_first_turns_have_no_fabricated_number() -> None:
     first = report["by_type"]["type:first-turn"]
     # Target exact >= 60 % is not met (133 / 421 = 31.6 % measured): 169 of the 421 first
     # turns need a number from the filing's text or one the question gives, which a figure
-    # may never come from; these bounds keep it from getting worse (14 / 147 wrong measured).
+    # may never come from; these bounds keep it from getting worse (13 / 146 wrong measured).
     assert first["questions"] == 421 and first["exact"] >= 0.31 * first["questions"]
     assert first["wrong"] <= 0.15 * first["answered"]
 

@@ -66,6 +66,11 @@ _EN: dict[str, str] = {
         "In value or in size? {entity}'s {metric}{channel} has negative values: the {pick} in "
         "value is {by_value}, the {size} in size {by_size}."
     ),
+    "sign_as_stored": (
+        "As stored or in size? Every stored value of {entity}'s {metric}{channel} is negative: "
+        "the figure above is computed from the values as stored; from their sizes it has the "
+        "opposite sign."
+    ),
     "pick_highest": "highest",
     "pick_lowest": "lowest",
     "size_highest": "largest",
@@ -251,6 +256,11 @@ _IT: dict[str, str] = {
     "select_negative": (
         "Per valore o per grandezza? {metric}{channel} di {entity} ha valori negativi: il {pick} "
         "per valore è {by_value}, il {size} per grandezza {by_size}."
+    ),
+    "sign_as_stored": (
+        "Come memorizzato o per grandezza? Ogni valore memorizzato di {metric}{channel} di "
+        "{entity} è negativo: la cifra sopra è calcolata dai valori come memorizzati; dalle loro "
+        "grandezze ha il segno opposto."
     ),
     "pick_highest": "più alto",
     "pick_lowest": "più basso",

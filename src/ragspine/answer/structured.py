@@ -652,6 +652,13 @@ def _compared(
         _steps(builder, result, metric, percent_only=percent_only, falling=falling)
         if not any(f.kind is not FigureKind.FACT for f in builder.figures):
             return AnswerStatus.REFUSED  # the facts found are shown; the change asked is not
+    values = [row.value for row in result.rows if row.value is not None]
+    if operation is not Operation.PERCENT_CHANGE and values and all(v < 0 for v in values):
+        # "the average interest expense" over (6,442) and (17,334): the average of the values
+        # as stored, or of the expense's sizes? Askers count both ways; both are named.
+        labels = builder.labels(metric, entities[0])
+        builder.add(text(builder.locale, "sign_as_stored", **labels), ())
+        return AnswerStatus.NEEDS_CLARIFICATION
     return AnswerStatus.ANSWERED
 
 
