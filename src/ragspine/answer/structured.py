@@ -662,14 +662,6 @@ def _compared(
     return AnswerStatus.ANSWERED
 
 
-_DIRECTED = frozenset(
-    ("increase", "increased", "decrease", "decreased", "grow", "grew", "grown", "growth", "rise",
-     "rose", "risen", "fall", "fell", "fallen", "decline", "declined", "aumento", "aumentato",
-     "aumentata", "calo", "calato", "calata", "diminuito", "diminuita", "crescita", "cresciuto",
-     "cresciuta")
-)  # fmt: skip
-"""Change words with a direction (a rise, a fall): over a span named back in time, which way
-the asker counts is not known."""
 _SUBTRACTING = ("less", "minus")
 _FALLING = frozenset(
     ("decrease", "decreased", "decline", "declined", "fall", "fell", "fallen", "calo", "calato",
@@ -678,6 +670,12 @@ _FALLING = frozenset(
 """Words asking how much a figure fell (``how much did X decrease by``): the fall is given, the
 earlier value less the later (a rise is then negative), as the asker counts it; not when a value
 is negative (a plain change is given then)."""
+_DIRECTED = _FALLING | frozenset(
+    ("increase", "increased", "grow", "grew", "grown", "growth", "rise", "rose", "risen",
+     "aumento", "aumentato", "aumentata", "crescita", "cresciuto", "cresciuta")
+)  # fmt: skip
+"""Change words with a direction (a rise, a fall): over a span named back in time, which way
+the asker counts is not known."""
 _POINTS = ("absolute", "percentage point", "percent point", "change in percentage points")
 _DIFFERENCE = ("difference", "differenza")
 
