@@ -74,8 +74,7 @@ def heading_words(heading: str) -> frozenset[str]:
     cash, provided, by), less plain question words (``Amounts falling due within one year:``
     is said by ``falling due within one year``); none for a heading that is only a note
     (``(in thousands)``) or a date."""
-    plain = {_stem(w) for w in _PLAIN}
-    return spelling_words(_NOT_IN_PARENTHESES.sub(" ", heading)) - plain
+    return spelling_words(_NOT_IN_PARENTHESES.sub(" ", heading)) - _PLAIN_STEMS
 
 
 def names_a_figure(word: str) -> bool:
@@ -172,6 +171,7 @@ _PLAIN = frozenset(
     )
 )
 """Words a question may add around a metric without naming anything of the table."""
+_PLAIN_STEMS = frozenset(_stem(w) for w in _PLAIN)
 
 
 def unexplained_words(
@@ -196,7 +196,7 @@ def unexplained_words(
         for s in spellings
         for stem in spelling_words(s)
     }
-    plain = {_stem(w) for w in _PLAIN} | _JOINING
+    plain = _PLAIN_STEMS | _JOINING
     key = match_key(question)
     found = []
     counted = _HOW_MANY.search(key)  # "how many categories": a count of rows, not a value
@@ -324,9 +324,8 @@ def match_metrics(
             places = frozenset(i for i in range(low, high + 1) if tokens[i][0] in words)
             hits.append(_Hit(code, words, places, tokens[low][1], tokens[high][2]))
     hits = [h for h in hits if not any(h.words < o.words for o in hits)]
-    plain = {_stem(w) for w in _PLAIN}
     # a row of plain words only ("At end of the year") names less than any other row named
-    hits.sort(key=lambda h: (not h.words - plain, -len(h.words), h.start, h.code))
+    hits.sort(key=lambda h: (not h.words - _PLAIN_STEMS, -len(h.words), h.start, h.code))
     chosen: list[_Hit] = []
     tied: list[_Hit] = []
     for hit in hits:
@@ -451,7 +450,7 @@ def match_by_question_words(
     than ``total`` is never the answer, since its other part may be a narrower figure (a rate,
     a growth, a bucket): it is asked back, unless one row adding nothing but ``total`` fits
     beside such rows only (``Gross carrying amount: Total``)."""
-    plain = {_stem(w) for w in _PLAIN} | _JOINING | extra_plain
+    plain = _PLAIN_STEMS | _JOINING | extra_plain
     tokens = _words(question)
     # words said count as said, plain ones too, but not the operation's ("changes in ..."
     # is not said by "the change in ...")
