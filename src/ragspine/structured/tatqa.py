@@ -471,7 +471,11 @@ def _spanned_periods(
         if len(widths) != 1 or widths == {1}:
             continue
         spans = [range(c, ends[c]) for c in dated]
-        below = [k for k in header if k > i and all(_names_each(rows[k], span) for span in spans)]
+        below = [
+            k
+            for k in header
+            if k > i and all(_names_each(rows[k], span, fiscal_start_month) for span in spans)
+        ]
         if not below:
             continue
         captions = rows[below[0]]
@@ -481,11 +485,11 @@ def _spanned_periods(
     return {}
 
 
-def _names_each(row: Sequence[str], columns: Iterable[int]) -> bool:
+def _names_each(row: Sequence[str], columns: Iterable[int], fiscal_start_month: int) -> bool:
     """Whether ``row`` gives each of ``columns`` a caption: a name, not a unit or a period."""
     for column in columns:
         text = _clean(row[column])
-        if not text or _UNIT_ONLY.match(text) or header_period(text) is not None:
+        if not text or _UNIT_ONLY.match(text) or header_period(text, fiscal_start_month):
             return False
         if not _caption_label(text):
             return False
@@ -644,13 +648,14 @@ def import_tatqa(
         header_texts += [rows[i][0] for i in range(len(rows)) if i not in header and rows[i]]
         scale, why = stated_scale(t for t in header_texts if t.strip() and not _is_number(t))
         scales[scale.value if scale else f"scale {why}"] += 1
-        periods: dict[int, str] = {}
         mark = len(skipped)
         named_periods = {
             column: {p for i in header if (p := header_period(rows[i][column], fiscal))}
             for column in range(1, width)
         }
-        periods = {c: next(iter(found)) for c, found in named_periods.items() if len(found) == 1}
+        periods: dict[int, str] = {
+            c: next(iter(found)) for c, found in named_periods.items() if len(found) == 1
+        }
         spanned = _spanned_periods(rows, header, width, periods, fiscal)
         for column in range(1, width):
             found = named_periods[column]
