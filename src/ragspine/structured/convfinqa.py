@@ -78,8 +78,8 @@ def filing_entity(filing_id: str) -> str:
 
 
 _UNSIGNED = (
-    "a rate shown only negative: the cleaned source turns '11.4% ( 11.4 % )' into -11.4, so "
-    "its sign is unknown"
+    "a rate, or a row of a table of only negative values, with no positive value: the cleaned "
+    "source turns '11.4% ( 11.4 % )' into -11.4, so its sign is unknown"
 )
 _RATE_LABEL = re.compile(
     r"\b(?:margins?|rate|ratio|yield|volatility|percentage)"
