@@ -351,3 +351,56 @@ def test_a_period_header_spanning_measure_columns_keeps_each_measure_apart() -> 
         ("tatqa-units", "Sales", "FY2019"),
         ("tatqa-units", "Sales", "FY2018"),
     }
+
+
+def test_spans_leave_shares_plain_and_repeated_captions_unread_and_scales_keep_exceptions() -> None:
+    """A review found: a spanned '% of total revenue' column stored as thousands (2 % read as
+    2 thousand), a 'Years | Years' row taken for captions, an 'Amount' caption no question can
+    name apart, and per-share figures under '(In thousands, except per share data)' stored as
+    thousands (1.89 read as 1.89 thousand). Such columns are not read; excepted rows and
+    columns are at no scale."""
+    share = [
+        ["(In thousands, except percentages)", "2019", "", "2018", ""],
+        ["", "Amount", "% of total revenue", "Amount", "% of total revenue"],
+        ["Maintenance", "1,000", "2", "900", "3%"],
+    ]
+    years = [
+        ["", "2019", "", "2018", ""],
+        ["", "Years", "Years", "Years", "Years"],
+        ["", "Men", "Women", "Men", "Women"],
+        ["Member aged 65", "86.9", "88.9", "86.8", "88.8"],
+    ]
+    stock = [
+        ["(In thousands, except per share data)", "2019", "", "2018", ""],
+        ["", "Shares", "Amount", "Shares", "Amount"],
+        ["Common stock", "1,500", "15", "1,400", "14"],
+    ]
+    options = [
+        ["(In thousands, except per share data)", "2019", "", "2018", ""],
+        ["", "Number of Shares", "Weighted Average Exercise Price", "Number of Shares",
+         "Weighted Average Exercise Price"],
+        ["Granted", "300", "$15.20", "250", "$13.10"],
+        ["Diluted earnings per share", "$1.89", "", "$1.70", ""],
+    ]  # fmt: skip
+    documents = [
+        {"table": {"uid": uid, "table": table}, "paragraphs": [], "questions": []}
+        for uid, table in (("share", share), ("years", years), ("stock", stock), ("opt", options))
+    ]
+    result = import_tatqa(documents, Glossary.from_terms([]))
+    names = {t.code: t.label for t in result.new_terms}
+    read = {(f.entity[6:], names[f.metric], f.period): f for f in result.facts}
+    assert {(e, m) for e, m, _ in read} == {
+        ("share", "Maintenance"),
+        ("years", "Member aged 65"),
+        ("years", "Women: Member aged 65"),
+        ("stock", "Common stock"),
+        ("opt", "Granted"),
+        ("opt", "Weighted Average Exercise Price: Granted"),
+        ("opt", "Diluted earnings per share"),
+    }
+    assert read[("share", "Maintenance", "FY2019")].scale is Scale.THOUSAND
+    assert read[("years", "Women: Member aged 65", "FY2019")].value == Decimal("88.9")
+    price = read[("opt", "Weighted Average Exercise Price: Granted", "FY2019")]
+    assert (price.value, price.scale) == (Decimal("15.20"), Scale.ONE)
+    assert read[("opt", "Diluted earnings per share", "FY2018")].scale is Scale.ONE
+    assert read[("opt", "Granted", "FY2019")].scale is Scale.THOUSAND  # a number of shares

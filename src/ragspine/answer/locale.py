@@ -67,10 +67,13 @@ _EN: dict[str, str] = {
         "value is {by_value}, the {size} in size {by_size}."
     ),
     "sign_as_stored": (
-        "As stored or in size? Every stored value of {entity}'s {metric}{channel} is negative: "
-        "the figure above is computed from the values as stored; from their sizes it has the "
+        "As stored or in size? No stored value of {entity}'s {metric}{channel} is positive: the "
+        "{what} above is computed from the values as stored; from their sizes it has the "
         "opposite sign."
     ),
+    "sign_what_change": "change (the percentage change is the same either way)",
+    "sign_what_average": "average",
+    "sign_what_sum": "sum",
     "pick_highest": "highest",
     "pick_lowest": "lowest",
     "size_highest": "largest",
@@ -258,10 +261,13 @@ _IT: dict[str, str] = {
         "per valore è {by_value}, il {size} per grandezza {by_size}."
     ),
     "sign_as_stored": (
-        "Come memorizzato o per grandezza? Ogni valore memorizzato di {metric}{channel} di "
-        "{entity} è negativo: la cifra sopra è calcolata dai valori come memorizzati; dalle loro "
+        "Come memorizzato o per grandezza? Nessun valore memorizzato di {metric}{channel} di "
+        "{entity} è positivo: {what} sopra è calcolata dai valori come memorizzati; dalle loro "
         "grandezze ha il segno opposto."
     ),
+    "sign_what_change": "la variazione (la variazione percentuale è la stessa in ogni caso)",
+    "sign_what_average": "la media",
+    "sign_what_sum": "la somma",
     "pick_highest": "più alto",
     "pick_lowest": "più basso",
     "size_highest": "più grande",

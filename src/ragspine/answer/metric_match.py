@@ -71,10 +71,10 @@ def word_stems(text: str) -> set[str]:
 @lru_cache(maxsize=4096)
 def heading_words(heading: str) -> frozenset[str]:
     """The stems a section heading says outside parentheses (``Cash (used in) provided by:``:
-    cash, provided, by), less plain question words (``Amounts falling due within one year:``
-    is said by ``falling due within one year``); none for a heading that is only a note
-    (``(in thousands)``) or a date."""
-    return spelling_words(_NOT_IN_PARENTHESES.sub(" ", heading)) - _PLAIN_STEMS
+    cash, provided, by), less words that only say "an amount" (``Amounts falling due within
+    one year:`` is said by ``falling due within one year``; ``Average balance:`` still needs
+    ``average``); none for a heading that is only a note (``(in thousands)``) or a date."""
+    return spelling_words(_NOT_IN_PARENTHESES.sub(" ", heading)) - _AMOUNT_WORDS
 
 
 def names_a_figure(word: str) -> bool:
@@ -172,6 +172,8 @@ _PLAIN = frozenset(
 )
 """Words a question may add around a metric without naming anything of the table."""
 _PLAIN_STEMS = frozenset(_stem(w) for w in _PLAIN)
+_AMOUNT_WORDS = frozenset(_stem(w) for w in ("amount", "amounts", "value", "values", "figures"))
+"""Plain words that only say "an amount" (not ``average``, ``total``, ``change``)."""
 
 
 def unexplained_words(
@@ -421,8 +423,9 @@ def _widens(spelling: str, wanted: frozenset[str], every: set[str]) -> bool:
     :data:`MAX_UNSAID` words of its own, all after the first word the question says: a row
     that adds words in front of them is a narrower figure (``Cost of sales`` is not ``sales``,
     ``Deferred revenue`` not ``revenue``), one that adds words after them says more of the
-    same (``Capital gain distributions received``). A question that says one word only
-    takes no row adding any (``sales`` is not ``Sales returns``)."""
+    same (``Capital gain distributions received``), but never a number or a month of its own.
+    A question that says one word only takes no row adding any (``sales`` is not ``Sales
+    returns``)."""
     words = spelling_words(_without_parts(spelling))  # "(loss)" is no word to match on:
     if not words or not wanted <= words:  # "net loss" is not "Net income (loss)"
         return False
@@ -431,6 +434,8 @@ def _widens(spelling: str, wanted: frozenset[str], every: set[str]) -> bool:
         return False
     if len(unsaid) > MAX_UNSAID or unsaid & _TURNING or any(s.isdigit() for s in unsaid):
         return False  # a number tells rows apart: "tier 1" is not "tier 2"
+    if unsaid & _MONTHS:
+        return False  # so does a month: "notes due September 2025" is not "... March 2025"
     first = next(stem for stem, _, _ in _words(_without_parts(spelling)) if stem not in _JOINING)
     return first in every
 

@@ -653,11 +653,13 @@ def _compared(
         if not any(f.kind is not FigureKind.FACT for f in builder.figures):
             return AnswerStatus.REFUSED  # the facts found are shown; the change asked is not
     values = [row.value for row in result.rows if row.value is not None]
-    if operation is not Operation.PERCENT_CHANGE and values and all(v < 0 for v in values):
+    if operation is not Operation.PERCENT_CHANGE and _unsigned(values):
         # "the average interest expense" over (6,442) and (17,334): the average of the values
         # as stored, or of the expense's sizes? Askers count both ways; both are named.
+        kind = "change" if operation is Operation.CHANGE else operation.value
+        what = text(builder.locale, f"sign_what_{kind}")
         labels = builder.labels(metric, entities[0])
-        builder.add(text(builder.locale, "sign_as_stored", **labels), ())
+        builder.add(text(builder.locale, "sign_as_stored", **labels, what=what), ())
         return AnswerStatus.NEEDS_CLARIFICATION
     return AnswerStatus.ANSWERED
 
@@ -1068,6 +1070,12 @@ def _select(
         )  # fmt: skip
     builder.add(sentence, markers, figure)
     return AnswerStatus.ANSWERED
+
+
+def _unsigned(values: Sequence[Decimal]) -> bool:
+    """Whether ``values`` are negative and zero only (an expense shown as ``(6,442)``): a
+    figure computed from them depends on the sign the asker counts them in."""
+    return any(v < 0 for v in values) and all(v <= 0 for v in values)
 
 
 def _by_size(selection: Selection, found: Sequence[tuple[str, Decimal]]) -> list[str] | None:

@@ -204,6 +204,44 @@ def header_period(text: str, fiscal_start_month: int = 1) -> str | None:
     return None
 
 
+_EXCEPT = re.compile(r"\bexcept(?:ing)?\b(?P<clause>[^)]*)", re.IGNORECASE)
+_EXCEPTED_KINDS: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...] = (
+    (  # "(in thousands, except per share data)": "Diluted earnings per share", "exercise price"
+        "per share",
+        re.compile(r"per[\s-]*share", re.IGNORECASE),
+        re.compile(
+            r"per[\s-]*share|\beps\b|\b(?:exercise|grant|grant-date|share|stock|closing|strike)"
+            r"\s+price\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (  # "except share data", "except number of shares": "Number of Shares", "Shares granted"
+        "shares",
+        re.compile(r"(?<!per )\bshares?\b(?![\s-]*based)|\bnumber of\b", re.IGNORECASE),
+        re.compile(r"\bshares\b|\bnumber of\b", re.IGNORECASE),
+    ),
+    (  # "except percentages", "except ratios": "Gross margin", "Effective tax rate"
+        "percent",
+        re.compile(r"percent|%|\bratios?\b", re.IGNORECASE),
+        re.compile(r"%|percent|\bmargins?\b|\brates?\b|\bratios?\b", re.IGNORECASE),
+    ),
+)
+"""What a scale statement may except (its clause's pattern), and the rows or columns that are
+then not at that scale (their labels' pattern)."""
+
+
+def scale_exceptions(texts: Iterable[str]) -> tuple[re.Pattern[str], ...]:
+    """The label patterns of what the header ``texts`` except from their scale: ``(in
+    thousands, except per share data)`` excepts per-share figures, so ``Diluted earnings per
+    share`` 1.89 is 1.89, not 1.89 thousand."""
+    clauses = [found["clause"] for text in texts for found in _EXCEPT.finditer(text)]
+    return tuple(
+        labels
+        for _, clause_pattern, labels in _EXCEPTED_KINDS
+        if any(clause_pattern.search(clause) for clause in clauses)
+    )
+
+
 def stated_scale(texts: Iterable[str]) -> tuple[Scale | None, str]:
     """The one scale the header ``texts`` state, or ``(None, why)``."""
     found = {scale for text in texts for scale, pattern in _SCALES if pattern.search(text)}
@@ -478,22 +516,34 @@ def _spanned_periods(
         ]
         if not below:
             continue
-        captions = rows[below[0]]
+        captions = {c: _caption_label(_clean(rows[below[0]][c])) for span in spans for c in span}
         return {
-            c: (span[0], _caption_label(_clean(captions[c]))) for span in spans for c in span[1:]
+            c: (span[0], captions[c])
+            for span in spans
+            for c in span[1:]
+            if not _SHARE_CAPTION.search(captions[c]) and not _PLAIN_CAPTION.match(captions[c])
         }
     return {}
 
 
-def _names_each(row: Sequence[str], columns: Iterable[int], fiscal_start_month: int) -> bool:
-    """Whether ``row`` gives each of ``columns`` a caption: a name, not a unit or a period."""
+_SHARE_CAPTION = re.compile(r"%|\bpercent", re.IGNORECASE)
+"""A column caption naming a percentage (``% of total revenue``): a share of a total, often
+with ``%`` on some rows only, so its cells cannot be told from amounts; not read."""
+_PLAIN_CAPTION = re.compile(r"^\W*(?:(?:amounts?|values?|totals?|balances?|numbers?)\W*)+$", re.I)
+"""A caption that names no measure of its own (``Amount``): a question cannot name it apart
+from the span's first column, so it is not read."""
+
+
+def _names_each(row: Sequence[str], columns: Sequence[int], fiscal_start_month: int) -> bool:
+    """Whether ``row`` gives each of ``columns`` a caption of its own: a name, not a unit or a
+    period, and no two alike (``Years | Years`` is a unit row repeated, not two measures)."""
+    labels = []
     for column in columns:
         text = _clean(row[column])
         if not text or _UNIT_ONLY.match(text) or header_period(text, fiscal_start_month):
             return False
-        if not _caption_label(text):
-            return False
-    return True
+        labels.append(_caption_label(text).casefold())
+    return all(labels) and len(set(labels)) == len(labels)
 
 
 @dataclass(frozen=True, slots=True)
@@ -648,6 +698,7 @@ def import_tatqa(
         header_texts += [rows[i][0] for i in range(len(rows)) if i not in header and rows[i]]
         scale, why = stated_scale(t for t in header_texts if t.strip() and not _is_number(t))
         scales[scale.value if scale else f"scale {why}"] += 1
+        excepted = scale_exceptions(t for t in header_texts if t.strip() and not _is_number(t))
         mark = len(skipped)
         named_periods = {
             column: {p for i in header if (p := header_period(rows[i][column], fiscal))}
@@ -745,6 +796,10 @@ def import_tatqa(
                 column_scale = caption.scale or scale if caption is not None else scale
                 if row.section and _OWN_UNIT.search(row.section):  # "(cents per share)"
                     column_scale = stated_scale([row.section])[0] or Scale.ONE
+                named_by = [label, row.section, *header_name.split(" / ")]
+                named_by = [t for t in named_by if t and not _EXCEPT.search(t)]
+                if any(p.search(t) for p in excepted for t in named_by):
+                    column_scale = Scale.ONE  # "(in thousands, except per share data)"
                 try:
                     parsed = _cell_value(cell)
                 except IngestError:
