@@ -30,8 +30,10 @@ NO_MATERIAL_TEXT = TEXTS[Locale.EN]["no_material"]
 
 class AnswerStatus(StrEnum):
     """How an answer ends: ``answered``; ``refused`` (no stored fact, or no relevant material,
-    visible to the asker); ``needs_clarification`` (the question lacks a metric or an entity);
-    ``unrecognized_param`` (a term the glossary or the period grammar does not know)."""
+    visible to the asker); ``needs_clarification`` (the question lacks a metric or an entity,
+    or reads two ways, such as the sign of an average of negative values: the readings are
+    named, and any figure shown is computed from stored facts); ``unrecognized_param`` (a term
+    the glossary or the period grammar does not know)."""
 
     ANSWERED = "answered"
     REFUSED = "refused"
