@@ -1437,6 +1437,10 @@ def test_an_aggregate_of_values_that_are_all_negative_names_the_sign_it_is_given
     assert "(the percentage change is the same either way)" in change.text
     nil = ask("What was the average other losses for 2018 and 2019?")  # (100) and 0
     assert nil.status is AnswerStatus.NEEDS_CLARIFICATION
+    both = ask("What is the sum of interest expense and other losses in 2019?")
+    assert both.status is AnswerStatus.NEEDS_CLARIFICATION and "= -17,434" in both.text
+    signs = ask("What is the sum of operating income (loss) and interest expense in 2019?")
+    assert signs.status is AnswerStatus.ANSWERED
     percent = ask("What was the percentage change in interest expense from 2018 to 2019?")
     assert percent.status is AnswerStatus.ANSWERED
     mixed = ask("What was the average operating income (loss) across 2017, 2018 and 2019?")

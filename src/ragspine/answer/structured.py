@@ -761,6 +761,11 @@ def _metrics_sum(
         measure=(unit, currency, scale),
         exact=total,
     )
+    if not subtract and _unsigned(values):  # "the sum of interest expense and other losses"
+        labels = {**builder.labels(metrics[0], entity), "metric": names}
+        what_sum = text(builder.locale, "sign_what_sum")
+        builder.add(text(builder.locale, "sign_as_stored", **labels, what=what_sum), ())
+        return AnswerStatus.NEEDS_CLARIFICATION
     return AnswerStatus.ANSWERED
 
 
