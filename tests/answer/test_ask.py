@@ -398,8 +398,11 @@ def test_a_change_runs_from_its_base_period(ws: Workspace) -> None:
     change = next(f for f in spanned.figures if f.kind is FigureKind.CHANGE)
     assert change.decimal_value == "0.2"
     assert "Periods: FY2022 to FY2024 (the question names the later year first" in spanned.text
-    labelled = ws.ask("change in ACME's net income from FY2024 to FY2022", principal=PUBLIC)
-    assert "Periods: FY2022 to FY2024" in labelled.text
+    for spelled in ("from FY2024 to FY2022", "from December 31, 2024 to December 31, 2022"):
+        labelled = ws.ask(f"change in ACME's net income {spelled}", principal=PUBLIC)
+        change = next(f for f in labelled.figures if f.kind is FigureKind.CHANGE)
+        assert change.decimal_value == "0.2", spelled
+        assert "Periods: FY2022 to FY2024" in labelled.text, spelled
     # a rise or a fall named back in time: which way the asker counts is asked (a review found
     # "the decline from 2019 to 2018" given with the opposite sign)
     for word in ("decline", "increase"):

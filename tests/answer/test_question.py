@@ -164,6 +164,9 @@ def test_the_base_of_a_change_and_a_span_of_years(
         ("variazione del fatturato ACME dal 2019 al 2018", True),
         ("change in ACME sales from Q4 2019 to Q4 2018", True),
         ("change in ACME sales from Q3 2019 to Q4 2019", False),
+        ("decrease in ACME sales from December 31, 2019 to December 31, 2018", True),
+        ("change in ACME sales from 31 December 2019 to 31 December 2018", True),
+        ("change in ACME sales from 31 December 2018 to 31 December 2019", False),
         ("What is the change in ACME sales from 2018 to 2019?", False),
         ("change in ACME sales in 2018 from 2019", False),  # 2018 measured against 2019
         ("change in ACME sales between 2019 and 2018", False),  # no base: runs forward anyway

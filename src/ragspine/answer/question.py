@@ -273,8 +273,16 @@ _BASE_WORDS = (
 )  # fmt: skip
 _FROM_RE = re.compile(rf"(?<!\w)(?:{'|'.join(_BASE_WORDS)})\s*$")
 """Words right before a period that make it the base of a change."""
-_START_RE = re.compile(r"(?<!\w)(?:from|since|dal|dall'|da)\s*$")
-"""The base words that name where a span of time starts (not a comparison's other side)."""
+_DAY = (
+    rf"(?:(?:{_MONTH_NAMES})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?\s*,?"
+    rf"|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:{_MONTH_NAMES})\.?\s*,?"
+    r"|\d{1,2}(?:st|nd|rd|th)?)"  # "31 December 2019": the month and year are one period
+)
+_START_RE = re.compile(rf"(?<!\w)(?:from|since|dal|dall'|da)\s*(?:{_DAY})?\s*$", re.IGNORECASE)
+"""The base words that name where a span of time starts (not a comparison's other side),
+before a year or a day of it (``from December 31, 2019``)."""
+_SPAN_TO_RE = re.compile(rf"\s*(?:-|\u2013|\u2014|to|through|a|al)\s*(?:{_DAY})?\s*", re.IGNORECASE)
+"""What joins the two ends of a span, the second a year or a day of it (``to December 31,``)."""
 _SPAN_RE = re.compile("\\s*(?:-|\u2013|\u2014|to|through|a|al)\\s*")
 _BETWEEN_RE = re.compile(r"(?<!\w)(?:between|tra|fra)\s*$")
 _BETWEEN_AND_RE = re.compile(r"\s*(?:and|e)\s*")
@@ -492,8 +500,8 @@ def read_question(
             year_range = (min(first, last), max(first, last))
             break
     month = glossary.fiscal_year_start_month
-    backward = any(  # "from 2019 to 2018", "from Q4 2019 to Q4 2018"
-        _SPAN_RE.fullmatch(scanned[end:start])
+    backward = any(  # "from 2019 to 2018", "from Q4 2019 to Q4 2018", "from Dec 31, 2019 to ..."
+        _SPAN_TO_RE.fullmatch(scanned[end:start])
         and _START_RE.search(_before(scanned, before))
         and last.date_range(month)[1] < first.date_range(month)[0]
         for (before, end, first), (start, _, last) in itertools.pairwise(read)

@@ -442,7 +442,7 @@ def answer_figures(
         return _clarify(text(locale, "total_or_each", metric=label), assumptions)
     periods = _ordered_periods(reading, periods, glossary)
     if reading.operation in CHANGES and reading.backward and len(periods) == 2:
-        later, earlier = periods
+        earlier, later = sorted(periods, key=lambda label: _when(label, glossary))
         if reading.operation_word.split()[-1] in _DIRECTED:
             # "the decline from 2019 to 2018": a fall back in time, or the fall over time?
             return _clarify(text(locale, "change_backward", earlier=earlier, later=later))
@@ -470,19 +470,18 @@ def _ordered_periods(reading: QuestionReading, periods: list[str], glossary: Glo
         return [f"FY{year}" for year in range(first, last + 1)]
     if reading.operation not in (Operation.CHANGE, Operation.PERCENT_CHANGE) or len(periods) < 2:
         return periods
-    start = glossary.fiscal_year_start_month
-    reference = date.today()
-
-    def when(label: str) -> tuple[int, int, int]:
-        period = parse_period(label, reference, start)
-        return (period.year, list(PeriodKind).index(period.kind), period.number)
-
-    ordered = sorted(periods, key=when)
+    ordered = sorted(periods, key=lambda label: _when(label, glossary))
     base = reading.base_period
     if base in ordered:
         ordered.remove(base)
         ordered.insert(0, base)
     return ordered
+
+
+def _when(label: str, glossary: Glossary) -> tuple[int, int, int]:
+    """A period label's place in time, for sorting (``FY2019`` before ``FY2019-Q4``)."""
+    period = parse_period(label, date.today(), glossary.fiscal_year_start_month)
+    return (period.year, list(PeriodKind).index(period.kind), period.number)
 
 
 _Operation = Callable[
