@@ -281,9 +281,10 @@ _DAY = (
 _START_RE = re.compile(rf"(?<!\w)(?:from|since|dal|dall'|da)\s*(?:{_DAY})?\s*$", re.IGNORECASE)
 """The base words that name where a span of time starts (not a comparison's other side),
 before a year or a day of it (``from December 31, 2019``)."""
-_SPAN_TO_RE = re.compile(rf"\s*(?:-|\u2013|\u2014|to|through|a|al)\s*(?:{_DAY})?\s*", re.IGNORECASE)
+_JOINERS = "-|\u2013|\u2014|to|through|a|al"
+_SPAN_TO_RE = re.compile(rf"\s*(?:{_JOINERS})\s*(?:{_DAY})?\s*", re.IGNORECASE)
 """What joins the two ends of a span, the second a year or a day of it (``to December 31,``)."""
-_SPAN_RE = re.compile("\\s*(?:-|\u2013|\u2014|to|through|a|al)\\s*")
+_SPAN_RE = re.compile(rf"\s*(?:{_JOINERS})\s*")
 _BETWEEN_RE = re.compile(r"(?<!\w)(?:between|tra|fra)\s*$")
 _BETWEEN_AND_RE = re.compile(r"\s*(?:and|e)\s*")
 """What joins two years into a span (``2017 to 2019``, ``2017-2019``); ``and`` does only
