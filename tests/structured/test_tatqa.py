@@ -10,7 +10,7 @@ from conftest import shared_data
 from ragspine import Principal, Workspace
 from ragspine.errors import IngestError
 from ragspine.glossary import Glossary, load_glossary
-from ragspine.structured.facts import Scale
+from ragspine.structured.facts import Fact, Scale
 from ragspine.structured.tatqa import (
     entity_code,
     header_period,
@@ -332,25 +332,29 @@ def test_a_period_header_spanning_measure_columns_keeps_each_measure_apart() -> 
         ["", "$", "%", "$", "%"],
         ["Sales", "100", "60.0", "90", "58.0"],
     ]
+    read = _tables_read(debt=debt, weeks=weeks, units=units)
+    assert read[("debt", "Total debt", "FY2019")].value == Decimal("3774.4")
+    fair = read[("debt", "Fair Value: Total debt", "FY2019")]
+    assert fair.value == Decimal("4073.9") and "'Fair Value (FY2019)'" in fair.locator
+    assert read[("debt", "Fair Value: Total debt", "FY2018")].value == Decimal("3535.1")
+    assert read[("debt", "Fair Value: Other borrowings", "FY2018")].value == Decimal("170.0")
+    assert {k for k in read if k[0] != "debt"} == {
+        ("weeks", "Sales", "FY2019"),
+        ("weeks", "Sales", "FY2018"),
+        ("units", "Sales", "FY2019"),
+        ("units", "Sales", "FY2018"),
+    }
+
+
+def _tables_read(**tables: list[list[str]]) -> dict[tuple[str, str, str], Fact]:
+    """One TAT-QA document per table (uid = keyword), imported; facts by (uid, label, period)."""
     documents = [
         {"table": {"uid": uid, "table": table}, "paragraphs": [], "questions": []}
-        for uid, table in (("debt", debt), ("weeks", weeks), ("units", units))
+        for uid, table in tables.items()
     ]
     result = import_tatqa(documents, Glossary.from_terms([]))
     names = {t.code: t.label for t in result.new_terms}
-    read = {(f.entity, names[f.metric], f.period): f.value for f in result.facts}
-    assert read[("tatqa-debt", "Total debt", "FY2019")] == Decimal("3774.4")
-    assert read[("tatqa-debt", "Fair Value: Total debt", "FY2019")] == Decimal("4073.9")
-    assert read[("tatqa-debt", "Fair Value: Total debt", "FY2018")] == Decimal("3535.1")
-    assert read[("tatqa-debt", "Fair Value: Other borrowings", "FY2018")] == Decimal("170.0")
-    fair = next(f for f in result.facts if f.value == Decimal("4073.9"))
-    assert "'Fair Value (FY2019)'" in fair.locator
-    assert {k for k in read if k[0] != "tatqa-debt"} == {
-        ("tatqa-weeks", "Sales", "FY2019"),
-        ("tatqa-weeks", "Sales", "FY2018"),
-        ("tatqa-units", "Sales", "FY2019"),
-        ("tatqa-units", "Sales", "FY2018"),
-    }
+    return {(f.entity.removeprefix("tatqa-"), names[f.metric], f.period): f for f in result.facts}
 
 
 def test_spans_leave_shares_plain_and_repeated_captions_unread_and_scales_keep_exceptions() -> None:
@@ -382,13 +386,7 @@ def test_spans_leave_shares_plain_and_repeated_captions_unread_and_scales_keep_e
         ["Granted", "300", "$15.20", "250", "$13.10"],
         ["Diluted earnings per share", "$1.89", "", "$1.70", ""],
     ]  # fmt: skip
-    documents = [
-        {"table": {"uid": uid, "table": table}, "paragraphs": [], "questions": []}
-        for uid, table in (("share", share), ("years", years), ("stock", stock), ("opt", options))
-    ]
-    result = import_tatqa(documents, Glossary.from_terms([]))
-    names = {t.code: t.label for t in result.new_terms}
-    read = {(f.entity[6:], names[f.metric], f.period): f for f in result.facts}
+    read = _tables_read(share=share, years=years, stock=stock, opt=options)
     assert {(e, m) for e, m, _ in read} == {
         ("share", "Maintenance"),
         ("years", "Member aged 65"),
