@@ -412,3 +412,25 @@ def test_a_change_runs_from_its_base_period(ws: Workspace) -> None:
     span = ws.ask("average ACME net income from 2022 to 2024", principal=PUBLIC)
     assert span.figures[-1].kind is FigureKind.AVERAGE
     assert "(0.1 + 0.2 + 0.3) / 3 = 0.2 US dollars." in span.text
+
+
+def test_a_passage_about_another_entity_does_not_explain_this_one(ws: Workspace) -> None:
+    """The demo explained IP's operating profit with a sentence from a HIG filing. A passage
+    whose document names another entity in its metadata is left out of an answer about one
+    entity; a passage naming none (the annual report here), or one the glossary does not know,
+    still counts."""
+    docs = ws.path.parent / "docs"
+    (docs / "china.md").write_text(
+        "ACME revenue rose in FY2024 because online demand grew in China.\n", encoding="utf-8"
+    )
+    (docs / "rival.md").write_text(
+        "ACME revenue rose in FY2024 because rivals raised prices, say analysts.\n",
+        encoding="utf-8",
+    )
+    ws.ingest_documents([docs / "china.md"], library="reports", metadata={"entity": "ACME CN"})
+    ws.ingest_documents([docs / "rival.md"], library="reports", metadata={"entity": "Rival"})
+    answer = ws.ask(QUESTIONS["composite"], principal=PUBLIC)
+    cited = " ".join(s.doc_id for s in answer.sources if s.chunk_id)
+    assert "china.md" not in cited and "annual.md" in cited and "rival.md" in cited
+    china = ws.ask("Why did ACME China revenue rise in 2024?", principal=PUBLIC)
+    assert "china.md" in " ".join(s.doc_id for s in china.sources if s.chunk_id)

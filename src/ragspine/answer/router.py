@@ -14,7 +14,7 @@ provider (the default) the narrative part is the offline extractive answer.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import date
 
@@ -275,7 +275,7 @@ def ask(
         if route is Route.STRUCTURED:
             return _structured_answer(part, route.value, reason, locale, builder.build())
 
-    result = search(asked)
+    result = _about(search(asked), _one_entity(reading, glossary, options), glossary)
     if provider is None:
         narrative = answer_from_snippets(
             asked,
@@ -300,6 +300,23 @@ def ask(
     if part is None:
         return replace(narrative, route_reason=reason, notices=result.notices)
     return _composite(part, narrative, result, glossary, locale, reason)
+
+
+def _about(result: SearchResult, entity: str | None, glossary: Glossary) -> SearchResult:
+    """``result`` without the passages whose document names another entity in its ``entity``
+    metadata than the one the question is about (``Why did IP's operating profit change?`` is
+    not explained by a HIG filing); passages naming no entity, or one the glossary does not
+    know, stay. Only passages the asker already sees are looked at."""
+    if entity is None:
+        return result
+
+    def other(metadata: Mapping[str, object]) -> bool:
+        named = metadata.get("entity")
+        resolved = glossary.entities.resolve(named) if isinstance(named, str) else None
+        return resolved is not None and resolved != entity
+
+    kept = tuple(s for s in result.snippets if not other(s.metadata))
+    return result if len(kept) == len(result.snippets) else replace(result, snippets=kept)
 
 
 def _agent(

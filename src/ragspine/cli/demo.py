@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 
@@ -38,6 +39,12 @@ def detokenize(text: str) -> str:
     return re.sub(
         r"(^|(?<!\.[a-z])[.!?]\s+)([a-z])", lambda m: m.group(1) + m.group(2).upper(), text
     )
+
+
+def ticker(text: Path) -> str:
+    """The company of a filing text written by :func:`write_filing_texts`
+    (``Double_IP_2006_page_32.txt`` -> ``IP``)."""
+    return text.stem.split("_")[1]
 
 
 def write_filing_texts(sample: Path, folder: Path) -> list[Path]:
@@ -81,8 +88,12 @@ def run_demo(workspace: str | Path) -> None:
             ws.create_library(
                 DEMO_LIBRARY, description="ConvFinQA sample filings: management discussion text"
             )
-        report = ws.ingest_documents(texts, library=DEMO_LIBRARY)
-        print(report.summary())
+        reports = [  # each filing's text names its company, so answers about one keep to it
+            ws.ingest_documents([text], library=DEMO_LIBRARY, metadata={"entity": ticker(text)})
+            for text in texts
+        ]
+        outcomes = tuple(o for report in reports for o in report.outcomes)
+        print(replace(reports[-1], outcomes=outcomes).summary())
 
         print("\n== Asking in plain language: the route comes from the question")
         for question in ASK_QUESTIONS:
