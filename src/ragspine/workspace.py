@@ -723,8 +723,9 @@ class Workspace:
         chosen = resolve_options(given, DEFAULT_ASK, changes)
         glossary = self.glossary
 
-        def search(text: str) -> SearchResult:
-            return self.search(text, chosen, principal=principal)
+        def search(text: str, top_k: int | None = None) -> SearchResult:
+            wanted = chosen if top_k is None else replace(chosen, top_k=top_k)
+            return self.search(text, wanted, principal=principal)
 
         with self.provider(chosen.provider) as provider:
             return ask(

@@ -434,3 +434,26 @@ def test_a_passage_about_another_entity_does_not_explain_this_one(ws: Workspace)
     assert "china.md" not in cited and "annual.md" in cited and "rival.md" in cited
     china = ws.ask("Why did ACME China revenue rise in 2024?", principal=PUBLIC)
     assert "china.md" in " ".join(s.doc_id for s in china.sources if s.chunk_id)
+
+
+def test_passages_about_other_entities_do_not_crowd_out_this_ones(ws: Workspace) -> None:
+    """A review found: the passages about another entity were left out after the search had
+    cut its list, so six ACME China passages ranked above the ACME annual report left no
+    explanation at all. A wider search now fills their places; a parent's passage (ACME
+    Group for ACME Corp) still counts."""
+    docs = ws.path.parent / "docs"
+    for n in range(6):
+        path = docs / f"china{n}.md"
+        path.write_text(
+            f"ACME revenue rose in FY2024 because online revenue rose and revenue grew {n}.\n",
+            encoding="utf-8",
+        )
+        ws.ingest_documents([path], library="reports", metadata={"entity": "ACME CN"})
+    (docs / "group.md").write_text(
+        "ACME revenue rose in FY2024 because the group's online demand grew.\n", encoding="utf-8"
+    )
+    ws.ingest_documents([docs / "group.md"], library="reports", metadata={"entity": "ACME Group"})
+    answer = ws.ask(QUESTIONS["composite"], principal=PUBLIC)
+    cited = " ".join(s.doc_id for s in answer.sources if s.chunk_id)
+    assert "china" not in cited
+    assert "annual.md" in cited and "group.md" in cited

@@ -402,3 +402,43 @@ def test_spans_leave_shares_plain_and_repeated_captions_unread_and_scales_keep_e
     assert (price.value, price.scale) == (Decimal("15.20"), Scale.ONE)
     assert read[("opt", "Diluted earnings per share", "FY2018")].scale is Scale.ONE
     assert read[("opt", "Granted", "FY2019")].scale is Scale.THOUSAND  # a number of shares
+
+
+def test_scale_exceptions_keep_to_what_a_label_measures_and_a_total_caption_makes_parts() -> None:
+    """A second review found money rows put at no scale by the exceptions ('Gross margin' and
+    'Interest rate swaps' under 'except percentages', 'Share price hedge' under 'except per
+    share data'), an 'except' inside a row label read as the header's, and a span 'Domestic |
+    Foreign | Total' read with its first column as the row's own figure (the Total unread)."""
+    money = [
+        ["(In millions, except percentages and per share amounts)", "2019", "2018"],
+        ["Gross margin", "82,933", "72,007"],
+        ["Interest rate swaps", "10", "12"],
+        ["Share price hedge", "1,250", "100"],
+        ["Repurchases of common shares", "(25,000)", "(20,000)"],
+        ["Diluted earnings per share", "$5.06", "$2.13"],
+        ["Effective tax rate (%)", "10.2", "12.1"],
+    ]
+    label = [
+        ["(In millions)", "2019", "2018"],
+        ["Revenue from all regions except U.S. (% of total)", "40", "38"],
+        ["Interest rate swaps", "10", "12"],
+    ]
+    regions = [
+        ["(In millions)", "2019", "", "", "2018", "", ""],
+        ["", "Domestic", "Foreign", "Total", "Domestic", "Foreign", "Total"],
+        ["Revenue", "600", "400", "1,000", "550", "400", "950"],
+    ]
+    read = _tables_read(money=money, label=label, regions=regions)
+    scales = {(e, m): f.scale for (e, m, p), f in read.items() if p == "FY2019"}
+    assert scales[("money", "Gross margin")] is Scale.MILLION
+    assert scales[("money", "Interest rate swaps")] is Scale.MILLION
+    assert scales[("money", "Share price hedge")] is Scale.MILLION
+    assert scales[("money", "Repurchases of common shares")] is Scale.MILLION
+    assert scales[("money", "Diluted earnings per share")] is Scale.ONE
+    assert scales[("money", "Effective tax rate (%)")] is Scale.ONE
+    assert scales[("label", "Interest rate swaps")] is Scale.MILLION
+    assert {m: f.value for (e, m, p), f in read.items() if e == "regions" and p == "FY2019"} == {
+        "Domestic: Revenue": Decimal("600"),
+        "Foreign: Revenue": Decimal("400"),
+        "Total: Revenue": Decimal("1000"),
+    }

@@ -418,7 +418,9 @@ def _qualifies(spelling: str, every: set[str]) -> bool:
     return ":" in spelling and bool(_added(spelling, every))
 
 
-def _widens(spelling: str, wanted: frozenset[str], every: set[str]) -> bool:
+def _widens(
+    spelling: str, wanted: frozenset[str], every: set[str], *, months: bool = False
+) -> bool:
     """Whether ``spelling`` names what the question says (``wanted``) with at most
     :data:`MAX_UNSAID` words of its own, all after the first word the question says: a row
     that adds words in front of them is a narrower figure (``Cost of sales`` is not ``sales``,
@@ -434,7 +436,7 @@ def _widens(spelling: str, wanted: frozenset[str], every: set[str]) -> bool:
         return False
     if len(unsaid) > MAX_UNSAID or unsaid & _TURNING or any(s.isdigit() for s in unsaid):
         return False  # a number tells rows apart: "tier 1" is not "tier 2"
-    if unsaid & _MONTHS:
+    if unsaid & _MONTHS and not months:
         return False  # so does a month: "notes due September 2025" is not "... March 2025"
     first = next(stem for stem, _, _ in _words(_without_parts(spelling)) if stem not in _JOINING)
     return first in every
@@ -492,5 +494,12 @@ def match_by_question_words(
     if len(fitting) > 1 or qualified:  # "the expected loss rate": which bucket is asked
         return MetricMatch(ambiguous=tuple(sorted(fitting)))
     if not fitting:
-        return MetricMatch()
+        # "the notes due in 2025" beside "Notes due March 2025" and "... September 2025":
+        # rows that fit but for a month of their own are asked about, never answered
+        dated = [
+            code
+            for code, spellings in candidates.items()
+            if any(_widens(spelling, wanted, every, months=True) for spelling in spellings)
+        ]
+        return MetricMatch(ambiguous=tuple(sorted(dated))) if dated else MetricMatch()
     return MetricMatch((fitting[0],), spans=tuple((start, end) for _, start, end in said))

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import date
+from typing import Protocol
 
 from ragspine.answer.agent import found_values, run_agent
 from ragspine.answer.composite import explanation
@@ -55,7 +56,14 @@ from ragspine.security import Principal, max_visible_level
 from ragspine.stores.facts import FactStore
 from ragspine.structured.facts import locator_heading
 
-Search = Callable[[str], SearchResult]
+
+class Search(Protocol):
+    """Searches the documents for a text as the asker, ``top_k`` passages (default: the
+    options')."""
+
+    def __call__(self, text: str, top_k: int | None = None) -> SearchResult: ...
+
+
 """Searches the documents for a question as the asker (the workspace binds options and asker)."""
 
 
@@ -275,7 +283,7 @@ def ask(
         if route is Route.STRUCTURED:
             return _structured_answer(part, route.value, reason, locale, builder.build())
 
-    result = _about(search(asked), _one_entity(reading, glossary, options), glossary)
+    result = _about_entity(search, asked, _one_entity(reading, glossary, options), glossary)
     if provider is None:
         narrative = answer_from_snippets(
             asked,
@@ -305,18 +313,49 @@ def ask(
 def _about(result: SearchResult, entity: str | None, glossary: Glossary) -> SearchResult:
     """``result`` without the passages whose document names another entity in its ``entity``
     metadata than the one the question is about (``Why did IP's operating profit change?`` is
-    not explained by a HIG filing); passages naming no entity, or one the glossary does not
-    know, stay. Only passages the asker already sees are looked at."""
+    not explained by a HIG filing); passages naming no entity, one the glossary does not know,
+    or a parent or a subsidiary of the entity (``ACME Group`` for ``ACME Corp``), stay. Only
+    passages the asker already sees are looked at."""
     if entity is None:
         return result
+
+    def line(code: str) -> set[str]:  # the entity and its parents ("ACME Corp", "ACME Group")
+        seen: set[str] = set()
+        while code and code not in seen:
+            seen.add(code)
+            term = glossary.entities.terms.get(code)
+            code = term.parent if term is not None and term.parent else ""
+        return seen
+
+    own = line(entity)
 
     def other(metadata: Mapping[str, object]) -> bool:
         named = metadata.get("entity")
         resolved = glossary.entities.resolve(named) if isinstance(named, str) else None
-        return resolved is not None and resolved != entity
+        # a parent's or a subsidiary's passage may speak of this entity: it stays
+        return resolved is not None and resolved not in own and entity not in line(resolved)
 
     kept = tuple(s for s in result.snippets if not other(s.metadata))
     return result if len(kept) == len(result.snippets) else replace(result, snippets=kept)
+
+
+def _about_entity(
+    search: Search, asked: str, entity: str | None, glossary: Glossary
+) -> SearchResult:
+    """The search for ``asked`` kept to ``entity`` (:func:`_about`); when passages about other
+    entities took places among the best, a wider search fills them (so that the entity's own
+    passage ranked below them is still found), cut to as many passages as asked."""
+    result = search(asked)
+    kept = _about(result, entity, glossary)
+    if kept is result:
+        return result
+    top_k = len(result.snippets)
+    wider = _about(search(asked, top_k=top_k * _WIDER), entity, glossary)
+    return replace(wider, snippets=wider.snippets[:top_k])
+
+
+_WIDER = 4
+"""How many times more passages are searched when some were about another entity."""
 
 
 def _agent(

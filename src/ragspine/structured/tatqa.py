@@ -206,28 +206,35 @@ def header_period(text: str, fiscal_start_month: int = 1) -> str | None:
 
 _EXCEPT = re.compile(r"\bexcept(?:ing)?\b(?P<clause>[^)]*)", re.IGNORECASE)
 _EXCEPTED_KINDS: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...] = (
-    (  # "(in thousands, except per share data)": "Diluted earnings per share", "exercise price"
+    (  # "(in thousands, except per share data)": "Diluted earnings per share", "Exercise price"
         "per share",
         re.compile(r"per[\s-]*share", re.IGNORECASE),
         re.compile(
-            r"per[\s-]*share|\beps\b|\b(?:exercise|grant|grant-date|share|stock|closing|strike)"
-            r"\s+price\b",
+            r"per[\s-]*share|\beps\b"
+            r"|^\W*(?:weighted[\s-]*average\s+)?(?:exercise|grant(?:-date)?|share|stock|closing"
+            r"|strike)\s+price(?:\s*\([^()]*\))*\W*$",
             re.IGNORECASE,
         ),
     ),
     (  # "except share data", "except number of shares": "Number of Shares", "Shares granted"
         "shares",
         re.compile(r"(?<!per )\bshares?\b(?![\s-]*based)|\bnumber of\b", re.IGNORECASE),
-        re.compile(r"\bshares\b|\bnumber of\b", re.IGNORECASE),
+        re.compile(
+            r"^\W*(?:(?:weighted[\s-]*average\s+)?(?:number\s+of\s+)?(?:common\s+|ordinary\s+)?"
+            r"shares\b|number\s+of\b)",
+            re.IGNORECASE,
+        ),
     ),
-    (  # "except percentages", "except ratios": "Gross margin", "Effective tax rate"
+    (  # "except percentages", "except ratios": "Gross margin (%)", "Tax rate (percent)"
         "percent",
         re.compile(r"percent|%|\bratios?\b", re.IGNORECASE),
-        re.compile(r"%|percent|\bmargins?\b|\brates?\b|\bratios?\b", re.IGNORECASE),
+        re.compile(r"%|percent", re.IGNORECASE),
     ),
 )
 """What a scale statement may except (its clause's pattern), and the rows or columns that are
-then not at that scale (their labels' pattern)."""
+then not at that scale (their labels' pattern: a label that says what it measures, ``Diluted
+earnings per share``, ``Shares granted``, ``Gross margin (%)``; not one that only mentions it,
+``Share price hedge``, ``Repurchases of common shares``, ``Gross margin`` in dollars)."""
 
 
 def scale_exceptions(texts: Iterable[str]) -> tuple[re.Pattern[str], ...]:
@@ -494,9 +501,10 @@ def _spanned_periods(
     cells are each followed by the same number of empty cells spans them, when a header row
     below gives each column of every span a caption of its own (``Fair Value``; not a unit
     such as ``$`` or ``%``, nor a period). The first column of a span stays the period's own
-    (read as before, its caption named in the locator); each other one is a figure of its own,
-    its caption before the row label (``Fair Value: Total debt``). ``F19 | F18 | |`` (one column
-    per period, then others) spans nothing."""
+    (read as before, its caption named in the locator), unless a caption of the span is
+    ``Total`` (then every column is a part or the total); each other one is a figure of its
+    own, its caption before the row label (``Fair Value: Total debt``). ``F19 | F18 | |`` (one
+    column per period, then others) spans nothing."""
     for i in header:
         filled = [c for c in range(1, width) if _clean(rows[i][c])]
         dated = [
@@ -517,19 +525,26 @@ def _spanned_periods(
         if not below:
             continue
         captions = {c: _caption_label(_clean(rows[below[0]][c])) for span in spans for c in span}
-        return {
-            c: (span[0], captions[c])
-            for span in spans
-            for c in span[1:]
-            if not _SHARE_CAPTION.search(captions[c]) and not _PLAIN_CAPTION.match(captions[c])
-        }
+        spanned: dict[int, tuple[int, str]] = {}
+        for span in spans:
+            # "Domestic | Foreign | Total": the first column is a part, not the row's figure
+            parts = any(_TOTAL_CAPTION.match(captions[c]) for c in span)
+            for c in span if parts else span[1:]:
+                if not _SHARE_CAPTION.search(captions[c]) and not _PLAIN_CAPTION.match(captions[c]):
+                    spanned[c] = (span[0], captions[c])
+        return spanned
     return {}
+
+
+_TOTAL_CAPTION = re.compile(r"^\W*totals?\W*$", re.IGNORECASE)
+"""A caption naming the total of the span's other columns: its first column is then one part
+(``Domestic: Revenue``), and the total is ``Total: Revenue``."""
 
 
 _SHARE_CAPTION = re.compile(r"%|\bpercent", re.IGNORECASE)
 """A column caption naming a percentage (``% of total revenue``): a share of a total, often
 with ``%`` on some rows only, so its cells cannot be told from amounts; not read."""
-_PLAIN_CAPTION = re.compile(r"^\W*(?:(?:amounts?|values?|totals?|balances?|numbers?)\W*)+$", re.I)
+_PLAIN_CAPTION = re.compile(r"^\W*(?:(?:amounts?|values?|balances?|numbers?)\W*)+$", re.I)
 """A caption that names no measure of its own (``Amount``): a question cannot name it apart
 from the span's first column, so it is not read."""
 
@@ -698,7 +713,8 @@ def import_tatqa(
         header_texts += [rows[i][0] for i in range(len(rows)) if i not in header and rows[i]]
         scale, why = stated_scale(t for t in header_texts if t.strip() and not _is_number(t))
         scales[scale.value if scale else f"scale {why}"] += 1
-        excepted = scale_exceptions(t for t in header_texts if t.strip() and not _is_number(t))
+        # only the header states exceptions ("Revenue from all regions except U.S." does not)
+        excepted = scale_exceptions(c for i in header for c in rows[i] if not _is_number(c))
         mark = len(skipped)
         named_periods = {
             column: {p for i in header if (p := header_period(rows[i][column], fiscal))}
