@@ -58,13 +58,10 @@ from ragspine.structured.facts import locator_heading
 
 
 class Search(Protocol):
-    """Searches the documents for a text as the asker, ``top_k`` passages (default: the
-    options')."""
+    """Searches the documents for a question as the asker (the workspace binds options and
+    asker); ``top_k`` passages, by default the options'."""
 
     def __call__(self, text: str, top_k: int | None = None) -> SearchResult: ...
-
-
-"""Searches the documents for a question as the asker (the workspace binds options and asker)."""
 
 
 def slot_text(question: str, history: tuple[Turn, ...]) -> str:

@@ -205,9 +205,8 @@ def header_period(text: str, fiscal_start_month: int = 1) -> str | None:
 
 
 _EXCEPT = re.compile(r"\bexcept(?:ing)?\b(?P<clause>[^)]*)", re.IGNORECASE)
-_EXCEPTED_KINDS: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...] = (
+_EXCEPTED_KINDS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
     (  # "(in thousands, except per share data)": "Diluted earnings per share", "Exercise price"
-        "per share",
         re.compile(r"per[\s-]*share", re.IGNORECASE),
         re.compile(
             r"per[\s-]*share|\beps\b"
@@ -217,7 +216,6 @@ _EXCEPTED_KINDS: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...] = (
         ),
     ),
     (  # "except share data", "except number of shares": "Number of Shares", "Shares granted"
-        "shares",
         re.compile(r"(?<!per )\bshares?\b(?![\s-]*based)|\bnumber of\b", re.IGNORECASE),
         re.compile(
             r"^\W*(?:(?:weighted[\s-]*average\s+)?(?:number\s+of\s+)?(?:common\s+|ordinary\s+)?"
@@ -226,7 +224,6 @@ _EXCEPTED_KINDS: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...] = (
         ),
     ),
     (  # "except percentages", "except ratios": "Gross margin (%)", "Tax rate (percent)"
-        "percent",
         re.compile(r"percent|%|\bratios?\b", re.IGNORECASE),
         re.compile(r"%|percent", re.IGNORECASE),
     ),
@@ -244,7 +241,7 @@ def scale_exceptions(texts: Iterable[str]) -> tuple[re.Pattern[str], ...]:
     clauses = [found["clause"] for text in texts for found in _EXCEPT.finditer(text)]
     return tuple(
         labels
-        for _, clause_pattern, labels in _EXCEPTED_KINDS
+        for clause_pattern, labels in _EXCEPTED_KINDS
         if any(clause_pattern.search(clause) for clause in clauses)
     )
 
