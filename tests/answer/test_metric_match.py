@@ -1473,3 +1473,35 @@ def test_a_month_tells_rows_apart_and_a_heading_keeps_its_measure_words(tmp_path
     assert [f.decimal_value for f in same.figures] == ["500"]
     loans = ask("What was the loans balance in 2019?")
     assert loans.status is AnswerStatus.NEEDS_CLARIFICATION
+
+
+def test_a_difference_between_two_periods_that_fell_names_both_readings(tmp_path: Path) -> None:
+    """TAT-QA dev: 'the difference in net deferred tax assets between 2018 and 2019' over 4,317
+    then 3,851 has the gold 466 (the gap), while ConvFinQA's 'the difference in free cash flow
+    between 2015 and 2014' has the change over time, -980; 4 of 6 such golds were the gap. A
+    difference named with no direction that fell is shown and asked back; a rise, a change,
+    and a difference said from one period to another are answered as before."""
+    _, ask = _one_table(
+        tmp_path,
+        "t-gap",
+        [
+            ["", "2019", "2018"],
+            ["Net deferred tax assets", "3,851", "4,317"],
+            ["Accrued liabilities", "3,571", "3,416"],
+        ],
+    )
+    fell = ask("What is the difference in net deferred tax assets between 2018 and 2019?")
+    assert fell.status is AnswerStatus.NEEDS_CLARIFICATION
+    assert "= -466" in fell.text and "A difference between FY2018 and FY2019" in fell.text
+    rose = ask("What is the difference in the accrued liabilities between 2018 and 2019?")
+    assert rose.status is AnswerStatus.ANSWERED
+    assert [f.decimal_value for f in rose.figures if f.kind is FigureKind.CHANGE] == ["155"]
+    for directed in (
+        "What is the change in net deferred tax assets between 2018 and 2019?",
+        "What is the difference in net deferred tax assets from 2018 to 2019?",
+        "What is the difference in net deferred tax assets in 2019 compared to 2018?",
+    ):
+        answer = ask(directed)
+        assert answer.status is AnswerStatus.ANSWERED, directed
+        changes = [f.decimal_value for f in answer.figures if f.kind is FigureKind.CHANGE]
+        assert changes == ["-466"], directed

@@ -71,6 +71,12 @@ _EN: dict[str, str] = {
         "{what} above is computed from the values as stored; from their sizes it has the "
         "opposite sign."
     ),
+    "difference_direction": (
+        "Which way? A difference between {earlier} and {later} names no direction: the change "
+        "above runs from {earlier} to {later} and is negative; as the gap between the two, "
+        "{entity}'s {metric}{channel} in {earlier} exceeds {later} by the same figure without "
+        "its minus sign. Ask for the change from one period to the other."
+    ),
     "sign_what_change": "change (the percentage change is the same either way)",
     "sign_what_average": "average",
     "sign_what_sum": "sum",
@@ -264,6 +270,12 @@ _IT: dict[str, str] = {
         "Come memorizzato o per grandezza? Nessun valore memorizzato di {metric}{channel} di "
         "{entity} è positivo: {what} sopra è calcolata dai valori come memorizzati; dalle loro "
         "grandezze ha il segno opposto."
+    ),
+    "difference_direction": (
+        "In quale verso? Una differenza tra {earlier} e {later} non ha verso: la variazione "
+        "sopra va da {earlier} a {later} ed è negativa; come scarto tra i due, {metric}{channel} "
+        "di {entity} nel {earlier} supera {later} della stessa cifra senza il segno meno. "
+        "Chiedere la variazione da un periodo all'altro."
     ),
     "sign_what_change": "la variazione (la variazione percentuale è la stessa in ogni caso)",
     "sign_what_average": "la media",

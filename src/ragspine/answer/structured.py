@@ -660,7 +660,31 @@ def _compared(
         labels = builder.labels(metric, entities[0])
         builder.add(text(builder.locale, "sign_as_stored", **labels, what=what), ())
         return AnswerStatus.NEEDS_CLARIFICATION
+    if operation is Operation.CHANGE and _undirected_fall(reading, result):
+        # "the difference in net deferred tax assets between 2018 and 2019" with 4,317 then
+        # 3,851: the change over time (-466), or the gap between the two (466)? Askers count
+        # both ways; a plain change ("the change in ...", "from 2018 to 2019") runs forward.
+        first, last = result.rows[0], result.rows[-1]
+        labels = builder.labels(metric, entities[0])
+        builder.add(
+            text(builder.locale, "difference_direction", **labels,
+                 earlier=first.period, later=last.period),
+            (),
+        )  # fmt: skip
+        return AnswerStatus.NEEDS_CLARIFICATION
     return AnswerStatus.ANSWERED
+
+
+def _undirected_fall(reading: QuestionReading, result: CompareResult) -> bool:
+    """Whether a *difference* between two periods that the question names with no direction
+    (``between 2018 and 2019``, not ``from 2018 to 2019`` nor ``2019 compared to 2018``) fell:
+    the change over time is then negative, the gap between the two is not."""
+    if reading.operation_word not in _DIFFERENCE or reading.base_period or reading.backward:
+        return False
+    if len(result.steps) != 1 or len({row.entity for row in result.rows}) != 1:
+        return False
+    difference = result.steps[0].difference
+    return difference is not None and difference < 0
 
 
 _SUBTRACTING = ("less", "minus")
