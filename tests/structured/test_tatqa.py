@@ -8,6 +8,8 @@ import pytest
 
 from conftest import shared_data
 from ragspine import Principal, Workspace
+from ragspine.answer.options import AskOptions
+from ragspine.answer.types import AnswerStatus
 from ragspine.errors import IngestError
 from ragspine.glossary import Glossary, load_glossary
 from ragspine.structured.facts import Fact, Scale
@@ -357,7 +359,7 @@ def _tables_read(**tables: list[list[str]]) -> dict[tuple[str, str, str], Fact]:
     return {(f.entity.removeprefix("tatqa-"), names[f.metric], f.period): f for f in result.facts}
 
 
-def test_spans_leave_shares_plain_and_repeated_captions_unread_and_scales_keep_exceptions() -> None:
+def test_spans_leave_share_and_amount_captions_unread_and_scales_keep_exceptions() -> None:
     """A review found: a spanned '% of total revenue' column stored as thousands (2 % read as
     2 thousand), a 'Years | Years' row taken for captions, an 'Amount' caption no question can
     name apart, and per-share figures under '(In thousands, except per share data)' stored as
@@ -391,7 +393,7 @@ def test_spans_leave_shares_plain_and_repeated_captions_unread_and_scales_keep_e
         ("share", "Maintenance"),
         ("years", "Member aged 65"),
         ("years", "Women: Member aged 65"),
-        ("stock", "Common stock"),
+        ("stock", "Shares: Common stock"),
         ("opt", "Granted"),
         ("opt", "Weighted Average Exercise Price: Granted"),
         ("opt", "Diluted earnings per share"),
@@ -402,6 +404,36 @@ def test_spans_leave_shares_plain_and_repeated_captions_unread_and_scales_keep_e
     assert (price.value, price.scale) == (Decimal("15.20"), Scale.ONE)
     assert read[("opt", "Diluted earnings per share", "FY2018")].scale is Scale.ONE
     assert read[("opt", "Granted", "FY2019")].scale is Scale.THOUSAND  # a number of shares
+
+
+def test_a_share_count_beside_a_plain_amount_is_never_the_amount(tmp_path: Path) -> None:
+    """A known gap: under 'Shares | Amount', the shares column was read as the row's own
+    figure, so 'the amount of common stock' was answered with the share count. The first
+    column is now named by its caption; the plain 'Amount' is reported, not read."""
+    stock = [
+        ["", "2019", "", "2018", ""],
+        ["", "Shares", "Amount", "Shares", "Amount"],
+        ["Common stock", "1,500", "15", "1,400", "14"],
+    ]
+    documents = [{"table": {"uid": "stock", "table": stock}, "paragraphs": [], "questions": []}]
+    result = import_tatqa(documents, Glossary.from_terms([]))
+    assert [s.reason for s in result.skipped] == [
+        "column caption is a share or names no measure of its own"
+    ] * 2
+    path = tmp_path / "stock.json"
+    path.write_text(json.dumps(documents))
+    workspace = Workspace.open(tmp_path / "ws", create=True)
+    workspace.ingest_tatqa(path)
+    entity = workspace.glossary.entities.resolve("stock")
+    options = AskOptions(entity=entity, libraries=("tatqa",))
+    amount = workspace.ask(
+        "What was the amount of common stock in 2019?", options, principal=PUBLIC
+    )
+    assert amount.status is not AnswerStatus.ANSWERED and "1,500" not in amount.text
+    shares = workspace.ask(
+        "What was the number of shares of common stock in 2019?", options, principal=PUBLIC
+    )
+    assert [f.decimal_value for f in shares.figures] == ["1500"]
 
 
 def test_scale_exceptions_keep_to_what_a_label_measures_and_a_total_caption_makes_parts() -> None:

@@ -500,8 +500,11 @@ def _spanned_periods(
     such as ``$`` or ``%``, nor a period). The first column of a span stays the period's own
     (read as before, its caption named in the locator), unless a caption of the span is
     ``Total`` (then every column is a part or the total); each other one is a figure of its
-    own, its caption before the row label (``Fair Value: Total debt``). ``F19 | F18 | |`` (one
-    column per period, then others) spans nothing."""
+    own, its caption before the row label (``Fair Value: Total debt``). A caption naming a share
+    (``% of total revenue``) or no measure (``Amount``) is not read (its column maps to an
+    empty caption); beside such a caption the first column is named by its own (``Shares:
+    Common stock``), never taken for the row's amount. ``F19 | F18 | |`` (one column per
+    period, then others) spans nothing."""
     for i in header:
         filled = [c for c in range(1, width) if _clean(rows[i][c])]
         dated = [
@@ -524,11 +527,16 @@ def _spanned_periods(
         captions = {c: _caption_label(_clean(rows[below[0]][c])) for span in spans for c in span}
         spanned: dict[int, tuple[int, str]] = {}
         for span in spans:
-            # "Domestic | Foreign | Total": the first column is a part, not the row's figure
+            # "Domestic | Foreign | Total": the first column is a part, not the row's figure;
+            # "Shares | Amount": the plain "Amount" is unread, so the first column is named
+            # by its caption ("Shares: Common stock"), never taken for "the amount of ..."
             parts = any(_TOTAL_CAPTION.match(captions[c]) for c in span)
-            for c in span if parts else span[1:]:
+            plain = any(_PLAIN_CAPTION.match(captions[c]) for c in span[1:])
+            for c in span if parts or plain else span[1:]:
                 if not _SHARE_CAPTION.search(captions[c]) and not _PLAIN_CAPTION.match(captions[c]):
                     spanned[c] = (span[0], captions[c])
+                else:
+                    spanned[c] = (span[0], "")  # in the span, not read
         return spanned
     return {}
 
@@ -721,9 +729,13 @@ def import_tatqa(
             c: next(iter(found)) for c, found in named_periods.items() if len(found) == 1
         }
         spanned = _spanned_periods(rows, header, width, periods, fiscal)
+        unread = {c for c, (_, caption) in spanned.items() if not caption}
         for column in range(1, width):
             found = named_periods[column]
             name = " / ".join(_clean(rows[i][column]) for i in header if rows[i][column].strip())
+            if column in unread and any(r.cells[column - 1].strip() for r in data):
+                reason = "column caption is a share or names no measure of its own"
+                skipped.append(TatSkip(uid, name, "", reason))
             if column in periods or column in spanned:
                 continue
             if any(r.cells[column - 1].strip() for r in data):
@@ -785,6 +797,8 @@ def import_tatqa(
                 continue
             plain = metric_for_label(label, glossary, new_metrics)
             for column, period in columns.items():
+                if column in unread:
+                    continue
                 metric = plain
                 caption = captions.get(column)
                 if caption is not None:  # "Revenues: Teekay LNG"
