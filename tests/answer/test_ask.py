@@ -457,3 +457,8 @@ def test_passages_about_other_entities_do_not_crowd_out_this_ones(ws: Workspace)
     cited = " ".join(s.doc_id for s in answer.sources if s.chunk_id)
     assert "china" not in cited
     assert "annual.md" in cited and "group.md" in cited
+    # the trace says what was left out, and that the search looked wider
+    first, wider = [s for s in answer.trace.stages if s.name == "about:entity"]
+    assert first.dropped_by_filter >= 1 and first.candidates_out < first.candidates_in
+    assert wider.dropped_by_filter == 6 and wider.candidates_out == wider.candidates_in - 6
+    assert any("some were about another entity" in note for note in answer.trace.notes)

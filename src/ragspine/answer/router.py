@@ -341,14 +341,24 @@ def _about_entity(
 ) -> SearchResult:
     """The search for ``asked`` kept to ``entity`` (:func:`_about`); when passages about other
     entities took places among the best, a wider search fills them (so that the entity's own
-    passage ranked below them is still found), cut to as many passages as asked."""
+    passage ranked below them is still found), cut to as many passages as asked. The trace
+    records each look as a stage ``about:entity`` (passages in, kept, and left out as about
+    another entity in ``dropped_by_filter``: counts of passages the asker sees anyway)."""
     result = search(asked)
     kept = _about(result, entity, glossary)
     if kept is result:
         return result
+    stages = TraceBuilder()
     top_k = len(result.snippets)
-    wider = _about(search(asked, top_k=top_k * _WIDER), entity, glossary)
-    return replace(wider, snippets=wider.snippets[:top_k])
+    stages.add_stage("about:entity", top_k, len(kept.snippets),
+                     dropped_by_filter=top_k - len(kept.snippets))  # fmt: skip
+    wide = search(asked, top_k=top_k * _WIDER)
+    wider = _about(wide, entity, glossary)
+    out = wider.snippets[:top_k]
+    stages.add_stage("about:entity", len(wide.snippets), len(out),
+                     dropped_by_filter=len(wide.snippets) - len(wider.snippets))  # fmt: skip
+    stages.note(f"searched again for {top_k * _WIDER} passages: some were about another entity")
+    return replace(wider, snippets=out, trace=wider.trace.merged(stages.build()))
 
 
 _WIDER = 4
