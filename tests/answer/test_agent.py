@@ -146,6 +146,33 @@ def test_facts_and_documents_make_a_composite_answer(
     assert [d.verdict.value for d in answer.guard] == ["kept", "kept", "unsupported_number"]
 
 
+def test_the_models_searches_keep_to_the_entity_asked_about(
+    ws: Workspace, fake_endpoint: FakeEndpoint
+) -> None:
+    """A known gap: in agent mode the model searched the documents unfiltered, so a passage
+    from a filing about another entity could explain this one. Its searches are now kept to
+    the entity the question is about, as the offline path's are."""
+    china = ws.path.parent / "docs" / "china.md"
+    china.write_text(
+        "Why did ACME revenue rise in FY2024? ACME revenue rose because China demand grew.\n",
+        encoding="utf-8",
+    )
+    ws.ingest_documents([china], library="reports", metadata={"entity": "ACME CN"})
+    search = ("search_documents", json.dumps({"query": "why did ACME revenue rise"}))
+    answer = run(
+        ws,
+        fake_endpoint,
+        Reply(tool_calls=[search]),
+        Reply("Revenue rose as online demand grew. [1]"),
+    )
+    tool_message = fake_endpoint.requests[1]["body"]["messages"][-1]
+    assert "China demand" not in tool_message["content"]
+    assert "online demand" in tool_message["content"]
+    assert all(s.doc_id != "china.md" for s in answer.sources if s.chunk_id)
+    plain = ws.search("why did ACME revenue rise", principal=PUBLIC)
+    assert any("China demand" in s.text for s in plain.snippets)  # it would rank
+
+
 def test_agent_mode_needs_a_generating_provider(ws: Workspace) -> None:
     with pytest.raises(ConfigError, match="agent mode needs a generating provider"):
         ws.ask(QUESTION, principal=PUBLIC, agent=True)

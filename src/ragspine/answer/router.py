@@ -245,8 +245,13 @@ def ask(
                 "agent mode needs a generating provider: add --provider openai (or "
                 'provider = "openai" in the workspace\'s llm.toml)'
             )
+        topic = _one_entity(read_question(asked, glossary, reference_date), glossary, options)
+
+        def about(query: str) -> SearchResult:  # the model's searches, kept to that entity
+            return _about_entity(search, query, topic, glossary)
+
         return _agent(
-            asked, provider, glossary, facts, search, principal, locale, turns, reference_date
+            asked, provider, glossary, facts, about, principal, locale, turns, reference_date
         )
     builder = TraceBuilder()
     with builder.timed() as timer:
@@ -370,7 +375,7 @@ def _agent(
     provider: Provider,
     glossary: Glossary,
     facts: Callable[[], FactStore],
-    search: Search,
+    search: Callable[[str], SearchResult],
     principal: Principal,
     locale: Locale,
     turns: tuple[Turn, ...],
