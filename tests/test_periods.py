@@ -7,7 +7,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ragspine.errors import PeriodError
-from ragspine.periods import Period, PeriodKind, parse_period, period_of_date, suggest_periods
+from ragspine.periods import (
+    UNDATED,
+    Period,
+    PeriodKind,
+    parse_period,
+    period_of_date,
+    shift_period,
+    suggest_periods,
+)
 
 FORMS = {
     "FY2024": "FY2024",
@@ -79,7 +87,7 @@ def test_label_round_trips(period: Period, start: int) -> None:
 @given(
     st.dates(date(1971, 1, 1), date(2068, 12, 31)),
     st.integers(1, 12),
-    st.sampled_from(list(PeriodKind)),
+    st.sampled_from([kind for kind in PeriodKind if kind is not PeriodKind.UNDATED]),
 )
 def test_period_of_date_contains_the_date(day: date, start: int, kind: PeriodKind) -> None:
     period = period_of_date(day, kind, start)
@@ -137,6 +145,23 @@ def test_suggestions_break_ties_by_label_and_need_some_likeness() -> None:
     assert suggest_periods("banana") == []
     assert suggest_periods("x" * 100_000) == []
     assert suggest_periods("Q3", date(2025, 2, 1)) == ["FY2025-Q3"]
+
+
+def test_undated_is_a_period_with_no_place_in_time() -> None:
+    """A figure whose source states no period (a maturity table) is stored as ``undated``:
+    the grammar reads it back in any case, and it has no days, no neighbours and no day
+    falls in it."""
+    undated = parse_period("Undated")
+    assert undated == parse_period(UNDATED) and undated.label == UNDATED
+    assert undated.kind is PeriodKind.UNDATED
+    with pytest.raises(PeriodError, match="no calendar days"):
+        undated.date_range()
+    with pytest.raises(PeriodError, match="no period before or after it"):
+        shift_period(undated, 1)
+    with pytest.raises(PeriodError, match="holds no day"):
+        period_of_date(date(2024, 1, 1), PeriodKind.UNDATED)
+    with pytest.raises(PeriodError, match="or undated"):
+        parse_period("sometime")
 
 
 def test_a_huge_period_fails_fast_with_a_short_message() -> None:

@@ -1,10 +1,11 @@
 """Period grammar: parse many spellings of a reporting period into one normalized form.
 
 Normalized labels: ``FY2024`` (fiscal year), ``FY2024-H1`` (fiscal half), ``FY2024-Q3`` (fiscal
-quarter) and ``2024-03`` (calendar month). A fiscal year is named by the calendar year in which it
-ends, so with a fiscal year starting in October, FY2024 runs from 2023-10-01 to 2024-09-30. With
-the default January start, fiscal and calendar years coincide. Two-digit years map to 2000-2069
-(``00``-``69``) and 1970-1999 (``70``-``99``).
+quarter), ``2024-03`` (calendar month) and ``undated`` (:data:`UNDATED`: a figure whose source
+states no period, such as a maturity table; it has no place in time). A fiscal year is named by
+the calendar year in which it ends, so with a fiscal year starting in October, FY2024 runs from
+2023-10-01 to 2024-09-30. With the default January start, fiscal and calendar years coincide.
+Two-digit years map to 2000-2069 (``00``-``69``) and 1970-1999 (``70``-``99``).
 
 Input is read in its matching form (:func:`ragspine.analysis.match_key`), so full-width digits
 and letters, no-break spaces and case do not matter: a full-width ``FY2024`` is ``FY2024``.
@@ -29,6 +30,13 @@ class PeriodKind(StrEnum):
     HALF = "half"
     QUARTER = "quarter"
     MONTH = "month"
+    UNDATED = "undated"
+
+
+UNDATED = "undated"
+"""The label of the period of a figure whose source states none (a contractual-obligations
+table by maturity, a purchase price allocation): never guessed, never a year, never shifted,
+and never among the periods a question picks by default unless nothing dated is stored."""
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -48,13 +56,17 @@ class Period:
             return f"FY{self.year}-H{self.number}"
         if self.kind is PeriodKind.QUARTER:
             return f"FY{self.year}-Q{self.number}"
+        if self.kind is PeriodKind.UNDATED:
+            return UNDATED
         return f"{self.year:04d}-{self.number:02d}"
 
     def __str__(self) -> str:
         return self.label
 
     def date_range(self, fiscal_start_month: int = 1) -> tuple[date, date]:
-        """First and last calendar day of the period."""
+        """First and last calendar day of the period (an undated one has none: PeriodError)."""
+        if self.kind is PeriodKind.UNDATED:
+            raise PeriodError("an undated period has no calendar days")
         if self.kind is PeriodKind.MONTH:
             last = calendar.monthrange(self.year, self.number)[1]
             return date(self.year, self.number, 1), date(self.year, self.number, last)
@@ -103,7 +115,9 @@ def _full_year(digits: str) -> int:
 
 
 def period_of_date(day: date, kind: PeriodKind, fiscal_start_month: int = 1) -> Period:
-    """The period of ``kind`` that contains ``day``."""
+    """The period of ``kind`` that contains ``day`` (no undated one does: PeriodError)."""
+    if kind is PeriodKind.UNDATED:
+        raise PeriodError("an undated period holds no day")
     if kind is PeriodKind.MONTH:
         return Period(kind, day.year, day.month)
     offset = (day.month - fiscal_start_month) % 12
@@ -116,6 +130,8 @@ def period_of_date(day: date, kind: PeriodKind, fiscal_start_month: int = 1) -> 
 
 def shift_period(period: Period, steps: int) -> Period:
     """The period ``steps`` periods of the same kind after (or before, if negative) ``period``."""
+    if period.kind is PeriodKind.UNDATED:
+        raise PeriodError("an undated period has no period before or after it")
     per_year = {PeriodKind.YEAR: 1, PeriodKind.HALF: 2, PeriodKind.QUARTER: 4, PeriodKind.MONTH: 12}
     count = per_year[period.kind]
     if count == 1:
@@ -146,6 +162,8 @@ def parse_period(
     text = _normalize(raw)
     if len(text) > MAX_PERIOD_CHARS:
         raise _unrecognized(raw)
+    if text == UNDATED:
+        return Period(PeriodKind.UNDATED, 0)
     for kind, pattern in _PATTERNS:
         match = pattern.match(text)
         if match is None:
@@ -172,7 +190,8 @@ def parse_period(
 def _unrecognized(raw: str) -> PeriodError:
     return PeriodError(
         f"unrecognized period {quote_input(raw)}: use forms such as FY2024, FY24, 2024, 2024Q3, "
-        "Q3 2024, 2024-Q3, Q3 FY24, H1 2024, 2024H1, 2024-03, March 2024, or last quarter"
+        "Q3 2024, 2024-Q3, Q3 FY24, H1 2024, 2024H1, 2024-03, March 2024, last quarter, or "
+        "undated (no period stated)"
     )
 
 

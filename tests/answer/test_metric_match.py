@@ -1505,3 +1505,72 @@ def test_a_difference_between_two_periods_that_fell_names_both_readings(tmp_path
         assert answer.status is AnswerStatus.ANSWERED, directed
         changes = [f.decimal_value for f in answer.figures if f.kind is FigureKind.CHANGE]
         assert changes == ["-466"], directed
+
+
+OBLIGATIONS = [
+    ["", "Total", "Less Than 1 Year", "1-3 Years", "More Than 5 Years"],
+    ["", "", "(in thousands)", "", ""],
+    ["Operating leases", "$98,389", "$37,427", "$36,581", "$11,825"],
+    ["Purchase obligations", "424,561", "345,498", "28,946", "36,675"],
+    ["Total notes payable", "1.0", "1.0", "", ""],
+    ["Total capital lease obligations", "165.4", "20.6", "41.0", "74.4"],
+]
+"""A contractual-obligations table of TAT-QA dev's kind: its columns are maturities, and no
+period is stated anywhere in it."""
+
+
+def test_a_table_that_states_no_period_answers_as_undated_never_as_a_year(
+    tmp_path: Path,
+) -> None:
+    """TAT-QA dev: 'the percentage of the operating leases of more than 5 years in the total
+    operating leases' was refused, since a table naming no period stored nothing. Its figures
+    are now stored as undated: a question naming no period is answered from them and says the
+    table states none; a year named finds nothing; nothing changes over time; and undated is
+    no year a question can pick."""
+    ws, ask = _one_table(tmp_path, "t-undated", OBLIGATIONS)
+    share = ask(
+        "What is the percentage of the operating leases of more than 5 years in the total "
+        "operating leases?"
+    )
+    assert share.status is AnswerStatus.ANSWERED
+    shares = [f.decimal_value for f in share.figures if f.kind is FigureKind.SHARE]
+    assert [round(float(v), 2) for v in shares] == [12.02]
+    assert "Operating leases: More Than 5 Years in an undated table was 11,825" in share.text
+    assert "Period: none stated (the question names none" in share.text
+    found = ws.query_metric(
+        "Operating leases: Total", "tatqa-t-undated", "undated", principal=PUBLIC
+    )
+    assert found.status == "found" and found.value == Decimal("98389")
+    assert "in an undated table was 98,389 thousand" in found.text
+    year = ask("What were the operating leases in total in 2019?")
+    assert year.status is not AnswerStatus.ANSWERED and "98,389" not in year.text
+    change = ask("What was the change in the operating leases in total?")
+    assert change.status is AnswerStatus.REFUSED
+    assert "stored only from a table that states no period" in change.text
+    assert not [f for f in change.figures if f.kind is not FigureKind.FACT]
+    years = ask("Which years are shown in the table?")
+    assert "undated" not in years.text and years.status is not AnswerStatus.ANSWERED
+
+
+def test_a_ratio_keeps_the_order_it_names_and_may_ask_for_it_in_percent(tmp_path: Path) -> None:
+    """TAT-QA dev: 'the ratio (in percentage) of total notes payable to total capital lease
+    obligations' has the gold 0.6 (percent), and 'the ratio of the total X to Y' was turned
+    into Y / X because X's label says total (a rule for 'what proportion of total X is Y').
+    A ratio keeps the order it names, and in percentage it is one."""
+    _, ask = _one_table(tmp_path, "t-ratio", OBLIGATIONS)
+    percent = ask(
+        "What is the ratio (in percentage) of total notes payable to total capital lease "
+        "obligations?"
+    )
+    shares = [f.decimal_value for f in percent.figures if f.kind is FigureKind.SHARE]
+    assert [round(float(v), 2) for v in shares] == [0.6]
+    ordered = ask(
+        "What is the ratio of the purchase obligations in total to the total notes payable?"
+    )
+    ratios = [f.decimal_value for f in ordered.figures if f.kind is FigureKind.RATIO]
+    assert ratios == ["424561"], ordered.text
+    said = ask("What is the amount of the purchase obligations in total?")
+    assert said.route == "structured" and said.status is AnswerStatus.ANSWERED
+    summed = ask("What is the sum over the value of the total notes payable?")
+    assert summed.status is AnswerStatus.NEEDS_CLARIFICATION
+    assert "asks for a 'sum' but names one figure" in summed.text

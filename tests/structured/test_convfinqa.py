@@ -341,3 +341,51 @@ def test_the_parts_of_a_walk_are_parts_of_its_change(tmp_path: Path) -> None:
     (tmp_path / "t").mkdir()
     _, by_ticker = _imported(tmp_path / "t", filings)
     assert {m for _, m, _ in _read(by_ticker)} == {"net_revenue"}
+
+
+def test_a_table_that_states_no_period_is_read_undated_by_filing(tmp_path: Path) -> None:
+    """ConvFinQA dev: 'what is the amount of the goodwill?' over a purchase price allocation
+    (one column headed by a garbled first value, '$ 28.1') was refused: no column or row
+    names a period, so nothing was stored. By filing, such a table's figures are stored as
+    undated, several value columns named 'row: column'; by ticker (where two such tables of
+    one company would read as restatements) they are reported as before. A table whose rows
+    name years, or with a column that names no figure, is not undated."""
+    import json
+
+    from ragspine.answer.options import AskOptions
+    from ragspine.answer.types import AnswerStatus
+    from ragspine.structured.convfinqa import filing_entity
+
+    allocation = {"$ 28.1": {"goodwill": 258.9, "ipr&d": 190.0, "total cash purchase price": 348.0}}
+    regions = {"americas": {"long-term retail": 298.0}, "total": {"long-term retail": 403.5}}
+    notes = {"carrying value": {"notes due 2015": 750.0}, "fair value": {"notes due 2015": 753.0}}
+    garbled = {"$ 602011": {"goodwill": 1.0}, "other": {"goodwill": 2.0}}
+    filings = [
+        _filing("Single_EW/2016/page_79.pdf", allocation),
+        _filing("Single_BLK/2012/page_37.pdf", regions),
+        _filing("Single_BLK/2014/page_119.pdf", notes),
+        _filing("Single_DRE/2007/page_59.pdf", garbled),
+    ]
+    source = tmp_path / "c.json"
+    source.write_text(json.dumps(filings), "utf-8")
+    ws = Workspace.init(tmp_path / "ws")
+    result, _ = ws.ingest_convfinqa(source, entities="filing")
+    read = {(f.entity.split("-")[1], f.metric, f.period): f.value for f in result.facts}
+    assert read == {
+        ("single", "goodwill", "undated"): Decimal("258.9"),
+        ("single", "ipr_d", "undated"): Decimal("190.0"),
+        ("single", "total_cash_purchase_price", "undated"): Decimal("348.0"),
+        ("single", "long_term_retail_americas", "undated"): Decimal("298.0"),
+        ("single", "long_term_retail_total", "undated"): Decimal("403.5"),
+    }
+    entity = filing_entity("Single_EW/2016/page_79.pdf")
+    asked = ws.ask("what is the amount of the goodwill?", AskOptions(entity=entity),
+                   principal=PUBLIC)  # fmt: skip
+    assert asked.status is AnswerStatus.ANSWERED and asked.route == "structured"
+    assert [f.decimal_value for f in asked.figures] == ["258.9"]
+    assert "in an undated table was 258.9" in asked.text
+    plain = ws.ask("what is goodwill?", AskOptions(entity=entity), principal=PUBLIC)
+    assert plain.route == "narrative"  # a term alone may ask what it means
+    by_ticker = Workspace.init(tmp_path / "ticker")
+    result, _ = by_ticker.ingest_convfinqa(source)
+    assert result.facts == ()

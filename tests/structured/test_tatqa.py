@@ -474,3 +474,32 @@ def test_scale_exceptions_keep_to_what_a_label_measures_and_a_total_caption_make
         "Foreign: Revenue": Decimal("400"),
         "Total: Revenue": Decimal("1000"),
     }
+
+
+def test_only_a_table_that_states_no_period_anywhere_is_undated() -> None:
+    """A measure table with no period in its header, corner, sections, row labels or column
+    names is stored as undated; one whose rows are years (future lease payments by year) or
+    whose columns name years ('Fiscal 2019 Net Sales') states periods it does not read as
+    such, and stays unread (reported)."""
+    obligations = [
+        ["", "Total", "Less Than 1 Year", "More Than 5 Years"],
+        ["Operating leases", "$98,389", "$37,427", "$11,825"],
+    ]
+    leases = [
+        ["", "Operating Leases", "Finance Leases"],
+        ["2021", "$138", "$6"],
+        ["2022", "135", "6"],
+        ["Thereafter", "500", "10"],
+    ]
+    sales = [
+        ["Reporting Segment", "Fiscal 2019 Net Sales", "Fiscal 2018 Net Sales"],
+        ["Americas", "1,000", "900"],
+    ]
+    read = _tables_read(obligations=obligations, leases=leases, sales=sales)
+    assert {(e, m, p) for e, m, p in read} == {
+        ("obligations", "Operating leases: Total", "undated"),
+        ("obligations", "Operating leases: Less Than 1 Year", "undated"),
+        ("obligations", "Operating leases: More Than 5 Years", "undated"),
+    }
+    located = read[("obligations", "Operating leases: Total", "undated")].locator
+    assert "'Total (undated)'" in located

@@ -15,6 +15,7 @@ from enum import StrEnum
 from ragspine.errors import QueryError, quote_input
 from ragspine.glossary import ANSWER_LOCALES, MetricKind
 from ragspine.graph.values import EXACT, TEXT_PLACES, ExactNumber
+from ragspine.periods import UNDATED
 from ragspine.structured.facts import Scale
 from ragspine.structured.query import currency_name, not_found_text
 
@@ -131,6 +132,10 @@ _EN: dict[str, str] = {
         "The question asks for two calculations at once ({words}): one answer computes one. "
         "Ask for each in turn."
     ),
+    "one_figure_summed": (
+        "The question asks for a {word} but names one figure: name each figure to add, or the "
+        "periods to add it over."
+    ),
     "percent_not_stored": (
         "The question asks for a percentage, and {metric} is stored as an amount, not a "
         "percentage: no percentage is given. Ask for it as a share of another figure (X as a "
@@ -145,6 +150,15 @@ _EN: dict[str, str] = {
         "Period: {period} (the question names none; the latest period with a stored fact for "
         "{metric} of {entity})."
     ),
+    "assume_undated": (
+        "Period: none stated (the question names none, and {metric} of {entity} is stored only "
+        "from a table that states no period)."
+    ),
+    "undated_over_time": (
+        "{entity}'s {metric}{channel} is stored only from a table that states no period: no "
+        "change, average or sum over periods can be computed from it."
+    ),
+    "undated_period": "an undated table",
     "needs_metric": (
         "Which metric? The question names none that the glossary knows. Known metrics include: "
         "{examples}."
@@ -371,6 +385,10 @@ _IT: dict[str, str] = {
         "La domanda chiede due calcoli insieme ({words}): una risposta ne calcola uno. "
         "Chiederli uno alla volta."
     ),
+    "one_figure_summed": (
+        "La domanda chiede una {word} ma nomina un solo valore: indicare ogni valore da sommare, "
+        "oppure i periodi su cui sommarlo."
+    ),
     "percent_not_stored": (
         "La domanda chiede una percentuale, e {metric} è memorizzato come importo, non come "
         "percentuale: nessuna percentuale viene indicata. Chiederla come quota di un altro "
@@ -387,6 +405,15 @@ _IT: dict[str, str] = {
         "Periodo: {period} (la domanda non ne nomina uno; l'ultimo periodo con un fatto "
         "memorizzato per {metric} di {entity})."
     ),
+    "assume_undated": (
+        "Periodo: nessuno indicato (la domanda non ne nomina uno, e {metric} di {entity} è "
+        "memorizzato solo da un prospetto che non indica il periodo)."
+    ),
+    "undated_over_time": (
+        "{metric}{channel} di {entity} è memorizzato solo da un prospetto che non indica il "
+        "periodo: non se ne può calcolare una variazione, una media o una somma tra periodi."
+    ),
+    "undated_period": "prospetto senza data",
     "needs_metric": (
         "Quale metrica? La domanda non ne nomina una nota al glossario. Metriche note: {examples}."
     ),
@@ -520,7 +547,8 @@ def not_found(period_label: str, locale: Locale) -> str:
     """The fixed refusal of a lookup: no digit except those of the normalized period label."""
     if locale is Locale.EN:
         return not_found_text(period_label)
+    shown = text(locale, "undated_period") if period_label == UNDATED else period_label
     return (
         f"Nessun fatto memorizzato corrisponde a questa metrica, entità e canale per "
-        f"{period_label}, quindi non viene dato alcun valore."
+        f"{shown}, quindi non viene dato alcun valore."
     )

@@ -211,7 +211,15 @@ _PERCENT_ASKED_RE = re.compile(
 )
 """A question that asks for a percentage (``what percentage did X increase by``): its
 change is a percentage change."""
+_AMOUNT_ASKED_RE = re.compile(
+    r"(?<!\w)(?:the\s+(?:total\s+)?(?:amount|value)\s+of|how\s+much)(?!\w)"
+)
 _COUNTED_RE = re.compile(r"(?<!\w)(?:how many|sum of|quanti|quante|somma d)(?!\w)")
+_RATIO_IN_PERCENT_RE = re.compile(
+    r"(?<!\w)ratio\W{0,3}(?:in|as an?|expressed as an?)\s+(?:percentage|percent|%)"
+)
+"""``the ratio (in percentage) of X to Y``: the ratio, in the question's order, as a
+percentage."""
 _PERCENT_RE = re.compile(r"(?<!\w)(?:percentage|percent|per cent|percentuale)(?!\w)|%")
 _NUMBER_WORDS = {
     "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
@@ -352,6 +360,10 @@ class QuestionReading:
     second_operation: str = ""
     """A second calculation the question asks for besides ``operation`` (``the change in the
     average X``): one figure computes one operation, so the answer asks for them apart."""
+    amount_asked: bool = False
+    """The question asks for an amount (``what is the amount of the goodwill``, ``how much
+    was ...``): a figure, not a passage defining a term. The router keeps it only when the
+    figure has no period to choose (stored undated only)."""
     total_over_periods: bool = False
     """``total`` belongs to the metric named (``Total cost of revenue``) and the question
     spans years (``in both 2019 and 2018``, ``between 2017 to 2019``): the row in each year
@@ -527,6 +539,8 @@ def read_question(
         operation, word = Operation[found.lastgroup], found.group(0)
         if operation is Operation.RATIO and word != "ratio" and _PERCENT_RE.search(rest):
             operation = Operation.SHARE  # "the proportion, in percentage, of X over Y"
+        if operation is Operation.RATIO and _RATIO_IN_PERCENT_RE.search(rest):
+            operation = Operation.SHARE  # "the ratio (in percentage) of X to Y": X / Y in %
         if word == "variance" and _PLANNED_RE.search(rest):
             operation, word = Operation.LOOKUP, ""  # a variance against a budget: no change
         if operation is Operation.CHANGE and _PERCENT_ASKED_RE.search(rest):
@@ -542,6 +556,9 @@ def read_question(
         summed = _SUM_RE.search("".join(outside_metrics))
         if summed is not None and not _EACH_RE.search(rest):
             operation, word = Operation.SUM, summed.group(0)
+    elif metrics and (summed := _SUMMED_RE.search(rest)) is not None:
+        # "the sum over the value of total assets acquired": a sum, yet one figure named
+        second = summed.group(0)
     return QuestionReading(
         _unique(metrics),
         _unique(entities),
@@ -565,6 +582,7 @@ def read_question(
         respectively=bool(_EACH_RE.search(rest)),
         percent_of=bool(_PERCENT_OF_RE.search(rest)),
         span_years=_span_years(rest),
+        amount_asked=bool(_AMOUNT_ASKED_RE.search(text)),
         total_over_periods=operation is Operation.LOOKUP
         and not _EACH_RE.search(rest)
         and bool(_SUM_RE.search(text))
@@ -635,7 +653,11 @@ def choose_route(reading: QuestionReading, *, entity_given: bool = False) -> tup
     elif reading.structured or (
         reading.metrics
         and entity_given
-        and (reading.operation is not Operation.LOOKUP or reading.respectively)
+        and (
+            reading.operation is not Operation.LOOKUP
+            or reading.respectively
+            or reading.amount_asked
+        )
     ):
         route = Route.COMPOSITE if reading.cues else Route.STRUCTURED
     elif reading.calculation and not reading.cues and (entity_given or reading.entities):

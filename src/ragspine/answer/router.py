@@ -52,6 +52,7 @@ from ragspine.glossary import Glossary
 from ragspine.llm.provider import Provider, ProviderName
 from ragspine.narrative.retrieve.retriever import SearchResult
 from ragspine.narrative.retrieve.trace import Trace, TraceBuilder
+from ragspine.periods import UNDATED
 from ragspine.security import Principal, max_visible_level
 from ragspine.stores.facts import FactStore
 from ragspine.structured.facts import locator_heading
@@ -176,6 +177,25 @@ def _stored_reading(
     return found
 
 
+def _undated_only(
+    reading: QuestionReading,
+    entity: str | None,
+    facts: Callable[[], FactStore],
+    principal: Principal,
+) -> bool:
+    """Whether every metric of ``reading`` is stored for ``entity`` (as the asker sees it) only
+    from a table that states no period: then ``the amount of X`` has one figure to give."""
+    if entity is None or not reading.metrics or reading.periods:
+        return False
+    level = max_visible_level(principal)
+    store = facts()
+    for metric in reading.metrics:
+        periods = {f.period for f in store.scan(max_level=level, metric=metric, entity=entity)}
+        if periods != {UNDATED}:
+            return False
+    return True
+
+
 def _unheaded(
     words: list[str],
     question: str,
@@ -260,6 +280,8 @@ def ask(
         if entity is not None:
             reading = _stored_reading(asked, reading, entity, glossary, facts, principal,
                                       reference_date)  # fmt: skip
+        if reading.amount_asked and not _undated_only(reading, entity, facts, principal):
+            reading = replace(reading, amount_asked=False)  # which period is not known
         given = options.entity is not None
         chosen = AskChannel(options.channel)
         if chosen is AskChannel.AUTO:

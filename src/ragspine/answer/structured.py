@@ -34,7 +34,13 @@ from ragspine.graph.api import MAX_ITEMS
 from ragspine.graph.compare import CompareResult, compare
 from ragspine.graph.ratio import RatioResult, RatioStatus, ratio
 from ragspine.graph.values import ExactNumber, FactRef
-from ragspine.periods import PERIOD_EXAMPLES, PeriodKind, parse_period, suggest_periods
+from ragspine.periods import (
+    PERIOD_EXAMPLES,
+    UNDATED,
+    PeriodKind,
+    parse_period,
+    suggest_periods,
+)
 from ragspine.security import Principal, max_visible_level
 from ragspine.stores.facts import FactStore
 from ragspine.structured.facts import Fact, FactKey, Scale
@@ -120,7 +126,7 @@ class _Builder:
         sentence = text(
             self.locale,
             "fact",
-            period=result.period,
+            period=self.period(result.period),
             amount=amount,
             **self.labels(result.metric, result.entity),
         )
@@ -147,8 +153,14 @@ class _Builder:
         )
 
     def missing(self, metric: str, entity: str, period: str) -> None:
-        sentence = text(self.locale, "missing_row", period=period, **self.labels(metric, entity))
+        sentence = text(
+            self.locale, "missing_row", period=self.period(period), **self.labels(metric, entity)
+        )
         self.add(sentence, ())
+
+    def period(self, label: str) -> str:
+        """A period as shown in a sentence (``FY2024``; ``an undated table``)."""
+        return text(self.locale, "undated_period") if label == UNDATED else label
 
     def number(self, value: Decimal) -> str:
         return format_number(value, self.locale)
@@ -261,6 +273,8 @@ def _latest_kind(facts: Iterable[Fact], start: int) -> list[tuple[str, Fact]]:
             period = parse_period(fact.period, None, start)
         except PeriodError:
             continue
+        if period.kind is PeriodKind.UNDATED:  # no place in time: never a latest period
+            continue
         first.setdefault(period.label, fact)
         ends[period.label] = (period.date_range(start)[1], period.kind)
     if not ends:
@@ -292,12 +306,19 @@ def _covered_periods(
     return builder.part(AnswerStatus.ANSWERED, ())
 
 
-def stored_periods(glossary: Glossary, store: FactStore, key: FactKey, max_level: int) -> list[str]:
+def stored_periods(
+    glossary: Glossary, store: FactStore, key: FactKey, max_level: int, *, undated: bool = False
+) -> list[str]:
     """The periods of ``key``'s metric, entity and channel with a fact at ``max_level`` or
-    below, of the kind of the latest one (years when the latest is a year), oldest first."""
+    below, of the kind of the latest one (years when the latest is a year), oldest first.
+    ``undated``: when none is dated, ``[UNDATED]`` if a fact whose source states no period is
+    stored."""
     facts = store.scan(max_level=max_level, metric=key.metric, entity=key.entity)
-    mine = (fact for fact in facts if fact.channel == key.channel)
-    return [label for label, _ in _latest_kind(mine, glossary.fiscal_year_start_month)]
+    mine = [fact for fact in facts if fact.channel == key.channel]
+    dated = [label for label, _ in _latest_kind(mine, glossary.fiscal_year_start_month)]
+    if dated or not undated:
+        return dated
+    return [UNDATED] if any(fact.period == UNDATED for fact in mine) else []
 
 
 def _spellings(glossary: Glossary, metrics: Sequence[str]) -> list[str]:
@@ -341,6 +362,9 @@ def answer_figures(
         if not re.search(rf"(?<!\w){re.escape(reading.second_operation)}(?!\w)", spelled):
             # ("the change in the average price per share" of the row "average price paid
             # per share": the row's own word, no second calculation)
+            if not reading.operation_word:  # "the sum over the value of X": a sum of what?
+                word = quote_input(reading.second_operation)
+                return _clarify(text(locale, "one_figure_summed", word=word))
             words = f"{reading.operation_word!r}, {reading.second_operation!r}"
             return _clarify(text(locale, "two_operations", words=words))
     if not reading.metrics:
@@ -392,35 +416,46 @@ def answer_figures(
     if not periods and reading.operation not in _SELECTIONS:
         metric, first = reading.metrics[0], entities[0]
         builder.lookups += 1
-        stored = stored_periods(glossary, store, FactKey(metric, first, "", channel), level)
+        asked = FactKey(metric, first, "", channel)
+        stored = stored_periods(glossary, store, asked, level, undated=True)
         if not stored:
             builder.add(text(locale, "no_period"), ())
             return builder.part(AnswerStatus.REFUSED, assumptions)
         named = builder.labels(metric, first)
-        span = reading.span_years
-        totals = reading.operation in (Operation.AVERAGE, Operation.SUM)
-        # an average or a sum covers every stored period, a change the latest two: the span
-        # named must be those periods
-        covered = len(stored) if totals else min(len(stored), 2)
-        if span is not None and span != covered:
-            # "the five year period ended 2017", "across the 3 years": the years are not
-            # named, and the stored ones are not that span (a change over the latest two is
-            # no five-year change)
-            years = text(locale, "span_not_stored", span=span, periods=", ".join(stored))
-            return _clarify(years, assumptions)
-        if totals and len(stored) > 1:
+        if stored == [UNDATED]:
+            over_time = reading.operation in (*CHANGES, Operation.AVERAGE, Operation.SUM)
+            if over_time and len(reading.metrics) == 1 and len(entities) == 1:
+                # "the change in goodwill" from a table that states no period: nothing to
+                # change over
+                builder.add(text(locale, "undated_over_time", **named), ())
+                return builder.part(AnswerStatus.REFUSED, assumptions)
             periods = stored
-            assumptions.append(
-                text(locale, "assume_periods_all", periods=", ".join(periods), **named)
-            )
-        elif reading.operation in CHANGES and len(stored) > 1 and not subtracting:
-            periods = stored[-2:]
-            assumptions.append(
-                text(locale, "assume_periods_latest_two", periods=", ".join(periods), **named)
-            )
+            assumptions.append(text(locale, "assume_undated", **named))
         else:
-            periods = stored[-1:]
-            assumptions.append(text(locale, "assume_period_latest", period=periods[0], **named))
+            span = reading.span_years
+            totals = reading.operation in (Operation.AVERAGE, Operation.SUM)
+            # an average or a sum covers every stored period, a change the latest two: the
+            # span named must be those periods
+            covered = len(stored) if totals else min(len(stored), 2)
+            if span is not None and span != covered:
+                # "the five year period ended 2017", "across the 3 years": the years are not
+                # named, and the stored ones are not that span (a change over the latest two
+                # is no five-year change)
+                years = text(locale, "span_not_stored", span=span, periods=", ".join(stored))
+                return _clarify(years, assumptions)
+            if totals and len(stored) > 1:
+                periods = stored
+                assumptions.append(
+                    text(locale, "assume_periods_all", periods=", ".join(periods), **named)
+                )
+            elif reading.operation in CHANGES and len(stored) > 1 and not subtracting:
+                periods = stored[-2:]
+                assumptions.append(
+                    text(locale, "assume_periods_latest_two", periods=", ".join(periods), **named)
+                )
+            else:
+                periods = stored[-1:]
+                assumptions.append(text(locale, "assume_period_latest", period=periods[0], **named))
 
     one = len(periods) == 1 and len(entities) == 1 and len(reading.metrics) == 1
     if subtracting:  # never a year's change
@@ -748,7 +783,7 @@ def _metrics_sum(
     sign = f" {MINUS} " if subtract else " + "
     names = sign.join(builder.labels(m, entity)["metric"] for m in metrics)
     what = text(builder.locale, "difference" if subtract else "sum", metric=names, channel="",
-                items=period)  # fmt: skip
+                items=builder.period(period))  # fmt: skip
     if len(refs) < len(keys):
         reason = text(builder.locale, "reason_missing")
         builder.add(text(builder.locale, "not_computable", what=what, reason=reason), ())
@@ -803,7 +838,8 @@ def _measure(result: CompareResult) -> tuple[str | None, str | None, object]:
 
 
 def _item_label(builder: _Builder, entity: str, period: str, entities: int) -> str:
-    return period if entities == 1 else f"{builder.glossary.entities.terms[entity].label} {period}"
+    shown = builder.period(period)
+    return shown if entities == 1 else f"{builder.glossary.entities.terms[entity].label} {shown}"
 
 
 def _steps(
@@ -912,7 +948,12 @@ def _ratio(
     2017``)."""
     percent = reading.operation is Operation.SHARE
     metrics = list(reading.metrics)
-    total_first = _is_total(builder, metrics[0]) and not _is_total(builder, metrics[-1])
+    # "the ratio of total debt to leases" says its order; "what proportion of X is the total"
+    # may name the part first
+    ordered = reading.operation_word in _RATIO_WORDS
+    total_first = (
+        not ordered and _is_total(builder, metrics[0]) and not _is_total(builder, metrics[-1])
+    )
     if len(metrics) == 2 and (reading.whole_first or total_first):
         metrics.reverse()  # "what percentage of (total) X is Y": X is the whole
     channel = builder.channel
@@ -947,7 +988,7 @@ def _ratio(
             text(builder.locale, "needs_two_metrics", metric=label, examples=_examples(known))
         )
     _check_items(len(pairs))
-    part_in_whole = percent and not reading.operation_word.startswith("as a ")
+    part_in_whole = percent and not ordered and not reading.operation_word.startswith("as a ")
     answered = False
     for numerator, denominator in pairs:
         builder.lookups += 2
@@ -956,6 +997,9 @@ def _ratio(
         )
         answered |= _ratio_sentence(builder, result, part_in_whole=part_in_whole)
     return AnswerStatus.ANSWERED if answered else AnswerStatus.REFUSED
+
+
+_RATIO_WORDS = ("ratio", "rapporto")
 
 
 def _is_total(builder: _Builder, metric: str) -> bool:
@@ -978,7 +1022,8 @@ def _ratio_sentence(builder: _Builder, result: RatioResult, *, part_in_whole: bo
 
     def name(key: FactKey) -> str:
         labels = builder.labels(key.metric, key.entity)
-        return f"{labels['entity']} {labels['metric']}{labels['channel']} {key.period}"
+        named = f"{labels['entity']} {labels['metric']}{labels['channel']}"
+        return named if key.period == UNDATED else f"{named} {key.period}"
 
     kind = FigureKind.SHARE if result.percent else FigureKind.RATIO
     what = text(

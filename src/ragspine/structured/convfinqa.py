@@ -29,6 +29,7 @@ from typing import Any
 
 from ragspine.errors import IngestError
 from ragspine.glossary import DEFAULT_CHANNEL, Glossary, MetricKind, Term, TermType
+from ragspine.periods import UNDATED
 from ragspine.security import Sensitivity
 from ragspine.structured.facts import Fact, FactKey, Scale, utc_now
 from ragspine.structured.headers import MONTH_WORDS, captioned_period, dated_period
@@ -260,6 +261,33 @@ def _oriented(
     return turned, True
 
 
+_ANY_YEAR = re.compile(r"(?<!\d)(?:19|20)\d{2}(?!\d)")
+
+
+def _undated(
+    table: Mapping[str, Mapping[str, Any]], periods: Mapping[str, str | None], glossary: Glossary
+) -> bool:
+    """Whether the table states no period at all, so that its figures are stored as
+    :data:`~ragspine.periods.UNDATED` (a purchase price allocation, a table of commitments by
+    kind): no column is a period, no row label names a year (``2015 net revenue``, ``notes due
+    2017``: periods the table does not read as such), and with several value columns each
+    column header names a figure of its own (not ``$ 602011``, a garbled first value, nor a
+    unit)."""
+    if any(periods.values()):
+        return False
+    labels = [str(label) for cells in table.values() for label in cells]
+    if any(_ANY_YEAR.search(label) or _row_period(label, glossary) for label in labels):
+        return False
+    if len(table) == 1:
+        return True
+    headers = [" ".join(column.split()) for column in table]
+    if len({h.casefold() for h in headers}) < len(headers):
+        return False
+    return all(
+        _names_a_figure(h) and not _UNIT_ONLY.match(h) and not _ANY_YEAR.search(h) for h in headers
+    )
+
+
 def _unsigned_rates(table: Mapping[str, Mapping[str, Any]], read: Iterable[str]) -> set[str]:
     """Rows of the ``read`` columns with no positive value and a negative one that end in the
     name of a rate (:data:`_RATE_LABEL`), or that sit in a table of such rows only (a table of
@@ -328,14 +356,18 @@ def import_convfinqa(
                 new_entities.setdefault(entity, Term(TermType.ENTITY, entity, ticker.upper()))
         table, transposed = _oriented(_table(filing, source_name), glossary)
         periods = _column_periods(table, glossary)
-        read = [c for c in table if periods[c] is not None or len(table) == 1]
+        # by ticker, two undated tables of one company would read as restatements of one
+        # another: undated figures are kept by filing only
+        undated = entities == "filing" and not transposed and _undated(table, periods, glossary)
+        read = [c for c in table if periods[c] is not None or len(table) == 1 or undated]
         unsigned = _unsigned_rates(table, read)
         for column, rows in table.items():
             dated = periods[column]
-            by_row = dated is None and len(table) == 1  # one value column: rows may be dated
+            # one value column: rows may be dated
+            by_row = dated is None and len(table) == 1 and not undated
             # a walk's parts belong to it: by ticker, two walks of one company would mix
             walk = _walk(rows, glossary) if by_row and entities == "filing" else {}
-            if dated is None and not by_row:
+            if dated is None and not by_row and not undated:
                 reason = "column header is not a year or a year-end date"
                 skipped.append(Skip(filing_id, column, "", reason))
                 continue
@@ -347,6 +379,10 @@ def import_convfinqa(
                 name, note = label, ""
                 if dated is not None:
                     period = dated
+                elif undated:  # "goodwill" of a purchase price allocation; "total: americas"
+                    period = UNDATED
+                    if len(table) > 1:
+                        name = f"{label}: {' '.join(column.split())}"
                 elif label in walk:
                     name, period, note = walk[label]
                 else:

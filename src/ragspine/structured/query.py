@@ -11,7 +11,7 @@ from typing import Any
 
 from ragspine.errors import PeriodError, quote_input
 from ragspine.glossary import DEFAULT_CHANNEL, Glossary, MetricKind
-from ragspine.periods import PERIOD_EXAMPLES, parse_period, suggest_periods
+from ragspine.periods import PERIOD_EXAMPLES, UNDATED, parse_period, suggest_periods
 from ragspine.security import Principal, max_visible_level
 from ragspine.stores.facts import FactStore
 from ragspine.structured.facts import FactKey, Scale
@@ -112,11 +112,16 @@ def render_amount(value: Decimal, unit: str, currency: str, scale: Scale, kind: 
     return " ".join(parts)
 
 
+def period_phrase(period_label: str) -> str:
+    """A normalized period as a sentence names it (``FY2024``; ``an undated table``)."""
+    return "an undated table" if period_label == UNDATED else period_label
+
+
 def not_found_text(period_label: str) -> str:
     """The fixed refusal: no digit except those of the normalized period label."""
     return (
-        f"No stored fact matches this metric, entity and channel for {period_label}, "
-        "so no figure is given."
+        f"No stored fact matches this metric, entity and channel for "
+        f"{period_phrase(period_label)}, so no figure is given."
     )
 
 
@@ -176,7 +181,7 @@ def query_metric(
     )
     text = (
         f"{glossary.entities.terms[entity_code].label}'s {metric_term.label}{channel_phrase} "
-        f"in {period_label} was {amount}. "
+        f"in {period_phrase(period_label)} was {amount}. "
         f"Source: {_source_phrase(stored.source_doc_id, stored.locator)}."
     )
     return MetricResult(

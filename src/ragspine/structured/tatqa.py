@@ -16,6 +16,10 @@ Reading a table:
   over ``2019 | 2018``, ``Operating income`` over ``2019 | 2018``): each caption heads the
   columns from its own to the next, prefixes their rows' metric labels (``Revenues: Teekay
   LNG``) and sets their scale when it states one (else the one stated outside the captions).
+- A table whose columns are measures (``Gross Carrying Amount | Net``) takes its period from a
+  row's section, a title row or the corner cell; one that states no period anywhere (``Total |
+  Less Than 1 Year | 1-3 Years``) is stored as ``undated`` (:data:`ragspine.periods.UNDATED`),
+  never given a period from its paragraphs.
 - Data rows: the row label is the metric (a generated glossary term, the label its spelling);
   a label-only row is a section heading; a label repeated in the table is prefixed with its
   section (``Americas: Total``), and so is every row of a section stating a unit of its own
@@ -45,7 +49,7 @@ from typing import Any
 
 from ragspine.errors import IngestError, PeriodError
 from ragspine.glossary import DEFAULT_CHANNEL, Glossary, MetricKind, Term, TermType
-from ragspine.periods import parse_period
+from ragspine.periods import UNDATED, parse_period
 from ragspine.security import Sensitivity
 from ragspine.structured.convfinqa import metric_for_label
 from ragspine.structured.facts import Fact, FactKey, Scale, heading_note, utc_now
@@ -631,7 +635,8 @@ def _measure_layout(
     2019`` over ``Amortized Cost | Fair Value``); None for every other table. The period comes
     from each row's section heading (``December 31, 2019``, then ``December 31, 2018``), else
     from that title row, else from the header's corner cell (``30 June 2019``). Every value
-    column needs a measure name; otherwise the table is not read this way."""
+    column needs a measure name; otherwise the table is not read this way. A table that states
+    no period at all is read as :data:`~ragspine.periods.UNDATED`."""
     title: str | None = None
     if len(periods) == 1 and len(with_data) > 1:
         (column,) = periods
@@ -671,9 +676,21 @@ def _measure_layout(
         for r in data
         if r.index not in headings and any(r.cells[c - 1].strip() for c in with_data)
     ]
+    # a year in a row label or a measure name ("2021", "Balance at December 31, 2018",
+    # "Fiscal 2019 Net Sales") states periods the layout does not read: not undated
+    texts = [r.label for r in valued] + list(names.values())
+    stated = any(_YEAR.search(t) for t in texts)
+    if valued and not by_row and title is None and not corner and not stated:
+        # no period stated anywhere ("Total | Less Than 1 Year | 1-3 Years"): undated, never
+        # guessed from the paragraphs
+        by_row = {r.index: UNDATED for r in valued}
     if not valued or any(r.index not in by_row for r in valued):
         return None
     return _Measures(names, by_row)
+
+
+_YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
+"""A four-digit year anywhere in a text."""
 
 
 def _own_labels(data: list[_Row]) -> dict[int, str]:
