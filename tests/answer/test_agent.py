@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from fake_openai import FakeEndpoint, Reply
-from llm_workspace import PUBLIC, build, guard_off
+from llm_workspace import PUBLIC, build, fact, guard_off
 from ragspine import Workspace
 from ragspine.answer import agent, generate
 from ragspine.answer.guard import GuardVerdict, numbers_in
@@ -171,6 +171,34 @@ def test_the_models_searches_keep_to_the_entity_asked_about(
     assert all(s.doc_id != "china.md" for s in answer.sources if s.chunk_id)
     plain = ws.search("why did ACME revenue rise", principal=PUBLIC)
     assert any("China demand" in s.text for s in plain.snippets)  # it would rank
+
+
+def test_the_models_compare_keeps_undated_figures_apart_and_never_crashes(
+    ws: Workspace, fake_endpoint: FakeEndpoint
+) -> None:
+    """A review found: the model may name the period 'undated' (the grammar reads it), and an
+    average of an undated figure and a dated one was answered (139,630.15), a change too; and
+    a compare tool call with operation 'change' crashed on its empty operation words (an older
+    bug). An undated figure is never put in time beside a dated one; a change is computed."""
+    ws.facts.write([fact("revenue", "undated", "100000")])
+
+    def compare(periods: list[str], operation: str) -> Answer:
+        arguments = {"metric": "revenue", "entity": "ACME", "periods": periods,
+                     "operation": operation}  # fmt: skip
+        return run(ws, fake_endpoint, Reply(tool_calls=[("compare", json.dumps(arguments))]),
+                   Reply("Done."))  # fmt: skip
+
+    for operation in ("average", "change"):
+        mixed = compare(["undated", "FY2024"], operation)
+        assert mixed.status is not AnswerStatus.ANSWERED, operation
+        assert not shown(mixed) & {"139630.15", "79260.3"}, operation
+        assert "An undated figure has no place in time" in mixed.text, operation
+    change = compare(["FY2023", "FY2024"], "change")
+    assert change.status is AnswerStatus.ANSWERED and "17731.2" in shown(change)
+    result = ws.graph.compare("revenue", entities=["ACME"], periods=["undated", "FY2024"],
+                              principal=PUBLIC)  # fmt: skip
+    assert result.average is None and result.total is None
+    assert [step.difference for step in result.steps] == [None]
 
 
 def test_agent_mode_needs_a_generating_provider(ws: Workspace) -> None:

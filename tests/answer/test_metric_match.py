@@ -1573,4 +1573,7 @@ def test_a_ratio_keeps_the_order_it_names_and_may_ask_for_it_in_percent(tmp_path
     assert said.route == "structured" and said.status is AnswerStatus.ANSWERED
     summed = ask("What is the sum over the value of the total notes payable?")
     assert summed.status is AnswerStatus.NEEDS_CLARIFICATION
-    assert "asks for a 'sum' but names one figure" in summed.text
+    assert "asks to add ('sum') but names one figure" in summed.text
+    # a review found "the combined total debt" asked back: "combined" is the total's own word
+    combined = ask("What is the amount of the combined total notes payable?")
+    assert combined.status is AnswerStatus.ANSWERED, combined.text

@@ -389,3 +389,27 @@ def test_a_table_that_states_no_period_is_read_undated_by_filing(tmp_path: Path)
     by_ticker = Workspace.init(tmp_path / "ticker")
     result, _ = by_ticker.ingest_convfinqa(source)
     assert result.facts == ()
+
+
+def test_one_column_naming_a_change_or_a_year_is_not_undated(tmp_path: Path) -> None:
+    """A review found: a one-column table headed '2016 vs 2015' or 'increase ( decrease )'
+    was stored undated under the bare row label, so 'how much was the net revenue?' was
+    answered with a change (125.0). Such headers name a change, a share or a span, not a
+    level; a plain header ('total') leaves the row label alone, a named one qualifies it."""
+    import json
+
+    filings = [
+        _filing("Single_ABC/2016/page_5.pdf", {"2016 vs 2015": {"net revenue": 125.0}}),
+        _filing("Single_ABC/2016/page_6.pdf", {"increase ( decrease )": {"sales": 3.0}}),
+        _filing("Single_ABC/2016/page_7.pdf", {"% ( % ) of total": {"sales": 40.0}}),
+        _filing("Single_ABC/2016/page_8.pdf", {"total": {"goodwill": 9.0}}),
+        _filing("Single_ABC/2016/page_9.pdf", {"fair value": {"goodwill": 8.0}}),
+    ]
+    source = tmp_path / "c.json"
+    source.write_text(json.dumps(filings), "utf-8")
+    ws = Workspace.init(tmp_path / "ws")
+    result, _ = ws.ingest_convfinqa(source, entities="filing")
+    assert sorted((f.metric, f.period, str(f.value)) for f in result.facts) == [
+        ("goodwill", "undated", "9.0"),
+        ("goodwill_fair_value", "undated", "8.0"),
+    ]

@@ -503,3 +503,19 @@ def test_only_a_table_that_states_no_period_anywhere_is_undated() -> None:
     }
     located = read[("obligations", "Operating leases: Total", "undated")].locator
     assert "'Total (undated)'" in located
+
+
+def test_a_year_in_a_corner_or_title_keeps_a_measure_table_from_being_undated() -> None:
+    """A review found: a measure table whose corner says 'Fiscal year 2019 (in thousands)', or
+    whose title row says 'As of December 31, 2019 and 2018' (periods the layout does not read),
+    was stored as 'a table that states no period'. Any year in the table keeps it unread."""
+    corner = [
+        ["Fiscal year 2019 (in thousands)", "Gross", "Net"],
+        ["Patents", "500", "420"],
+    ]
+    title = [
+        ["As of December 31, 2019 and 2018", "", ""],
+        ["", "Gross", "Net"],
+        ["Patents", "500", "420"],
+    ]
+    assert _tables_read(corner=corner, title=title) == {}

@@ -133,8 +133,8 @@ _EN: dict[str, str] = {
         "Ask for each in turn."
     ),
     "one_figure_summed": (
-        "The question asks for a {word} but names one figure: name each figure to add, or the "
-        "periods to add it over."
+        "The question asks to add ({word}) but names one figure: name each figure to add, or "
+        "the periods to add it over."
     ),
     "percent_not_stored": (
         "The question asks for a percentage, and {metric} is stored as an amount, not a "
@@ -159,6 +159,10 @@ _EN: dict[str, str] = {
         "change, average or sum over periods can be computed from it."
     ),
     "undated_period": "an undated table",
+    "undated_mixed": (
+        "An undated figure has no place in time: no change, average or sum is computed between "
+        "it and a dated one. Ask for each figure, or for dated periods only."
+    ),
     "needs_metric": (
         "Which metric? The question names none that the glossary knows. Known metrics include: "
         "{examples}."
@@ -386,8 +390,8 @@ _IT: dict[str, str] = {
         "Chiederli uno alla volta."
     ),
     "one_figure_summed": (
-        "La domanda chiede una {word} ma nomina un solo valore: indicare ogni valore da sommare, "
-        "oppure i periodi su cui sommarlo."
+        "La domanda chiede di sommare ({word}) ma nomina un solo valore: indicare ogni valore da "
+        "sommare, oppure i periodi su cui sommarlo."
     ),
     "percent_not_stored": (
         "La domanda chiede una percentuale, e {metric} è memorizzato come importo, non come "
@@ -414,6 +418,11 @@ _IT: dict[str, str] = {
         "periodo: non se ne può calcolare una variazione, una media o una somma tra periodi."
     ),
     "undated_period": "prospetto senza data",
+    "undated_mixed": (
+        "Un valore senza data non ha un posto nel tempo: non si calcola una variazione, una "
+        "media o una somma tra esso e un valore datato. Chiedere ogni valore, o solo periodi "
+        "datati."
+    ),
     "needs_metric": (
         "Quale metrica? La domanda non ne nomina una nota al glossario. Metriche note: {examples}."
     ),
@@ -547,7 +556,7 @@ def not_found(period_label: str, locale: Locale) -> str:
     """The fixed refusal of a lookup: no digit except those of the normalized period label."""
     if locale is Locale.EN:
         return not_found_text(period_label)
-    shown = text(locale, "undated_period") if period_label == UNDATED else period_label
+    shown = f"un {text(locale, 'undated_period')}" if period_label == UNDATED else period_label
     return (
         f"Nessun fatto memorizzato corrisponde a questa metrica, entità e canale per "
         f"{shown}, quindi non viene dato alcun valore."

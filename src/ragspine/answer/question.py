@@ -556,8 +556,9 @@ def read_question(
         summed = _SUM_RE.search("".join(outside_metrics))
         if summed is not None and not _EACH_RE.search(rest):
             operation, word = Operation.SUM, summed.group(0)
-    elif metrics and (summed := _SUMMED_RE.search(rest)) is not None:
+    elif metrics and (summed := _SUM_WORD_RE.search(rest)) is not None:
         # "the sum over the value of total assets acquired": a sum, yet one figure named
+        # ("the combined total debt" is the total's own word)
         second = summed.group(0)
     return QuestionReading(
         _unique(metrics),
@@ -591,6 +592,7 @@ def read_question(
 
 
 _SUMMED_RE = re.compile(r"(?<!\w)(?:sum|summed|combined|somma)(?!\w)")
+_SUM_WORD_RE = re.compile(r"(?<!\w)(?:sum|somma)(?!\w)")
 _EXTREME_RE = re.compile(
     r"(?<!\w)the\s+(?:highest|lowest|largest|smallest|maximum|minimum|greatest|least)(?!\w)"
 )

@@ -457,6 +457,10 @@ def answer_figures(
                 periods = stored[-1:]
                 assumptions.append(text(locale, "assume_period_latest", period=periods[0], **named))
 
+    over_time = reading.operation in (*CHANGES, Operation.AVERAGE, Operation.SUM)
+    if UNDATED in periods and len(set(periods)) > 1 and over_time:
+        # "the change from undated to FY2024" (an agent's tool call, a graph of periods)
+        return _clarify(text(locale, "undated_mixed"), assumptions)
     one = len(periods) == 1 and len(entities) == 1 and len(reading.metrics) == 1
     if subtracting:  # never a year's change
         one = False
@@ -478,7 +482,7 @@ def answer_figures(
     periods = _ordered_periods(reading, periods, glossary)
     if reading.operation in CHANGES and reading.backward and len(periods) == 2:
         earlier, later = sorted(periods, key=lambda label: _when(label, glossary))
-        if reading.operation_word.split()[-1] in _DIRECTED:
+        if _last_word(reading.operation_word) in _DIRECTED:
             # "the decline from 2019 to 2018": a fall back in time, or the fall over time?
             return _clarify(text(locale, "change_backward", earlier=earlier, later=later))
         # "the change from 2018 to 2017": a change over time runs forward, and is said so
@@ -679,7 +683,7 @@ def _compared(
             label = builder.labels(metric, entities[0])["metric"]
             builder.add(text(builder.locale, "percent_not_stored", metric=label), ())
             return AnswerStatus.REFUSED
-        falling = reading.operation_word.split()[-1] in _FALLING and not any(
+        falling = _last_word(reading.operation_word) in _FALLING and not any(
             row.value < 0 for row in result.rows if row.value is not None
         )  # an expense stored as (3,343): which way it "fell" is the asker's sign convention
         percent_only = operation is Operation.PERCENT_CHANGE
@@ -720,6 +724,13 @@ def _undirected_fall(reading: QuestionReading, result: CompareResult) -> bool:
         return False
     difference = result.steps[0].difference
     return difference is not None and difference < 0
+
+
+def _last_word(words: str) -> str:
+    """The last word of an operation's words (``how much did X decrease`` -> ``decrease``);
+    empty for none (a tool call names its operation, not its words)."""
+    split = words.split()
+    return split[-1] if split else ""
 
 
 _SUBTRACTING = ("less", "minus")

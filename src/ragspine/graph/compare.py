@@ -30,6 +30,7 @@ from ragspine.graph.values import (
     finest,
     plain,
 )
+from ragspine.periods import UNDATED
 from ragspine.stores.facts import FactStore
 from ragspine.structured.facts import FactKey, Scale
 from ragspine.structured.query import render_amount
@@ -158,6 +159,9 @@ def compare(
     elif len(measures) > 1:
         status = SetStatus.NOT_COMPUTABLE
         note = f"found items have different units ({', '.join(sorted(map(str, measures)))})"
+    elif _mixes_undated(found):
+        status = SetStatus.NOT_COMPUTABLE
+        note = "an undated figure has no place in time: not added to dated ones"
     else:
         total = exact_sum(v for v in values if v is not None)
         average = ExactNumber(Fraction(total) / len(found))
@@ -202,6 +206,12 @@ def _share(value: Decimal | None, total: Decimal | None) -> ExactNumber | None:
     return ExactNumber(Fraction(value) / Fraction(total) * 100)
 
 
+def _mixes_undated(found: Sequence[FactRef]) -> bool:
+    """Whether ``found`` holds an undated figure beside a dated one."""
+    periods = {fact.period for fact in found}
+    return UNDATED in periods and len(periods) > 1
+
+
 def _steps(facts: list[FactRef | None], values: list[Decimal | None]) -> tuple[CompareStep, ...]:
     found = [i for i, fact in enumerate(facts) if fact is not None]
     steps = []
@@ -209,6 +219,10 @@ def _steps(facts: list[FactRef | None], values: list[Decimal | None]) -> tuple[C
         a, b = facts[earlier], facts[later]
         va, vb = values[earlier], values[later]
         assert a is not None and b is not None and va is not None and vb is not None
+        if _mixes_undated((a, b)):
+            note = "an undated figure has no place in time: no change to or from it"
+            steps.append(CompareStep(earlier, later, None, None, None, note))
+            continue
         if a.measure != b.measure:
             steps.append(
                 CompareStep(

@@ -278,14 +278,31 @@ def _undated(
     labels = [str(label) for cells in table.values() for label in cells]
     if any(_ANY_YEAR.search(label) or _row_period(label, glossary) for label in labels):
         return False
+    headers = [" ".join(column.split()) for column in table]
+    if any(_ANY_YEAR.search(h) or _NOT_A_LEVEL.search(h) for h in headers):
+        return False  # "2016 vs 2015", "increase ( decrease )", "% of total", "pro forma"
     if len(table) == 1:
         return True
-    headers = [" ".join(column.split()) for column in table]
     if len({h.casefold() for h in headers}) < len(headers):
         return False
-    return all(
-        _names_a_figure(h) and not _UNIT_ONLY.match(h) and not _ANY_YEAR.search(h) for h in headers
-    )
+    return all(_names_a_figure(h) and not _UNIT_ONLY.match(h) for h in headers)
+
+
+def _plain_header(header: str) -> bool:
+    """Whether one value column's header names nothing of its own: a unit (``amount ( in
+    millions )``), a garbled first value (``$ 28.1``) or a plain caption (``total``)."""
+    plain = " ".join(header.split())
+    return bool(_UNIT_ONLY.match(plain) or not _names_a_figure(plain) or _PLAIN.match(plain))
+
+
+_NOT_A_LEVEL = re.compile(
+    r"%|(?<![^\W\d_])(?:change|changes|increase|decrease|variance|vs|versus|growth|pro\s+forma"
+    r"|ended|ending)(?![^\W\d_])",
+    re.IGNORECASE,
+)
+"""A column header naming a change, a share or a span rather than a level: such a table is
+not read as undated."""
+_PLAIN = re.compile(r"^\W*(?:totals?|amounts?|values?|balances?)\W*$", re.IGNORECASE)
 
 
 def _unsigned_rates(table: Mapping[str, Mapping[str, Any]], read: Iterable[str]) -> set[str]:
@@ -381,7 +398,7 @@ def import_convfinqa(
                     period = dated
                 elif undated:  # "goodwill" of a purchase price allocation; "total: americas"
                     period = UNDATED
-                    if len(table) > 1:
+                    if len(table) > 1 or not _plain_header(column):
                         name = f"{label}: {' '.join(column.split())}"
                 elif label in walk:
                     name, period, note = walk[label]

@@ -676,9 +676,11 @@ def _measure_layout(
         for r in data
         if r.index not in headings and any(r.cells[c - 1].strip() for c in with_data)
     ]
-    # a year in a row label or a measure name ("2021", "Balance at December 31, 2018",
-    # "Fiscal 2019 Net Sales") states periods the layout does not read: not undated
-    texts = [r.label for r in valued] + list(names.values())
+    # a year anywhere in the table's texts ("2021", "Balance at December 31, 2018", "Fiscal
+    # 2019 Net Sales", a corner "Fiscal year 2019 (in thousands)", a title "As of December
+    # 31, 2019 and 2018") states periods the layout does not read: not undated
+    texts = [rows[i][c] for i in header for c in range(width)]
+    texts += [t for r in data for t in (r.label, r.section) if t]
     stated = any(_YEAR.search(t) for t in texts)
     if valued and not by_row and title is None and not corner and not stated:
         # no period stated anywhere ("Total | Less Than 1 Year | 1-3 Years"): undated, never
