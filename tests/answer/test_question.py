@@ -247,6 +247,24 @@ def test_a_written_date_is_the_fiscal_year_holding_it(glossary: Glossary) -> Non
     assert read_question("ACME's revenue on 2/30/2019", glossary).bad_period == "2/30/2019"
 
 
+def test_a_day_written_before_its_month_is_that_day_not_the_month(glossary: Glossary) -> None:
+    """TAT-QA dev: 'the total energy consumption for the year ended 31 December 2019' was read
+    as the month 2019-12, while 'December 31, 2019' was FY2019 and the table's header '31
+    December 2019' is FY2019 too, so four questions were refused. A day before its month is
+    read as the day; a month and year alone stays the month."""
+    for said in ("year ended 31 December 2019", "as at 31 Dec 2019", "on 31 December, 2019"):
+        reading = read_question(f"What was ACME's revenue for the {said}?", glossary)
+        assert reading.periods == ("FY2019",), said
+    assert read_question("ACME's revenue in December 2019", glossary).periods == ("2019-12",)
+    assert read_question("ACME's revenue on 31 February 2019", glossary).bad_period == (
+        "31 february 2019"
+    )
+    spanned = read_question(
+        "change in ACME's revenue from 31 December 2019 to 31 December 2018", glossary
+    )
+    assert spanned.periods == ("FY2019", "FY2018") and spanned.backward
+
+
 def test_f_and_two_digits_is_no_period_in_a_question(glossary: Glossary) -> None:
     """``F19`` heads fiscal-year columns in some reports, but in a question it may be a
     product (``the F20 product line``): read there, it added a year or dropped a quarter

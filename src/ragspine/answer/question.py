@@ -265,6 +265,7 @@ _PERIOD_RE = re.compile(
     rf"|(?:{_FY})?(?:\d{{4}}|\d{{2}})\s*-?\s*[qh]\d+"
     rf"|[qh]\d+\s*[-/ ]?\s*(?:{_FY})?(?:\d{{4}}|\d{{2}})"
     r"|\d{4}-(?:0[1-9]|1[0-2])"
+    rf"|(?P<day>\d{{1,2}}\s+(?:{_MONTH_NAMES})\.?\s*,?\s*\d{{4}})"
     rf"|(?:{_MONTH_NAMES})\.?\s*,?\s*\d{{4}}"
     rf"|{_FY}[0-9a-z']*\d[0-9a-z']*"
     r"|(?:19|20)\d{2}"
@@ -272,7 +273,9 @@ _PERIOD_RE = re.compile(
 )
 """Spans that look like periods: the period grammar's spellings, plus ``FY`` + anything and
 quarter / half forms with any number, so that a malformed one (``FY2o24``, ``2024Q5``) is
-reported rather than ignored. A bare number is a year only from 1900 to 2099."""
+reported rather than ignored. A bare number is a year only from 1900 to 2099. A day written
+before its month (``31 December 2019``) is that day, read like ``December 31, 2019`` and like
+a header's date: the fiscal year holding it, not the month."""
 
 
 _BASE_WORDS = (
@@ -486,10 +489,11 @@ def read_question(
     read: list[tuple[int, int, Period]] = []  # every period read, where it was said
     for match in _PERIOD_RE.finditer(scanned):
         try:
-            if match["date"]:  # "12/31/10": the fiscal year holding that day, as in headers
-                label = dated_period(match["date"], glossary.fiscal_year_start_month)
+            day = match["date"] or match["day"]
+            if day:  # "12/31/10", "31 December 2019": the fiscal year holding that day
+                label = dated_period(day, glossary.fiscal_year_start_month)
                 if label is None:
-                    raise PeriodError(f"no such date {match['date']!r}")
+                    raise PeriodError(f"no such date {day!r}")
                 period = parse_period(label, reference, glossary.fiscal_year_start_month)
             else:
                 period = parse_period(match.group(0), reference, glossary.fiscal_year_start_month)
