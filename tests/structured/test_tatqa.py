@@ -478,9 +478,11 @@ def test_scale_exceptions_keep_to_what_a_label_measures_and_a_total_caption_make
 
 def test_only_a_table_that_states_no_period_anywhere_is_undated() -> None:
     """A measure table with no period in its header, corner, sections, row labels or column
-    names is stored as undated; one whose rows are years (future lease payments by year) or
-    whose columns name years ('Fiscal 2019 Net Sales') states periods it does not read as
-    such, and stays unread (reported)."""
+    names is stored as undated; one whose columns name years ('Fiscal 2019 Net Sales') states
+    periods it does not read as such, and stays unread (reported). One whose rows are years
+    (future lease payments by year: TAT-QA dev's 'the operating leases for 2021' was refused)
+    stores each year's figures as the columns' measures; its other rows ('Thereafter') name
+    no period and are reported."""
     obligations = [
         ["", "Total", "Less Than 1 Year", "More Than 5 Years"],
         ["Operating leases", "$98,389", "$37,427", "$11,825"],
@@ -500,7 +502,17 @@ def test_only_a_table_that_states_no_period_anywhere_is_undated() -> None:
         ("obligations", "Operating leases: Total", "undated"),
         ("obligations", "Operating leases: Less Than 1 Year", "undated"),
         ("obligations", "Operating leases: More Than 5 Years", "undated"),
+        ("leases", "Operating leases", "FY2021"),
+        ("leases", "Operating leases", "FY2022"),
+        ("leases", "Finance Leases", "FY2021"),
+        ("leases", "Finance Leases", "FY2022"),
     }
+    assert read[("leases", "Operating leases", "FY2022")].value == Decimal("135")
+    documents = [{"table": {"uid": "leases", "table": leases}, "paragraphs": [], "questions": []}]
+    skipped = import_tatqa(documents, Glossary.from_terms([])).skipped
+    assert [(s.row, s.reason) for s in skipped] == [
+        ("'Thereafter'", "row names no period in a table whose rows are periods")
+    ]
     located = read[("obligations", "Operating leases: Total", "undated")].locator
     assert "'Total (undated)'" in located
 

@@ -573,12 +573,15 @@ def _names_each(row: Sequence[str], columns: Sequence[int], fiscal_start_month: 
 @dataclass(frozen=True, slots=True)
 class _Measures:
     """A table whose columns are measures (``Amortized Cost | Fair Value``) and whose period is
-    stated elsewhere: by each row's section heading, a title row or the corner cell."""
+    stated elsewhere: by each row's section heading, a title row or the corner cell, or by the
+    row's own label (``2021`` over ``Operating Leases | Finance Leases``)."""
 
     names: dict[int, str]
     """Each value column's measure name (its header texts, without periods and units)."""
     periods: dict[int, str]
     """Each data row's period (by row index)."""
+    by_label: frozenset[int] = frozenset()
+    """Rows whose own label is their period: their figures are the columns' measures."""
 
 
 _UNIT_ONLY = re.compile(
@@ -676,6 +679,19 @@ def _measure_layout(
         for r in data
         if r.index not in headings and any(r.cells[c - 1].strip() for c in with_data)
     ]
+    by_label: dict[int, str] = {}
+    if not by_row and title is None and not corner:
+        # rows that are years ("2021", "2022", then "Thereafter", "Total") under measures
+        # ("Operating Leases | Finance Leases"): each year's figure is the column's measure;
+        # the other rows name no period and stay unread
+        by_label = {
+            r.index: period
+            for r in valued
+            if r.label and (period := header_period(r.label, fiscal_start_month))
+        }
+        kinds = {parse_period(p, None, fiscal_start_month).kind for p in by_label.values()}
+        if len(by_label) >= 2 and len(set(by_label.values())) == len(by_label) and len(kinds) == 1:
+            return _Measures(names, by_label, frozenset(by_label))
     # a year anywhere in the table's texts ("2021", "Balance at December 31, 2018", "Fiscal
     # 2019 Net Sales", a corner "Fiscal year 2019 (in thousands)", a title "As of December
     # 31, 2019 and 2018") states periods the layout does not read: not undated
@@ -810,6 +826,9 @@ def import_tatqa(
             if measures is not None:
                 stated = measures.periods.get(row.index)
                 columns = {c: stated for c in measures.names} if stated else {}
+                if measures.by_label and not stated and row.label:
+                    reason = "row names no period in a table whose rows are periods"
+                    skipped.append(TatSkip(uid, "", repr(row.label), reason))
             if label is None:
                 if any(row.cells[c - 1].strip() for c in columns):
                     skipped.append(TatSkip(uid, "", f"row {row.index + 1}", "empty row label"))
@@ -824,6 +843,8 @@ def import_tatqa(
                     metric = metric_for_label(f"{caption.label}: {label}", glossary, new_metrics)
                 if measures is not None:  # "Trade receivables: Fair value"
                     named = f"{label}: {measures.names[column]}"
+                    if row.index in measures.by_label:  # "2021": "Operating Leases" in FY2021
+                        named = measures.names[column]
                     metric = metric_for_label(named, glossary, new_metrics)
                 if column in spanned:  # "Fair Value: Total debt"
                     metric = metric_for_label(
