@@ -146,6 +146,11 @@ def test_negative_percent_and_stated_scale_on_real_rows() -> None:
         ("2015/2014", None),  # two years, not one split year
         ("2019/2017", None),
         ("Year-ended 31 March 2019", "FY2019"),
+        # a restatement mark names the same period (TAT-QA dev: a table read as having one
+        # period column, its five questions refused)
+        ("Year-ended 31 March 2018 Restated See note 2", "FY2018"),
+        ("2018 $\u2019000 RESTATED3", "FY2018"),
+        ("Restated", None),
         ("F2019", None),
         ("As reported", None),
         ("Adjustments", None),

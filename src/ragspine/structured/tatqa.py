@@ -178,6 +178,13 @@ _SPACED_YEAR = re.compile(r"(?<![\w.])((?:19|20)|(?:1 9|2 0)) ?(\d) ?(\d)(?![\w.
 
 
 _SHORT_FY = re.compile(r"f(\d{2})", re.IGNORECASE)
+_RESTATED = re.compile(
+    r"\(?\s*(?<!\w)(?:(?:as\s+)?restated\d*(?:\s*,?\s*(?:see\s+)?note\s*\d+)?"
+    r"|(?:see\s+)?note\s*\d+)\s*\)?",
+    re.IGNORECASE,
+)
+"""A restatement mark after a period (``Restated See note 2``, ``RESTATED3``, ``(restated, Note
+3)``): the figures are restated, the period is the one named."""
 _STRAY_END = re.compile(r"\s+[`\u00b4'\u2019$€£¥]+$")
 
 
@@ -192,6 +199,9 @@ def header_period(text: str, fiscal_start_month: int = 1) -> str | None:
     joined = _SPACED_YEAR.sub(lambda m: m[1].replace(" ", "") + m[2] + m[3], stripped)
     if joined != stripped:
         candidates.append(joined)
+    unrestated = _clean(_RESTATED.sub(" ", joined))
+    if unrestated != joined:  # "Year-ended 31 March 2018 Restated See note 2": that year
+        candidates.append(unrestated)
     for candidate in candidates:
         if not candidate:
             continue
