@@ -76,14 +76,16 @@ def _filing(filing_id: str, table: dict[str, dict[str, float]]) -> dict[str, obj
     }
 
 
-def _imported(tmp_path: Path, filings: list[dict[str, object]]) -> tuple[Workspace, Any]:
-    """A new workspace with ``filings`` imported by ticker, and the import's result."""
+def _imported(
+    tmp_path: Path, filings: list[dict[str, object]], entities: str = "ticker"
+) -> tuple[Workspace, Any]:
+    """A new workspace with ``filings`` imported (by ticker unless told), and the result."""
     import json
 
     source = tmp_path / "c.json"
     source.write_text(json.dumps(filings), "utf-8")
     ws = Workspace.init(tmp_path / "ws")
-    result, _ = ws.ingest_convfinqa(source)
+    result, _ = ws.ingest_convfinqa(source, entities=entities)
     return ws, result
 
 
@@ -350,7 +352,6 @@ def test_a_table_that_states_no_period_is_read_undated_by_filing(tmp_path: Path)
     undated, several value columns named 'row: column'; by ticker (where two such tables of
     one company would read as restatements) they are reported as before. A table whose rows
     name years, or with a column that names no figure, is not undated."""
-    import json
 
     from ragspine.answer.options import AskOptions
     from ragspine.answer.types import AnswerStatus
@@ -366,10 +367,7 @@ def test_a_table_that_states_no_period_is_read_undated_by_filing(tmp_path: Path)
         _filing("Single_BLK/2014/page_119.pdf", notes),
         _filing("Single_DRE/2007/page_59.pdf", garbled),
     ]
-    source = tmp_path / "c.json"
-    source.write_text(json.dumps(filings), "utf-8")
-    ws = Workspace.init(tmp_path / "ws")
-    result, _ = ws.ingest_convfinqa(source, entities="filing")
+    ws, result = _imported(tmp_path, filings, entities="filing")
     read = {(f.entity.split("-")[1], f.metric, f.period): f.value for f in result.facts}
     assert read == {
         ("single", "goodwill", "undated"): Decimal("258.9"),
@@ -386,8 +384,8 @@ def test_a_table_that_states_no_period_is_read_undated_by_filing(tmp_path: Path)
     assert "in an undated table was 258.9" in asked.text
     plain = ws.ask("what is goodwill?", AskOptions(entity=entity), principal=PUBLIC)
     assert plain.route == "narrative"  # a term alone may ask what it means
-    by_ticker = Workspace.init(tmp_path / "ticker")
-    result, _ = by_ticker.ingest_convfinqa(source)
+    (tmp_path / "ticker").mkdir()
+    _, result = _imported(tmp_path / "ticker", filings)
     assert result.facts == ()
 
 
@@ -396,7 +394,6 @@ def test_one_column_naming_a_change_or_a_year_is_not_undated(tmp_path: Path) -> 
     was stored undated under the bare row label, so 'how much was the net revenue?' was
     answered with a change (125.0). Such headers name a change, a share or a span, not a
     level; a plain header ('total') leaves the row label alone, a named one qualifies it."""
-    import json
 
     filings = [
         _filing("Single_ABC/2016/page_5.pdf", {"2016 vs 2015": {"net revenue": 125.0}}),
@@ -405,10 +402,7 @@ def test_one_column_naming_a_change_or_a_year_is_not_undated(tmp_path: Path) -> 
         _filing("Single_ABC/2016/page_8.pdf", {"total": {"goodwill": 9.0}}),
         _filing("Single_ABC/2016/page_9.pdf", {"fair value": {"goodwill": 8.0}}),
     ]
-    source = tmp_path / "c.json"
-    source.write_text(json.dumps(filings), "utf-8")
-    ws = Workspace.init(tmp_path / "ws")
-    result, _ = ws.ingest_convfinqa(source, entities="filing")
+    _, result = _imported(tmp_path, filings, entities="filing")
     assert sorted((f.metric, f.period, str(f.value)) for f in result.facts) == [
         ("goodwill", "undated", "9.0"),
         ("goodwill_fair_value", "undated", "8.0"),
