@@ -9,6 +9,7 @@ import pytest
 
 from ragspine.answer.question import Operation, Route, choose_route, read_question
 from ragspine.glossary import Glossary, parse_glossary
+from ragspine.structured.tatqa import header_period
 from ragspine.workspace import example_glossary_text
 
 EXTRA = """
@@ -263,6 +264,30 @@ def test_a_day_written_before_its_month_is_that_day_not_the_month(glossary: Glos
         "change in ACME's revenue from 31 December 2019 to 31 December 2018", glossary
     )
     assert spanned.periods == ("FY2019", "FY2018") and spanned.backward
+
+
+def test_a_day_is_read_as_a_header_reads_it_and_never_for_a_shorter_span(
+    glossary: Glossary,
+) -> None:
+    """A review found: 'the six months ended 30 June 2019' and 'the quarter ended 30 September
+    2019' were answered with the fiscal year's figure; and under a fiscal year starting in
+    July, 'December 31, 2019' was the bare year FY2019 while a header 'December 31, 2019' is
+    FY2020 (the 2018 column's figure was given). A day ending a span shorter than a year is
+    reported, both orders and ordinals read as a header's date does, and 52 weeks are a year."""
+    for said in (
+        "six months ended 30 June 2019",
+        "quarter ended September 30, 2019",
+        "13 weeks ended March 30, 2019",
+    ):
+        reading = read_question(f"What was ACME's revenue for the {said}?", glossary)
+        assert reading.periods == () and reading.bad_period, said
+    for said in ("52 weeks ended December 28, 2019", "year ended 31st December 2019"):
+        assert read_question(f"ACME's revenue for the {said}", glossary).periods == ("FY2019",)
+    july = Glossary.from_terms([], fiscal_year_start_month=7)
+    for said in ("December 31, 2019", "31 December 2019", "12/31/2019"):
+        reading = read_question(f"What were total assets at {said}?", july)
+        assert reading.periods == ("FY2020",), said
+        assert header_period(f"At {said}", 7) == "FY2020"
 
 
 def test_f_and_two_digits_is_no_period_in_a_question(glossary: Glossary) -> None:

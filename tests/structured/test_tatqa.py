@@ -150,6 +150,8 @@ def test_negative_percent_and_stated_scale_on_real_rows() -> None:
         # period column, its five questions refused)
         ("Year-ended 31 March 2018 Restated See note 2", "FY2018"),
         ("2018 $\u2019000 RESTATED3", "FY2018"),
+        ("2018 (restated, Note 3)", "FY2018"),
+        ("2018 (Restated)", "FY2018"),
         ("Restated", None),
         ("F2019", None),
         ("As reported", None),
@@ -536,3 +538,32 @@ def test_a_year_in_a_corner_or_title_keeps_a_measure_table_from_being_undated() 
         ["Patents", "500", "420"],
     ]
     assert _tables_read(corner=corner, title=title) == {}
+
+
+def test_rows_are_periods_only_when_labels_are_periods_and_the_corner_says_no_more() -> None:
+    """A review found: rows under a corner 'Grant year' or 'Year of expiration' were read as
+    the figures' periods (the options granted in 2018 answered 'the options outstanding at 31
+    December 2018'), and row captions holding a date ('At 31 December 2018', 'Year ended 31
+    December 2019': a balance and a flow) were read as bare periods, dropping the caption."""
+    grants = [
+        ["Grant year", "Options outstanding", "Exercise price"],
+        ["2017", "100", "5.00"],
+        ["2018", "200", "6.00"],
+    ]
+    captions = [
+        ["", "Shares", "Amount"],
+        ["At 31 December 2018", "1,000", "10"],
+        ["Year ended 31 December 2019", "200", "2"],
+    ]
+    quarters = [
+        ["(in millions)", "Revenue", "Net income"],
+        ["Q1 2019", "100", "10"],
+        ["Q2 2019", "110", "12"],
+    ]
+    read = _tables_read(grants=grants, captions=captions, quarters=quarters)
+    assert {(e, m, p) for e, m, p in read} == {
+        ("quarters", "Revenue", "FY2019-Q1"),
+        ("quarters", "Revenue", "FY2019-Q2"),
+        ("quarters", "Net income", "FY2019-Q1"),
+        ("quarters", "Net income", "FY2019-Q2"),
+    }

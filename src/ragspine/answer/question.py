@@ -25,8 +25,8 @@ from ragspine.analysis import match_key
 from ragspine.answer.metric_match import MetricMatch
 from ragspine.errors import PeriodError
 from ragspine.glossary import Glossary, TermType
-from ragspine.periods import Period, PeriodKind, parse_period
-from ragspine.structured.headers import dated_period
+from ragspine.periods import Period, PeriodKind, parse_period, period_of_date
+from ragspine.structured.headers import date_of
 
 
 class Route(StrEnum):
@@ -265,7 +265,8 @@ _PERIOD_RE = re.compile(
     rf"|(?:{_FY})?(?:\d{{4}}|\d{{2}})\s*-?\s*[qh]\d+"
     rf"|[qh]\d+\s*[-/ ]?\s*(?:{_FY})?(?:\d{{4}}|\d{{2}})"
     r"|\d{4}-(?:0[1-9]|1[0-2])"
-    rf"|(?P<day>\d{{1,2}}\s+(?:{_MONTH_NAMES})\.?\s*,?\s*\d{{4}})"
+    rf"|(?P<day>\d{{1,2}}(?:st|nd|rd|th)?\s+(?:{_MONTH_NAMES})\.?\s*,?\s*\d{{4}}"
+    rf"|(?:{_MONTH_NAMES})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?\s*,?\s*\d{{4}})"
     rf"|(?:{_MONTH_NAMES})\.?\s*,?\s*\d{{4}}"
     rf"|{_FY}[0-9a-z']*\d[0-9a-z']*"
     r"|(?:19|20)\d{2}"
@@ -273,9 +274,29 @@ _PERIOD_RE = re.compile(
 )
 """Spans that look like periods: the period grammar's spellings, plus ``FY`` + anything and
 quarter / half forms with any number, so that a malformed one (``FY2o24``, ``2024Q5``) is
-reported rather than ignored. A bare number is a year only from 1900 to 2099. A day written
-before its month (``31 December 2019``) is that day, read like ``December 31, 2019`` and like
-a header's date: the fiscal year holding it, not the month."""
+reported rather than ignored. A bare number is a year only from 1900 to 2099. A day (``31
+December 2019``, ``December 31, 2019``, ``12/31/19``) is read as a header's date is: the fiscal
+year holding it, not the month (:func:`_day_period`)."""
+
+
+_SHORTER_SPAN_RE = re.compile(
+    r"(?<!\w)(?:(?:three|six|nine|[369])[\s-]+months?|quarter|half[\s-]*year|interim(?:\s+period)?"
+    r"|(?:[1-9]|[12]\d)[\s-]+weeks?)\s+(?:ended|ending)\s*$"
+)
+"""A span shorter than a year ending on the day that follows (``six months ended 30 June
+2019``, ``the quarter ended``, ``13 weeks ended``): no fiscal year answers it."""
+
+
+def _day_period(day: str, before: str, fiscal_start_month: int) -> Period:
+    """The fiscal year holding ``day`` (said after the text ``before``), as a header's date is
+    read (so that a question and a table heading ``January 3, 2009`` agree); PeriodError when
+    no such date exists or when it ends a span shorter than a year."""
+    when = date_of(re.sub(r"(?<=\d)(?:st|nd|rd|th)(?!\w)", "", day))
+    if when is None:
+        raise PeriodError(f"no such date {day!r}")
+    if _SHORTER_SPAN_RE.search(before):
+        raise PeriodError(f"{day!r} ends a span shorter than a year")
+    return period_of_date(when, PeriodKind.YEAR, fiscal_start_month)
 
 
 _BASE_WORDS = (
@@ -491,10 +512,8 @@ def read_question(
         try:
             day = match["date"] or match["day"]
             if day:  # "12/31/10", "31 December 2019": the fiscal year holding that day
-                label = dated_period(day, glossary.fiscal_year_start_month)
-                if label is None:
-                    raise PeriodError(f"no such date {day!r}")
-                period = parse_period(label, reference, glossary.fiscal_year_start_month)
+                said = _before(scanned, match.start())
+                period = _day_period(day, said, glossary.fiscal_year_start_month)
             else:
                 period = parse_period(match.group(0), reference, glossary.fiscal_year_start_month)
         except PeriodError:

@@ -57,6 +57,15 @@ def split_year_period(text: str) -> str | None:
 
 def dated_period(text: str, fiscal_start_month: int = 1) -> str | None:
     """The fiscal-year label of a header that is a date (see the module docstring), or None."""
+    when = date_of(text)
+    if when is None:
+        return None
+    return period_of_date(when, PeriodKind.YEAR, fiscal_start_month).label
+
+
+def date_of(text: str) -> date | None:
+    """The day a header that is a date names (``31 December 2019``, ``December 31, 2019``,
+    ``12/31/19``, ``As at 30 June 2019``; a month alone is its last day), or None."""
     found = _DATED.fullmatch(" ".join(text.split()))
     if found is None:
         return None
@@ -71,10 +80,9 @@ def dated_period(text: str, fiscal_start_month: int = 1) -> str | None:
         year = int(found["y1"] or found["y2"] or found["y4"])
     year += 2000 if year < 70 else 1900 if year < 100 else 0
     try:
-        when = date(year, month, day)
+        return date(year, month, day)
     except ValueError:
         return None
-    return period_of_date(when, PeriodKind.YEAR, fiscal_start_month).label
 
 
 _YEAR_WORD = re.compile(r"(?:19|20)\d{2}")

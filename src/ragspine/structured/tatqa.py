@@ -199,9 +199,6 @@ def header_period(text: str, fiscal_start_month: int = 1) -> str | None:
     joined = _SPACED_YEAR.sub(lambda m: m[1].replace(" ", "") + m[2] + m[3], stripped)
     if joined != stripped:
         candidates.append(joined)
-    unrestated = _clean(_RESTATED.sub(" ", joined))
-    if unrestated != joined:  # "Year-ended 31 March 2018 Restated See note 2": that year
-        candidates.append(unrestated)
     for candidate in candidates:
         if not candidate:
             continue
@@ -215,6 +212,9 @@ def header_period(text: str, fiscal_start_month: int = 1) -> str | None:
         dated = dated_period(candidate, fiscal_start_month) or split_year_period(candidate)
         if dated is not None:
             return dated
+    unrestated = _RESTATED.sub(" ", text)
+    if unrestated != text:  # "Year-ended 31 March 2018 Restated See note 2": that year
+        return header_period(unrestated, fiscal_start_month)
     return None
 
 
@@ -690,14 +690,17 @@ def _measure_layout(
         if r.index not in headings and any(r.cells[c - 1].strip() for c in with_data)
     ]
     by_label: dict[int, str] = {}
-    if not by_row and title is None and not corner:
+    corner_texts = [_clean(rows[i][0]) for i in header if _clean(rows[i][0])]
+    if not by_row and title is None and all(_PERIOD_CORNER.match(t) for t in corner_texts):
         # rows that are years ("2021", "2022", then "Thereafter", "Total") under measures
         # ("Operating Leases | Finance Leases"): each year's figure is the column's measure;
-        # the other rows name no period and stay unread
+        # the other rows name no period and stay unread. Only a label that is a period and
+        # nothing else ("Balance at December 31, 2019" is a balance), under a corner that
+        # says nothing else ("Grant year", "Year of expiration" name what the years are)
         by_label = {
             r.index: period
             for r in valued
-            if r.label and (period := header_period(r.label, fiscal_start_month))
+            if r.label and (period := _bare_period(r.label, fiscal_start_month))
         }
         kinds = {parse_period(p, None, fiscal_start_month).kind for p in by_label.values()}
         if len(by_label) >= 2 and len(set(by_label.values())) == len(by_label) and len(kinds) == 1:
@@ -715,6 +718,23 @@ def _measure_layout(
     if not valued or any(r.index not in by_row for r in valued):
         return None
     return _Measures(names, by_row)
+
+
+_PERIOD_CORNER = re.compile(
+    r"^\W*(?:(?:fiscal\s+)?(?:years?|periods?|quarters?|months?)\W*)?(?:\(?\s*in\s+\w+\s*\)?)?\W*$",
+    re.IGNORECASE,
+)
+"""A corner cell that says nothing of what the rows are beyond periods: empty, ``Year``,
+``Fiscal year``, or a scale note (``(in millions)``)."""
+
+
+def _bare_period(label: str, fiscal_start_month: int) -> str | None:
+    """The period a row label is and nothing else (``2021``, ``FY2021``, ``Q1 2019``,
+    ``October 2019``; a footnote mark aside), or None."""
+    try:
+        return parse_period(row_label(label), None, fiscal_start_month).label
+    except PeriodError:
+        return None
 
 
 _YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
