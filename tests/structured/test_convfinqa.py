@@ -382,6 +382,8 @@ def test_a_table_that_states_no_period_is_read_undated_by_filing(tmp_path: Path)
     assert asked.status is AnswerStatus.ANSWERED and asked.route == "structured"
     assert [f.decimal_value for f in asked.figures] == ["258.9"]
     assert "in an undated table was 258.9" in asked.text
+    total = ws.ask("what is the total goodwill?", AskOptions(entity=entity), principal=PUBLIC)
+    assert [f.decimal_value for f in total.figures] == ["258.9"]  # "the total": a figure
     plain = ws.ask("what is goodwill?", AskOptions(entity=entity), principal=PUBLIC)
     assert plain.route == "narrative"  # a term alone may ask what it means
     (tmp_path / "ticker").mkdir()

@@ -212,7 +212,7 @@ _PERCENT_ASKED_RE = re.compile(
 """A question that asks for a percentage (``what percentage did X increase by``): its
 change is a percentage change."""
 _AMOUNT_ASKED_RE = re.compile(
-    r"(?<!\w)(?:the\s+(?:total\s+)?(?:amount|value)\s+of|how\s+much)(?!\w)"
+    r"(?<!\w)(?:the\s+(?:total\s+)?(?:amount|value)\s+of|how\s+much|the\s+total)(?!\w)"
 )
 _COUNTED_RE = re.compile(r"(?<!\w)(?:how many|sum of|quanti|quante|somma d)(?!\w)")
 _RATIO_IN_PERCENT_RE = re.compile(
