@@ -278,6 +278,11 @@ def test_a_day_is_read_as_a_header_reads_it_and_never_for_a_shorter_span(
         "six months ended 30 June 2019",
         "quarter ended September 30, 2019",
         "13 weeks ended March 30, 2019",
+        # a third review: these read as the year
+        "six-month period ended June 30, 2019",
+        "first half ended 30 June 2019",
+        "second quarter, ended June 30, 2019",
+        "Q2 ended June 30, 2019",
     ):
         reading = read_question(f"What was ACME's revenue for the {said}?", glossary)
         assert reading.periods == () and reading.bad_period, said
@@ -288,6 +293,8 @@ def test_a_day_is_read_as_a_header_reads_it_and_never_for_a_shorter_span(
         reading = read_question(f"What were total assets at {said}?", july)
         assert reading.periods == ("FY2020",), said
         assert header_period(f"At {said}", 7) == "FY2020"
+    assert header_period("13 weeks ended March 30, 2019") is None  # a quarter, not the year
+    assert header_period("52 weeks ended 30 June 2019") == "FY2019"
 
 
 def test_f_and_two_digits_is_no_period_in_a_question(glossary: Glossary) -> None:

@@ -409,3 +409,33 @@ def test_one_column_naming_a_change_or_a_year_is_not_undated(tmp_path: Path) -> 
         ("goodwill", "undated", "9.0"),
         ("goodwill_fair_value", "undated", "8.0"),
     ]
+
+
+def test_the_total_asks_for_one_figure_only_when_it_names_one(tmp_path: Path) -> None:
+    """A third review found: with 'the total' read as asking for a figure, 'the total current
+    and non-current operating leases' was answered with one cell (80; the sum is 100), 'the
+    total goodwill' beside a 'total' row with two figures, and 'which item is the largest in
+    the total fair value' with the total. 'The total X' asks for one figure only when it names
+    one metric and no 'and' / 'or' or pick."""
+    from ragspine.answer.options import AskOptions
+    from ragspine.answer.types import AnswerStatus
+    from ragspine.structured.convfinqa import filing_entity
+
+    leases = {"current": {"operating leases": 20.0}, "non-current": {"operating leases": 80.0}}
+    allocation = {"$ 28.1": {"goodwill": 258.9, "ipr&d": 190.0, "total": 448.9}}
+    filings = [
+        _filing("Single_ABC/2016/page_1.pdf", leases),
+        _filing("Single_ABC/2016/page_2.pdf", allocation),
+    ]
+    ws, _ = _imported(tmp_path, filings, entities="filing")
+
+    def ask(page: str, question: str) -> Any:
+        entity = filing_entity(f"Single_ABC/2016/page_{page}.pdf")
+        return ws.ask(question, AskOptions(entity=entity), principal=PUBLIC)
+
+    both = ask("1", "What is the total current and non-current operating leases?")
+    assert both.status is not AnswerStatus.ANSWERED or not both.figures, both.text
+    beside = ask("2", "what is the total goodwill?")
+    assert [f.decimal_value for f in beside.figures] in ([], ["258.9"]), beside.text
+    largest = ask("2", "Which item is the largest in the total?")
+    assert "448.9" not in largest.text

@@ -211,6 +211,12 @@ _PERCENT_ASKED_RE = re.compile(
 )
 """A question that asks for a percentage (``what percentage did X increase by``): its
 change is a percentage change."""
+_JOINED_RE = re.compile(
+    r"(?<!\w)(?:and|or|which|what\s+(?:item|component|part)s?|highest|lowest|largest|smallest"
+    r"|greatest|least|most|maximum|minimum)(?!\w)"
+)
+"""Words by which a question names several figures or picks among them: ``the total X`` then
+does not ask for one figure."""
 _AMOUNT_ASKED_RE = re.compile(
     r"(?<!\w)(?:the\s+(?:total\s+)?(?:amount|value)\s+of|how\s+much|the\s+total)(?!\w)"
 )
@@ -280,8 +286,8 @@ year holding it, not the month (:func:`_day_period`)."""
 
 
 _SHORTER_SPAN_RE = re.compile(
-    r"(?<!\w)(?:(?:three|six|nine|[369])[\s-]+months?|quarter|half[\s-]*year|interim(?:\s+period)?"
-    r"|(?:[1-9]|[12]\d)[\s-]+weeks?)\s+(?:ended|ending)\s*$"
+    r"(?<!\w)(?:(?:three|six|nine|[369])[\s-]+months?|quarter|q[1-4]|half(?:[\s-]*year)?"
+    r"|interim|(?:[1-9]|[12]\d)[\s-]+weeks?)(?:\s+period)?\s*,?\s+(?:ended|ending)\s*$"
 )
 """A span shorter than a year ending on the day that follows (``six months ended 30 June
 2019``, ``the quarter ended``, ``13 weeks ended``): no fiscal year answers it."""
@@ -385,9 +391,10 @@ class QuestionReading:
     """A second calculation the question asks for besides ``operation`` (``the change in the
     average X``): one figure computes one operation, so the answer asks for them apart."""
     amount_asked: bool = False
-    """The question asks for an amount (``what is the amount of the goodwill``, ``how much
-    was ...``): a figure, not a passage defining a term. The router keeps it only when the
-    figure has no period to choose (stored undated only)."""
+    """The question asks for one amount (``what is the amount of the goodwill``, ``the total
+    goodwill``, ``how much was ...``: one metric, no ``and`` / ``or``, no pick such as ``which``
+    or ``the largest``): a figure, not a passage defining a term. The router keeps it only when
+    the figure has no period to choose (stored undated only)."""
     total_over_periods: bool = False
     """``total`` belongs to the metric named (``Total cost of revenue``) and the question
     spans years (``in both 2019 and 2018``, ``between 2017 to 2019``): the row in each year
@@ -606,7 +613,9 @@ def read_question(
         respectively=bool(_EACH_RE.search(rest)),
         percent_of=bool(_PERCENT_OF_RE.search(rest)),
         span_years=_span_years(rest),
-        amount_asked=bool(_AMOUNT_ASKED_RE.search(text)),
+        amount_asked=bool(_AMOUNT_ASKED_RE.search(text))
+        and len(set(metrics)) == 1
+        and not _JOINED_RE.search(text),
         total_over_periods=operation is Operation.LOOKUP
         and not _EACH_RE.search(rest)
         and bool(_SUM_RE.search(text))

@@ -29,7 +29,7 @@ MONTH_WORDS = frozenset(_MONTHS.split("|"))
 """Month names and their abbreviations, lower case."""
 _DATED = re.compile(
     r"(?:(?:balance\s+)?(?:at|as\s+at|as\s+of|(?:for\s+the\s+)?(?:fiscal\s+)?years?[\s-]+ended"
-    r"|\d+\s+weeks\s+ended|ended)\s+)?"
+    r"|5[23]\s+weeks\s+ended|ended)\s+)?"
     rf"(?:(?P<m1>{_MONTHS})\s*\.?\s+(?P<d1>\d{{1,2}})\s*,?\s*(?P<y1>\d{{4}})"
     rf"|(?P<d2>\d{{1,2}})\s+(?P<m2>{_MONTHS})\.?\s*,?\s*(?P<y2>\d{{4}})"
     r"|(?P<m3>\d{1,2})/(?P<d3>\d{1,2})/(?P<y3>\d{4}|\d{2})"
