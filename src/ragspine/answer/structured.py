@@ -411,6 +411,7 @@ def answer_figures(
     builder = _Builder(glossary, locale, channel)
     level = max_visible_level(principal)
     periods = list(reading.periods)
+    over_time = reading.operation in (*CHANGES, Operation.AVERAGE, Operation.SUM)
     # "X less Y": one metric minus another in one period; of one metric, two named periods
     subtracting = reading.operation_word in ("less", "minus") and len(set(periods)) < 2
     if not periods and reading.operation not in _SELECTIONS:
@@ -423,7 +424,6 @@ def answer_figures(
             return builder.part(AnswerStatus.REFUSED, assumptions)
         named = builder.labels(metric, first)
         if stored == [UNDATED]:
-            over_time = reading.operation in (*CHANGES, Operation.AVERAGE, Operation.SUM)
             if over_time and len(reading.metrics) == 1 and len(entities) == 1:
                 # "the change in goodwill" from a table that states no period: nothing to
                 # change over
@@ -457,7 +457,6 @@ def answer_figures(
                 periods = stored[-1:]
                 assumptions.append(text(locale, "assume_period_latest", period=periods[0], **named))
 
-    over_time = reading.operation in (*CHANGES, Operation.AVERAGE, Operation.SUM)
     if UNDATED in periods and len(set(periods)) > 1 and over_time:
         # "the change from undated to FY2024" (an agent's tool call, a graph of periods)
         return _clarify(text(locale, "undated_mixed"), assumptions)

@@ -32,7 +32,7 @@ from ragspine.glossary import DEFAULT_CHANNEL, Glossary, MetricKind, Term, TermT
 from ragspine.periods import UNDATED
 from ragspine.security import Sensitivity
 from ragspine.structured.facts import Fact, FactKey, Scale, utc_now
-from ragspine.structured.headers import MONTH_WORDS, captioned_period, dated_period
+from ragspine.structured.headers import ANY_YEAR, MONTH_WORDS, captioned_period, dated_period
 from ragspine.structured.ingest import RowProgress
 from ragspine.structured.numbers import parse_value, shown
 from ragspine.structured.tables import read_json_file
@@ -261,25 +261,23 @@ def _oriented(
     return turned, True
 
 
-_ANY_YEAR = re.compile(r"(?<!\d)(?:19|20)\d{2}(?!\d)")
-
-
 def _undated(
     table: Mapping[str, Mapping[str, Any]], periods: Mapping[str, str | None], glossary: Glossary
 ) -> bool:
     """Whether the table states no period at all, so that its figures are stored as
     :data:`~ragspine.periods.UNDATED` (a purchase price allocation, a table of commitments by
-    kind): no column is a period, no row label names a year (``2015 net revenue``, ``notes due
-    2017``: periods the table does not read as such), and with several value columns each
-    column header names a figure of its own (not ``$ 602011``, a garbled first value, nor a
-    unit)."""
+    kind): no column is a period, no row label or header names a year (``2015 net revenue``,
+    ``notes due 2017``: periods the table does not read as such), no header names a change, a
+    share or a span (``increase ( decrease )``, ``% of total``, ``pro forma``), and with several
+    value columns each header names a figure of its own (not ``$ 602011``, a garbled first
+    value, nor a unit)."""
     if any(periods.values()):
         return False
     labels = [str(label) for cells in table.values() for label in cells]
-    if any(_ANY_YEAR.search(label) or _row_period(label, glossary) for label in labels):
+    if any(ANY_YEAR.search(label) or _row_period(label, glossary) for label in labels):
         return False
     headers = [" ".join(column.split()) for column in table]
-    if any(_ANY_YEAR.search(h) or _NOT_A_LEVEL.search(h) for h in headers):
+    if any(ANY_YEAR.search(h) or _NOT_A_LEVEL.search(h) for h in headers):
         return False  # "2016 vs 2015", "increase ( decrease )", "% of total", "pro forma"
     if len(table) == 1:
         return True

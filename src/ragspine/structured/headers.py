@@ -86,6 +86,9 @@ def date_of(text: str) -> date | None:
 
 
 _YEAR_WORD = re.compile(r"(?:19|20)\d{2}")
+ANY_YEAR = re.compile(r"(?<!\d)(?:19|20)\d{2}(?!\d)")
+"""A four-digit year anywhere in a text (not inside a longer number): a table whose texts hold
+one states a period, and is never read as undated."""
 _NOT_A_CAPTION = re.compile(
     r"(?<!\w)(?:months?|quarters?|q[1-4]|h[12]|weeks?|half|halves|ytd|mtd|qtd|change|changes"
     r"|v|vs|versus|to|through|from|since|until|high|low|first|second|third|fourth|budgets?"

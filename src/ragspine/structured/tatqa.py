@@ -54,6 +54,7 @@ from ragspine.security import Sensitivity
 from ragspine.structured.convfinqa import metric_for_label
 from ragspine.structured.facts import Fact, FactKey, Scale, heading_note, utc_now
 from ragspine.structured.headers import (
+    ANY_YEAR,
     MONTH_WORDS,
     dated_period,
     footnote_free,
@@ -710,7 +711,7 @@ def _measure_layout(
     # 31, 2019 and 2018") states periods the layout does not read: not undated
     texts = [rows[i][c] for i in header for c in range(width)]
     texts += [t for r in data for t in (r.label, r.section) if t]
-    stated = any(_YEAR.search(t) for t in texts)
+    stated = any(ANY_YEAR.search(t) for t in texts)
     if valued and not by_row and title is None and not corner and not stated:
         # no period stated anywhere ("Total | Less Than 1 Year | 1-3 Years"): undated, never
         # guessed from the paragraphs
@@ -735,10 +736,6 @@ def _bare_period(label: str, fiscal_start_month: int) -> str | None:
         return parse_period(row_label(label), None, fiscal_start_month).label
     except PeriodError:
         return None
-
-
-_YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
-"""A four-digit year anywhere in a text."""
 
 
 def _own_labels(data: list[_Row]) -> dict[int, str]:
