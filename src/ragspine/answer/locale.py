@@ -17,7 +17,7 @@ from ragspine.glossary import ANSWER_LOCALES, MetricKind
 from ragspine.graph.values import EXACT, TEXT_PLACES, ExactNumber
 from ragspine.periods import UNDATED
 from ragspine.structured.facts import Scale
-from ragspine.structured.query import currency_name, not_found_text
+from ragspine.structured.query import UNDATED_PHRASE, currency_name, not_found_text
 
 
 class Locale(StrEnum):
@@ -158,7 +158,7 @@ _EN: dict[str, str] = {
         "{entity}'s {metric}{channel} is stored only from a table that states no period: no "
         "change, average or sum over periods can be computed from it."
     ),
-    "undated_period": "an undated table",
+    "undated_period": UNDATED_PHRASE,
     "undated_mixed": (
         "An undated figure has no place in time: no change, average or sum is computed between "
         "it and a dated one. Ask for each figure, or for dated periods only."

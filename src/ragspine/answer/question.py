@@ -211,9 +211,10 @@ _PERCENT_ASKED_RE = re.compile(
 )
 """A question that asks for a percentage (``what percentage did X increase by``): its
 change is a percentage change."""
+_EXTREMES = "highest|lowest|largest|smallest|maximum|minimum|greatest|least"
+"""The words that pick one value among several."""
 _JOINED_RE = re.compile(
-    r"(?<!\w)(?:and|or|which|what\s+(?:item|component|part)s?|highest|lowest|largest|smallest"
-    r"|greatest|least|most|maximum|minimum)(?!\w)"
+    rf"(?<!\w)(?:and|or|which|what\s+(?:item|component|part)s?|most|{_EXTREMES})(?!\w)"
 )
 """Words by which a question names several figures or picks among them: ``the total X`` then
 does not ask for one figure."""
@@ -625,9 +626,7 @@ def read_question(
 
 _SUMMED_RE = re.compile(r"(?<!\w)(?:sum|summed|combined|somma)(?!\w)")
 _SUM_WORD_RE = re.compile(r"(?<!\w)(?:sum|somma)(?!\w)")
-_EXTREME_RE = re.compile(
-    r"(?<!\w)the\s+(?:highest|lowest|largest|smallest|maximum|minimum|greatest|least)(?!\w)"
-)
+_EXTREME_RE = re.compile(rf"(?<!\w)the\s+(?:{_EXTREMES})(?!\w)")
 """A value picked among several (``the highest``), not a word of a row's description (``the
 total maximum exposure to loss``)."""
 _AVERAGED = frozenset({Operation.AVERAGE})

@@ -112,9 +112,13 @@ def render_amount(value: Decimal, unit: str, currency: str, scale: Scale, kind: 
     return " ".join(parts)
 
 
+UNDATED_PHRASE = "an undated table"
+"""How an English sentence names the undated period (``... Goodwill in an undated table was``)."""
+
+
 def period_phrase(period_label: str) -> str:
-    """A normalized period as a sentence names it (``FY2024``; ``an undated table``)."""
-    return "an undated table" if period_label == UNDATED else period_label
+    """A normalized period as a sentence names it (``FY2024``; :data:`UNDATED_PHRASE`)."""
+    return UNDATED_PHRASE if period_label == UNDATED else period_label
 
 
 def not_found_text(period_label: str) -> str:
