@@ -100,6 +100,12 @@ _EN: dict[str, str] = {
         "the first figure is larger than the second, so it is no share of it; say which "
         "figure is the whole"
     ),
+    "difference_of_metrics": (
+        "Which way? A difference between {first} and {second} names no direction: {first} "
+        "less {second}, above, is negative; as the gap between the two, {second} exceeds "
+        "{first} by the same figure without its minus sign. Ask for "
+        "{second} less {first} to get the gap."
+    ),
     "reason_negative_operand": (
         "a figure in it is stored as a negative amount (the table may already subtract it); "
         "say which sign is meant"
@@ -356,6 +362,12 @@ _IT: dict[str, str] = {
     "reason_part_exceeds_whole": (
         "il primo valore è maggiore del secondo, quindi non ne è una quota; indicare quale "
         "valore è il totale"
+    ),
+    "difference_of_metrics": (
+        "In quale verso? Una differenza tra {first} e {second} non ha verso: {first} meno "
+        "{second}, sopra, è negativa; come scarto tra i due, {second} supera {first} della "
+        "stessa cifra senza il segno meno. Chiedere {second} meno {first} "
+        "per avere lo scarto."
     ),
     "reason_negative_operand": (
         "un valore è memorizzato come importo negativo (la tabella può già sottrarlo); "

@@ -118,6 +118,9 @@ class _Hit:
     """Indexes of the question's tokens the spelling took (its tightest window)."""
     start: int
     end: int
+    first: int
+    """The first and last token of the window (for an elided hit: of its own words)."""
+    last: int
 
 
 _QUALIFYING = frozenset({"befor", "after", "exclud", "without", "except", "ex"})
@@ -130,10 +133,15 @@ question: ``net sales of systems`` names ``Net sales``, ``net difference in sale
 
 
 def _window(tokens: Sequence[tuple[str, int, int]], words: frozenset[str]) -> _Window | None:
-    """The shortest run of tokens holding every one of ``words`` (the first of equal length),
+    """The shortest run of tokens holding every one of ``words`` (of equal length, the first
+    that no ``and`` / ``or`` splits: ``cost of revenue`` in ``revenue and cost of revenue``),
     if its gap is small. One pass with a sliding start: linear in the question's length, so a
     long hostile question costs time in proportion to it, never its square."""
     best: _Window | None = None
+    split = False
+    joins = [0]  # how many "and" / "or" come before each token
+    for stem, _, _ in tokens:
+        joins.append(joins[-1] + (stem in _COORDINATING and stem not in words))
     counts: dict[str, int] = {}
     first = 0
     for last, (stem, _, _) in enumerate(tokens):
@@ -141,8 +149,13 @@ def _window(tokens: Sequence[tuple[str, int, int]], words: frozenset[str]) -> _W
             continue
         counts[stem] = counts.get(stem, 0) + 1
         while len(counts) == len(words):  # every word inside [first, last]: shrink from the left
-            if best is None or last - first < best[1] - best[0]:
-                best = (first, last)
+            splits = joins[last + 1] > joins[first]
+            if (
+                best is None
+                or last - first < best[1] - best[0]
+                or (last - first == best[1] - best[0] and split and not splits)
+            ):
+                best, split = (first, last), splits
             leaving = tokens[first][0]
             first += 1
             if leaving in counts:
@@ -324,8 +337,11 @@ def match_metrics(
             if low and tokens[low - 1][0] in _QUALIFYING:
                 continue  # "income before income tax expense" does not name the tax expense
             places = frozenset(i for i in range(low, high + 1) if tokens[i][0] in words)
-            hits.append(_Hit(code, words, places, tokens[low][1], tokens[high][2]))
-    hits = [h for h in hits if not any(h.words < o.words for o in hits)]
+            hits.append(_Hit(code, words, places, tokens[low][1], tokens[high][2], low, high))
+    hits = _with_elided(tokens, match_key(question), candidates, hits)
+    # a row whose words another row found holds is that row's part ("Revenue" in "Cost of
+    # revenue"), unless the question says it elsewhere ("current" in "current and non-current")
+    hits = [h for hit in hits if (h := _said_apart(tokens, hit, hits)) is not None]
     # a row of plain words only ("At end of the year") names less than any other row named
     hits.sort(key=lambda h: (not h.words - _PLAIN_STEMS, -len(h.words), h.start, h.code))
     chosen: list[_Hit] = []
@@ -359,6 +375,94 @@ def match_metrics(
     used = sorted(frozenset().union(*(h.places for h in kept)))
     spans = tuple((tokens[i][1], tokens[i][2]) for i in used)
     return MetricMatch(tuple(h.code for h in kept), spans=spans)
+
+
+def _said_apart(
+    tokens: Sequence[tuple[str, int, int]], hit: _Hit, hits: Sequence[_Hit]
+) -> _Hit | None:
+    """``hit``, found again outside the matches of the rows whose words hold its own, if it
+    lies within one of them (``revenue`` in ``cost of revenue as a percentage of revenue`` is
+    said by the second ``revenue``); None when the question says it only within them."""
+    wider = [other for other in hits if hit.words < other.words]
+    if not any(hit.places <= other.places for other in wider):
+        return hit
+    covered = frozenset().union(*(other.places for other in wider))
+    masked = [
+        ("" if i in covered else stem, start, end) for i, (stem, start, end) in enumerate(tokens)
+    ]
+    window = _window(masked, hit.words)
+    if window is None:
+        return None
+    low, high = window
+    if low and tokens[low - 1][0] in _QUALIFYING:
+        return None
+    places = frozenset(i for i in range(low, high + 1) if masked[i][0] in hit.words)
+    return _Hit(hit.code, hit.words, places, tokens[low][1], tokens[high][2], low, high)
+
+
+_COORDINATING = frozenset({"and", "or"})
+_LISTING = re.compile(r"[,&/]")
+
+
+def _with_elided(
+    tokens: Sequence[tuple[str, int, int]],
+    key: str,
+    candidates: Mapping[str, Sequence[str]],
+    hits: list[_Hit],
+) -> list[_Hit]:
+    """``hits``, with each candidate that a coordination names by ellipsis taking the words it
+    says alone: in ``current and non-current operating lease liabilities`` the row ``Current
+    operating lease liabilities`` is said by ``current`` plus the words it shares at the end of
+    another row's match (``Non-current operating lease liabilities``); so is ``Basic earnings per
+    share`` in ``basic and diluted earnings per share``. Only words before ``and`` / ``or`` /
+    ``,`` that no other row's match took are read so, and the other row must be matched right
+    after them; the elided row then stands beside it as a joined second metric."""
+    taken = {place: hit.code for hit in hits for place in hit.places}
+    replaced: dict[str, _Hit] = {}
+    for partner in hits:
+        low = partner.first
+        if low < 1:
+            continue
+        if tokens[low - 1][0] in _COORDINATING:
+            end = low - 2
+        elif _LISTING.search(key[tokens[low - 1][2] : tokens[low][1]]):
+            end = low - 1
+        else:
+            continue
+        for code, spellings in candidates.items():
+            if code == partner.code or code in replaced:
+                continue
+            for spelling in spellings:
+                found = _elided_places(tokens, spelling_words(spelling), partner, end)
+                if found and all(taken.get(i, code) == code for i in found):
+                    first, last = min(found), max(found)
+                    words = spelling_words(spelling)
+                    replaced[code] = _Hit(
+                        code, words, found, tokens[first][1], tokens[last][2], first, last
+                    )
+                    break
+    kept = [h for h in hits if h.code not in replaced]
+    return [*kept, *replaced.values()]
+
+
+def _elided_places(
+    tokens: Sequence[tuple[str, int, int]], words: frozenset[str], partner: _Hit, end: int
+) -> frozenset[int] | None:
+    """The places of the run of tokens ending at ``end`` that, with a tail of ``partner``'s
+    window after some words of its own, say exactly ``words``; None when there is none."""
+    if not words:
+        return None
+    for split in range(partner.first + 1, partner.last + 1):
+        tail = {s for s, _, _ in tokens[split : partner.last + 1] if s not in _JOINING}
+        own = {s for s, _, _ in tokens[partner.first : split] if s not in _JOINING}
+        before = words - tail
+        if not tail or not own or not tail <= words or not before or own == before:
+            continue
+        start = end - len(before) + 1
+        run = tokens[start : end + 1] if start >= 0 else []
+        if len(run) == len(before) and {s for s, _, _ in run} == before:
+            return frozenset(range(start, end + 1))
+    return None
 
 
 _PARENTHESISED = re.compile(r"\([^()]*\)")

@@ -577,6 +577,12 @@ def read_question(
         if operation is Operation.CHANGE and _PERCENT_ASKED_RE.search(rest):
             operation = Operation.PERCENT_CHANGE  # "what percentage did sales increase by"
         second = _second_operation(rest, operation)
+        several = len(set(periods)) >= 2 or year_range is not None
+        if operation in _TWO_METRICS and several and not second and not _EACH_RE.search(rest):
+            # "the total proportion of X as a percentage of Y in 2017 and 2018": the shares
+            # summed over the years, a second calculation ("total" may be read as a channel)
+            summed = _SUM_RE.search("".join(outside_metrics))
+            second = summed.group(0) if summed is not None else ""
         if word in ("less", "minus") and (
             _CONSTANT_RE.search(rest) or _MORE_TERMS_RE.search(rest, found.end())
         ):
@@ -630,6 +636,7 @@ _EXTREME_RE = re.compile(rf"(?<!\w)the\s+(?:{_EXTREMES})(?!\w)")
 """A value picked among several (``the highest``), not a word of a row's description (``the
 total maximum exposure to loss``)."""
 _AVERAGED = frozenset({Operation.AVERAGE})
+_TWO_METRICS = frozenset({Operation.SHARE, Operation.RATIO})
 
 
 def _second_operation(rest: str, operation: Operation) -> str:

@@ -638,7 +638,14 @@ def _compared(
     if two and (subtracting or (differing and not reading.percent_asked)):
         # "X less Y in 2008", "the difference between X and Y in 2019"
         return _metrics_sum(
-            builder, reading.metrics, entities[0], periods[0], store, level, subtract=True
+            builder,
+            reading.metrics,
+            entities[0],
+            periods[0],
+            store,
+            level,
+            subtract=True,
+            undirected=not subtracting,
         )
     if subtracting and len(items) == 1:
         status = _lookups(builder, reading, entities, periods, store, principal, level)
@@ -774,10 +781,13 @@ def _metrics_sum(
     level: int,
     *,
     subtract: bool = False,
+    undirected: bool = False,
 ) -> AnswerStatus:
     """``the sum of X and Y in 2012``: several metrics of one entity and period, added when
     every one is stored in the same unit, currency and scale; ``subtract``: ``X less Y`` (two
-    metrics, in the order the question names them), the first minus the second."""
+    metrics, in the order the question names them), the first minus the second;
+    ``undirected``: named as ``the difference between X and Y``, which is asked back when
+    negative (X less Y, or the gap by which Y exceeds X?)."""
     keys = [FactKey(metric, entity, period, builder.channel) for metric in metrics]
     builder.lookups += len(keys)
     stored = store.lookup_many(keys, max_level=level)
@@ -829,6 +839,12 @@ def _metrics_sum(
         measure=(unit, currency, scale),
         exact=total,
     )
+    if undirected and total < 0:
+        # "the difference between deferred revenue and other liabilities" with 24,264 and
+        # 38,476: -14,212 as written, or the gap of 14,212? Askers mean the gap as often.
+        first, second = (builder.labels(m, entity)["metric"] for m in metrics)
+        builder.add(text(builder.locale, "difference_of_metrics", first=first, second=second), ())
+        return AnswerStatus.NEEDS_CLARIFICATION
     if not subtract and _unsigned(values):  # "the sum of interest expense and other losses"
         labels = {**builder.labels(metrics[0], entity), "metric": names}
         what_sum = text(builder.locale, "sign_what_sum")
