@@ -26,6 +26,7 @@ comma, ``vs``) or the operation needs two (a share, a ratio); otherwise a stray 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -324,24 +325,25 @@ def match_metrics(
     present = {stem for stem, _, _ in tokens}
     hits: list[_Hit] = []
     for code, spellings in candidates.items():
-        best: tuple[frozenset[str], _Window] | None = None
+        best: tuple[frozenset[str], _Window, str] | None = None
         for spelling in spellings:
             words = spelling_words(spelling)
             if not words or not words <= present or (best and len(words) <= len(best[0])):
                 continue
             window = _window(tokens, words)
             if window is not None:
-                best = (words, window)
+                best = (words, window, spelling)
         if best is not None:
-            words, (low, high) = best
+            words, (low, high), spelling = best
             if low and tokens[low - 1][0] in _QUALIFYING:
                 continue  # "income before income tax expense" does not name the tax expense
+            low, high = _grown(tokens, spelling, low, high)
             places = frozenset(i for i in range(low, high + 1) if tokens[i][0] in words)
             hits.append(_Hit(code, words, places, tokens[low][1], tokens[high][2], low, high))
     hits = _with_elided(tokens, match_key(question), candidates, hits)
     # a row whose words another row found holds is that row's part ("Revenue" in "Cost of
     # revenue"), unless the question says it elsewhere ("current" in "current and non-current")
-    hits = [h for hit in hits if (h := _said_apart(tokens, hit, hits)) is not None]
+    hits = [h for hit in hits if (h := _said_apart(tokens, hit, hits, candidates)) is not None]
     # a row of plain words only ("At end of the year") names less than any other row named
     hits.sort(key=lambda h: (not h.words - _PLAIN_STEMS, -len(h.words), h.start, h.code))
     chosen: list[_Hit] = []
@@ -377,12 +379,59 @@ def match_metrics(
     return MetricMatch(tuple(h.code for h in kept), spans=spans)
 
 
+def _grown(tokens: Sequence[tuple[str, int, int]], spelling: str, low: int, high: int) -> _Window:
+    """The window ``low``-``high`` grown over the words that ``spelling`` says more than once
+    and that stand next to it, across joining words the spelling has: ``cash and cash
+    equivalents`` is one row's words both times it says ``cash`` (so a row ``Cash`` is not
+    named beside it); ``Total notes payable: Total`` does not take the ``total`` of ``to total
+    capital lease obligations``."""
+    said = [stem for stem, _, _ in _words(spelling)]
+    counts = Counter(stem for stem in said if stem not in _JOINING)
+    joining = _JOINING.intersection(said)  # crossed only where the spelling has them
+    have = Counter(tokens[i][0] for i in range(low, high + 1) if tokens[i][0] in counts)
+    if have == counts:
+        return low, high
+    for step in (-1, 1):
+        while True:
+            edge = low if step < 0 else high
+            near = edge + step
+            while 0 <= near < len(tokens) and tokens[near][0] in joining:
+                near += step
+            if not 0 <= near < len(tokens) or have[tokens[near][0]] >= counts[tokens[near][0]]:
+                break
+            have[tokens[near][0]] += 1
+            low, high = (near, high) if step < 0 else (low, near)
+    return low, high
+
+
+def _neighbours(tokens: Sequence[tuple[str, int, int]], low: int, high: int) -> list[int]:
+    """The nearest token before ``low`` and after ``high`` that is no joining word."""
+    found = []
+    before = low - 1
+    while before >= 0 and tokens[before][0] in _JOINING:
+        before -= 1
+    if before >= 0:
+        found.append(before)
+    after = high + 1
+    while after < len(tokens) and tokens[after][0] in _JOINING:
+        after += 1
+    if after < len(tokens):
+        found.append(after)
+    return found
+
+
 def _said_apart(
-    tokens: Sequence[tuple[str, int, int]], hit: _Hit, hits: Sequence[_Hit]
+    tokens: Sequence[tuple[str, int, int]],
+    hit: _Hit,
+    hits: Sequence[_Hit],
+    candidates: Mapping[str, Sequence[str]],
 ) -> _Hit | None:
     """``hit``, found again outside the matches of the rows whose words hold its own, if it
     lies within one of them (``revenue`` in ``cost of revenue as a percentage of revenue`` is
-    said by the second ``revenue``); None when the question says it only within them."""
+    said by the second ``revenue``); None when the question says it only within them, or
+    when a word next to it belongs to a row holding its words (``income`` in ``income before
+    income taxes and income taxes`` is the row ``Income taxes``, even where that row is not
+    taken)."""
     wider = [other for other in hits if hit.words < other.words]
     if not any(hit.places <= other.places for other in wider):
         return hit
@@ -395,6 +444,15 @@ def _said_apart(
         return None
     low, high = window
     if low and tokens[low - 1][0] in _QUALIFYING:
+        return None
+    widening = {
+        stem
+        for spellings in candidates.values()
+        for spelling in spellings
+        if hit.words < (words := spelling_words(spelling))
+        for stem in words - hit.words
+    }
+    if any(tokens[i][0] in widening for i in _neighbours(tokens, low, high)):
         return None
     places = frozenset(i for i in range(low, high + 1) if masked[i][0] in hit.words)
     return _Hit(hit.code, hit.words, places, tokens[low][1], tokens[high][2], low, high)
@@ -415,9 +473,12 @@ def _with_elided(
     operating lease liabilities`` is said by ``current`` plus the words it shares at the end of
     another row's match (``Non-current operating lease liabilities``); so is ``Basic earnings per
     share`` in ``basic and diluted earnings per share``. Only words before ``and`` / ``or`` /
-    ``,`` that no other row's match took are read so, and the other row must be matched right
-    after them; the elided row then stands beside it as a joined second metric."""
+    ``,`` that no other row's match took are read so, the other row must be matched right after
+    them, and a row matched on its own elsewhere keeps that match (``revenue growth and total
+    cost of revenue``); the elided row then stands beside the other as a joined second metric.
+    Linear in the question's length for each pair of a matched row and a candidate."""
     taken = {place: hit.code for hit in hits for place in hit.places}
+    own = {hit.code: hit for hit in hits}
     replaced: dict[str, _Hit] = {}
     for partner in hits:
         low = partner.first
@@ -429,34 +490,70 @@ def _with_elided(
             end = low - 1
         else:
             continue
+        splits = _tails(tokens, partner)
         for code, spellings in candidates.items():
             if code == partner.code or code in replaced:
                 continue
+            mine = own.get(code)
+            if mine is not None and (mine.last < partner.first or mine.first > partner.last):
+                continue  # matched on its own, apart from the other row
             for spelling in spellings:
-                found = _elided_places(tokens, spelling_words(spelling), partner, end)
-                if found and all(taken.get(i, code) == code for i in found):
-                    first, last = min(found), max(found)
-                    words = spelling_words(spelling)
-                    replaced[code] = _Hit(
-                        code, words, found, tokens[first][1], tokens[last][2], first, last
-                    )
-                    break
+                words = spelling_words(spelling)
+                found = _elided_places(tokens, words, splits, end)
+                if not found or any(taken.get(i, code) != code for i in found):
+                    continue
+                first, last = min(found), max(found)
+                if first and _GLUED_OR_LISTED.search(
+                    key[_before_run(tokens, first) : tokens[first][1]]
+                ):
+                    continue  # half of "non-current", or a list of three ("A, B and C X")
+                replaced[code] = _Hit(
+                    code, words, found, tokens[first][1], tokens[last][2], first, last
+                )
+                taken.update(dict.fromkeys(found, code))
+                break
     kept = [h for h in hits if h.code not in replaced]
     return [*kept, *replaced.values()]
 
 
+_GLUED_OR_LISTED = re.compile(r"^\S|[,;&/]|(?<!\w)(?:and|or)(?!\w)")
+"""Before an elided run: a word it is glued to (``non-`` before ``current``), or a listing."""
+
+
+def _before_run(tokens: Sequence[tuple[str, int, int]], first: int) -> int:
+    """Where the text before token ``first`` starts to count: the end of the nearest token
+    before it that is no ``and`` / ``or`` (so a listing word between them is seen)."""
+    index = first - 1
+    while index > 0 and tokens[index][0] in _COORDINATING:
+        index -= 1
+    return tokens[index][2] if tokens[index][0] not in _COORDINATING else tokens[index][1]
+
+
+def _tails(
+    tokens: Sequence[tuple[str, int, int]], partner: _Hit
+) -> list[tuple[frozenset[str], frozenset[str]]]:
+    """Each way to split ``partner``'s window into words of its own and a shared tail, as
+    (tail, own) stems; split only before a word (never a joining one), so their number is
+    bounded by the row's words, not the window's length."""
+    said = [
+        tokens[i][0] for i in range(partner.first, partner.last + 1) if tokens[i][0] not in _JOINING
+    ]
+    return [(frozenset(said[k:]), frozenset(said[:k])) for k in range(1, len(said))]
+
+
 def _elided_places(
-    tokens: Sequence[tuple[str, int, int]], words: frozenset[str], partner: _Hit, end: int
+    tokens: Sequence[tuple[str, int, int]],
+    words: frozenset[str],
+    splits: Sequence[tuple[frozenset[str], frozenset[str]]],
+    end: int,
 ) -> frozenset[int] | None:
-    """The places of the run of tokens ending at ``end`` that, with a tail of ``partner``'s
-    window after some words of its own, say exactly ``words``; None when there is none."""
+    """The places of the run of tokens ending at ``end`` that, with a tail of the other row's
+    window after some words of its own (``splits``), say exactly ``words``; None if none."""
     if not words:
         return None
-    for split in range(partner.first + 1, partner.last + 1):
-        tail = {s for s, _, _ in tokens[split : partner.last + 1] if s not in _JOINING}
-        own = {s for s, _, _ in tokens[partner.first : split] if s not in _JOINING}
+    for tail, own in splits:
         before = words - tail
-        if not tail or not own or not tail <= words or not before or own == before:
+        if not tail <= words or not before or own == before:
             continue
         start = end - len(before) + 1
         run = tokens[start : end + 1] if start >= 0 else []
