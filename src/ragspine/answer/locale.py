@@ -100,6 +100,13 @@ _EN: dict[str, str] = {
         "the first figure is larger than the second, so it is no share of it; say which "
         "figure is the whole"
     ),
+    "components_under": "{count} rows are read under '{heading}' in {entity}'s table",
+    "components_of_total": "{count} rows right above {total} in {entity}'s table add up to it",
+    "components_rule": (
+        "Rows: those read under the heading named, in table order, up to the row that totals "
+        "them; or, for a row named, the fewest rows right above it that add up to it in every "
+        "period stored. Rows you may not see are neither listed nor counted."
+    ),
     "difference_of_metrics": (
         "Which way? A difference between {first} and {second} names no direction: {first} "
         "less {second}, above, is negative; as the gap between the two, {second} exceeds "
@@ -362,6 +369,16 @@ _IT: dict[str, str] = {
     "reason_part_exceeds_whole": (
         "il primo valore è maggiore del secondo, quindi non ne è una quota; indicare quale "
         "valore è il totale"
+    ),
+    "components_under": "{count} righe sono lette sotto '{heading}' nella tabella di {entity}",
+    "components_of_total": (
+        "{count} righe subito sopra {total} nella tabella di {entity} ne danno la somma"
+    ),
+    "components_rule": (
+        "Righe: quelle lette sotto l'intestazione nominata, in ordine di tabella, fino alla riga "
+        "che le totalizza; oppure, per una riga nominata, il minor numero di righe subito sopra "
+        "che la sommano in ogni periodo memorizzato. Le righe non visibili non sono né elencate "
+        "né contate."
     ),
     "difference_of_metrics": (
         "In quale verso? Una differenza tra {first} e {second} non ha verso: {first} meno "

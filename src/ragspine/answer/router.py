@@ -20,6 +20,7 @@ from datetime import date
 from typing import Protocol
 
 from ragspine.answer.agent import found_values, run_agent
+from ragspine.answer.components import answer_components, components_asked
 from ragspine.answer.composite import explanation
 from ragspine.answer.extractive import answer_from_snippets
 from ragspine.answer.generate import answer_from_reply, generate_answer
@@ -290,6 +291,19 @@ def ask(
             route = Route(chosen.value)
             reason = f"{route.value}: asked for ({choose_route(reading, entity_given=given)[1]})"
     builder.add_stage("answer:route", 1, 1, seconds=timer.seconds)
+    tables = chosen in (AskChannel.AUTO, AskChannel.STRUCTURED)  # a table's rows may answer
+    listing = components_asked(asked) if entity is not None and tables else None
+    if listing is not None and entity is not None:  # "the components of current assets"
+        with builder.timed() as timer:
+            rows = answer_components(
+                listing, entity, glossary, facts(), principal=principal, locale=locale
+            )
+        if rows is not None:
+            builder.add_stage(
+                "answer:rows", rows.lookups, len(rows.sentences), seconds=timer.seconds
+            )
+            why = f"structured: the rows under or above {listing.target!r}; entity {entity}"
+            return _structured_answer(rows, Route.STRUCTURED.value, why, locale, builder.build())
 
     part: FiguresPart | None = None
     if route is not Route.NARRATIVE:

@@ -149,6 +149,8 @@ class FigureKind(StrEnum):
     """The periods a ``which year`` question selects (``periods``), from its ``inputs``."""
     COUNT = "count"
     """How many of its ``inputs``' periods a ``how many years`` question selects."""
+    ROWS = "rows"
+    """How many rows of a table a heading or a total has (one fact of each in ``inputs``)."""
 
 
 @dataclass(frozen=True, slots=True)

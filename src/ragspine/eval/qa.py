@@ -368,14 +368,22 @@ def score_numbers(
 
 
 def _fact_numbers(answer: Answer, facts: FactStore) -> dict[int, set[str]]:
-    """Per fact marker, the numbers of the stored fact it cites (empty when not stored)."""
+    """Per fact marker, the numbers of the stored fact it cites and of its row's label in the
+    locator (empty when not stored)."""
     found: dict[int, set[str]] = {}
     for source in answer.sources:
         if source.fact is None:
             continue
         stored = facts.lookup(source.fact, max_level=PUBLIC.clearance)
         found[source.marker] = set() if stored is None else _renderings(stored.value)
+        where = source.source_locator if isinstance(source.source_locator, str) else ""
+        label = _ROW_LABEL.search(where)
+        if stored is not None and label is not None:  # "Notes due 2025": the row's own name
+            found[source.marker] |= set(numbers_in(label["label"]))
     return found
+
+
+_ROW_LABEL = re.compile(r", row \d+ (?P<quote>['\"])(?P<label>.*?)(?P=quote)")
 
 
 def _renderings(value: Decimal | Fraction) -> set[str]:
@@ -413,6 +421,8 @@ def _recomputes(value: Fraction, inputs: list[Fraction], kind: FigureKind) -> bo
     them at most: a computed number must come from its inputs."""
     if kind is FigureKind.COUNT:
         return value.denominator == 1 and 0 <= value <= len(inputs)
+    if kind is FigureKind.ROWS:
+        return value == len(inputs)
     candidates = {sum(inputs, Fraction(0)), sum(inputs, Fraction(0)) / len(inputs)}
     for a in inputs:
         for b in inputs:
@@ -524,6 +534,11 @@ def score_answer(
             percent_as_fraction=item.percent_as_fraction,
         )
         f1 = 1.0 if exact else 0.0
+    elif answered and item.answer_type == "multi-span" and not numeric_gold:
+        # the official multi-span match: the answer's spans (its sentences) equal the gold's
+        spans = {normalise_text(s.text) for s in answer.sentences}
+        exact = spans == {normalise_text(g) for g in item.gold}
+        f1 = 1.0 if exact else max(token_f1(sentences, g) for g in item.gold)
     elif answered:
         first = answer.sentences[0].text if answer.sentences else answer.text
         exact = any(normalise_text(first) == normalise_text(g) for g in item.gold)

@@ -28,6 +28,20 @@ class StoredFact:
     sensitivity: Sensitivity
     valid_as_of: str
 
+    @classmethod
+    def of(cls, fact: Fact) -> StoredFact:
+        """What a lookup of ``fact``'s key returns when the asker may see it."""
+        return cls(
+            fact.value,
+            fact.unit,
+            fact.currency,
+            fact.scale,
+            fact.source_doc_id,
+            fact.locator,
+            fact.sensitivity,
+            fact.valid_as_of,
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class WriteSummary:

@@ -103,20 +103,29 @@ class Fact:
         return FactKey(self.metric, self.entity, self.period, self.channel)
 
 
-_HEADING = re.compile(r" under (?P<quote>['\"])(?P<heading>.*?)(?P=quote)(?:,|$)")
+_HEADING = re.compile(
+    r" under (?P<quote>['\"])(?P<heading>.*?)(?P=quote)(?: \(row (?P<row>\d+)\))?(?:,|$)"
+)
 
 
-def heading_note(heading: str) -> str:
+def heading_note(heading: str, row: int | None = None) -> str:
     """The locator's note of the section heading a table row is read under (``under
-    'Inventories:'``): importers that read headings write it with this, so that answering can
-    tell what the heading says about the row (:func:`locator_heading`)."""
-    return f" under {heading!r}"
+    'Inventories:'``, and the heading's own row number when known: ``under 'Inventories:' (row
+    4)``): importers that read headings write it with this, so that answering can tell what the
+    heading says about the row (:func:`locator_heading`) and which rows follow it."""
+    return f" under {heading!r}" + (f" (row {row})" if row is not None else "")
 
 
 def locator_heading(locator: str) -> str | None:
     """The section heading a locator names (:func:`heading_note`), if any."""
     found = _HEADING.search(locator)
     return found["heading"] if found is not None else None
+
+
+def locator_heading_row(locator: str) -> int | None:
+    """The row number of the heading a locator names, when the importer recorded it."""
+    found = _HEADING.search(locator)
+    return int(found["row"]) if found is not None and found["row"] else None
 
 
 def utc_now() -> str:

@@ -296,6 +296,8 @@ class _Row:
     label: str
     section: str
     cells: tuple[str, ...]
+    section_row: int = -1
+    """The index of the section heading's own row (-1: none)."""
 
 
 def _split(rows: Sequence[Sequence[str]], fiscal_start_month: int) -> tuple[list[int], list[_Row]]:
@@ -307,7 +309,7 @@ def _split(rows: Sequence[Sequence[str]], fiscal_start_month: int) -> tuple[list
             first_data = i
             break
     header = []
-    section = ""
+    section, section_row = "", -1
     data: list[_Row] = []
     for i, row in enumerate(rows):
         label = _clean(row[0]) if row else ""
@@ -316,12 +318,12 @@ def _split(rows: Sequence[Sequence[str]], fiscal_start_month: int) -> tuple[list
             if any(rest):
                 header.append(i)
             elif label:
-                section = label
+                section, section_row = label, i
             continue
         if label and not any(rest):
-            section = label
+            section, section_row = label, i
             continue
-        data.append(_Row(i, label, section, tuple(row[1:])))
+        data.append(_Row(i, label, section, tuple(row[1:]), section_row))
     return header, data
 
 
@@ -904,7 +906,7 @@ def import_tatqa(
                 value, unit = parsed
                 named_row = notes.get(row.index, repr(label))
                 if row.index in headed:  # the heading it is read under
-                    named_row += heading_note(row.section)
+                    named_row += heading_note(row.section, row.section_row + 1)
                 where = (
                     f"TAT-QA document {uid}, table, row {row.index + 1} {named_row}, "
                     f"column {column + 1} {header_name!r}"

@@ -106,16 +106,7 @@ def visible_to(facts: Iterable[Fact], max_level: int) -> list[Fact]:
 
 def answer_of(fact: Fact) -> StoredFact:
     """What a lookup of ``fact``'s key returns when the asker may see it."""
-    return StoredFact(
-        fact.value,
-        fact.unit,
-        fact.currency,
-        fact.scale,
-        fact.source_doc_id,
-        fact.locator,
-        fact.sensitivity,
-        fact.valid_as_of,
-    )
+    return StoredFact.of(fact)
 
 
 def same_content(old: Fact, new: Fact) -> bool:

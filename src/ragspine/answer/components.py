@@ -1,0 +1,321 @@
+"""Which rows a report table lists under a heading or above its total: ``What were the
+components making up current assets?``, ``How many items are there under deferred tax
+assets?``, ``How many categories are there under total stock-based compensation expense?``.
+
+Answered from the stored facts' locators only: the row number, the row's label as the table
+shows it and the section heading (with its own row) that an importer of report tables records
+(``..., table, row 5 'Debtors' under 'Current assets' (row 4), ...``: the TAT-QA importer; fact
+files of one fact per line have no table rows to list). Two readings, and nothing else is
+answered here:
+
+- **a heading** the question names in the same words (outside parentheses, as a heading is read
+  for the matcher): its rows, in table order from the row right after the heading's own, up to
+  the first that totals them (labelled ``Total`` or ``Subtotal``, or equal to the sum of the
+  rows above it in two periods at least); rows after that total are not its parts;
+- **a row** the question names in exactly its words: the fewest rows right above it (two at
+  least, under one heading, in one unit) whose sum equals it in two periods at least, checked in
+  exact decimals, with the rows of nil right above them: its parts by arithmetic, not by guess.
+
+What cannot be proven is not answered here: a row among them unread or not visible to the asker
+(a hidden row is never listed, counted or made a total's part), a row within 1 % of the sum of
+those above it (a total rounded apart from its parts), an exact sum in one period only (it may
+fit by chance). A part not stored in a period counts as nil there (a dash), for a sum only.
+
+A list answers with one sentence per row, its label as the table shows it, citing one of the
+row's facts; a count answers with the number of rows as a ``rows`` figure whose inputs are those
+facts. A question naming neither a heading nor such a row is left to the other readings.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+
+from ragspine.analysis import match_key
+from ragspine.answer.locale import Locale, text
+from ragspine.answer.metric_match import heading_words, spelling_words
+from ragspine.answer.structured import FiguresPart
+from ragspine.answer.types import AnswerStatus, CitedSentence, Figure, FigureKind, Source
+from ragspine.glossary import Glossary
+from ragspine.graph.values import ExactNumber, FactRef
+from ragspine.security import Principal, max_visible_level
+from ragspine.stores.facts import FactStore, StoredFact
+from ragspine.structured.facts import Fact, FactKey, locator_heading, locator_heading_row
+from ragspine.structured.headers import footnote_free
+
+_ITEM = (
+    r"(?:components?|items?|line\s+items?|elements?|constituents?|categories|category|types?"
+    r"|kinds?|parts?)"
+)
+_LISTED = (
+    re.compile(
+        rf"^(?:what|which)\s+(?:are|were)\s+(?:the\s+)?(?:[^\W\d_]+\s+)?{_ITEM}\s+"
+        r"(?:of|under|in|within|making\s+up|that\s+make\s+up|included\s+in|listed\s+under)\s+"
+        r"(?P<target>.+?)\s*\??$"
+    ),
+    re.compile(
+        rf"^(?:what|which)\s+(?:[^\W\d_]+\s+)?{_ITEM}\s+(?:does|do|did)\s+(?P<target>.+?)\s+"
+        r"(?:consist\s+of|comprise|include)\s*\??$"
+    ),
+    re.compile(
+        r"^(?:what|which)\s+(?:types|kinds|categories)\s+of\s+(?P<target>.+?)\s+"
+        r"(?:are|were)\s+there\s*\??$"
+    ),
+)
+_COUNTED = (
+    re.compile(
+        rf"^how\s+many\s+(?:[^\W\d_]+\s+)?{_ITEM}\s+(?:are|were)\s+there\s+"
+        r"(?:under|in|of|within|making\s+up)\s+(?P<target>.+?)\s*\??$"
+    ),
+    re.compile(
+        r"^how\s+many\s+(?:types|kinds|categories)\s+of\s+(?P<target>.+?)\s+(?:are|were)\s+"
+        r"there\s*\??$"
+    ),
+)
+_TABLE_ROW = re.compile(r", table, row (\d+) (?:(?P<quote>['\"])(?P<label>.*?)(?P=quote))?")
+_TOTAL_LABEL = re.compile(r"^\s*(?:sub-?)?totals?(?!\w)", re.IGNORECASE)
+_THE = re.compile(r"^(?:the|a)\s+")
+MAX_PARTS = 40
+"""How many rows above a total are tried as its parts (a report section is shorter)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ComponentsAsk:
+    """A question asking which rows make up a heading or a total (``count``: how many)."""
+
+    target: str
+    count: bool
+
+
+def components_asked(question: str) -> ComponentsAsk | None:
+    """The heading or total a question asks the rows of, if it asks that."""
+    key = match_key(question)
+    for patterns, count in ((_LISTED, False), (_COUNTED, True)):
+        for pattern in patterns:
+            found = pattern.match(key)
+            if found is not None:
+                return ComponentsAsk(_THE.sub("", found["target"]), count)
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class _Row:
+    metric: str
+    index: int
+    label: str
+    """The row's label as its locator quotes it (the table's words, not a glossary alias)."""
+    heading: str | None
+    heading_row: int | None
+    facts: dict[str, Fact]
+    """The row's visible facts by period."""
+
+
+def _rows(facts: Sequence[Fact]) -> dict[str, list[_Row]]:
+    """The table rows of ``facts`` by source document, in table order; facts whose locator
+    names no table row are left out."""
+    by_row: dict[tuple[str, int, str], dict[str, Fact]] = defaultdict(dict)
+    for fact in facts:
+        found = _TABLE_ROW.search(fact.locator)
+        if found is not None:
+            by_row[(fact.source_doc_id, int(found[1]), fact.metric)][fact.period] = fact
+    rows: dict[str, list[_Row]] = defaultdict(list)
+    for place in sorted(by_row):
+        doc, index, metric = place
+        stored = by_row[place]
+        locator = next(iter(stored.values())).locator
+        found = _TABLE_ROW.search(locator)
+        label = found["label"] if found is not None and found["label"] else metric
+        heading = locator_heading(locator)
+        rows[doc].append(_Row(metric, index, label, heading, locator_heading_row(locator), stored))
+    return rows
+
+
+def _shared_periods(row: _Row, parts: Sequence[_Row]) -> list[str]:
+    """The periods ``row`` is stored for and some of ``parts`` (two at least) too, all in one
+    unit, currency and scale; none otherwise. A part not stored in such a period counts as
+    nil there (a dash in the table), for the sum only."""
+    if len(parts) < 2:
+        return []
+    periods = sorted(p for p in row.facts if any(p in part.facts for part in parts))
+    for period in periods:
+        facts = [row.facts[period], *(f for part in parts if (f := part.facts.get(period)))]
+        if len({(f.unit, f.currency, f.scale) for f in facts}) > 1:
+            return []
+    return periods
+
+
+def _gap(row: _Row, parts: Sequence[_Row], period: str) -> Decimal:
+    stored = (part.facts[period].value for part in parts if period in part.facts)
+    return row.facts[period].value - sum(stored, Decimal(0))
+
+
+def _total_of(row: _Row, parts: Sequence[_Row]) -> bool:
+    """Whether ``row`` equals the sum of ``parts`` exactly in every period all are stored for,
+    two at least (in one period a sum may fit by chance)."""
+    periods = _shared_periods(row, parts)
+    return len(periods) >= 2 and all(_gap(row, parts, p) == 0 for p in periods)
+
+
+def _maybe_total(row: _Row, parts: Sequence[_Row]) -> bool:
+    """Whether ``row`` might total ``parts`` without proof: within 1 % of their sum in every
+    shared period (a total rounded apart from its parts), or their exact sum in the only one."""
+    periods = _shared_periods(row, parts)
+    return bool(periods) and all(
+        abs(_gap(row, parts, p)) * 100 <= abs(row.facts[p].value) for p in periods
+    )
+
+
+def _under_heading(rows: Sequence[_Row], heading: str) -> list[_Row]:
+    """The rows read under ``heading``, in order from the row right after the heading's own,
+    up to the first that totals those above; none when a row among them is not read or not
+    visible, when the heading's row is not known, or when a row is within rounding of their
+    sum (where their total is cannot be proven)."""
+    parts: list[_Row] = []
+    for row in rows:
+        if row.heading != heading:
+            continue
+        previous = parts[-1].index if parts else row.heading_row
+        if previous is None or row.index != previous + 1:
+            return []  # a row before it unread or hidden: where the parts end is not known
+        if parts and (_TOTAL_LABEL.match(row.label) or _total_of(row, parts)):
+            break
+        if _maybe_total(row, parts):
+            return []
+        parts.append(row)
+    return parts
+
+
+def _own_label(label: str, heading: str | None) -> str:
+    """The row's label as its table shows it: without the ``Heading: `` that tells apart rows
+    of the same name under several headings (``Deferred tax assets: Other`` is ``Other``)."""
+    if heading:
+        prefix = footnote_free(heading).rstrip(":").strip() + ":"
+        if label.casefold().startswith(prefix.casefold()) and label[len(prefix) :].strip():
+            return label[len(prefix) :].strip()
+    return label
+
+
+def _above_total(rows: Sequence[_Row], total: _Row) -> list[_Row]:
+    """The fewest rows right above ``total`` (two at least, under one heading: the total's, or
+    any when the total closes its section under none) that sum to it, with no row of the table
+    between them unread or hidden, and with the rows of zero right above them (they are in the
+    sum too)."""
+    at = rows.index(total)
+    for size in range(2, min(at, MAX_PARTS) + 1):
+        parts = rows[at - size : at]
+        headings = {part.heading for part in parts}
+        if len(headings) > 1 or total.heading not in (None, parts[0].heading):
+            return []
+        if not _contiguous([*parts, total]):
+            return []
+        if _total_of(total, parts):
+            start = at - size
+            while start > 0 and _zero(rows[start - 1]) and _contiguous(rows[start - 1 : at + 1]):
+                if rows[start - 1].heading != parts[0].heading:
+                    break
+                start -= 1
+            return list(rows[start:at])
+    return []
+
+
+def _zero(row: _Row) -> bool:
+    return all(fact.value == 0 for fact in row.facts.values())
+
+
+def _contiguous(rows: Sequence[_Row]) -> bool:
+    """Whether ``rows`` are next to each other in their table: a row between them that is not
+    read (or that the asker may not see) would make a sum of them no proof of a total."""
+    return all(b.index == a.index + 1 for a, b in itertools.pairwise(rows))
+
+
+def _resolve(rows: Sequence[_Row], target: str) -> tuple[list[_Row], str, _Row | None] | None:
+    """The rows ``target`` asks for in one document's ``rows``: (parts, the heading named or
+    empty, the total row named or None)."""
+    wanted = heading_words(target)
+    if not wanted:
+        return None
+    headings = {row.heading for row in rows if row.heading}
+    named = [h for h in headings if heading_words(h) == wanted]
+    if len(named) == 1:
+        parts = _under_heading(rows, named[0])
+        return (parts, named[0], None) if parts else None
+    if named:
+        return None
+    exact = spelling_words(target)
+    totals = [row for row in rows if spelling_words(_own_label(row.label, row.heading)) == exact]
+    if len(totals) != 1:
+        return None
+    parts = _above_total(rows, totals[0])
+    return (parts, "", totals[0]) if parts else None
+
+
+def answer_components(
+    asked: ComponentsAsk,
+    entity: str,
+    glossary: Glossary,
+    store: FactStore,
+    *,
+    principal: Principal,
+    locale: Locale,
+) -> FiguresPart | None:
+    """The rows ``asked`` names for ``entity``; None when the question names no heading or
+    total of one of its tables (in one document: a name found in several is not answered)."""
+    level = max_visible_level(principal)
+    facts = list(store.scan(max_level=level, entity=entity))
+    found = [
+        resolved
+        for rows in _rows(facts).values()
+        if (resolved := _resolve(rows, asked.target)) is not None
+    ]
+    if len(found) != 1:
+        return None
+    parts, heading, total = found[0]
+    sources: list[Source] = []
+    refs: list[FactRef] = []
+    sentences: list[CitedSentence] = []
+    labels: list[str] = []
+    for marker, row in enumerate(parts, start=1):
+        fact = row.facts[max(row.facts)]
+        key = FactKey(fact.metric, fact.entity, fact.period, fact.channel)
+        source = Source.of_fact(marker, doc_id=fact.source_doc_id, locator=fact.locator, fact=key)
+        sources.append(source)
+        refs.append(FactRef.of(key, StoredFact.of(fact)))
+        label = _own_label(row.label, row.heading)
+        labels.append(label)
+        sentences.append(CitedSentence(label, (marker,)))
+    term = glossary.entities.terms.get(entity)
+    named = term.label if term is not None else entity
+    if total is not None:
+        total_label = _own_label(total.label, total.heading)
+        how = text(locale, "components_of_total", total=total_label, entity=named, count=len(parts))
+    else:
+        how = text(locale, "components_under", heading=heading, entity=named, count=len(parts))
+    markers = tuple(range(1, len(parts) + 1))
+    figures: tuple[Figure, ...] = ()
+    assumptions: tuple[str, ...]
+    if asked.count:
+        sentence = f"{how}: {'; '.join(labels)}."
+        figure = Figure(
+            FigureKind.ROWS,
+            sentence,
+            markers,
+            value=ExactNumber.of(len(parts)),
+            inputs=tuple(refs),
+        )
+        sentences = [CitedSentence(sentence, markers)]
+        figures = (figure,)
+        assumptions = (text(locale, "components_rule"),)
+    else:
+        assumptions = (f"{how}.", text(locale, "components_rule"))
+    return FiguresPart(
+        AnswerStatus.ANSWERED,
+        tuple(sentences),
+        figures,
+        tuple(sources),
+        assumptions,
+        lookups=1,  # one scan of the entity's facts
+    )
