@@ -16,6 +16,7 @@ from ragspine.answer.options import AskOptions
 from ragspine.answer.types import AnswerStatus, FigureKind
 from ragspine.eval.qa import QAItem, fabricated_numbers, score_answer
 from ragspine.security import PUBLIC, Principal, Sensitivity
+from ragspine.structured.facts import Scale
 
 TABLE = [
     ["", "2019", "2018"],
@@ -209,6 +210,8 @@ def test_review_wrong_lists_are_not_given(tmp_path: Path) -> None:
             ["Results", "", ""],
             ["Net sales", "900", "800"],
             ["Net earnings", "90", "80"],
+            ["Other data", "", ""],
+            ["Employees", "10", "9"],  # the last section: what follows it is not known
         ],
     )
     rounded = _ask(ws, "What are the components of current assets?")
@@ -272,3 +275,57 @@ def test_digits_of_a_listed_rows_label_are_no_fabricated_number(tmp_path: Path) 
     listed = _ask(ws, question)
     assert _listed(listed) == ["Notes due 2025", "3.5% senior notes"], listed.text
     assert fabricated_numbers(listed, question, ws.facts, {}) == ([], False)
+
+
+def test_second_review_wrong_lists_are_not_given(tmp_path: Path) -> None:
+    """A second review found: one period of a part hidden made the total a part (5 rows for
+    a public asker, 3 for a cleared one); a hidden last row of a section with no total was
+    left out of the list and the count; 'Total subscription' under 'Revenue' was taken for the
+    section's total; a total stored in another scale was listed as a part."""
+    ws = _one_table(
+        tmp_path,
+        [
+            ["", "2019", "2018"],
+            ["Deferred tax assets", "", ""],
+            ["Pension costs", "1,169", "1,111"],
+            ["Net operating loss carryforwards", "2,000", "1,500"],
+            ["Other", "134", "120"],
+            ["Gross deferred tax assets", "3,303", "2,731"],
+            ["Other income", "", ""],
+            ["Interest", "10", "20"],
+            ["Dividends", "5", "7"],
+            ["Royalties", "3", "4"],
+            ["Revenue", "", ""],
+            ["Subscription US", "50", "40"],
+            ["Subscription international", "30", "20"],
+            ["Total subscription", "80", "60"],
+            ["Services", "20", "10"],
+            ["Total revenue", "100", "70"],
+        ],
+    )
+    stored = list(ws.facts.scan(max_level=99, entity="tatqa-t-1"))
+    cleared = Principal(Sensitivity.CONFIDENTIAL, name="auditor")
+    one_year = [
+        f for f in stored if f.metric == "net_operating_loss_carryforwards" and f.period == "FY2018"
+    ]
+    royalties = [f for f in stored if f.metric == "royalties"]
+    assert one_year and royalties
+    ws.facts.write([replace(f, sensitivity=Sensitivity.CONFIDENTIAL) for f in one_year + royalties])
+    for principal in (PUBLIC, cleared):
+        assets = _ask(ws, "What are the components of deferred tax assets?", principal)
+        assert "Gross deferred tax assets" not in _listed(assets), assets.text
+    public = _ask(ws, "How many items are there under other income?")
+    assert not [f for f in public.figures if f.kind is FigureKind.ROWS], public.text
+    seen = _ask(ws, "How many items are there under other income?", cleared)
+    assert [f.value.value for f in seen.figures if f.kind is FigureKind.ROWS and f.value] == [3]
+    revenue = _ask(ws, "What are the components of revenue?")
+    assert _listed(revenue) == [], revenue.text
+    scaled = [f for f in stored if f.metric == "gross_deferred_tax_assets"]
+    ws.facts.write(
+        [
+            replace(f, value=f.value / 1000, scale=Scale.MILLION, sensitivity=f.sensitivity)
+            for f in scaled
+        ]
+    )
+    forged = _ask(ws, "What are the components of deferred tax assets?", cleared)
+    assert _listed(forged) == [], forged.text

@@ -10,8 +10,9 @@ answered here:
 
 - **a heading** the question names in the same words (outside parentheses, as a heading is read
   for the matcher): its rows, in table order from the row right after the heading's own, up to
-  the first that totals them (labelled ``Total`` or ``Subtotal``, or equal to the sum of the
-  rows above it in two periods at least); rows after that total are not its parts;
+  the first that totals them (labelled ``Total`` or ``Subtotal``, summed by the importer's
+  check, or equal to the sum of the rows above it in two periods at least); rows after that
+  total are not its parts;
 - **a row** the question names in exactly its words: the fewest rows right above it (two at
   least, under one heading, in one unit) whose sum equals it in two periods at least, checked in
   exact decimals, with the rows of nil right above them: its parts by arithmetic, not by guess.
@@ -19,7 +20,11 @@ answered here:
 What cannot be proven is not answered here: a row among them unread or not visible to the asker
 (a hidden row is never listed, counted or made a total's part), a row within 1 % of the sum of
 those above it (a total rounded apart from its parts), an exact sum in one period only (it may
-fit by chance). A part not stored in a period counts as nil there (a dash), for a sum only.
+fit by chance), a row in another scale of the same unit, a ``Total ...`` row saying words the
+heading does not (``Total subscription`` after the rows under ``Revenue``: a subtotal), a part
+missing a period another has, or, with no total, a row after them that is not known (a hidden
+or unread row there would be left out). An unlabelled total the importer checked (``the sum of
+rows 4-7``, dashes counted as nil there) is a proof of its own.
 
 A list answers with one sentence per row, its label as the table shows it, citing one of the
 row's facts; a count answers with the number of rows as a ``rows`` figure whose inputs are those
@@ -110,8 +115,14 @@ class _Row:
     """The row's label as its locator quotes it (the table's words, not a glossary alias)."""
     heading: str | None
     heading_row: int | None
+    sums: tuple[int, int] | None
+    """The rows an unlabelled total sums, as the importer checked them (``the sum of rows
+    4-7``: dashes counted as nil, which the facts alone cannot tell from a hidden cell)."""
     facts: dict[str, Fact]
     """The row's visible facts by period."""
+
+
+_SUMS = re.compile(r"the sum of rows (\d+)-(\d+)")
 
 
 def _rows(facts: Sequence[Fact]) -> dict[str, list[_Row]]:
@@ -129,64 +140,88 @@ def _rows(facts: Sequence[Fact]) -> dict[str, list[_Row]]:
         locator = next(iter(stored.values())).locator
         found = _TABLE_ROW.search(locator)
         label = found["label"] if found is not None and found["label"] else metric
-        heading = locator_heading(locator)
-        rows[doc].append(_Row(metric, index, label, heading, locator_heading_row(locator), stored))
+        summed = _SUMS.search(locator)
+        sums = (int(summed[1]), int(summed[2])) if summed is not None else None
+        heading, heading_row = locator_heading(locator), locator_heading_row(locator)
+        rows[doc].append(_Row(metric, index, label, heading, heading_row, sums, stored))
     return rows
 
 
-def _shared_periods(row: _Row, parts: Sequence[_Row]) -> list[str]:
-    """The periods ``row`` is stored for and some of ``parts`` (two at least) too, all in one
-    unit, currency and scale; none otherwise. A part not stored in such a period counts as
-    nil there (a dash in the table), for the sum only."""
+def _measures(rows: Sequence[_Row]) -> set[tuple[str, str]]:
+    return {(f.unit, f.currency) for row in rows for f in row.facts.values()}
+
+
+def _scales(rows: Sequence[_Row]) -> set[object]:
+    return {f.scale for row in rows for f in row.facts.values()}
+
+
+def _full_periods(row: _Row, parts: Sequence[_Row]) -> list[str]:
+    """The periods ``row`` and every one of ``parts`` (two at least) are stored for."""
     if len(parts) < 2:
         return []
-    periods = sorted(p for p in row.facts if any(p in part.facts for part in parts))
-    for period in periods:
-        facts = [row.facts[period], *(f for part in parts if (f := part.facts.get(period)))]
-        if len({(f.unit, f.currency, f.scale) for f in facts}) > 1:
-            return []
-    return periods
+    return sorted(p for p in row.facts if all(p in part.facts for part in parts))
 
 
 def _gap(row: _Row, parts: Sequence[_Row], period: str) -> Decimal:
-    stored = (part.facts[period].value for part in parts if period in part.facts)
-    return row.facts[period].value - sum(stored, Decimal(0))
+    return row.facts[period].value - sum((p.facts[period].value for p in parts), Decimal(0))
 
 
 def _total_of(row: _Row, parts: Sequence[_Row]) -> bool:
     """Whether ``row`` equals the sum of ``parts`` exactly in every period all are stored for,
     two at least (in one period a sum may fit by chance)."""
-    periods = _shared_periods(row, parts)
+    periods = _full_periods(row, parts)
     return len(periods) >= 2 and all(_gap(row, parts, p) == 0 for p in periods)
 
 
 def _maybe_total(row: _Row, parts: Sequence[_Row]) -> bool:
-    """Whether ``row`` might total ``parts`` without proof: within 1 % of their sum in every
-    shared period (a total rounded apart from its parts), or their exact sum in the only one."""
-    periods = _shared_periods(row, parts)
-    return bool(periods) and all(
-        abs(_gap(row, parts, p)) * 100 <= abs(row.facts[p].value) for p in periods
+    """Whether ``row`` might total ``parts`` without proof: within 1 % of their sum in a period
+    all are stored for (a total rounded apart from its parts, or a sum that fits in one)."""
+    return any(
+        abs(_gap(row, parts, p)) * 100 <= abs(row.facts[p].value) for p in _full_periods(row, parts)
     )
 
 
 def _under_heading(rows: Sequence[_Row], heading: str) -> list[_Row]:
     """The rows read under ``heading``, in order from the row right after the heading's own,
-    up to the first that totals those above; none when a row among them is not read or not
-    visible, when the heading's row is not known, or when a row is within rounding of their
-    sum (where their total is cannot be proven)."""
+    up to the row that totals them: one the importer found to sum them, one labelled ``Total``
+    (alone or with the heading's words: ``Total subscription`` under ``Revenue`` totals only
+    some), or one equal to their sum in two periods at least. None when that cannot be proven:
+    a row among them unread or not visible, the heading's row not known, a row in another scale
+    of the same unit, a row within 1 % of their sum, or, with no total, a part missing a period
+    another has or the row after them not known (a hidden row there would be left out)."""
+    section = [row for row in rows if row.heading == heading]
     parts: list[_Row] = []
-    for row in rows:
-        if row.heading != heading:
-            continue
+    for row in section:
         previous = parts[-1].index if parts else row.heading_row
         if previous is None or row.index != previous + 1:
             return []  # a row before it unread or hidden: where the parts end is not known
-        if parts and (_TOTAL_LABEL.match(row.label) or _total_of(row, parts)):
-            break
-        if _maybe_total(row, parts):
-            return []
+        if parts:
+            if _measures([row]) <= _measures(parts) and len(_scales([row, *parts])) > 1:
+                return []  # the same unit in another scale: no sum can tell a total
+            if row.sums == (parts[0].index, parts[-1].index):
+                return parts
+            if _TOTAL_LABEL.match(row.label):
+                return parts if _totals_heading(row, heading) else []
+            if _total_of(row, parts):
+                return parts
+            if _maybe_total(row, parts):
+                return []
         parts.append(row)
-    return parts
+    if not parts:
+        return []
+    periods = {p for row in parts for p in row.facts}
+    if any(set(row.facts) != periods for row in parts):
+        return []  # a total among them might hide behind a missing fact
+    after = [row for row in rows if row.index == parts[-1].index + 1]
+    if after and _TOTAL_LABEL.match(after[0].label) and not _totals_heading(after[0], heading):
+        return []  # "Total subscription" right after the rows under "Revenue": a subtotal
+    known = {row.index for row in rows} | {row.heading_row for row in rows if row.heading_row}
+    return parts if parts[-1].index + 1 in known else []
+
+
+def _totals_heading(row: _Row, heading: str) -> bool:
+    """Whether a row labelled ``Total ...`` says no word its section heading does not."""
+    return spelling_words(_TOTAL_LABEL.sub("", row.label)) <= heading_words(heading)
 
 
 def _own_label(label: str, heading: str | None) -> str:
