@@ -329,3 +329,57 @@ def test_second_review_wrong_lists_are_not_given(tmp_path: Path) -> None:
     )
     forged = _ask(ws, "What are the components of deferred tax assets?", cleared)
     assert _listed(forged) == [], forged.text
+
+
+def test_third_review_wrong_lists_are_not_given(tmp_path: Path) -> None:
+    """A third review found: a run above a total checked only in the periods all its rows
+    have (a row of 2017 only left out of 'total revenue'); a bare 'Subtotal' taken for the
+    heading's total; a row nil only in the periods the asker sees added to a total's parts;
+    and a wrong count excused by a digit of a listed row's label."""
+    ws = _one_table(
+        tmp_path,
+        [
+            ["", "2019", "2018", "2017"],
+            ["Revenue", "", "", ""],
+            ["Legacy product", "—", "—", "20"],
+            ["Product", "50", "40", "30"],
+            ["New product", "25", "15", "—"],
+            ["Total revenue", "75", "55", "50"],
+            ["Sales", "", "", ""],
+            ["Hardware", "50", "40", "30"],
+            ["Software", "30", "20", "10"],
+            ["Subtotal", "80", "60", "40"],
+            ["Other sales", "5", "7", "9"],
+            ["Total sales", "85", "67", "49"],
+            ["Costs", "", "", ""],
+            ["Memo item", "0", "5", "0"],
+            ["Cost A", "10", "20", "30"],
+            ["Cost B", "30", "40", "50"],
+            ["Total costs", "40", "60", "80"],
+            ["Investments", "", "", ""],
+            ["Level 1", "10", "10", "10"],
+            ["Level 2", "20", "20", "20"],
+            ["Level 3", "40", "40", "40"],
+            ["Total investments", "70", "70", "70"],
+        ],
+    )
+    revenue = _ask(ws, "What are the components of total revenue?")
+    assert _listed(revenue) in ([], ["Legacy product", "Product", "New product"]), revenue.text
+    sales = _ask(ws, "What are the components of sales?")
+    assert _listed(sales) in ([], ["Hardware", "Software", "Other sales"]), sales.text
+    stored = list(ws.facts.scan(max_level=99, entity="tatqa-t-1"))
+    memo = [f for f in stored if f.metric == "memo_item" and f.period == "FY2018"]
+    ws.facts.write([replace(f, sensitivity=Sensitivity.CONFIDENTIAL) for f in memo])
+    costs = _ask(ws, "What are the components of total costs?")
+    assert _listed(costs) == ["Cost A", "Cost B"], costs.text
+    question = "How many items are there under investments?"
+    counted = _ask(ws, question)
+    assert [f.value.value for f in counted.figures if f.kind is FigureKind.ROWS and f.value] == [3]
+    assert fabricated_numbers(counted, question, ws.facts, {}) == ([], False)
+    forged = replace(
+        counted,
+        sentences=tuple(
+            replace(s, text=s.text.replace("3 rows", "2 rows")) for s in counted.sentences
+        ),
+    )
+    assert "2" in fabricated_numbers(forged, question, ws.facts, {})[0]

@@ -83,6 +83,7 @@ _COUNTED = (
 )
 _TABLE_ROW = re.compile(r", table, row (\d+) (?:(?P<quote>['\"])(?P<label>.*?)(?P=quote))?")
 _TOTAL_LABEL = re.compile(r"^\s*(?:sub-?)?totals?(?!\w)", re.IGNORECASE)
+_SUBTOTAL_LABEL = re.compile(r"^\s*sub-?totals?(?!\w)", re.IGNORECASE)
 _THE = re.compile(r"^(?:the|a)\s+")
 MAX_PARTS = 40
 """How many rows above a total are tried as its parts (a report section is shorter)."""
@@ -200,6 +201,10 @@ def _under_heading(rows: Sequence[_Row], heading: str) -> list[_Row]:
                 return []  # the same unit in another scale: no sum can tell a total
             if row.sums == (parts[0].index, parts[-1].index):
                 return parts
+            if any(set(row.facts) - set(part.facts) for part in parts):
+                return []  # a part missing a period this row has: no sum can be checked
+            if _SUBTOTAL_LABEL.match(row.label):
+                return []  # a subtotal of some of them: where the rest end is not known
             if _TOTAL_LABEL.match(row.label):
                 return parts if _totals_heading(row, heading) else []
             if _total_of(row, parts):
@@ -247,9 +252,15 @@ def _above_total(rows: Sequence[_Row], total: _Row) -> list[_Row]:
             return []
         if not _contiguous([*parts, total]):
             return []
+        if any(set(total.facts) - set(part.facts) for part in parts):
+            return []  # a part missing a period the total has: no sum can be checked
         if _total_of(total, parts):
             start = at - size
-            while start > 0 and _zero(rows[start - 1]) and _contiguous(rows[start - 1 : at + 1]):
+            while (
+                start > 0
+                and _zero(rows[start - 1], total)
+                and _contiguous(rows[start - 1 : at + 1])
+            ):
                 if rows[start - 1].heading != parts[0].heading:
                     break
                 start -= 1
@@ -257,8 +268,9 @@ def _above_total(rows: Sequence[_Row], total: _Row) -> list[_Row]:
     return []
 
 
-def _zero(row: _Row) -> bool:
-    return all(fact.value == 0 for fact in row.facts.values())
+def _zero(row: _Row, total: _Row) -> bool:
+    """Whether ``row`` is nil in every period ``total`` has (stored there, and zero)."""
+    return set(total.facts) <= set(row.facts) and all(f.value == 0 for f in row.facts.values())
 
 
 def _contiguous(rows: Sequence[_Row]) -> bool:

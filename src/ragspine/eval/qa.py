@@ -376,14 +376,25 @@ def _fact_numbers(answer: Answer, facts: FactStore) -> dict[int, set[str]]:
             continue
         stored = facts.lookup(source.fact, max_level=PUBLIC.clearance)
         found[source.marker] = set() if stored is None else _renderings(stored.value)
-        where = source.source_locator if isinstance(source.source_locator, str) else ""
-        label = _ROW_LABEL.search(where)
-        if stored is not None and label is not None:  # "Notes due 2025": the row's own name
-            found[source.marker] |= set(numbers_in(label["label"]))
     return found
 
 
-_ROW_LABEL = re.compile(r", row \d+ (?P<quote>['\"])(?P<label>.*?)(?P=quote)")
+_ROW_NAMES = re.compile(
+    r", row \d+ (?P<q1>['\"])(?P<label>.*?)(?P=q1)(?: under (?P<q2>['\"])(?P<heading>.*?)(?P=q2))?"
+)
+
+
+def _cited_names(answer: Answer) -> dict[int, list[str]]:
+    """Per fact marker, the row label and heading its locator quotes (``Notes due 2025``):
+    names a sentence citing it may write, never figures, and only where written whole."""
+    names: dict[int, list[str]] = {}
+    for source in answer.sources:
+        where = source.source_locator if isinstance(source.source_locator, str) else ""
+        found = _ROW_NAMES.search(where) if source.fact is not None else None
+        if found is not None:
+            said = [found["label"], found["heading"] or ""]
+            names[source.marker] = sorted((n for n in said if n), key=len, reverse=True)
+    return names
 
 
 def _renderings(value: Decimal | Fraction) -> set[str]:
@@ -452,6 +463,7 @@ def fabricated_numbers(
     # Glossary names the answer suggests ("2018: Gross margin") are names, not figures.
     extra_allowed = sorted({*extra_allowed, *answer.suggestions}, key=len, reverse=True)
     by_fact = _fact_numbers(answer, facts)
+    cited_names = _cited_names(answer)
     computed = _computed_numbers(answer, facts)
     chunk_numbers = {m: set(numbers_in(t)) for m, t in chunk_texts.items()}
     base = set(numbers_in(question))
@@ -472,6 +484,9 @@ def fabricated_numbers(
         text = _PERIOD_TEXT.sub(" ", sentence.text)
         if names is not None:
             text = names.sub(" ", text)
+        for marker in sentence.markers:  # a listed row's own label ("Notes due 2025")
+            for name in cited_names.get(marker, ()):
+                text = text.replace(name, " ")
         own: set[str] = set(computed)
         for marker in sentence.markers:
             own |= by_fact.get(marker, set()) | chunk_numbers.get(marker, set())
