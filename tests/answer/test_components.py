@@ -29,6 +29,7 @@ TABLE = [
     ["Deferred tax liabilities", "", ""],
     ["Property, plant and equipment", "(500)", "(400)"],
     ["Other", "(20)", "(10)"],
+    ["Gross deferred tax liabilities", "(520)", "(410)"],
     ["Stock-based compensation", "", ""],
     ["Research and development", "30", "20"],
     ["Sales and marketing", "70", "60"],
@@ -209,9 +210,10 @@ def test_review_wrong_lists_are_not_given(tmp_path: Path) -> None:
             ["Total operating expenses", "100", "70"],
             ["Results", "", ""],
             ["Net sales", "900", "800"],
-            ["Net earnings", "90", "80"],
+            ["Operating profit", "90", "80"],
+            ["Total results", "990", "880"],
             ["Other data", "", ""],
-            ["Employees", "10", "9"],  # the last section: what follows it is not known
+            ["Employees", "10", "9"],
         ],
     )
     rounded = _ask(ws, "What are the components of current assets?")
@@ -223,7 +225,7 @@ def test_review_wrong_lists_are_not_given(tmp_path: Path) -> None:
     under = _ask(ws, "What are the components of operating expenses?")
     assert _listed(under) == ["Research", "Marketing", "Administration"], under.text
     own = _ask(ws, "What are the items under results?")
-    assert _listed(own) == ["Net sales", "Net earnings"], own.text
+    assert _listed(own) == ["Net sales", "Operating profit"], own.text
     chance = _one_table(
         tmp_path / "chance",
         [
@@ -295,6 +297,7 @@ def test_second_review_wrong_lists_are_not_given(tmp_path: Path) -> None:
             ["Interest", "10", "20"],
             ["Dividends", "5", "7"],
             ["Royalties", "3", "4"],
+            ["Total other income", "18", "31"],
             ["Revenue", "", ""],
             ["Subscription US", "50", "40"],
             ["Subscription international", "30", "20"],
@@ -383,3 +386,42 @@ def test_third_review_wrong_lists_are_not_given(tmp_path: Path) -> None:
         ),
     )
     assert "2" in fabricated_numbers(forged, question, ws.facts, {})[0]
+
+
+def test_fourth_review_wrong_lists_are_not_given(tmp_path: Path) -> None:
+    """A fourth review found: a section with no total took in the row after it ('Operating
+    income' read under 'Operating expenses:'); a repeated 'Subtotal', stored as 'Sales:
+    Subtotal', passed the label checks; a row nil in the total's visible periods only was left
+    out of its parts; 'How many negative items' counted every row."""
+    ws = _one_table(
+        tmp_path,
+        [
+            ["", "2019", "2018", "2017"],
+            ["Operating expenses:", "", "", ""],
+            ["Selling", "100", "90", "80"],
+            ["Administrative", "50", "40", "30"],
+            ["Operating income", "250", "270", "260"],
+            ["Sales", "", "", ""],
+            ["Hardware", "50", "40", "30"],
+            ["Software", "30", "20", "10"],
+            ["Subtotal", "80", "60", "40"],
+            ["Other sales", "5", "7", "9"],
+            ["Total sales", "85", "67", "49"],
+            ["Costs", "", "", ""],
+            ["Restructuring", "0", "0", "5"],
+            ["Cost A", "10", "20", "30"],
+            ["Cost B", "5", "5", "5"],
+            ["Total costs", "15", "25", "40"],
+        ],
+    )
+    expenses = _ask(ws, "What are the components of operating expenses?")
+    assert _listed(expenses) == [], expenses.text
+    sales = _ask(ws, "What are the components of sales?")
+    assert _listed(sales) in ([], ["Hardware", "Software", "Other sales"]), sales.text
+    stored = list(ws.facts.scan(max_level=99, entity="tatqa-t-1"))
+    hidden = [f for f in stored if f.metric == "total_costs" and f.period == "FY2017"]
+    ws.facts.write([replace(f, sensitivity=Sensitivity.CONFIDENTIAL) for f in hidden])
+    costs = _ask(ws, "What are the components of total costs?")
+    assert _listed(costs) in ([], ["Restructuring", "Cost A", "Cost B"]), costs.text
+    assert components_asked("How many negative items are there under sales?") is None
+    assert components_asked("What were the largest components of sales?") is None

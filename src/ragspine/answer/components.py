@@ -10,21 +10,24 @@ answered here:
 
 - **a heading** the question names in the same words (outside parentheses, as a heading is read
   for the matcher): its rows, in table order from the row right after the heading's own, up to
-  the first that totals them (labelled ``Total`` or ``Subtotal``, summed by the importer's
-  check, or equal to the sum of the rows above it in two periods at least); rows after that
-  total are not its parts;
+  the row that proves itself their total (summed by the importer's check, labelled ``Total``
+  under the heading, alone or with its words, or equal to their sum in two periods at least,
+  under the heading or right after its rows). Without such a total nothing is listed: an
+  importer reads rows under a heading until the next one, so the rows' end is not known;
 - **a row** the question names in exactly its words: the fewest rows right above it (two at
-  least, under one heading, in one unit) whose sum equals it in two periods at least, checked in
-  exact decimals, with the rows of nil right above them: its parts by arithmetic, not by guess.
+  least, under one heading, in one unit, each stored in every period the total is) whose sum
+  equals it in two periods at least, checked in exact decimals, with the rows right above them
+  that are nil in every such period: its parts by arithmetic, not by guess.
 
 What cannot be proven is not answered here: a row among them unread or not visible to the asker
 (a hidden row is never listed, counted or made a total's part), a row within 1 % of the sum of
 those above it (a total rounded apart from its parts), an exact sum in one period only (it may
-fit by chance), a row in another scale of the same unit, a ``Total ...`` row saying words the
-heading does not (``Total subscription`` after the rows under ``Revenue``: a subtotal), a part
-missing a period another has, or, with no total, a row after them that is not known (a hidden
-or unread row there would be left out). An unlabelled total the importer checked (``the sum of
-rows 4-7``, dashes counted as nil there) is a proof of its own.
+fit by chance), a row in another scale of the same unit, a ``Subtotal`` row or a ``Total ...``
+row saying words the heading does not (``Total subscription`` after the rows under ``Revenue``:
+a subtotal of some), a part missing a period another has, a row above a total's parts that is
+nil only in the total's periods. An unlabelled total the importer checked (``the sum of rows
+4-7``, dashes counted as nil there) is a proof of its own. A question with a filter word
+(``How many negative items``, ``the largest components``) is not read here.
 
 A list answers with one sentence per row, its label as the table shows it, citing one of the
 row's facts; a count answers with the number of rows as a ``rows`` figure whose inputs are those
@@ -58,12 +61,12 @@ _ITEM = (
 )
 _LISTED = (
     re.compile(
-        rf"^(?:what|which)\s+(?:are|were)\s+(?:the\s+)?(?:[^\W\d_]+\s+)?{_ITEM}\s+"
+        rf"^(?:what|which)\s+(?:are|were)\s+(?:the\s+)?(?:financial\s+)?{_ITEM}\s+"
         r"(?:of|under|in|within|making\s+up|that\s+make\s+up|included\s+in|listed\s+under)\s+"
         r"(?P<target>.+?)\s*\??$"
     ),
     re.compile(
-        rf"^(?:what|which)\s+(?:[^\W\d_]+\s+)?{_ITEM}\s+(?:does|do|did)\s+(?P<target>.+?)\s+"
+        rf"^(?:what|which)\s+(?:financial\s+)?{_ITEM}\s+(?:does|do|did)\s+(?P<target>.+?)\s+"
         r"(?:consist\s+of|comprise|include)\s*\??$"
     ),
     re.compile(
@@ -73,7 +76,7 @@ _LISTED = (
 )
 _COUNTED = (
     re.compile(
-        rf"^how\s+many\s+(?:[^\W\d_]+\s+)?{_ITEM}\s+(?:are|were)\s+there\s+"
+        rf"^how\s+many\s+(?:financial\s+)?{_ITEM}\s+(?:are|were)\s+there\s+"
         r"(?:under|in|of|within|making\s+up)\s+(?P<target>.+?)\s*\??$"
     ),
     re.compile(
@@ -82,7 +85,7 @@ _COUNTED = (
     ),
 )
 _TABLE_ROW = re.compile(r", table, row (\d+) (?:(?P<quote>['\"])(?P<label>.*?)(?P=quote))?")
-_TOTAL_LABEL = re.compile(r"^\s*(?:sub-?)?totals?(?!\w)", re.IGNORECASE)
+_TOTAL_LABEL = re.compile(r"^\s*totals?(?!\w)", re.IGNORECASE)
 _SUBTOTAL_LABEL = re.compile(r"^\s*sub-?totals?(?!\w)", re.IGNORECASE)
 _THE = re.compile(r"^(?:the|a)\s+")
 MAX_PARTS = 40
@@ -184,49 +187,48 @@ def _maybe_total(row: _Row, parts: Sequence[_Row]) -> bool:
 
 def _under_heading(rows: Sequence[_Row], heading: str) -> list[_Row]:
     """The rows read under ``heading``, in order from the row right after the heading's own,
-    up to the row that totals them: one the importer found to sum them, one labelled ``Total``
-    (alone or with the heading's words: ``Total subscription`` under ``Revenue`` totals only
-    some), or one equal to their sum in two periods at least. None when that cannot be proven:
-    a row among them unread or not visible, the heading's row not known, a row in another scale
-    of the same unit, a row within 1 % of their sum, or, with no total, a part missing a period
-    another has or the row after them not known (a hidden row there would be left out)."""
-    section = [row for row in rows if row.heading == heading]
+    up to the row that proves itself their total: one the importer found to sum them, one
+    under the heading labelled ``Total`` alone or with the heading's words, or the first row
+    (under the heading or right after its rows) equal to their sum in two periods at least.
+    None without such a proof (an importer reads rows under a heading until the next one, so
+    ``Operating income`` after the expenses may be read under ``Operating expenses:``), nor
+    when a row among them is unread or not visible, the heading's row is not known, a row is
+    in another scale of the same unit, within 1 % of their sum, a subtotal (``Subtotal``,
+    ``Total subscription`` under ``Revenue``), or a part misses a period the row checked has."""
     parts: list[_Row] = []
-    for row in section:
+    following = [row for row in rows if row.heading == heading]
+    if following:  # the row right after the heading's rows: a total that closes the section
+        after = following[-1].index + 1
+        following += [row for row in rows if row.index == after and row.heading != heading]
+    for row in following:
         previous = parts[-1].index if parts else row.heading_row
         if previous is None or row.index != previous + 1:
             return []  # a row before it unread or hidden: where the parts end is not known
         if parts:
-            if _measures([row]) <= _measures(parts) and len(_scales([row, *parts])) > 1:
-                return []  # the same unit in another scale: no sum can tell a total
             if row.sums == (parts[0].index, parts[-1].index):
                 return parts
+            if _measures([row]) <= _measures(parts) and len(_scales([row, *parts])) > 1:
+                return []  # the same unit in another scale: no sum can tell a total
             if any(set(row.facts) - set(part.facts) for part in parts):
                 return []  # a part missing a period this row has: no sum can be checked
-            if _SUBTOTAL_LABEL.match(row.label):
+            label = _own_label(row.label, row.heading)
+            if _SUBTOTAL_LABEL.match(label) or (
+                _TOTAL_LABEL.match(label) and not _totals_heading(label, heading)
+            ):
                 return []  # a subtotal of some of them: where the rest end is not known
-            if _TOTAL_LABEL.match(row.label):
-                return parts if _totals_heading(row, heading) else []
-            if _total_of(row, parts):
+            if _total_of(row, parts) or (_TOTAL_LABEL.match(label) and row.heading == heading):
                 return parts
-            if _maybe_total(row, parts):
+            if _maybe_total(row, parts) or row.heading != heading:
                 return []
+        elif row.heading != heading:
+            return []
         parts.append(row)
-    if not parts:
-        return []
-    periods = {p for row in parts for p in row.facts}
-    if any(set(row.facts) != periods for row in parts):
-        return []  # a total among them might hide behind a missing fact
-    after = [row for row in rows if row.index == parts[-1].index + 1]
-    if after and _TOTAL_LABEL.match(after[0].label) and not _totals_heading(after[0], heading):
-        return []  # "Total subscription" right after the rows under "Revenue": a subtotal
-    known = {row.index for row in rows} | {row.heading_row for row in rows if row.heading_row}
-    return parts if parts[-1].index + 1 in known else []
+    return []
 
 
-def _totals_heading(row: _Row, heading: str) -> bool:
-    """Whether a row labelled ``Total ...`` says no word its section heading does not."""
-    return spelling_words(_TOTAL_LABEL.sub("", row.label)) <= heading_words(heading)
+def _totals_heading(label: str, heading: str) -> bool:
+    """Whether a label ``Total ...`` says no word its section heading does not."""
+    return spelling_words(_TOTAL_LABEL.sub("", label)) <= heading_words(heading)
 
 
 def _own_label(label: str, heading: str | None) -> str:
@@ -241,9 +243,11 @@ def _own_label(label: str, heading: str | None) -> str:
 
 def _above_total(rows: Sequence[_Row], total: _Row) -> list[_Row]:
     """The fewest rows right above ``total`` (two at least, under one heading: the total's, or
-    any when the total closes its section under none) that sum to it, with no row of the table
-    between them unread or hidden, and with the rows of zero right above them (they are in the
-    sum too)."""
+    any when the total closes its section under none; in its unit and scale; each stored in
+    every period it is) that sum to it, with no row of the table between them unread or hidden,
+    and with the rows right above them that are nil wherever stored (they are in the sum too).
+    None when the row right above them is nil in the total's periods only (``0 / 0 / 5`` over a
+    total of two periods: a part or not cannot be told)."""
     at = rows.index(total)
     for size in range(2, min(at, MAX_PARTS) + 1):
         parts = rows[at - size : at]
@@ -252,25 +256,31 @@ def _above_total(rows: Sequence[_Row], total: _Row) -> list[_Row]:
             return []
         if not _contiguous([*parts, total]):
             return []
+        if len(_measures([total, *parts])) > 1 or len(_scales([total, *parts])) > 1:
+            return []
         if any(set(total.facts) - set(part.facts) for part in parts):
             return []  # a part missing a period the total has: no sum can be checked
         if _total_of(total, parts):
             start = at - size
-            while (
-                start > 0
-                and _zero(rows[start - 1], total)
-                and _contiguous(rows[start - 1 : at + 1])
-            ):
-                if rows[start - 1].heading != parts[0].heading:
+            while start > 0 and _contiguous(rows[start - 1 : at + 1]):
+                above = rows[start - 1]
+                if above.heading != parts[0].heading or not _nil_where(above, total):
                     break
+                if not _zero(above):
+                    return []  # nil where the total is stored, not elsewhere
                 start -= 1
             return list(rows[start:at])
     return []
 
 
-def _zero(row: _Row, total: _Row) -> bool:
-    """Whether ``row`` is nil in every period ``total`` has (stored there, and zero)."""
-    return set(total.facts) <= set(row.facts) and all(f.value == 0 for f in row.facts.values())
+def _nil_where(row: _Row, total: _Row) -> bool:
+    """Whether ``row`` is stored as nil in every period ``total`` is stored for."""
+    return all(p in row.facts and row.facts[p].value == 0 for p in total.facts)
+
+
+def _zero(row: _Row) -> bool:
+    """Whether ``row`` is nil in every period it is stored for."""
+    return all(f.value == 0 for f in row.facts.values())
 
 
 def _contiguous(rows: Sequence[_Row]) -> bool:
