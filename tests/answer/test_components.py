@@ -425,3 +425,43 @@ def test_fourth_review_wrong_lists_are_not_given(tmp_path: Path) -> None:
     assert _listed(costs) in ([], ["Restructuring", "Cost A", "Cost B"]), costs.text
     assert components_asked("How many negative items are there under sales?") is None
     assert components_asked("What were the largest components of sales?") is None
+
+
+def test_fifth_review_a_larger_total_never_closes_a_headings_rows(tmp_path: Path) -> None:
+    """A fifth review found: a larger total right after a heading's rows closed them, with rows
+    of another section read in ('Total assets' after 'Current assets' listed property, plant
+    and equipment; a bare 'Total' after 'Liabilities' counted equity; a blank total after
+    'Current liabilities:' listed long-term debt). The closing total must name the heading."""
+    ws = _one_table(
+        tmp_path,
+        [
+            ["", "2019", "2018"],
+            ["Current assets", "", ""],
+            ["Cash", "10", "20"],
+            ["Receivables", "30", "40"],
+            ["Property, plant and equipment", "55", "70"],
+            ["Total assets", "95", "130"],
+            ["Liabilities", "", ""],
+            ["Accounts payable", "100", "90"],
+            ["Debt", "200", "180"],
+            ["Shareholders' equity", "400", "350"],
+            ["Total", "700", "620"],
+            ["Current liabilities:", "", ""],
+            ["Trade payables", "10", "9"],
+            ["Accrued expenses", "20", "18"],
+            ["Long-term debt", "35", "28"],
+            ["", "65", "55"],
+            ["Current investments", "", ""],
+            ["Bonds", "5", "4"],
+            ["Notes", "6", "5"],
+            ["Total current investments", "11", "9"],
+            ["Other", "", ""],
+            ["Memo", "1", "1"],
+        ],
+    )
+    assert _listed(_ask(ws, "What are the components of current assets?")) == []
+    counted = _ask(ws, "How many items are there under liabilities?")
+    assert not [f for f in counted.figures if f.kind is FigureKind.ROWS], counted.text
+    assert _listed(_ask(ws, "What are the components of current liabilities?")) == []
+    named = _ask(ws, "What are the components of current investments?")
+    assert _listed(named) == ["Bonds", "Notes"], named.text

@@ -10,10 +10,12 @@ answered here:
 
 - **a heading** the question names in the same words (outside parentheses, as a heading is read
   for the matcher): its rows, in table order from the row right after the heading's own, up to
-  the row that proves itself their total (summed by the importer's check, labelled ``Total``
-  under the heading, alone or with its words, or equal to their sum in two periods at least,
-  under the heading or right after its rows). Without such a total nothing is listed: an
-  importer reads rows under a heading until the next one, so the rows' end is not known;
+  the row that proves itself their total: equal to their sum in two periods at least, under
+  the heading or right after its rows, and labelled in the table with every word of the heading
+  (not ``Total assets`` or a bare ``Total`` after ``Current assets``: a larger total, nor a row
+  the table leaves unlabelled, whose name is the importer's). Without
+  such a total nothing is listed: an importer reads rows under a heading until the next one,
+  so the rows' end is not known;
 - **a row** the question names in exactly its words: the fewest rows right above it (two at
   least, under one heading, in one unit, each stored in every period the total is) whose sum
   equals it in two periods at least, checked in exact decimals, with the rows right above them
@@ -25,8 +27,7 @@ those above it (a total rounded apart from its parts), an exact sum in one perio
 fit by chance), a row in another scale of the same unit, a ``Subtotal`` row or a ``Total ...``
 row saying words the heading does not (``Total subscription`` after the rows under ``Revenue``:
 a subtotal of some), a part missing a period another has, a row above a total's parts that is
-nil only in the total's periods. An unlabelled total the importer checked (``the sum of rows
-4-7``, dashes counted as nil there) is a proof of its own. A question with a filter word
+nil only in the total's periods, an unlabelled row among the parts. A question with a filter word
 (``How many negative items``, ``the largest components``) is not read here.
 
 A list answers with one sentence per row, its label as the table shows it, citing one of the
@@ -116,17 +117,12 @@ class _Row:
     metric: str
     index: int
     label: str
-    """The row's label as its locator quotes it (the table's words, not a glossary alias)."""
+    """The row's label as its locator quotes it (the table's words, not a glossary alias);
+    empty for a row the table leaves unlabelled (its stored name is the importer's)."""
     heading: str | None
     heading_row: int | None
-    sums: tuple[int, int] | None
-    """The rows an unlabelled total sums, as the importer checked them (``the sum of rows
-    4-7``: dashes counted as nil, which the facts alone cannot tell from a hidden cell)."""
     facts: dict[str, Fact]
     """The row's visible facts by period."""
-
-
-_SUMS = re.compile(r"the sum of rows (\d+)-(\d+)")
 
 
 def _rows(facts: Sequence[Fact]) -> dict[str, list[_Row]]:
@@ -143,11 +139,9 @@ def _rows(facts: Sequence[Fact]) -> dict[str, list[_Row]]:
         stored = by_row[place]
         locator = next(iter(stored.values())).locator
         found = _TABLE_ROW.search(locator)
-        label = found["label"] if found is not None and found["label"] else metric
-        summed = _SUMS.search(locator)
-        sums = (int(summed[1]), int(summed[2])) if summed is not None else None
+        label = found["label"] if found is not None and found["label"] else ""
         heading, heading_row = locator_heading(locator), locator_heading_row(locator)
-        rows[doc].append(_Row(metric, index, label, heading, heading_row, sums, stored))
+        rows[doc].append(_Row(metric, index, label, heading, heading_row, stored))
     return rows
 
 
@@ -187,14 +181,16 @@ def _maybe_total(row: _Row, parts: Sequence[_Row]) -> bool:
 
 def _under_heading(rows: Sequence[_Row], heading: str) -> list[_Row]:
     """The rows read under ``heading``, in order from the row right after the heading's own,
-    up to the row that proves itself their total: one the importer found to sum them, one
-    under the heading labelled ``Total`` alone or with the heading's words, or the first row
-    (under the heading or right after its rows) equal to their sum in two periods at least.
-    None without such a proof (an importer reads rows under a heading until the next one, so
-    ``Operating income`` after the expenses may be read under ``Operating expenses:``), nor
-    when a row among them is unread or not visible, the heading's row is not known, a row is
-    in another scale of the same unit, within 1 % of their sum, a subtotal (``Subtotal``,
-    ``Total subscription`` under ``Revenue``), or a part misses a period the row checked has."""
+    up to the row that proves itself their total: the first row (under the heading or right
+    after its rows) that equals their sum in two periods at least, and whose label in the table
+    says every word of the heading (``Gross deferred tax assets`` under ``Deferred tax assets``;
+    not ``Total assets`` or a bare ``Total`` after ``Current assets``, a larger total that rows
+    of other sections may be read into, nor an unlabelled row). None without such a
+    proof (an importer reads rows under a heading until the next one, so ``Operating income``
+    after the expenses may be read under ``Operating expenses:``), nor when a row among them is
+    unread or not visible, the heading's row is not known, a row is in another scale of the same
+    unit, within 1 % of their sum, a subtotal (``Subtotal``, ``Total subscription`` under
+    ``Revenue``), or a part misses a period the row checked has."""
     parts: list[_Row] = []
     following = [row for row in rows if row.heading == heading]
     if following:  # the row right after the heading's rows: a total that closes the section
@@ -205,23 +201,25 @@ def _under_heading(rows: Sequence[_Row], heading: str) -> list[_Row]:
         if previous is None or row.index != previous + 1:
             return []  # a row before it unread or hidden: where the parts end is not known
         if parts:
-            if row.sums == (parts[0].index, parts[-1].index):
-                return parts
-            if _measures([row]) <= _measures(parts) and len(_scales([row, *parts])) > 1:
-                return []  # the same unit in another scale: no sum can tell a total
-            if any(set(row.facts) - set(part.facts) for part in parts):
-                return []  # a part missing a period this row has: no sum can be checked
             label = _own_label(row.label, row.heading)
             if _SUBTOTAL_LABEL.match(label) or (
                 _TOTAL_LABEL.match(label) and not _totals_heading(label, heading)
             ):
                 return []  # a subtotal of some of them: where the rest end is not known
-            if _total_of(row, parts) or (_TOTAL_LABEL.match(label) and row.heading == heading):
-                return parts
+            if _measures([row]) <= _measures(parts) and len(_scales([row, *parts])) > 1:
+                return []  # the same unit in another scale: no sum can tell a total
+            if any(set(row.facts) - set(part.facts) for part in parts):
+                return []  # a part missing a period this row has: no sum can be checked
+            if _total_of(row, parts):
+                # the sum is proven; the heading's total only if the row names the heading
+                # ("Total assets" or a bare "Total" after "Current assets": a larger total)
+                return parts if heading_words(heading) <= spelling_words(label) else []
             if _maybe_total(row, parts) or row.heading != heading:
                 return []
         elif row.heading != heading:
             return []
+        if not row.label:
+            return []  # an unlabelled row among them: no name to list it by
         parts.append(row)
     return []
 
@@ -229,6 +227,11 @@ def _under_heading(rows: Sequence[_Row], heading: str) -> list[_Row]:
 def _totals_heading(label: str, heading: str) -> bool:
     """Whether a label ``Total ...`` says no word its section heading does not."""
     return spelling_words(_TOTAL_LABEL.sub("", label)) <= heading_words(heading)
+
+
+def _label(glossary: Glossary, metric: str) -> str:
+    term = glossary.metrics.terms.get(metric)
+    return term.label if term is not None else metric
 
 
 def _own_label(label: str, heading: str | None) -> str:
@@ -252,6 +255,8 @@ def _above_total(rows: Sequence[_Row], total: _Row) -> list[_Row]:
     for size in range(2, min(at, MAX_PARTS) + 1):
         parts = rows[at - size : at]
         headings = {part.heading for part in parts}
+        if any(not part.label for part in parts):
+            return []  # an unlabelled row among them: no name to list it by
         if len(headings) > 1 or total.heading not in (None, parts[0].heading):
             return []
         if not _contiguous([*parts, total]):
@@ -347,7 +352,7 @@ def answer_components(
     term = glossary.entities.terms.get(entity)
     named = term.label if term is not None else entity
     if total is not None:
-        total_label = _own_label(total.label, total.heading)
+        total_label = _own_label(total.label, total.heading) or _label(glossary, total.metric)
         how = text(locale, "components_of_total", total=total_label, entity=named, count=len(parts))
     else:
         how = text(locale, "components_under", heading=heading, entity=named, count=len(parts))
