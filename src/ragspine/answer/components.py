@@ -129,19 +129,20 @@ def _rows(facts: Sequence[Fact]) -> dict[str, list[_Row]]:
     """The table rows of ``facts`` by source document, in table order; facts whose locator
     names no table row are left out."""
     by_row: dict[tuple[str, int, str], dict[str, Fact]] = defaultdict(dict)
+    labels: dict[tuple[str, int, str], str] = {}
     for fact in facts:
         found = _TABLE_ROW.search(fact.locator)
         if found is not None:
-            by_row[(fact.source_doc_id, int(found[1]), fact.metric)][fact.period] = fact
+            place = (fact.source_doc_id, int(found[1]), fact.metric)
+            by_row[place][fact.period] = fact
+            labels.setdefault(place, found["label"] or "")
     rows: dict[str, list[_Row]] = defaultdict(list)
     for place in sorted(by_row):
         doc, index, metric = place
         stored = by_row[place]
         locator = next(iter(stored.values())).locator
-        found = _TABLE_ROW.search(locator)
-        label = found["label"] if found is not None and found["label"] else ""
         heading, heading_row = locator_heading(locator), locator_heading_row(locator)
-        rows[doc].append(_Row(metric, index, label, heading, heading_row, stored))
+        rows[doc].append(_Row(metric, index, labels[place], heading, heading_row, stored))
     return rows
 
 
@@ -229,11 +230,6 @@ def _totals_heading(label: str, heading: str) -> bool:
     return spelling_words(_TOTAL_LABEL.sub("", label)) <= heading_words(heading)
 
 
-def _label(glossary: Glossary, metric: str) -> str:
-    term = glossary.metrics.terms.get(metric)
-    return term.label if term is not None else metric
-
-
 def _own_label(label: str, heading: str | None) -> str:
     """The row's label as its table shows it: without the ``Heading: `` that tells apart rows
     of the same name under several headings (``Deferred tax assets: Other`` is ``Other``)."""
@@ -267,7 +263,7 @@ def _above_total(rows: Sequence[_Row], total: _Row) -> list[_Row]:
             return []  # a part missing a period the total has: no sum can be checked
         if _total_of(total, parts):
             start = at - size
-            while start > 0 and _contiguous(rows[start - 1 : at + 1]):
+            while start > 0 and _contiguous(rows[start - 1 : start + 1]):
                 above = rows[start - 1]
                 if above.heading != parts[0].heading or not _nil_where(above, total):
                     break
@@ -352,7 +348,7 @@ def answer_components(
     term = glossary.entities.terms.get(entity)
     named = term.label if term is not None else entity
     if total is not None:
-        total_label = _own_label(total.label, total.heading) or _label(glossary, total.metric)
+        total_label = _own_label(total.label, total.heading)  # matched by it: never unlabelled
         how = text(locale, "components_of_total", total=total_label, entity=named, count=len(parts))
     else:
         how = text(locale, "components_under", heading=heading, entity=named, count=len(parts))

@@ -384,6 +384,14 @@ _ROW_NAMES = re.compile(
 )
 
 
+def _whole(names: Sequence[str]) -> re.Pattern[str] | None:
+    """A pattern of ``names`` each as a whole, never digits inside a number; longest first."""
+    if not names:
+        return None
+    ordered = sorted(set(names), key=len, reverse=True)
+    return re.compile(rf"(?<![0-9A-Za-z])(?:{'|'.join(map(re.escape, ordered))})(?![0-9A-Za-z])")
+
+
 def _cited_names(answer: Answer) -> dict[int, list[str]]:
     """Per fact marker, the row label and heading its locator quotes (``Notes due 2025``):
     names a sentence citing it may write, never figures, and only where written whole."""
@@ -393,7 +401,7 @@ def _cited_names(answer: Answer) -> dict[int, list[str]]:
         found = _ROW_NAMES.search(where) if source.fact is not None else None
         if found is not None:
             said = [found["label"], found["heading"] or ""]
-            names[source.marker] = sorted((n for n in said if n), key=len, reverse=True)
+            names[source.marker] = [n for n in said if n]
     return names
 
 
@@ -461,7 +469,7 @@ def fabricated_numbers(
     is not supported by that sentence's own markers.
     """
     # Glossary names the answer suggests ("2018: Gross margin") are names, not figures.
-    extra_allowed = sorted({*extra_allowed, *answer.suggestions}, key=len, reverse=True)
+    extra_allowed = [*extra_allowed, *answer.suggestions]
     by_fact = _fact_numbers(answer, facts)
     cited_names = _cited_names(answer)
     computed = _computed_numbers(answer, facts)
@@ -472,21 +480,16 @@ def fabricated_numbers(
     every_source: set[str] = set(computed)
     for numbers in (*by_fact.values(), *chunk_numbers.values()):
         every_source |= numbers
-    # each name as a whole, never digits inside a number; longest first (the order above)
-    names = (
-        re.compile(rf"(?<![0-9A-Za-z])(?:{'|'.join(map(re.escape, extra_allowed))})(?![0-9A-Za-z])")
-        if extra_allowed
-        else None
-    )
+    names = _whole(extra_allowed)
     fabricated: list[str] = []
     invalid = False
     for sentence in answer.sentences:
         text = _PERIOD_TEXT.sub(" ", sentence.text)
         if names is not None:
             text = names.sub(" ", text)
-        for marker in sentence.markers:  # a listed row's own label ("Notes due 2025")
-            for name in cited_names.get(marker, ()):
-                text = text.replace(name, " ")
+        cited = _whole([n for m in sentence.markers for n in cited_names.get(m, ())])
+        if cited is not None:  # a listed row's own label ("Notes due 2025")
+            text = cited.sub(" ", text)
         own: set[str] = set(computed)
         for marker in sentence.markers:
             own |= by_fact.get(marker, set()) | chunk_numbers.get(marker, set())
