@@ -567,3 +567,99 @@ def test_rows_are_periods_only_when_labels_are_periods_and_the_corner_says_no_mo
         ("quarters", "Net income", "FY2019-Q1"),
         ("quarters", "Net income", "FY2019-Q2"),
     }
+
+
+ROLL = [
+    ["", "Number of Shares", "Weighted-Average Exercise Price"],
+    ["Outstanding at September 30, 2017", "1,000", "$4.00"],
+    ["Granted", "300", "$8.00"],
+    ["Exercised", "(200)", "$3.00"],
+    ["Outstanding at September 30, 2018", "1,100", "$5.00"],
+    ["Granted", "50", "$9.00"],
+    ["Canceled", "(150)", "$6.00"],
+    ["Outstanding at September 30, 2019", "1,000", "$5.50"],
+    ["Exercisable at September 30, 2019", "400", "$4.50"],
+]
+
+
+def test_a_roll_forward_reads_balances_at_dates_and_movements_in_the_year_between() -> None:
+    """Balances at dates with each year's movements between them ('Outstanding at September
+    30, 2017', 'Granted', 'Exercised', 'Outstanding at September 30, 2018') were not read at
+    all: no column is a period and the movements name none. Where a column rolls forward
+    exactly, a balance is its caption in its date's year and a movement its own label in the
+    year ending at the next balance; a later balance of another caption is read at its date."""
+    read = _tables_read(roll=ROLL)
+    got = {(m, p): f.value for (_, m, p), f in read.items()}
+    assert got == {
+        ("Outstanding: Number of Shares", "FY2017"): Decimal(1000),
+        ("Outstanding: Number of Shares", "FY2018"): Decimal(1100),
+        ("Outstanding: Number of Shares", "FY2019"): Decimal(1000),
+        ("Granted: Number of Shares", "FY2018"): Decimal(300),
+        ("Granted: Number of Shares", "FY2019"): Decimal(50),
+        ("Exercised: Number of Shares", "FY2018"): Decimal(-200),
+        ("Canceled: Number of Shares", "FY2019"): Decimal(-150),
+        ("Exercisable: Number of Shares", "FY2019"): Decimal(400),
+        ("Outstanding: Weighted-Average Exercise Price", "FY2017"): Decimal("4.00"),
+        ("Outstanding: Weighted-Average Exercise Price", "FY2018"): Decimal("5.00"),
+        ("Outstanding: Weighted-Average Exercise Price", "FY2019"): Decimal("5.50"),
+        ("Granted: Weighted-Average Exercise Price", "FY2018"): Decimal("8.00"),
+        ("Granted: Weighted-Average Exercise Price", "FY2019"): Decimal("9.00"),
+        ("Exercised: Weighted-Average Exercise Price", "FY2018"): Decimal("3.00"),
+        ("Canceled: Weighted-Average Exercise Price", "FY2019"): Decimal("6.00"),
+        ("Exercisable: Weighted-Average Exercise Price", "FY2019"): Decimal("4.50"),
+    }
+    granted = read[("roll", "Granted: Number of Shares", "FY2019")]
+    assert "between 'Outstanding at September 30, 2018' and 'Outstanding at September 30, " \
+        "2019'" in granted.locator  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("change", "why"),
+    [
+        ((3, 1, "(201)"), "no column rolls forward: 1,000 + 300 - 201 is not 1,100"),
+        ((4, 0, "Outstanding at September 30, 2020"), "two balances two years apart"),
+        ((1, 0, "Granted before"), "a row before the first balance"),
+        ((8, 0, "Expected to vest"), "a row after the last balance that is no balance"),
+        ((2, 0, ""), "a movement without a label"),
+    ],
+)
+def test_a_roll_forward_the_table_does_not_prove_is_not_read(
+    change: tuple[int, int, str], why: str
+) -> None:
+    table = [list(r) for r in ROLL]
+    row, column, text = change
+    table[row][column] = text
+    if row == 1 and text == "Granted before":
+        table.insert(1, ["Granted before", "5", "$1.00"])
+        table[2][0] = "Outstanding at September 30, 2017"
+    read = _tables_read(roll=table)
+    assert not any(m.startswith(("Granted", "Exercised", "Canceled")) for _, m, _ in read), why
+
+
+def test_a_roll_forward_movement_is_found_by_its_balance_caption_too(tmp_path: Path) -> None:
+    """'the number of non-vested shares granted in 2019' says both the balance ('Non-vested:
+    Shares') and the movement ('Granted: Shares'): the movement's alias with the balance's
+    caption makes it the one row named, so the granted figure is answered, not asked back.
+    The real table's 'Vested', whose words are all the balance's, stays a tie that is asked
+    back; the balances and movements of a table with distinct words are answered."""
+    documents = [
+        *_documents("bee68d71-44ca-4177-a1c7-8c127f6f9203"),
+        {"table": {"uid": "roll", "table": ROLL}, "paragraphs": [], "questions": []},
+    ]
+    path = tmp_path / "dev.json"
+    path.write_text(json.dumps(documents), "utf-8")
+    ws = Workspace.open(tmp_path / "ws", create=True)
+    ws.ingest_tatqa(path)
+
+    def ask(question: str, uid: str) -> object:
+        return ws.ask(question, AskOptions(entity=entity_code(uid)), principal=PUBLIC)
+
+    real = "bee68d71-44ca-4177-a1c7-8c127f6f9203"
+    granted = ask("What is the number of non-vested shares granted in 2019?", real)
+    assert granted.status is AnswerStatus.ANSWERED and "473,550" in granted.text
+    vested = ask("What is the number of non-vested shares vested in 2019?", real)
+    assert vested.status is AnswerStatus.NEEDS_CLARIFICATION
+    opening = ask("What was the number of shares outstanding at September 30, 2018?", "roll")
+    assert opening.status is AnswerStatus.ANSWERED and "1,100" in opening.text
+    moved = ask("What was the number of shares granted in fiscal 2019?", "roll")
+    assert moved.status is AnswerStatus.ANSWERED and " 50" in moved.text

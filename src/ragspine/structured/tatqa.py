@@ -42,8 +42,9 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +57,7 @@ from ragspine.structured.facts import Fact, FactKey, Scale, heading_note, utc_no
 from ragspine.structured.headers import (
     ANY_YEAR,
     MONTH_WORDS,
+    captioned_period,
     dated_period,
     footnote_free,
     split_year_period,
@@ -595,6 +597,15 @@ class _Measures:
     """Each data row's period (by row index)."""
     by_label: frozenset[int] = frozenset()
     """Rows whose own label is their period: their figures are the columns' measures."""
+    labels: Mapping[int, str] = field(default_factory=dict)
+    """Rows read by a roll-forward (:func:`_roll_forward`): each row's own label for its
+    metric (a balance's caption without its date)."""
+    notes: Mapping[int, str] = field(default_factory=dict)
+    """The locator's note on each such row (the balances a movement lies between)."""
+    within: Mapping[int, str] = field(default_factory=dict)
+    """Each movement row's balance caption (``Non-vested``): its metric's alias is prefixed
+    with it (``Non-vested: Granted: Shares``), so that a question naming both is read as the
+    movement, not the balance."""
 
 
 _UNIT_ONLY = re.compile(
@@ -708,6 +719,10 @@ def _measure_layout(
         kinds = {parse_period(p, None, fiscal_start_month).kind for p in by_label.values()}
         if len(by_label) >= 2 and len(set(by_label.values())) == len(by_label) and len(kinds) == 1:
             return _Measures(names, by_label, frozenset(by_label))
+    if not by_row and title is None and not corner:
+        rolled = _roll_forward(valued, names, fiscal_start_month)
+        if rolled is not None:
+            return rolled
     # a year anywhere in the table's texts ("2021", "Balance at December 31, 2018", "Fiscal
     # 2019 Net Sales", a corner "Fiscal year 2019 (in thousands)", a title "As of December
     # 31, 2019 and 2018") states periods the layout does not read: not undated
@@ -721,6 +736,108 @@ def _measure_layout(
     if not valued or any(r.index not in by_row for r in valued):
         return None
     return _Measures(names, by_row)
+
+
+_AT_DATE = re.compile(r"\s+(?:at|as\s+of|as\s+at|on)$", re.IGNORECASE)
+
+
+def _balance(label: str, fiscal_start_month: int) -> tuple[str, str] | None:
+    """``(caption, period)`` of a row label that is a caption at a date (``Outstanding at
+    September 30, 2017``, ``Nonvested as of December 31, 2019``, ``Balance payable as at June
+    30, 2018``), the joining word left out; None for any other label."""
+    found = captioned_period(row_label(label), fiscal_start_month)
+    if found is None:
+        return None
+    caption = _AT_DATE.sub("", found[0]).strip(" ,")
+    return (caption, found[1]) if caption else None
+
+
+def _fiscal_year(period: str) -> int | None:
+    return int(period[2:]) if re.fullmatch(r"FY\d{4}", period) else None
+
+
+def _rolls(opening: _Row, moves: Sequence[_Row], closing: _Row, column: int) -> bool:
+    """Whether ``column`` rolls forward: the opening balance plus the movements (a dash or an
+    empty cell is nil) is exactly the closing balance, the two balances and at least one
+    movement holding a number."""
+    try:
+        start, end = _cell_value(opening.cells[column - 1]), _cell_value(closing.cells[column - 1])
+        parts = [_cell_value(r.cells[column - 1]) for r in moves]
+    except IngestError:
+        return False
+    values = [p for p in parts if p is not None]
+    if start is None or end is None or not values:
+        return False
+    if any(unit != start[1] for _, unit in (*values, end)):
+        return False
+    return start[0] + sum((v for v, _ in values), Decimal(0)) == end[0]
+
+
+def _roll_forward(
+    valued: Sequence[_Row], names: Mapping[int, str], fiscal_start_month: int
+) -> _Measures | None:
+    """The reading of a roll-forward under measure columns: balances at dates (``Outstanding
+    at September 30, 2016``, then ``2017`` ...) with the movements of each year between them
+    (``Granted``, ``Exercised``, ``Canceled``). A balance is its caption in its date's fiscal
+    year (``Outstanding: Number of Shares`` in FY2017); a movement is its own label in the
+    year that ends at the next balance (``Granted: Number of Shares`` in FY2017).
+
+    Only what the table proves is read: the first row is a balance, every two balances of the
+    caption are a fiscal year apart, and across each year at least one column rolls forward
+    exactly (:func:`_rolls`: the opening balance plus the movements is the closing one). Rows
+    after the last balance are read only when they are balances themselves (``Exercisable at
+    September 30, 2019``). Anything else: None (the table is not read this way)."""
+    dated = {
+        r.index: found
+        for r in valued
+        if r.label and (found := _balance(r.label, fiscal_start_month))
+    }
+    if not valued or valued[0].index not in dated:
+        return None
+    caption = dated[valued[0].index][0]
+    chain = [
+        r for r in valued if r.index in dated and dated[r.index][0].casefold() == caption.casefold()
+    ]
+    if len(chain) < 2:
+        return None
+    labels: dict[int, str] = {}
+    notes: dict[int, str] = {}
+    within: dict[int, str] = {}
+    periods: dict[int, str] = {}
+    position = {r.index: at for at, r in enumerate(valued)}
+    for opening, closing in pairwise(chain):
+        start, end = _fiscal_year(dated[opening.index][1]), _fiscal_year(dated[closing.index][1])
+        if start is None or end != start + 1:
+            return None
+        moves = valued[position[opening.index] + 1 : position[closing.index]]
+        if not moves or not any(_rolls(opening, moves, closing, c) for c in names):
+            return None
+        period = dated[closing.index][1]
+        between = f" (between {opening.label!r} and {closing.label!r})"
+        for row in moves:
+            if not row.label:
+                return None
+            labels[row.index] = row_label(row.label)
+            within[row.index] = caption
+            notes[row.index] = f"{row_label(row.label)!r}{between}"
+            periods[row.index] = period
+    for row in valued:
+        if row.index in periods:
+            continue
+        if row.index not in dated or position[row.index] < position[chain[0].index]:
+            return None  # a row before the first balance, or after the last that is none
+        labels[row.index], periods[row.index] = dated[row.index]
+        notes[row.index] = repr(row.label)
+    return _Measures(dict(names), periods, labels=labels, notes=notes, within=within)
+
+
+def _alias(metric: str, spelling: str, new_metrics: dict[str, Term]) -> None:
+    """Add ``spelling`` to a new metric term's aliases (a term the glossary already has is
+    left as it is)."""
+    term = new_metrics.get(metric)
+    if term is None or spelling == term.label or spelling in term.aliases:
+        return
+    new_metrics[metric] = replace(term, aliases=(*term.aliases, spelling))
 
 
 _PERIOD_CORNER = re.compile(
@@ -844,6 +961,8 @@ def import_tatqa(
             )
             periods.clear()
         labels, notes = _labels(data, fiscal) if measures is None else (_own_labels(data), {})
+        if measures is not None:  # a roll-forward's balances and movements
+            notes.update(measures.notes)
         headed = _headed_rows(data)
         made: dict[FactKey, list[Fact]] = {}
         for row in data:
@@ -871,10 +990,13 @@ def import_tatqa(
                 if caption is not None:  # "Revenues: Teekay LNG"
                     metric = metric_for_label(f"{caption.label}: {label}", glossary, new_metrics)
                 if measures is not None:  # "Trade receivables: Fair value"
-                    named = f"{label}: {measures.names[column]}"
+                    # a roll-forward's balance by its caption ("Outstanding: Number of Shares")
+                    named = f"{measures.labels.get(row.index, label)}: {measures.names[column]}"
                     if row.index in measures.by_label:  # "2021": "Operating Leases" in FY2021
                         named = measures.names[column]
                     metric = metric_for_label(named, glossary, new_metrics)
+                    if row.index in measures.within:
+                        _alias(metric, f"{measures.within[row.index]}: {named}", new_metrics)
                 if column in spanned:  # "Fair Value: Total debt"
                     metric = metric_for_label(
                         f"{spanned[column][1]}: {label}", glossary, new_metrics
