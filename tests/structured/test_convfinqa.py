@@ -6,6 +6,8 @@ from typing import Any
 
 from conftest import shared_data
 from ragspine import Principal, Workspace
+from ragspine.answer.options import AskOptions
+from ragspine.answer.types import AnswerStatus
 from ragspine.glossary import load_glossary
 from ragspine.structured.convfinqa import DASH_PLACEHOLDER
 
@@ -440,3 +442,70 @@ def test_the_total_asks_for_one_figure_only_when_it_names_one(tmp_path: Path) ->
     assert [f.decimal_value for f in beside.figures] in ([], ["258.9"]), beside.text
     largest = ask("2", "Which item is the largest in the total?")
     assert "448.9" not in largest.text
+
+
+def _dev_filing(filing_id: str) -> dict[str, Any]:
+    import json
+
+    source = shared_data("convfinqa", "convfinqa_dev.json")
+    filings = json.loads(source.read_text("utf-8"))["dev"]
+    return next(f for f in filings if f["id"] == filing_id)
+
+
+def test_a_year_schedule_under_a_unit_is_named_by_its_lead_in_sentence(tmp_path: Path) -> None:
+    """Entergy's debt maturities: one column headed 'amount ( in thousands )' over rows
+    '2014' .. '2018'. The table names no figure, so nothing was read; the sentence before it
+    does ('the annual long-term debt maturities ( ... ) for debt outstanding as of december 31
+    , 2013 , for the next five years are as follows'), and each year's row is now that figure
+    in its year, the locator saying where the name came from. A sentence that starts with
+    anything but the name (a heading run into it), a header that names a figure of its own, or
+    a row that is no year leave the rows as before: unread and reported."""
+    real = _dev_filing("Single_ETR/2013/page_118.pdf-1")
+    heading = _filing(
+        "Single_H/2010/page_1.pdf",
+        {"( in thousands )": {"2011": 5.0, "2012": 6.0}},
+    )
+    heading["doc"]["pre_text"] = (  # type: ignore[index]
+        "notes to consolidated financial statements 2014 ( continued ) future minimum lease "
+        "payments are as follows : ."
+    )
+    listed = _filing(
+        "Single_L/2010/page_1.pdf",
+        {"amount": {"2011": 7.0, "thereafter": 8.0}},
+    )
+    listed["doc"]["pre_text"] = [  # type: ignore[index]
+        "rent was $ 5 million .",
+        "future minimum commitments under these operating leases are as follows : .",
+    ]
+    ws, result = _imported(tmp_path, [real, heading, listed], entities="filing")
+    read = {(f.source_doc_id, f.metric, f.period): (f.value, f.locator) for f in result.facts}
+    value, locator = read[
+        ("Single_ETR/2013/page_118.pdf-1", "annual_long_term_debt_maturities", "FY2017")
+    ]
+    assert value == Decimal("766801.0")
+    assert "row '2017' (the table of 'annual long-term debt maturities')" in locator
+    assert not any(doc == "Single_H/2010/page_1.pdf" for doc, _, _ in read)
+    assert {(m, p) for doc, m, p in read if doc == "Single_L/2010/page_1.pdf"} == {
+        ("future_minimum_commitments", "FY2011")
+    }
+    reasons = {(s.filing_id, s.row) for s in result.skipped}
+    assert ("Single_L/2010/page_1.pdf", "thereafter") in reasons
+    entity = ws.glossary.entities.resolve("Single_ETR/2013/page_118.pdf-1")
+    answer = ws.ask(
+        "what was the total of annual long-term debt maturities in 2017?",
+        AskOptions(entity=entity),
+        principal=PUBLIC,
+    )
+    assert answer.status is AnswerStatus.ANSWERED and "766,801" in answer.text
+
+
+def test_a_year_schedule_is_not_named_by_its_lead_in_under_tickers(tmp_path: Path) -> None:
+    """By ticker, the 2013 and 2015 schedules of one company would both give 'annual long-term
+    debt maturities' for 2016 to 2018, as of different dates: one would replace the other as a
+    restatement. Only a filing's own entity reads a schedule by its lead-in."""
+    filings = [
+        _dev_filing("Single_ETR/2013/page_118.pdf-1"),
+        _dev_filing("Single_ETR/2015/page_131.pdf-1"),
+    ]
+    _, result = _imported(tmp_path, filings)
+    assert not any(f.metric == "annual_long_term_debt_maturities" for f in result.facts)

@@ -14,7 +14,10 @@ values by the same filing year (ambiguous: neither value is kept). A later filin
 replaces an earlier filing's (restatement); the replaced one is reported. A table with one value
 column that names no period (``amount ( in millions )``) is read by its rows when a row label names
 the period itself (``2015 net revenue``, ``balance december 31 2005``); its other rows are
-reported.
+reported. With ``entities="filing"``, such a column that names nothing of its own (a unit, a
+garbled first value) over rows that are years is read by the sentence before the table when that
+sentence names what it lists (:func:`lead_in_subject`: ``the annual long-term debt maturities
+... are as follows``): each year's row is that figure in its year.
 """
 
 from __future__ import annotations
@@ -210,6 +213,34 @@ def _walk(rows: Mapping[str, Any], glossary: Glossary) -> dict[str, tuple[str, s
     return {label: (f"{caption}: {label}", last[1], note) for label in middle if label}
 
 
+_PARENTHESES = re.compile(r"\([^()]*\)")
+_LEAD_IN = re.compile(
+    r"^(?:the\s+)?(?P<subject>[a-z][a-z\-]*(?:\s+(?!(?:for|under|at|as|on|during|in|by|are|is"
+    r"|were)\b)[a-z][a-z\-]*)*)(?:\s+(?:for|under|at|as\s+of|on|during|in|by)\s[^:.]*?)?"
+    r"\s+(?:are|is|were)\s+(?:approximately\s+)?as\s+follows\b"
+)
+"""A lead-in sentence naming what the table after it lists: ``the annual long-term debt
+maturities ( excluding lease obligations ) for debt outstanding as of december 31 , 2003 , for
+the next five years are as follows:`` names ``annual long-term debt maturities``. The name is
+the whole start of the sentence (``the`` aside) in plain words, up to a preposition or the verb;
+a sentence starting with anything else (a figure, a heading run into it) names nothing."""
+
+
+def lead_in_subject(pre_text: object) -> str | None:
+    """What the last sentence before a table says the table lists (:data:`_LEAD_IN`), its
+    parenthesised asides left out; None when that sentence is no such lead-in."""
+    if isinstance(pre_text, list) and all(isinstance(s, str) for s in pre_text):
+        pre_text = " ".join(pre_text)  # the source's sentences, one string each
+    if not isinstance(pre_text, str) or not pre_text.strip():
+        return None
+    sentences = re.split(r"\s\.\s", " ".join(pre_text.split()).rstrip(" ."))
+    last = " ".join(_PARENTHESES.sub(" ", sentences[-1]).split())
+    found = _LEAD_IN.match(last)
+    if found is None or not _names_a_figure(found["subject"]):
+        return None
+    return found["subject"]
+
+
 def _names_a_figure(label: str) -> bool:
     """Whether a row label has a word that is not a month: ``$ 2014`` or ``30 september``
     (a garbled header or a date) is not the name of a figure."""
@@ -376,6 +407,18 @@ def import_convfinqa(
         undated = entities == "filing" and not transposed and _undated(table, periods, glossary)
         read = [c for c in table if periods[c] is not None or len(table) == 1 or undated]
         unsigned = _unsigned_rates(table, read)
+        # one value column naming nothing (a unit, a garbled first value) over rows that are
+        # years: what the table lists may be said only by the sentence before it. By filing
+        # only: a schedule's years are as of its filing (the maturities for 2016 as of 2013
+        # and as of 2015 differ), so by ticker one would pass for a restatement of the other
+        subject = (
+            lead_in_subject(filing["doc"].get("pre_text"))
+            if entities == "filing"
+            and len(table) == 1
+            and not undated
+            and _plain_header(next(iter(table)))
+            else None
+        )
         for column, rows in table.items():
             dated = periods[column]
             # one value column: rows may be dated
@@ -402,6 +445,9 @@ def import_convfinqa(
                     name, period, note = walk[label]
                 else:
                     named = _row_period(label, glossary)
+                    if named is None and subject is not None and _YEAR.match(label):
+                        # a year's row of a table the sentence before it names
+                        named, note = (subject, f"FY{label}"), f" (the table of {subject!r})"
                     if named is None:
                         reason = "neither the column header nor the row label names a period"
                         skipped.append(Skip(filing_id, column, label, reason))
