@@ -509,3 +509,47 @@ def test_a_year_schedule_is_not_named_by_its_lead_in_under_tickers(tmp_path: Pat
     ]
     _, result = _imported(tmp_path, filings)
     assert not any(f.metric == "annual_long_term_debt_maturities" for f in result.facts)
+
+
+def test_a_roll_forwards_closing_balance_is_named_by_its_lead_in(tmp_path: Path) -> None:
+    """AES's unrecognized tax benefits: 'balance at january 1', the year's additions and
+    reductions, 'balance at december 31', for 2014 to 2016. Only the sentence before the
+    table names the figure ('a reconciliation of the beginning and ending amounts of
+    unrecognized tax benefits'), so 'the total of unrecognized tax benefits in 2015' found
+    nothing. The figures prove the roll-forward (each year's first row plus the rows between
+    is its last, and each opening balance is the year before's closing one), so each year's
+    closing balance is now also that figure. A table whose first row is only a part (its
+    first row not the year before's last), or one whose lead-in names nothing, is not."""
+    real = _dev_filing("Double_AES/2016/page_191.pdf")
+    parts = {
+        "2015": {"finished goods": 2.0, "raw materials": 3.0, "inventories": 5.0},
+        "2016": {"finished goods": 4.0, "raw materials": 1.0, "inventories": 5.0},
+    }
+    chained = {
+        "2015": {"balance at january 1": 2.0, "additions": 3.0, "balance at december 31": 5.0},
+        "2016": {"balance at january 1": 5.0, "additions": 1.0, "balance at december 31": 6.0},
+    }
+    lead_in = "the following is a reconciliation of the beginning and ending amounts of reserves :"
+    no_roll = _filing("Single_P/2016/page_1.pdf", parts)
+    no_roll["doc"]["pre_text"] = lead_in  # type: ignore[index]
+    unnamed = _filing("Single_U/2016/page_1.pdf", chained)
+    unnamed["doc"]["pre_text"] = "the table below is in millions ."  # type: ignore[index]
+    named = _filing("Single_N/2016/page_1.pdf", chained)
+    named["doc"]["pre_text"] = lead_in  # type: ignore[index]
+    ws, result = _imported(tmp_path, [real, no_roll, unnamed, named], entities="filing")
+    read = {(f.source_doc_id, f.metric, f.period): (f.value, f.locator) for f in result.facts}
+    value, locator = read[("Double_AES/2016/page_191.pdf", "unrecognized_tax_benefits", "FY2015")]
+    assert value == Decimal("373.0")
+    assert "row 'balance at december 31' (the closing balance of 'unrecognized" in locator
+    assert {(m, p) for doc, m, p in read if doc == "Single_N/2016/page_1.pdf" and m == "reserves"}
+    assert not any(m == "reserves" for doc, m, _ in read if doc != "Single_N/2016/page_1.pdf")
+    entity = ws.glossary.entities.resolve("Double_AES/2016/page_191.pdf")
+    answer = ws.ask(
+        "what was the total of unrecognized tax benefits in 2015?",
+        AskOptions(entity=entity),
+        principal=PUBLIC,
+    )
+    assert answer.status is AnswerStatus.ANSWERED and "373" in answer.text
+    (tmp_path / "t").mkdir()
+    _, by_ticker = _imported(tmp_path / "t", [real])
+    assert not any(f.metric == "unrecognized_tax_benefits" for f in by_ticker.facts)

@@ -229,16 +229,84 @@ a sentence starting with anything else (a figure, a heading run into it) names n
 def lead_in_subject(pre_text: object) -> str | None:
     """What the last sentence before a table says the table lists (:data:`_LEAD_IN`), its
     parenthesised asides left out; None when that sentence is no such lead-in."""
+    last = _last_sentence(pre_text)
+    found = _LEAD_IN.match(last) if last is not None else None
+    if found is None or not _names_a_figure(found["subject"]):
+        return None
+    return found["subject"]
+
+
+_SUBJECT = (
+    r"(?P<subject>[a-z][a-z\-]*(?:\s+(?!(?:for|under|at|as|on|during|in|by|are|is|were|from|to"
+    r"|and)\b)[a-z][a-z\-]*)*)"
+)
+_ROLL_CUES = (
+    re.compile(
+        r"\breconciliation of (?:the )?(?:beginning and ending|opening and closing) "
+        r"(?:amounts|balances) of (?:our |the )?" + _SUBJECT
+    ),
+    re.compile(r"\b(?:activity|changes|movements?) (?:in|of) (?:our |the )?" + _SUBJECT),
+    re.compile(r"\breconciliation presents (?:the )?(?:total )?(?:amounts? of )?" + _SUBJECT),
+)
+"""How the sentence before a roll-forward names what it rolls forward: ``a reconciliation of
+the beginning and ending amounts of unrecognized tax benefits``, ``summarizes the activity in
+our gross unrecognized tax benefits``, ``our aggregate changes in our total gross amount of
+unrecognized tax benefits are summarized as follows``."""
+
+
+def _last_sentence(pre_text: object) -> str | None:
+    """The last sentence of a filing's text before its table, parenthesised asides left out."""
     if isinstance(pre_text, list) and all(isinstance(s, str) for s in pre_text):
         pre_text = " ".join(pre_text)  # the source's sentences, one string each
     if not isinstance(pre_text, str) or not pre_text.strip():
         return None
     sentences = re.split(r"\s\.\s", " ".join(pre_text.split()).rstrip(" ."))
-    last = " ".join(_PARENTHESES.sub(" ", sentences[-1]).split())
-    found = _LEAD_IN.match(last)
-    if found is None or not _names_a_figure(found["subject"]):
+    return " ".join(_PARENTHESES.sub(" ", sentences[-1]).split())
+
+
+def roll_subject(pre_text: object) -> str | None:
+    """What the sentence before a roll-forward says it rolls forward (:data:`_ROLL_CUES`)."""
+    last = _last_sentence(pre_text)
+    for cue in _ROLL_CUES:
+        found = cue.search(last or "")
+        if found is not None and _names_a_figure(found["subject"]):
+            return found["subject"]
+    return None
+
+
+def _closing_row(
+    table: Mapping[str, Mapping[str, Any]], periods: Mapping[str, str | None]
+) -> str | None:
+    """The label of the last row of a table that rolls a balance forward year by year, None for
+    any other table. Proven by the figures alone: in every year column the first row plus the
+    rows between (a dash is nil) is the last row, the years are consecutive (two at least), and
+    each year's first row is the year before's last (its opening balance is the closing one)."""
+    years: dict[int, str] = {}
+    for column, period in periods.items():
+        if period is None or not re.fullmatch(r"FY\d{4}", period):
+            return None
+        years[int(period[2:])] = column
+    order = sorted(years)
+    if len(order) < 2 or order != list(range(order[0], order[0] + len(order))):
         return None
-    return found["subject"]
+    labels = list(table[years[order[0]]])
+    if len(labels) < 3 or any(list(table[c]) != labels for c in years.values()):
+        return None
+    values: dict[int, list[Decimal]] = {}
+    for year, column in years.items():
+        try:
+            values[year] = [parse_value(table[column][label]) for label in labels]
+        except IngestError:
+            return None
+        found = values[year]
+        if DASH_PLACEHOLDER in (found[0], found[-1]):
+            return None
+        between = [v for v in found[1:-1] if v != DASH_PLACEHOLDER]
+        if found[0] + sum(between, Decimal(0)) != found[-1]:
+            return None
+    if any(values[year][0] != values[year - 1][-1] for year in order[1:]):
+        return None
+    return str(labels[-1])
 
 
 def _names_a_figure(label: str) -> bool:
@@ -419,6 +487,12 @@ def import_convfinqa(
             and _plain_header(next(iter(table)))
             else None
         )
+        # a roll-forward the sentence before it names ("a reconciliation of the beginning and
+        # ending amounts of unrecognized tax benefits"): its closing balance is that figure
+        rolled = None
+        if entities == "filing" and (closing := _closing_row(table, periods)) is not None:
+            rolls = roll_subject(filing["doc"].get("pre_text"))
+            rolled = (closing, rolls) if rolls is not None else None
         for column, rows in table.items():
             dated = periods[column]
             # one value column: rows may be dated
@@ -429,12 +503,17 @@ def import_convfinqa(
                 reason = "column header is not a year or a year-end date"
                 skipped.append(Skip(filing_id, column, "", reason))
                 continue
-            for row_label, cell in rows.items():
+            entries: list[tuple[Any, Any, str | None]] = [(r, c, None) for r, c in rows.items()]
+            if rolled is not None and dated is not None:  # the closing balance, by its name
+                entries.append((rolled[0], rows[rolled[0]], rolled[1]))
+            for row_label, cell, named_as in entries:
                 label = " ".join(str(row_label).split())
                 if not label:
                     skipped.append(Skip(filing_id, column, "", "empty row label"))
                     continue
                 name, note = label, ""
+                if named_as is not None:
+                    name, note = named_as, f" (the closing balance of {named_as!r})"
                 if dated is not None:
                     period = dated
                 elif undated:  # "goodwill" of a purchase price allocation; "total: americas"
