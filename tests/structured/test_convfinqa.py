@@ -4,6 +4,8 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from conftest import shared_data
 from ragspine import Principal, Workspace
 from ragspine.answer.options import AskOptions
@@ -529,7 +531,9 @@ def test_a_roll_forwards_closing_balance_is_named_by_its_lead_in(tmp_path: Path)
         "2015": {"balance at january 1": 2.0, "additions": 3.0, "balance at december 31": 5.0},
         "2016": {"balance at january 1": 5.0, "additions": 1.0, "balance at december 31": 6.0},
     }
-    lead_in = "the following is a reconciliation of the beginning and ending amounts of reserves :"
+    lead_in = (
+        "the following is a reconciliation of the beginning and ending amounts of loss reserves :"
+    )
     no_roll = _filing("Single_P/2016/page_1.pdf", parts)
     no_roll["doc"]["pre_text"] = lead_in  # type: ignore[index]
     unnamed = _filing("Single_U/2016/page_1.pdf", chained)
@@ -541,8 +545,10 @@ def test_a_roll_forwards_closing_balance_is_named_by_its_lead_in(tmp_path: Path)
     value, locator = read[("Double_AES/2016/page_191.pdf", "unrecognized_tax_benefits", "FY2015")]
     assert value == Decimal("373.0")
     assert "row 'balance at december 31' (the closing balance of 'unrecognized" in locator
-    assert {(m, p) for doc, m, p in read if doc == "Single_N/2016/page_1.pdf" and m == "reserves"}
-    assert not any(m == "reserves" for doc, m, _ in read if doc != "Single_N/2016/page_1.pdf")
+    assert {
+        (m, p) for doc, m, p in read if doc == "Single_N/2016/page_1.pdf" and m == "loss_reserves"
+    }
+    assert not any(m == "loss_reserves" for doc, m, _ in read if doc != "Single_N/2016/page_1.pdf")
     entity = ws.glossary.entities.resolve("Double_AES/2016/page_191.pdf")
     answer = ws.ask(
         "what was the total of unrecognized tax benefits in 2015?",
@@ -553,3 +559,57 @@ def test_a_roll_forwards_closing_balance_is_named_by_its_lead_in(tmp_path: Path)
     (tmp_path / "t").mkdir()
     _, by_ticker = _imported(tmp_path / "t", [real])
     assert not any(f.metric == "unrecognized_tax_benefits" for f in by_ticker.facts)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        # two figures: the allowance would be answered as the assets
+        "the changes in our net deferred tax assets and the related valuation allowance are as "
+        "follows : .",
+        # the source's garbled apostrophe: 'company' is no figure's name
+        "the following table summarizes the changes in the company 2019s unrecognized tax "
+        "benefits : .",
+        # the name runs on past 'allowance': 'allowance' alone is another figure
+        "the following table summarizes the activity in our allowance for doubtful accounts : .",
+        "changes in the liability for asset retirement obligations are as follows : .",
+        "the following table shows the changes : .",  # one plain word
+    ],
+)
+def test_a_roll_forward_lead_in_that_names_no_one_figure_names_nothing(
+    tmp_path: Path, sentence: str
+) -> None:
+    """A review found closing balances named by half a name: 'net deferred tax assets' for a
+    valuation allowance's roll, 'company' (answering 'the company's total revenue'), 'allowance'
+    and 'liability'. A name must end where the sentence says no more of it."""
+    chained = {
+        "2015": {"balance at january 1": 2.0, "additions": 3.0, "balance at december 31": 5.0},
+        "2016": {"balance at january 1": 5.0, "additions": 1.0, "balance at december 31": 6.0},
+    }
+    filing = _filing("Single_N/2016/page_1.pdf", chained)
+    filing["doc"]["pre_text"] = sentence  # type: ignore[index]
+    _, result = _imported(tmp_path, [filing], entities="filing")
+    assert not any("(the closing balance of" in f.locator for f in result.facts)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "long-term debt by maturity is as follows : .",  # only each year's slice
+        "the tax credit carryforwards by year of expiration are as follows : .",
+        "maturities are as follows : .",  # one plain word
+        "the following table sets forth our contractual obligations : .",  # no lead-in
+    ],
+)
+def test_a_schedule_lead_in_that_narrows_or_names_no_figure_names_nothing(
+    tmp_path: Path, sentence: str
+) -> None:
+    """A review found 'long-term debt by maturity is as follows' naming the 2017 row
+    'long-term debt' in 2017 (only the slice maturing in 2017): a phrase that may narrow the
+    figure makes the sentence name nothing."""
+    filing = _filing(
+        "Single_M/2015/page_1.pdf", {"amount ( in millions )": {"2016": 50.0, "2017": 75.0}}
+    )
+    filing["doc"]["pre_text"] = sentence  # type: ignore[index]
+    _, result = _imported(tmp_path, [filing], entities="filing")
+    assert not result.facts

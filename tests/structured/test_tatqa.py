@@ -663,3 +663,37 @@ def test_a_roll_forward_movement_is_found_by_its_balance_caption_too(tmp_path: P
     assert opening.status is AnswerStatus.ANSWERED and "1,100" in opening.text
     moved = ask("What was the number of shares granted in fiscal 2019?", "roll")
     assert moved.status is AnswerStatus.ANSWERED and " 50" in moved.text
+
+
+@pytest.mark.parametrize(
+    ("labels", "why"),
+    [
+        (
+            {1: "Outstanding at December 31, 2019", 4: "Outstanding at March 31, 2020"},
+            "a quarter apart: its grants are no year's",
+        ),
+        (
+            {1: "Outstanding at December 31, 2016", 4: "Outstanding at December 31, 2018"},
+            "two years apart: the movements of both stored under one",
+        ),
+        (
+            {1: "Outstanding at January 1, 2018", 4: "Outstanding at January 1, 2019"},
+            "a first-week balance may close the 52-week year before its date's",
+        ),
+        ({2: "Exercisable at December 31, 2017"}, "a balance of another caption among them"),
+    ],
+)
+def test_balances_a_year_apart_with_movements_only_between_them_are_a_roll_forward(
+    labels: dict[int, str], why: str
+) -> None:
+    """A review found: balances only had to fall in consecutive fiscal years (a quarter's
+    grants, or two years of them, were stored as one fiscal year's), and a dated balance of
+    another caption between two balances was read as a movement of the later year."""
+    table = [list(r) for r in ROLL[:5]]
+    for row, label in labels.items():
+        table[row][0] = label
+    if 2 in labels:  # its cell in the rolling column is blank: the sum still holds
+        table[2][1] = ""
+        table[3][1] = "100"
+    read = _tables_read(roll=table)
+    assert not any(m.startswith(("Granted", "Exercised", "Exercisable")) for _, m, _ in read), why

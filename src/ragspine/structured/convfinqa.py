@@ -216,14 +216,21 @@ def _walk(rows: Mapping[str, Any], glossary: Glossary) -> dict[str, tuple[str, s
 _PARENTHESES = re.compile(r"\([^()]*\)")
 _LEAD_IN = re.compile(
     r"^(?:the\s+)?(?P<subject>[a-z][a-z\-]*(?:\s+(?!(?:for|under|at|as|on|during|in|by|are|is"
-    r"|were)\b)[a-z][a-z\-]*)*)(?:\s+(?:for|under|at|as\s+of|on|during|in|by)\s[^:.]*?)?"
+    r"|were|and)\b)[a-z][a-z\-]*)+)(?:\s+(?:for|under|at|as\s+of|during)\s[^:.]*?)?"
     r"\s+(?:are|is|were)\s+(?:approximately\s+)?as\s+follows\b"
 )
 """A lead-in sentence naming what the table after it lists: ``the annual long-term debt
 maturities ( excluding lease obligations ) for debt outstanding as of december 31 , 2003 , for
 the next five years are as follows:`` names ``annual long-term debt maturities``. The name is
-the whole start of the sentence (``the`` aside) in plain words, up to a preposition or the verb;
-a sentence starting with anything else (a figure, a heading run into it) names nothing."""
+the whole start of the sentence (``the`` aside) in two plain words or more, up to the verb or to
+a phrase saying for what, under what or as of when (``for debt outstanding``, ``under
+non-cancelable operating leases``, ``as of december 31 , 2007``); a phrase that may narrow the
+figure itself (``long-term debt by maturity``, ``payments in 2019``) or an
+``and`` (two figures, or a figure and its valuation allowance) makes the sentence name
+nothing, and so does a start that is no plain word (a heading ending in a year run into it).
+A heading of plain words run into it without a stop cannot be told apart (``future maturities
+of corporate debt scheduled principal payments ...``): such a name is long and matches only a
+question that says all of it."""
 
 
 def lead_in_subject(pre_text: object) -> str | None:
@@ -238,7 +245,9 @@ def lead_in_subject(pre_text: object) -> str | None:
 
 _SUBJECT = (
     r"(?P<subject>[a-z][a-z\-]*(?:\s+(?!(?:for|under|at|as|on|during|in|by|are|is|were|from|to"
-    r"|and)\b)[a-z][a-z\-]*)*)"
+    r"|and|the)\b)[a-z][a-z\-]*)+)"
+    r"(?=\s*$|\s*:|\s+(?:are|is|were|follows|as follows|during"
+    r"|for the (?:fiscal )?(?:years?|periods?)|for (?:fiscal )?(?:19|20)\d\d)\b)"
 )
 _ROLL_CUES = (
     re.compile(
@@ -250,8 +259,12 @@ _ROLL_CUES = (
 )
 """How the sentence before a roll-forward names what it rolls forward: ``a reconciliation of
 the beginning and ending amounts of unrecognized tax benefits``, ``summarizes the activity in
-our gross unrecognized tax benefits``, ``our aggregate changes in our total gross amount of
-unrecognized tax benefits are summarized as follows``."""
+our gross unrecognized tax benefits for the years ended``, ``our aggregate changes in our total
+gross amount of unrecognized tax benefits are summarized as follows``. The name is two plain
+words or more and must end where the sentence says no more of it (its end, a colon, the verb,
+``for the years``): ``changes in our net deferred tax assets and the related valuation
+allowance``, ``changes in the company 2019s unrecognized tax benefits`` (the source's garbled
+apostrophe) or ``activity in our allowance for doubtful accounts`` name nothing."""
 
 
 def _last_sentence(pre_text: object) -> str | None:
@@ -279,8 +292,9 @@ def _closing_row(
 ) -> str | None:
     """The label of the last row of a table that rolls a balance forward year by year, None for
     any other table. Proven by the figures alone: in every year column the first row plus the
-    rows between (a dash is nil) is the last row, the years are consecutive (two at least), and
-    each year's first row is the year before's last (its opening balance is the closing one)."""
+    rows between (a dash is nil; one of them a number) is the last row, the years are
+    consecutive (two at least), and each year's first row is the year before's last (its
+    opening balance is the closing one)."""
     years: dict[int, str] = {}
     for column, period in periods.items():
         if period is None or not re.fullmatch(r"FY\d{4}", period):
@@ -302,7 +316,7 @@ def _closing_row(
         if DASH_PLACEHOLDER in (found[0], found[-1]):
             return None
         between = [v for v in found[1:-1] if v != DASH_PLACEHOLDER]
-        if found[0] + sum(between, Decimal(0)) != found[-1]:
+        if not between or found[0] + sum(between, Decimal(0)) != found[-1]:
             return None
     if any(values[year][0] != values[year - 1][-1] for year in order[1:]):
         return None

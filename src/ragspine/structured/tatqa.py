@@ -43,6 +43,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import date, timedelta
 from decimal import Decimal
 from itertools import pairwise
 from pathlib import Path
@@ -58,6 +59,7 @@ from ragspine.structured.headers import (
     ANY_YEAR,
     MONTH_WORDS,
     captioned_period,
+    date_of,
     dated_period,
     footnote_free,
     split_year_period,
@@ -739,21 +741,36 @@ def _measure_layout(
 
 
 _AT_DATE = re.compile(r"\s+(?:at|as\s+of|as\s+at|on)$", re.IGNORECASE)
+_AT = re.compile(r"\s+(?:at|as\s+of|as\s+at)$", re.IGNORECASE)
+_AT_START = re.compile(r"^(?:at|as\s+of|as\s+at)\s+", re.IGNORECASE)
 
 
-def _balance(label: str, fiscal_start_month: int) -> tuple[str, str] | None:
-    """``(caption, period)`` of a row label that is a caption at a date (``Outstanding at
-    September 30, 2017``, ``Nonvested as of December 31, 2019``, ``Balance payable as at June
-    30, 2018``), the joining word left out; None for any other label."""
-    found = captioned_period(row_label(label), fiscal_start_month)
+@dataclass(frozen=True, slots=True)
+class _Dated:
+    """A row label that is a caption at a date (``Outstanding at September 30, 2017``)."""
+
+    caption: str
+    """The caption without its joining word (``Outstanding``)."""
+    period: str
+    day: date | None
+    """The day it names (None for a bare year)."""
+    balance: bool
+    """Joined by ``at`` / ``as of`` / ``as at``: a balance at that day (``on`` names an event:
+    ``Reassignment on October 1, 2017``)."""
+
+
+def _dated(label: str, fiscal_start_month: int) -> _Dated | None:
+    """The caption, period and day of a row label that is a caption at a date, else None."""
+    text = row_label(label)
+    found = captioned_period(text, fiscal_start_month)
     if found is None:
         return None
     caption = _AT_DATE.sub("", found[0]).strip(" ,")
-    return (caption, found[1]) if caption else None
-
-
-def _fiscal_year(period: str) -> int | None:
-    return int(period[2:]) if re.fullmatch(r"FY\d{4}", period) else None
+    if not caption:
+        return None
+    rest = text[len(found[0]) :].strip(" ,")
+    at = bool(_AT.search(found[0]) or _AT_START.match(rest))
+    return _Dated(caption, found[1], date_of(_AT_START.sub("", rest)), at)
 
 
 def _rolls(opening: _Row, moves: Sequence[_Row], closing: _Row, column: int) -> bool:
@@ -788,15 +805,17 @@ def _roll_forward(
     after the last balance are read only when they are balances themselves (``Exercisable at
     September 30, 2019``). Anything else: None (the table is not read this way)."""
     dated = {
-        r.index: found
-        for r in valued
-        if r.label and (found := _balance(r.label, fiscal_start_month))
+        r.index: found for r in valued if r.label and (found := _dated(r.label, fiscal_start_month))
     }
-    if not valued or valued[0].index not in dated:
+    if not valued or valued[0].index not in dated or not dated[valued[0].index].balance:
         return None
-    caption = dated[valued[0].index][0]
+    caption = dated[valued[0].index].caption
     chain = [
-        r for r in valued if r.index in dated and dated[r.index][0].casefold() == caption.casefold()
+        r
+        for r in valued
+        if r.index in dated
+        and dated[r.index].balance
+        and dated[r.index].caption.casefold() == caption.casefold()
     ]
     if len(chain) < 2:
         return None
@@ -806,17 +825,17 @@ def _roll_forward(
     periods: dict[int, str] = {}
     position = {r.index: at for at, r in enumerate(valued)}
     for opening, closing in pairwise(chain):
-        start, end = _fiscal_year(dated[opening.index][1]), _fiscal_year(dated[closing.index][1])
-        if start is None or end != start + 1:
-            return None
+        first, last = dated[opening.index], dated[closing.index]
+        if not _a_year_apart(first, last, fiscal_start_month):
+            return None  # a quarter, two years, an adoption-date restatement: not one year
         moves = valued[position[opening.index] + 1 : position[closing.index]]
         if not moves or not any(_rolls(opening, moves, closing, c) for c in names):
             return None
-        period = dated[closing.index][1]
+        period = last.period
         between = f" (between {opening.label!r} and {closing.label!r})"
         for row in moves:
-            if not row.label:
-                return None
+            if not row.label or (row.index in dated and dated[row.index].balance):
+                return None  # unlabelled, or a balance of another caption among the movements
             labels[row.index] = row_label(row.label)
             within[row.index] = caption
             notes[row.index] = f"{row_label(row.label)!r}{between}"
@@ -824,11 +843,30 @@ def _roll_forward(
     for row in valued:
         if row.index in periods:
             continue
-        if row.index not in dated or position[row.index] < position[chain[0].index]:
-            return None  # a row before the first balance, or after the last that is none
-        labels[row.index], periods[row.index] = dated[row.index]
+        if row.index not in dated or not dated[row.index].balance:
+            return None  # after the last balance, a row that is no balance itself
+        labels[row.index], periods[row.index] = dated[row.index].caption, dated[row.index].period
         notes[row.index] = repr(row.label)
     return _Measures(dict(names), periods, labels=labels, notes=notes, within=within)
+
+
+_A_YEAR = (timedelta(days=364 - 7), timedelta(days=366 + 7))
+"""How far apart two balances of a year are: a calendar year, or a fiscal year of 52 or 53
+weeks (``December 30, 2018`` to ``December 29, 2019``)."""
+
+
+def _a_year_apart(first: _Dated, last: _Dated, fiscal_start_month: int) -> bool:
+    """Whether two balances are a year apart, in consecutive fiscal years, neither of them in
+    the first week of its fiscal year (``January 1, 2018`` may close a 52-week year 2017 while
+    its date reads 2018: which year its movements belong to is not known)."""
+    if first.day is None or last.day is None:
+        return False
+    if not _A_YEAR[0] <= last.day - first.day <= _A_YEAR[1]:
+        return False
+    if any(d.month == fiscal_start_month and d.day <= 7 for d in (first.day, last.day)):
+        return False
+    years = [re.fullmatch(r"FY(\d{4})", d.period) for d in (first, last)]
+    return all(years) and int(years[1][1]) == int(years[0][1]) + 1  # type: ignore[index]
 
 
 def _alias(metric: str, spelling: str, new_metrics: dict[str, Term]) -> None:
