@@ -19,7 +19,9 @@ Reading a table:
 - A table whose columns are measures (``Gross Carrying Amount | Net``) takes its period from a
   row's section, a title row or the corner cell; one that states no period anywhere (``Total |
   Less Than 1 Year | 1-3 Years``) is stored as ``undated`` (:data:`ragspine.periods.UNDATED`),
-  never given a period from its paragraphs.
+  never given a period from its paragraphs. One whose rows roll a balance forward
+  (``Outstanding at September 30, 2016``, ``Granted``, ``Exercised``, ``Outstanding at
+  September 30, 2017``) is read where its figures prove it (:func:`_roll_forward`).
 - Data rows: the row label is the metric (a generated glossary term, the label its spelling);
   a label-only row is a section heading; a label repeated in the table is prefixed with its
   section (``Americas: Total``), and so is every row of a section stating a unit of its own
