@@ -477,7 +477,7 @@ def test_a_year_schedule_under_a_unit_is_named_by_its_lead_in_sentence(tmp_path:
     )
     listed["doc"]["pre_text"] = [  # type: ignore[index]
         "rent was $ 5 million .",
-        "future minimum commitments under these operating leases are as follows : .",
+        "future minimum commitments as of december 31 , 2010 are as follows : .",
     ]
     ws, result = _imported(tmp_path, [real, heading, listed], entities="filing")
     read = {(f.source_doc_id, f.metric, f.period): (f.value, f.locator) for f in result.facts}
@@ -574,6 +574,10 @@ def test_a_roll_forwards_closing_balance_is_named_by_its_lead_in(tmp_path: Path)
         "the following table summarizes the activity in our allowance for doubtful accounts : .",
         "changes in the liability for asset retirement obligations are as follows : .",
         "the following table shows the changes : .",  # one plain word
+        # what moves is the options, not the plans that hold them
+        "the following table summarizes stock option activity in our equity compensation "
+        "plans for the years ended december 31 : .",
+        "share activity in treasury stock was as follows : .",
     ],
 )
 def test_a_roll_forward_lead_in_that_names_no_one_figure_names_nothing(
@@ -598,6 +602,9 @@ def test_a_roll_forward_lead_in_that_names_no_one_figure_names_nothing(
         "long-term debt by maturity is as follows : .",  # only each year's slice
         "the tax credit carryforwards by year of expiration are as follows : .",
         "maturities are as follows : .",  # one plain word
+        # the phrase says which payments: 'minimum payments under operating leases' are others
+        "minimum payments under purchase obligations are as follows : .",
+        "expected benefit payments for the postretirement plan are as follows : .",
         "the following table sets forth our contractual obligations : .",  # no lead-in
     ],
 )
@@ -613,3 +620,29 @@ def test_a_schedule_lead_in_that_narrows_or_names_no_figure_names_nothing(
     filing["doc"]["pre_text"] = sentence  # type: ignore[index]
     _, result = _imported(tmp_path, [filing], entities="filing")
     assert not result.facts
+
+
+def test_a_closing_balance_does_not_answer_for_the_start_of_its_year(tmp_path: Path) -> None:
+    """A review found 'the unrecognized tax benefits at the beginning of 2016' answered with
+    2016's closing balance (369; the opening one is 373), and 'the dac balance at january 1 ,
+    2011' with December 31's. A question asking for the start of a period in words its metric's
+    name does not hold is asked back; a row named as the opening balance still answers."""
+    real = _dev_filing("Single_AES/2016/page_191.pdf-2")
+    ws, _ = _imported(tmp_path, [real], entities="filing")
+    entity = ws.glossary.entities.resolve("Single_AES/2016/page_191.pdf-2")
+
+    def ask(question: str) -> Any:
+        return ws.ask(question, AskOptions(entity=entity), principal=PUBLIC)
+
+    for question in (
+        "what were the unrecognized tax benefits at the beginning of 2016?",
+        "what were the unrecognized tax benefits at january 1 , 2016?",
+        "what was the opening amount of unrecognized tax benefits in 2016?",
+    ):
+        answer = ask(question)
+        assert answer.status is AnswerStatus.NEEDS_CLARIFICATION, question
+        assert "369" not in answer.text, question
+    closing = ask("what were the unrecognized tax benefits in 2016?")
+    assert closing.status is AnswerStatus.ANSWERED and "369" in closing.text
+    opening = ask("what was the balance at january 1 in 2016?")
+    assert opening.status is AnswerStatus.ANSWERED and "373" in opening.text

@@ -107,6 +107,12 @@ _EN: dict[str, str] = {
         "them; or, for a row named, the fewest rows right above it that add up to it in every "
         "period stored. Rows you may not see are neither listed nor counted."
     ),
+    "opening_asked": (
+        "At the start or at the end? The question asks for a figure at the start of a period, "
+        "and the figures stored for {metrics} are each period's closing ones (or its flow): the "
+        "opening balance of a year is the closing one of the year before. Ask for the end of "
+        "the year before, or for a row named as an opening balance."
+    ),
     "difference_of_metrics": (
         "Which way? A difference between {first} and {second} names no direction: {first} "
         "less {second}, above, is negative; as the gap between the two, {second} exceeds "
@@ -379,6 +385,12 @@ _IT: dict[str, str] = {
         "che le totalizza; oppure, per una riga nominata, il minor numero di righe subito sopra "
         "che la sommano in ogni periodo memorizzato. Le righe non visibili non sono né elencate "
         "né contate."
+    ),
+    "opening_asked": (
+        "All'inizio o alla fine? La domanda chiede una cifra all'inizio di un periodo, e le "
+        "cifre registrate per {metrics} sono quelle di chiusura di ciascun periodo (o il suo "
+        "flusso): il saldo di apertura di un anno è quello di chiusura dell'anno prima. "
+        "Chiedere la fine dell'anno prima, o una riga indicata come saldo di apertura."
     ),
     "difference_of_metrics": (
         "In quale verso? Una differenza tra {first} e {second} non ha verso: {first} meno "

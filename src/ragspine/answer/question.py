@@ -400,6 +400,11 @@ class QuestionReading:
     """``total`` belongs to the metric named (``Total cost of revenue``) and the question
     spans years (``in both 2019 and 2018``, ``between 2017 to 2019``): the row in each year
     or its sum over them, which is asked back."""
+    opening: bool = False
+    """The question asks for a figure at the start of a period (``at the beginning of 2016``,
+    ``at January 1, 2011``, ``the opening balance``) in words outside its metrics' names: a
+    figure stored for a year is its closing one (or its flow), so it is asked back rather than
+    answered with the year's end."""
 
     @property
     def calculation(self) -> bool:
@@ -492,6 +497,7 @@ def read_question(
             blanked[start:end] = " " * (end - start)
             outside_metrics[start:end] = " " * (end - start)
     rest = "".join(blanked)
+    opening = bool(_OPENING_RE.search(rest))  # before periods are blanked: "at january 1"
 
     over = _OVER_WHAT_PERIOD_RE.search(rest)
     which = _WHICH_PERIODS_RE.search(rest) or _COUNT_PERIODS_RE.search(rest)
@@ -627,7 +633,15 @@ def read_question(
         and not _EACH_RE.search(rest)
         and bool(_SUM_RE.search(text))
         and (year_range is not None or bool(_BOTH_RE.search(rest))),
+        opening=opening,
     )
+
+
+_OPENING_RE = re.compile(
+    r"(?<!\w)(?:beginning|start|opening|inizio|apertura)(?!\w)(?!\s*-?\s*up)"
+    r"|(?<!\w)(?:january|jan|gennaio)\s+1(?:st)?(?!\d)|(?<!\d)1(?:st)?\s+(?:january|jan|gennaio)(?!\w)"
+)
+"""Words asking for a figure at the start of a period (``start-up`` is no such word)."""
 
 
 _SUMMED_RE = re.compile(r"(?<!\w)(?:sum|summed|combined|somma)(?!\w)")

@@ -487,6 +487,11 @@ def answer_figures(
         # "the change from 2018 to 2017": a change over time runs forward, and is said so
         periods = [earlier, later]
         assumptions.append(text(locale, "assume_forward", earlier=earlier, later=later))
+    if reading.opening and any(p != UNDATED for p in periods):
+        # "the unrecognized tax benefits at the beginning of 2016": the figure stored for 2016
+        # is its closing balance (the opening one is 2015's), unless its name says opening
+        names = ", ".join(builder.labels(m, entities[0])["metric"] for m in reading.metrics)
+        return _clarify(text(locale, "opening_asked", metrics=names), assumptions)
     operation = _OPERATIONS.get(reading.operation, _lookups)
     status = operation(builder, reading, entities, periods, store, principal, level)
     if isinstance(status, FiguresPart):

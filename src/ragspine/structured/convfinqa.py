@@ -30,6 +30,8 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import Stemmer
+
 from ragspine.errors import IngestError
 from ragspine.glossary import DEFAULT_CHANNEL, Glossary, MetricKind, Term, TermType
 from ragspine.periods import UNDATED
@@ -216,17 +218,19 @@ def _walk(rows: Mapping[str, Any], glossary: Glossary) -> dict[str, tuple[str, s
 _PARENTHESES = re.compile(r"\([^()]*\)")
 _LEAD_IN = re.compile(
     r"^(?:the\s+)?(?P<subject>[a-z][a-z\-]*(?:\s+(?!(?:for|under|at|as|on|during|in|by|are|is"
-    r"|were|and)\b)[a-z][a-z\-]*)+)(?:\s+(?:for|under|at|as\s+of|during)\s[^:.]*?)?"
-    r"\s+(?:are|is|were)\s+(?:approximately\s+)?as\s+follows\b"
+    r"|were|and)\b)[a-z][a-z\-]*)+)(?P<phrase>\s+(?:for|under|at|as\s+of|during)\s[^:.]*?)?"
+    r"\s+(?:are|is|were|was)\s+(?:approximately\s+)?as\s+follows\b"
 )
 """A lead-in sentence naming what the table after it lists: ``the annual long-term debt
 maturities ( excluding lease obligations ) for debt outstanding as of december 31 , 2003 , for
 the next five years are as follows:`` names ``annual long-term debt maturities``. The name is
 the whole start of the sentence (``the`` aside) in two plain words or more, up to the verb or to
-a phrase saying for what, under what or as of when (``for debt outstanding``, ``under
-non-cancelable operating leases``, ``as of december 31 , 2007``); a phrase that may narrow the
-figure itself (``long-term debt by maturity``, ``payments in 2019``) or an
-``and`` (two figures, or a figure and its valuation allowance) makes the sentence name
+a phrase saying when or of what (``as of december 31 , 2007``, ``for the next five years``,
+``for debt outstanding``, ``under these leases``) whose words are times, dates, a few words that
+narrow nothing (``outstanding``, ``these``, ``all``) or words of the name itself. A phrase that
+may narrow the figure (``minimum payments under purchase obligations``, ``expected benefit
+payments for the postretirement plan``, ``long-term debt by maturity``, ``payments in 2019``)
+or an ``and`` (two figures, or a figure and its valuation allowance) makes the sentence name
 nothing, and so does a start that is no plain word (a heading ending in a year run into it).
 A heading of plain words run into it without a stop cannot be told apart (``future maturities
 of corporate debt scheduled principal payments ...``): such a name is long and matches only a
@@ -240,7 +244,34 @@ def lead_in_subject(pre_text: object) -> str | None:
     found = _LEAD_IN.match(last) if last is not None else None
     if found is None or not _names_a_figure(found["subject"]):
         return None
+    named = _stems(found["subject"])
+    said = _stems(found["phrase"] or "") - named - _NARROWS_NOTHING
+    if any(not stem.isdigit() and stem not in _MONTH_STEMS for stem in said):
+        return None  # "minimum payments under purchase obligations": which payments
     return found["subject"]
+
+
+_stemmer = Stemmer.Stemmer("english")
+
+
+def _stems(text: str) -> set[str]:
+    return set(_stemmer.stemWords(re.findall(r"[^\W_]+", text.casefold())))
+
+
+_MONTH_STEMS = frozenset(_stemmer.stemWords(sorted(MONTH_WORDS)))
+_NARROWS_NOTHING = frozenset(
+    _stemmer.stemWords(
+        (
+            *("for", "under", "at", "as", "of", "on", "during", "in", "by", "with", "the", "a"),
+            *("an", "our", "its", "their", "these", "those", "all", "each", "such", "any"),
+            *("next", "following", "year", "years", "fiscal", "ending", "ended", "end", "date"),
+            *("period", "periods", "thereafter", "aggregate", "outstanding", "existing"),
+            *("remaining", "significant", "one", "two", "three", "four", "five", "six"),
+            *("seven", "eight", "nine", "ten"),
+        )
+    )
+)
+"""Words of a lead-in's phrase that narrow no figure: times, dates and determiners."""
 
 
 _SUBJECT = (
@@ -254,7 +285,10 @@ _ROLL_CUES = (
         r"\breconciliation of (?:the )?(?:beginning and ending|opening and closing) "
         r"(?:amounts|balances) of (?:our |the )?" + _SUBJECT
     ),
-    re.compile(r"\b(?:activity|changes|movements?) (?:in|of) (?:our |the )?" + _SUBJECT),
+    re.compile(
+        r"(?:^|\b(?:the|our|aggregate|summarizes|shows|presents|reflects|details|following)\s)"
+        r"(?:activity|changes|movements?) (?:in|of) (?:our |the )?" + _SUBJECT
+    ),
     re.compile(r"\breconciliation presents (?:the )?(?:total )?(?:amounts? of )?" + _SUBJECT),
 )
 """How the sentence before a roll-forward names what it rolls forward: ``a reconciliation of
@@ -264,7 +298,9 @@ gross amount of unrecognized tax benefits are summarized as follows``. The name 
 words or more and must end where the sentence says no more of it (its end, a colon, the verb,
 ``for the years``): ``changes in our net deferred tax assets and the related valuation
 allowance``, ``changes in the company 2019s unrecognized tax benefits`` (the source's garbled
-apostrophe) or ``activity in our allowance for doubtful accounts`` name nothing."""
+apostrophe) or ``activity in our allowance for doubtful accounts`` name nothing. The activity
+is the subject's only when no other word names what moves: ``stock option activity in our
+equity compensation plans`` rolls the options forward, not the plans."""
 
 
 def _last_sentence(pre_text: object) -> str | None:

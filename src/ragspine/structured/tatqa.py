@@ -51,6 +51,8 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+import Stemmer
+
 from ragspine.errors import IngestError, PeriodError
 from ragspine.glossary import DEFAULT_CHANNEL, Glossary, MetricKind, Term, TermType
 from ragspine.periods import UNDATED, parse_period
@@ -871,6 +873,19 @@ def _a_year_apart(first: _Dated, last: _Dated, fiscal_start_month: int) -> bool:
     return all(years) and int(years[1][1]) == int(years[0][1]) + 1  # type: ignore[index]
 
 
+_stemmer = Stemmer.Stemmer("english")
+
+
+def _said_by(label: str, name: str) -> bool:
+    """Whether every word of ``label`` is, stemmed, a word of ``name`` (``Exercised`` of
+    ``Weighted-Average Exercise Price``)."""
+
+    def stems(text: str) -> set[str]:
+        return set(_stemmer.stemWords(re.findall(r"[^\W\d_]+", text.casefold())))
+
+    return stems(label) <= stems(name)
+
+
 def _alias(metric: str, spelling: str, new_metrics: dict[str, Term]) -> None:
     """Add ``spelling`` to a new metric term's aliases (a term the glossary already has is
     left as it is)."""
@@ -1031,7 +1046,14 @@ def import_tatqa(
                     metric = metric_for_label(f"{caption.label}: {label}", glossary, new_metrics)
                 if measures is not None:  # "Trade receivables: Fair value"
                     # a roll-forward's balance by its caption ("Outstanding: Number of Shares")
-                    named = f"{measures.labels.get(row.index, label)}: {measures.names[column]}"
+                    own = measures.labels.get(row.index, label)
+                    if row.index in measures.labels and _said_by(own, measures.names[column]):
+                        # "Granted" under "Weighted-Average Grant Date Fair Value": no question
+                        # could tell its figure from the other rows' under that column
+                        reason = "row label says nothing its column's name does not"
+                        skipped.append(TatSkip(uid, measures.names[column], label, reason))
+                        continue
+                    named = f"{own}: {measures.names[column]}"
                     if row.index in measures.by_label:  # "2021": "Operating Leases" in FY2021
                         named = measures.names[column]
                     metric = metric_for_label(named, glossary, new_metrics)
