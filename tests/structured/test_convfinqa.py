@@ -646,3 +646,29 @@ def test_a_closing_balance_does_not_answer_for_the_start_of_its_year(tmp_path: P
     assert closing.status is AnswerStatus.ANSWERED and "369" in closing.text
     opening = ask("what was the balance at january 1 in 2016?")
     assert opening.status is AnswerStatus.ANSWERED and "373" in opening.text
+
+
+@pytest.mark.parametrize(
+    ("sentence", "name"),
+    [
+        ("a summary of activity in the allowance account is as follows : .", "allowance_account"),
+        (
+            "the following is a reconciliation of changes in the carrying amount of goodwill : .",
+            "carrying_amount_of_goodwill",
+        ),
+    ],
+)
+def test_a_roll_forward_lead_in_after_of_names_its_figure(
+    tmp_path: Path, sentence: str, name: str
+) -> None:
+    chained = {
+        "2015": {"balance at january 1": 2.0, "additions": 3.0, "balance at december 31": 5.0},
+        "2016": {"balance at january 1": 5.0, "additions": 1.0, "balance at december 31": 6.0},
+    }
+    filing = _filing("Single_N/2016/page_1.pdf", chained)
+    filing["doc"]["pre_text"] = sentence  # type: ignore[index]
+    _, result = _imported(tmp_path, [filing], entities="filing")
+    assert {(f.metric, f.period, f.value) for f in result.facts if f.metric == name} == {
+        (name, "FY2015", Decimal("5.0")),
+        (name, "FY2016", Decimal("6.0")),
+    }

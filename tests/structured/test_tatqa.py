@@ -740,3 +740,22 @@ def test_a_roll_forward_row_its_column_names_already_is_not_read(tmp_path: Path)
         "What was the number of shares outstanding at the beginning of fiscal 2019?", "roll"
     )
     assert start.status is AnswerStatus.NEEDS_CLARIFICATION and "1,000" not in start.text
+
+
+def test_a_row_told_apart_only_by_its_columns_word_is_not_read_beside_shared_words() -> None:
+    """A review found 'Options exercised' under 'Weighted average exercise price' still read:
+    'options' is in every row label, so the one word telling the row apart, 'exercised', is
+    the column's own ('the weighted average exercise price of options in 2018' gave the
+    exercised options' price). Words the table's row labels share do not tell a row apart."""
+    table = [
+        ["", "Options", "Weighted average exercise price"],
+        ["Options outstanding at December 31, 2017", "1,000", "$4.00"],
+        ["Options granted", "300", "$8.00"],
+        ["Options exercised", "(200)", "$3.00"],
+        ["Options outstanding at December 31, 2018", "1,100", "$5.00"],
+    ]
+    read = _tables_read(roll=table)
+    got = {m for _, m, _ in read}
+    assert "Options exercised: Weighted average exercise price" not in got
+    assert "Options granted: Weighted average exercise price" in got
+    assert "Options exercised: Options" in got

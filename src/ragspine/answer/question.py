@@ -400,11 +400,12 @@ class QuestionReading:
     """``total`` belongs to the metric named (``Total cost of revenue``) and the question
     spans years (``in both 2019 and 2018``, ``between 2017 to 2019``): the row in each year
     or its sum over them, which is asked back."""
-    opening: bool = False
-    """The question asks for a figure at the start of a period (``at the beginning of 2016``,
-    ``at January 1, 2011``, ``the opening balance``) in words outside its metrics' names: a
-    figure stored for a year is its closing one (or its flow), so it is asked back rather than
-    answered with the year's end."""
+    opening: str = ""
+    """The question asks for a figure at the start of a period in words outside its metrics'
+    names: ``"word"`` (``at the beginning of 2016``, ``the opening balance``) or ``"date"``
+    (``at January 1, 2011``; see ``_opening``). A figure stored for a year is its closing one
+    (or its flow), so it is asked back rather than answered with the year's end, unless the
+    figure was stored from a column of that first day."""
 
     @property
     def calculation(self) -> bool:
@@ -497,7 +498,7 @@ def read_question(
             blanked[start:end] = " " * (end - start)
             outside_metrics[start:end] = " " * (end - start)
     rest = "".join(blanked)
-    opening = bool(_OPENING_RE.search(rest))  # before periods are blanked: "at january 1"
+    opening = _opening(rest)  # before periods are blanked: "at january 1"
 
     over = _OVER_WHAT_PERIOD_RE.search(rest)
     which = _WHICH_PERIODS_RE.search(rest) or _COUNT_PERIODS_RE.search(rest)
@@ -637,11 +638,43 @@ def read_question(
     )
 
 
-_OPENING_RE = re.compile(
-    r"(?<!\w)(?:beginning|start|opening|inizio|apertura)(?!\w)(?!\s*-?\s*up)"
-    r"|(?<!\w)(?:january|jan|gennaio)\s+1(?:st)?(?!\d)|(?<!\d)1(?:st)?\s+(?:january|jan|gennaio)(?!\w)"
+_OPENING_WORDS_RE = re.compile(
+    r"(?<![\w-])(?:beginning|start|starting|opening|inizio|apertura)(?!\w)(?!\s*-?\s*up)"
+    r"|(?<!\w)(?:first\s+day|brought\s+forward)(?!\w)"
 )
-"""Words asking for a figure at the start of a period (``start-up`` is no such word)."""
+_OPENING_DATE_RE = re.compile(
+    r"(?<!\w)(?:january|jan)\.?\s+(?:1|1st|first)(?!\d)"
+    r"|(?<![\w/])(?:1|1st|first)\s*°?\s+(?:of\s+)?(?:january|jan|gennaio)(?!\w)"
+    r"|(?<![\d/])0?1/0?1/(?:\d{4}|\d{2})(?![\d/])"
+)
+_DESCRIBED_BEFORE_RE = re.compile(
+    r"(?:year|period|quarter|months?)\s+(?:beginning|starting|commencing)(?:\s+on)?\s*$"
+    r"|esercizio\s+con(?:\s+inizio)?\s*$"
+)
+"""A period described by its first day (``the fiscal year beginning January 1, 2019``): the
+whole period is asked for, not its start."""
+_SPAN_AFTER_RE = re.compile(
+    r"^\s*(?:,?\s*(?:19|20)\d{2})?\s*(?:to|through|until|till|al)\b|^\s*[-\u2013]"
+)
+"""A date that starts a span (``from 1 January 2019 to 31 December 2019``)."""
+
+
+def _opening(text: str) -> str:
+    """Whether ``text`` asks for a figure at the start of a period: ``"word"`` (``at the
+    beginning of 2016``, ``the opening``, ``the first day of``, ``brought forward``), ``"date"``
+    (``at January 1, 2011``, ``1/1/2019``, ``1° gennaio``), or ``""``. A period described by
+    its first day (``the year beginning January 1``) or a span from it (``from 1 January 2019
+    to ...``) asks for no start; ``start-up`` is no such word."""
+    for pattern, kind in ((_OPENING_WORDS_RE, "word"), (_OPENING_DATE_RE, "date")):
+        for found in pattern.finditer(text):
+            if _DESCRIBED_BEFORE_RE.search(text[: found.start()]):
+                continue
+            if kind == "date" and _SPAN_AFTER_RE.match(text[found.end() :]):
+                continue
+            if kind == "word" and _DESCRIBED_BEFORE_RE.search(text[: found.end()]):
+                continue  # "year beginning", "esercizio con inizio" itself
+            return kind
+    return ""
 
 
 _SUMMED_RE = re.compile(r"(?<!\w)(?:sum|summed|combined|somma)(?!\w)")

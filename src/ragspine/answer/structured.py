@@ -487,11 +487,17 @@ def answer_figures(
         # "the change from 2018 to 2017": a change over time runs forward, and is said so
         periods = [earlier, later]
         assumptions.append(text(locale, "assume_forward", earlier=earlier, later=later))
-    if reading.opening and any(p != UNDATED for p in periods):
+    undated = bool(periods) and all(p == UNDATED for p in periods)
+    if reading.opening and not undated:
         # "the unrecognized tax benefits at the beginning of 2016": the figure stored for 2016
-        # is its closing balance (the opening one is 2015's), unless its name says opening
-        names = ", ".join(builder.labels(m, entities[0])["metric"] for m in reading.metrics)
-        return _clarify(text(locale, "opening_asked", metrics=names), assumptions)
+        # is its closing balance (the opening one is 2015's), unless its name says opening or
+        # it was stored from a column of that first day ("1 January 2019", IFRS 16 adoption)
+        first_day = reading.opening == "date" and _stored_at_first_day(
+            store, reading.metrics, entities, periods, level
+        )
+        if not first_day:
+            names = ", ".join(builder.labels(m, entities[0])["metric"] for m in reading.metrics)
+            return _clarify(text(locale, "opening_asked", metrics=names), assumptions)
     operation = _OPERATIONS.get(reading.operation, _lookups)
     status = operation(builder, reading, entities, periods, store, principal, level)
     if isinstance(status, FiguresPart):
@@ -502,6 +508,37 @@ def answer_figures(
             AnswerStatus.REFUSED
         )  # the figures are shown; the step with the given number is not
     return builder.part(status, assumptions)
+
+
+_FIRST_DAY = re.compile(
+    r"(?<!\d)0?1(?:st)?\s+jan|\bjan[a-z]*\.?\s+0?1(?:st)?\b(?!\s*[-\u2013])|(?<![\d/])0?1/0?1/\d",
+    re.IGNORECASE,
+)
+
+
+def _stored_at_first_day(
+    store: FactStore,
+    metrics: Sequence[str],
+    entities: Sequence[str],
+    periods: Sequence[str],
+    level: int,
+) -> bool:
+    """Whether every figure asked for (each metric, entity and period) is stored, and each was
+    read from a column or row of a year's first day (its locator says ``1 January 2019``)."""
+    if not periods:
+        return False
+    for metric in metrics:
+        for entity in entities:
+            found = {
+                f.period: f
+                for f in store.scan(max_level=level, metric=metric, entity=entity)
+                if f.period in periods
+            }
+            if set(found) != set(periods):
+                return False
+            if not all(_FIRST_DAY.search(f.locator) for f in found.values()):
+                return False
+    return True
 
 
 def _ordered_periods(reading: QuestionReading, periods: list[str], glossary: Glossary) -> list[str]:

@@ -226,8 +226,9 @@ maturities ( excluding lease obligations ) for debt outstanding as of december 3
 the next five years are as follows:`` names ``annual long-term debt maturities``. The name is
 the whole start of the sentence (``the`` aside) in two plain words or more, up to the verb or to
 a phrase saying when or of what (``as of december 31 , 2007``, ``for the next five years``,
-``for debt outstanding``, ``under these leases``) whose words are times, dates, a few words that
-narrow nothing (``outstanding``, ``these``, ``all``) or words of the name itself. A phrase that
+``for debt outstanding``, ``under these leases`` after ``future minimum lease commitments``)
+whose words are times, dates, a few words that narrow nothing (``outstanding``, ``these``,
+``all``) or words of the name itself. A phrase that
 may narrow the figure (``minimum payments under purchase obligations``, ``expected benefit
 payments for the postretirement plan``, ``long-term debt by maturity``, ``payments in 2019``)
 or an ``and`` (two figures, or a figure and its valuation allowance) makes the sentence name
@@ -286,7 +287,7 @@ _ROLL_CUES = (
         r"(?:amounts|balances) of (?:our |the )?" + _SUBJECT
     ),
     re.compile(
-        r"(?:^|\b(?:the|our|aggregate|summarizes|shows|presents|reflects|details|following)\s)"
+        r"(?:^|\b(?:the|our|of|aggregate|summarizes|shows|presents|reflects|details|following)\s)"
         r"(?:activity|changes|movements?) (?:in|of) (?:our |the )?" + _SUBJECT
     ),
     re.compile(r"\breconciliation presents (?:the )?(?:total )?(?:amounts? of )?" + _SUBJECT),

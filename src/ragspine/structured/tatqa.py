@@ -876,14 +876,24 @@ def _a_year_apart(first: _Dated, last: _Dated, fiscal_start_month: int) -> bool:
 _stemmer = Stemmer.Stemmer("english")
 
 
-def _said_by(label: str, name: str) -> bool:
-    """Whether every word of ``label`` is, stemmed, a word of ``name`` (``Exercised`` of
-    ``Weighted-Average Exercise Price``)."""
+def _stems(text: str) -> frozenset[str]:
+    return frozenset(_stemmer.stemWords(re.findall(r"[^\W\d_]+", text.casefold())))
 
-    def stems(text: str) -> set[str]:
-        return set(_stemmer.stemWords(re.findall(r"[^\W\d_]+", text.casefold())))
 
-    return stems(label) <= stems(name)
+def _shared_stems(labels: Iterable[str]) -> frozenset[str]:
+    """Stems that two or more of a roll-forward's distinct row labels share (``option`` of
+    ``Options granted``, ``Options exercised``, ``Options outstanding``)."""
+    counts = Counter(stem for label in set(labels) for stem in _stems(label))
+    return frozenset(stem for stem, n in counts.items() if n > 1)
+
+
+def _said_by(label: str, name: str, shared: frozenset[str] = frozenset()) -> bool:
+    """Whether the words that tell ``label`` from its table's other rows (its stems less the
+    ``shared`` ones) are all, stemmed, words of the column ``name``: ``Exercised`` or
+    ``Options exercised`` under ``Weighted-Average Exercise Price``. Such a row's figure in
+    that column could not be told from the column's other figures by any question."""
+    own = _stems(label) - shared or _stems(label)  # "Balance" beside "Balance adjustment"
+    return own <= _stems(name)
 
 
 def _alias(metric: str, spelling: str, new_metrics: dict[str, Term]) -> None:
@@ -1047,7 +1057,9 @@ def import_tatqa(
                 if measures is not None:  # "Trade receivables: Fair value"
                     # a roll-forward's balance by its caption ("Outstanding: Number of Shares")
                     own = measures.labels.get(row.index, label)
-                    if row.index in measures.labels and _said_by(own, measures.names[column]):
+                    if row.index in measures.labels and _said_by(
+                        own, measures.names[column], _shared_stems(measures.labels.values())
+                    ):
                         # "Granted" under "Weighted-Average Grant Date Fair Value": no question
                         # could tell its figure from the other rows' under that column
                         reason = "row label says nothing its column's name does not"

@@ -1,0 +1,115 @@
+"""A question for the start of a period is never answered with the period's closing figure."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ragspine import Principal, Workspace
+from ragspine.analysis import match_key
+from ragspine.answer.options import AskOptions
+from ragspine.answer.question import _opening
+from ragspine.answer.types import Answer, AnswerStatus
+from ragspine.structured.tatqa import entity_code
+
+PUBLIC = Principal.of("public")
+TABLES = {
+    "inv": [
+        ["(in millions)", "2019", "2018", "2017"],
+        ["Inventories", "400", "500", "300"],
+        ["Revenue", "9,000", "8,000", "7,000"],
+    ],
+    # an IFRS 16 adoption table: the 1 January 2019 column is the opening figure itself
+    "ifrs": [
+        ["", "31 December 2018", "IFRS 16 adjustment", "1 January 2019"],
+        ["Property, plant and equipment", "450.1", "(3.0)", "447.1"],
+        ["Right-of-use assets", "-", "120.5", "120.5"],
+    ],
+}
+
+
+@pytest.fixture(scope="module")
+def ws(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
+    root = tmp_path_factory.mktemp("opening")
+    documents = [
+        {"table": {"uid": uid, "table": table}, "paragraphs": [], "questions": []}
+        for uid, table in TABLES.items()
+    ]
+    (root / "d.json").write_text(json.dumps(documents), "utf-8")
+    workspace = Workspace.open(root / "ws", create=True)
+    workspace.ingest_tatqa(root / "d.json")
+    return workspace
+
+
+def _ask(ws: Workspace, uid: str, question: str) -> Answer:
+    return ws.ask(question, AskOptions(entity=entity_code(uid)), principal=PUBLIC)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What were the inventories at the beginning of 2019?",
+        "What were the inventories at 1/1/2019?",
+        "What were the inventories brought forward in 2019?",
+        "What were the inventories as of the first day of 2019?",
+        "Which year had the highest inventories at the beginning of the year?",
+        "Quali erano le Inventories al 1° gennaio 2019?",
+    ],
+)
+def test_the_start_of_a_year_is_asked_back_not_answered_with_its_end(
+    ws: Workspace, question: str
+) -> None:
+    """The inventories stored for 2019 are its closing 400 (the opening ones are 2018's 500).
+    Before, each of these was answered 400 or picked by closing figures (a review found the
+    year pick, the dates written 1/1/2019 and 1° gennaio, and 'brought forward')."""
+    answer = _ask(ws, "inv", question)
+    assert answer.status is AnswerStatus.NEEDS_CLARIFICATION, question
+    assert "400" not in answer.text and "FY2018" not in answer.text
+
+
+@pytest.mark.parametrize(
+    ("uid", "question", "figure"),
+    [
+        ("inv", "What were the inventories in 2019?", "400"),
+        # a year described by its first day, and a span from it, ask for the whole year
+        ("inv", "What was the revenue for the fiscal year beginning January 1, 2019?", "9,000"),
+        ("inv", "What was the revenue from 1 January 2019 to 31 December 2019?", "9,000"),
+        # stored from a column of that first day: the figure asked for
+        ("ifrs", "What was the property, plant and equipment at 1 January 2019?", "447.1"),
+        ("ifrs", "What were the right-of-use assets as at 1 January 2019?", "120.5"),
+    ],
+)
+def test_a_figure_of_that_start_or_of_the_whole_year_is_answered(
+    ws: Workspace, uid: str, question: str, figure: str
+) -> None:
+    answer = _ask(ws, uid, question)
+    assert answer.status is AnswerStatus.ANSWERED, question
+    assert figure in answer.text
+
+
+def test_a_first_day_column_does_not_answer_for_a_beginning_said_in_words(
+    ws: Workspace,
+) -> None:
+    """'at the beginning of 2019' is the start of the fiscal year 2019 whatever the table's
+    columns; only a date equal to a column's first day is that column's figure."""
+    answer = _ask(
+        ws, "ifrs", "What was the property, plant and equipment at the beginning of 2019?"
+    )
+    assert answer.status is AnswerStatus.NEEDS_CLARIFICATION
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("start-up costs in 2019", ""),
+        ("pre-opening costs", ""),
+        ("stores opened in 2019", ""),
+        ("january 10, 2019", ""),
+        ("jan 1-15", ""),
+        ("the change from the beginning of 2018 to the end of 2019", "word"),
+        ("the 1st of january 2019", "date"),
+    ],
+)
+def test_what_counts_as_asking_for_a_start(text: str, kind: str) -> None:
+    assert _opening(match_key(text)) == kind
