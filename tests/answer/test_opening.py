@@ -55,6 +55,16 @@ def _ask(ws: Workspace, uid: str, question: str) -> Answer:
         "What were the inventories as of the first day of 2019?",
         "Which year had the highest inventories at the beginning of the year?",
         "Quali erano le Inventories al 1° gennaio 2019?",
+        "Quali erano le Inventories al 1º gennaio 2019?",  # ordinal º: NFKC reads 1o
+        "What were the inventories at 1-Jan-2019?",
+        "What were the inventories at year beginning 2019?",
+        "What was the year-beginning balance of inventories in 2019?",
+        "What were the inventories at the outset of 2019?",
+        # a fourth review: a span from a first day starts from the year before's closing
+        # figure (the change below is +100 from 300, not -100 from 500), and a quarter
+        # described by its first day is no year
+        "What was the change in inventories from January 1, 2018 to December 31, 2019?",
+        "What was the revenue for the quarter beginning January 1, 2019?",
     ],
 )
 def test_the_start_of_a_year_is_asked_back_not_answered_with_its_end(
@@ -72,9 +82,8 @@ def test_the_start_of_a_year_is_asked_back_not_answered_with_its_end(
     ("uid", "question", "figure"),
     [
         ("inv", "What were the inventories in 2019?", "400"),
-        # a year described by its first day, and a span from it, ask for the whole year
+        # a year described by its first day asks for the whole year
         ("inv", "What was the revenue for the fiscal year beginning January 1, 2019?", "9,000"),
-        ("inv", "What was the revenue from 1 January 2019 to 31 December 2019?", "9,000"),
         # stored from a column of that first day: the figure asked for
         ("ifrs", "What was the property, plant and equipment at 1 January 2019?", "447.1"),
         ("ifrs", "What were the right-of-use assets as at 1 January 2019?", "120.5"),
@@ -107,9 +116,17 @@ def test_a_first_day_column_does_not_answer_for_a_beginning_said_in_words(
         ("stores opened in 2019", ""),
         ("january 10, 2019", ""),
         ("jan 1-15", ""),
+        ("from 1 january 2019 to 31 december 2019", "date"),
         ("the change from the beginning of 2018 to the end of 2019", "word"),
         ("the 1st of january 2019", "date"),
     ],
 )
 def test_what_counts_as_asking_for_a_start(text: str, kind: str) -> None:
     assert _opening(match_key(text)) == kind
+
+
+def test_the_first_day_is_the_fiscal_years() -> None:
+    """A fiscal year starting in July begins on July 1 (written ``7/1/2019`` month first)."""
+    assert _opening(match_key("at july 1, 2019"), 7) == "date"
+    assert _opening(match_key("at 7/1/2019"), 7) == "date"
+    assert _opening(match_key("at july 1, 2019"), 1) == ""

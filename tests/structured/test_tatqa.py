@@ -759,3 +759,22 @@ def test_a_row_told_apart_only_by_its_columns_word_is_not_read_beside_shared_wor
     assert "Options exercised: Weighted average exercise price" not in got
     assert "Options granted: Weighted average exercise price" in got
     assert "Options exercised: Options" in got
+
+
+def test_a_caption_over_every_column_names_no_column_apart() -> None:
+    """A review found every 'Outstanding at ...' balance dropped under a caption 'Options
+    Outstanding' spanning both columns: the caption's words are every column's, so they do
+    not make a row's words the column's own; 'Exercised' under 'Exercise Price' still is."""
+    table = [
+        ["", "Options Outstanding", "Options Outstanding"],
+        ["", "Number of Shares", "Weighted-Average Exercise Price"],
+        ["Outstanding at December 31, 2017", "1,000", "$4.00"],
+        ["Granted", "300", "$8.00"],
+        ["Exercised", "(200)", "$3.00"],
+        ["Outstanding at December 31, 2018", "1,100", "$5.00"],
+    ]
+    got = {(m, p) for _, m, p in _tables_read(roll=table)}
+    names = {m for m, _ in got}
+    assert any(m.startswith("Outstanding:") and "Exercise Price" in m for m in names), names
+    assert any(m.startswith("Outstanding:") and "Number of Shares" in m for m in names), names
+    assert not any(m.startswith("Exercised:") and "Exercise Price" in m for m in names), names

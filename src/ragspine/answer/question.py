@@ -498,7 +498,8 @@ def read_question(
             blanked[start:end] = " " * (end - start)
             outside_metrics[start:end] = " " * (end - start)
     rest = "".join(blanked)
-    opening = _opening(rest)  # before periods are blanked: "at january 1"
+    # before periods are blanked: "at january 1"
+    opening = _opening(rest, glossary.fiscal_year_start_month)
 
     over = _OVER_WHAT_PERIOD_RE.search(rest)
     which = _WHICH_PERIODS_RE.search(rest) or _COUNT_PERIODS_RE.search(rest)
@@ -639,41 +640,67 @@ def read_question(
 
 
 _OPENING_WORDS_RE = re.compile(
-    r"(?<![\w-])(?:beginning|start|starting|opening|inizio|apertura)(?!\w)(?!\s*-?\s*up)"
+    r"(?<!\w)(?:beginning|start|starting|commencement|outset|inizio)(?!\w)(?!\s*-?\s*up)"
+    r"|(?<![\w-])(?:opening|apertura)(?!\w)"
     r"|(?<!\w)(?:first\s+day|brought\s+forward)(?!\w)"
 )
-_OPENING_DATE_RE = re.compile(
-    r"(?<!\w)(?:january|jan)\.?\s+(?:1|1st|first)(?!\d)"
-    r"|(?<![\w/])(?:1|1st|first)\s*°?\s+(?:of\s+)?(?:january|jan|gennaio)(?!\w)"
-    r"|(?<![\d/])0?1/0?1/(?:\d{4}|\d{2})(?![\d/])"
+"""Words asking for a start (``start-up`` and ``pre-opening`` are no such words)."""
+_FIRST_DAY_MONTHS = (
+    ("january", "jan", "gennaio"),
+    ("february", "feb", "febbraio"),
+    ("march", "mar", "marzo"),
+    ("april", "apr", "aprile"),
+    ("may", "may", "maggio"),
+    ("june", "jun", "giugno"),
+    ("july", "jul", "luglio"),
+    ("august", "aug", "agosto"),
+    ("september", "sep", "settembre"),
+    ("october", "oct", "ottobre"),
+    ("november", "nov", "novembre"),
+    ("december", "dec", "dicembre"),
 )
+
+
+@lru_cache(maxsize=12)
+def first_day_re(month: int) -> re.Pattern[str]:
+    """The first day of a fiscal year starting in ``month``, as a question writes it: ``january
+    1``, ``1 january``, ``1st of jan``, ``1-jan``, ``1° gennaio`` (``1º`` reads ``1o``),
+    ``1/1/2019`` (month first); not ``january 10`` nor a range of days ``jan 1-15``."""
+    names = "|".join(_FIRST_DAY_MONTHS[month - 1])
+    return re.compile(
+        rf"(?<!\w)(?:{names})\.?\s+(?:1|1st|first)(?!\d)(?!\s*[-\u2013]\s*\d)"
+        rf"|(?<![\w/])(?:1|1st|first|1o)\s*°?\s*(?:-\s*)?(?:of\s+)?(?:{names})(?!\w)"
+        rf"|(?<![\d/])0?{month}/0?1/(?:\d{{4}}|\d{{2}})(?![\d/])"
+    )
+
+
 _DESCRIBED_BEFORE_RE = re.compile(
-    r"(?:year|period|quarter|months?)\s+(?:beginning|starting|commencing)(?:\s+on)?\s*$"
-    r"|esercizio\s+con(?:\s+inizio)?\s*$"
+    r"(?<![\w-])year\s+(?:beginning|starting|commencing)(?:\s+on)?\s*$"
+    r"|esercizio\s+con\s+inizio(?:\s+il)?\s*$"
 )
-"""A period described by its first day (``the fiscal year beginning January 1, 2019``): the
-whole period is asked for, not its start."""
-_SPAN_AFTER_RE = re.compile(
-    r"^\s*(?:,?\s*(?:19|20)\d{2})?\s*(?:to|through|until|till|al)\b|^\s*[-\u2013]"
-)
-"""A date that starts a span (``from 1 January 2019 to 31 December 2019``)."""
+"""A year described by its first day (``the fiscal year beginning January 1, 2019``,
+``l'esercizio con inizio il 1 gennaio 2019``): the whole year is asked for, not its start. A
+quarter or months so described are not a year, and ``year beginning 2019`` or ``the
+year-beginning balance`` is a start."""
 
 
-def _opening(text: str) -> str:
+def _opening(text: str, fiscal_start_month: int = 1) -> str:
     """Whether ``text`` asks for a figure at the start of a period: ``"word"`` (``at the
     beginning of 2016``, ``the opening``, ``the first day of``, ``brought forward``), ``"date"``
-    (``at January 1, 2011``, ``1/1/2019``, ``1° gennaio``), or ``""``. A period described by
-    its first day (``the year beginning January 1``) or a span from it (``from 1 January 2019
-    to ...``) asks for no start; ``start-up`` is no such word."""
-    for pattern, kind in ((_OPENING_WORDS_RE, "word"), (_OPENING_DATE_RE, "date")):
-        for found in pattern.finditer(text):
-            if _DESCRIBED_BEFORE_RE.search(text[: found.start()]):
-                continue
-            if kind == "date" and _SPAN_AFTER_RE.match(text[found.end() :]):
-                continue
-            if kind == "word" and _DESCRIBED_BEFORE_RE.search(text[: found.end()]):
-                continue  # "year beginning", "esercizio con inizio" itself
-            return kind
+    (the first day of a fiscal year: ``at January 1, 2011``, ``1/1/2019``, ``1° gennaio``), or
+    ``""``. Only a year described by its first day (:data:`_DESCRIBED_BEFORE_RE`) asks for no
+    start; a span from a first day (``from 1 January 2018 to ...``) does: a change or an
+    average over it starts from the year before's closing figure."""
+    first_day = first_day_re(fiscal_start_month)
+    for found in _OPENING_WORDS_RE.finditer(text):
+        if _DESCRIBED_BEFORE_RE.search(text[: found.end()]) and first_day.match(
+            re.sub(r"^\s*(?:on|il)?\s*", "", text[found.end() :])
+        ):
+            continue  # "the year beginning January 1, 2019": the date says which year
+        return "word"
+    for found in first_day.finditer(text):
+        if not _DESCRIBED_BEFORE_RE.search(text[: found.start()]):
+            return "date"
     return ""
 
 

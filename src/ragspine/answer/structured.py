@@ -26,7 +26,14 @@ from ragspine.answer.locale import (
     unit_words,
 )
 from ragspine.answer.locale import not_found as not_found_text
-from ragspine.answer.question import CHANGES, Operation, Pick, QuestionReading, Selection
+from ragspine.answer.question import (
+    CHANGES,
+    Operation,
+    Pick,
+    QuestionReading,
+    Selection,
+    first_day_re,
+)
 from ragspine.answer.types import AnswerStatus, CitedSentence, Figure, FigureKind, Source
 from ragspine.errors import PeriodError, QueryError, quote_input
 from ragspine.glossary import DEFAULT_CHANNEL, Glossary, MetricKind
@@ -493,7 +500,7 @@ def answer_figures(
         # is its closing balance (the opening one is 2015's), unless its name says opening or
         # it was stored from a column of that first day ("1 January 2019", IFRS 16 adoption)
         first_day = reading.opening == "date" and _stored_at_first_day(
-            store, reading.metrics, entities, periods, level
+            store, reading.metrics, entities, periods, level, glossary.fiscal_year_start_month
         )
         if not first_day:
             names = ", ".join(builder.labels(m, entities[0])["metric"] for m in reading.metrics)
@@ -510,23 +517,19 @@ def answer_figures(
     return builder.part(status, assumptions)
 
 
-_FIRST_DAY = re.compile(
-    r"(?<!\d)0?1(?:st)?\s+jan|\bjan[a-z]*\.?\s+0?1(?:st)?\b(?!\s*[-\u2013])|(?<![\d/])0?1/0?1/\d",
-    re.IGNORECASE,
-)
-
-
 def _stored_at_first_day(
     store: FactStore,
     metrics: Sequence[str],
     entities: Sequence[str],
     periods: Sequence[str],
     level: int,
+    fiscal_start_month: int,
 ) -> bool:
     """Whether every figure asked for (each metric, entity and period) is stored, and each was
     read from a column or row of a year's first day (its locator says ``1 January 2019``)."""
     if not periods:
         return False
+    first_day = first_day_re(fiscal_start_month)
     for metric in metrics:
         for entity in entities:
             found = {
@@ -536,7 +539,7 @@ def _stored_at_first_day(
             }
             if set(found) != set(periods):
                 return False
-            if not all(_FIRST_DAY.search(f.locator) for f in found.values()):
+            if not all(first_day.search(f.locator.casefold()) for f in found.values()):
                 return False
     return True
 

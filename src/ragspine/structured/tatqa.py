@@ -887,13 +887,23 @@ def _shared_stems(labels: Iterable[str]) -> frozenset[str]:
     return frozenset(stem for stem, n in counts.items() if n > 1)
 
 
-def _said_by(label: str, name: str, shared: frozenset[str] = frozenset()) -> bool:
+def _own_words(name: str, names: Iterable[str]) -> frozenset[str]:
+    """The stems that tell a column's ``name`` from the table's other columns' ``names``: a
+    caption spanning them all (``Options Outstanding`` over ``Number of Shares`` and
+    ``Weighted-Average Exercise Price``) names no column apart. A lone column keeps all."""
+    every = [_stems(n) for n in names]
+    common = frozenset.intersection(*every) if len(every) > 1 else frozenset()
+    return _stems(name) - common or _stems(name)
+
+
+def _said_by(label: str, name: frozenset[str], shared: frozenset[str] = frozenset()) -> bool:
     """Whether the words that tell ``label`` from its table's other rows (its stems less the
-    ``shared`` ones) are all, stemmed, words of the column ``name``: ``Exercised`` or
-    ``Options exercised`` under ``Weighted-Average Exercise Price``. Such a row's figure in
-    that column could not be told from the column's other figures by any question."""
+    ``shared`` ones) are all among its column's own stems ``name`` (:func:`_own_words`):
+    ``Exercised`` or ``Options exercised`` under ``Weighted-Average Exercise Price``. Such a
+    row's figure in that column could not be told from the column's other figures by any
+    question."""
     own = _stems(label) - shared or _stems(label)  # "Balance" beside "Balance adjustment"
-    return own <= _stems(name)
+    return own <= name
 
 
 def _alias(metric: str, spelling: str, new_metrics: dict[str, Term]) -> None:
@@ -1058,7 +1068,9 @@ def import_tatqa(
                     # a roll-forward's balance by its caption ("Outstanding: Number of Shares")
                     own = measures.labels.get(row.index, label)
                     if row.index in measures.labels and _said_by(
-                        own, measures.names[column], _shared_stems(measures.labels.values())
+                        own,
+                        _own_words(measures.names[column], measures.names.values()),
+                        _shared_stems(measures.labels.values()),
                     ):
                         # "Granted" under "Weighted-Average Grant Date Fair Value": no question
                         # could tell its figure from the other rows' under that column
