@@ -21,6 +21,14 @@ TABLES = {
         ["Revenue", "9,000", "8,000", "7,000"],
     ],
     # an IFRS 16 adoption table: the 1 January 2019 column is the opening figure itself
+    # a roll-forward by years: the opening row's name holds the start
+    "roll": [
+        ["", "2019", "2018"],
+        ["Balance at January 1", "115", "100"],
+        ["Additions", "30", "25"],
+        ["Reductions", "(10)", "(10)"],
+        ["Balance at December 31", "135", "115"],
+    ],
     "ifrs": [
         ["", "31 December 2018", "IFRS 16 adjustment", "1 January 2019"],
         ["Property, plant and equipment", "450.1", "(3.0)", "447.1"],
@@ -116,6 +124,10 @@ def test_a_first_day_column_does_not_answer_for_a_beginning_said_in_words(
         ("stores opened in 2019", ""),
         ("january 10, 2019", ""),
         ("jan 1-15", ""),
+        ("january 01, 2019", "date"),
+        ("01-jan-2019", "date"),
+        ("the initial balance of inventories in 2019", "word"),
+        ("the right-of-use asset at lease commencement", ""),
         ("from 1 january 2019 to 31 december 2019", "date"),
         ("the change from the beginning of 2018 to the end of 2019", "word"),
         ("the 1st of january 2019", "date"),
@@ -126,7 +138,31 @@ def test_what_counts_as_asking_for_a_start(text: str, kind: str) -> None:
 
 
 def test_the_first_day_is_the_fiscal_years() -> None:
-    """A fiscal year starting in July begins on July 1 (written ``7/1/2019`` month first)."""
+    """A fiscal year starting in July begins on July 1 (written ``7/1/2019`` month first, or
+    ``july 01``); January 1 still starts the calendar year, so it is asked back there too (a
+    review found it answered with the June closing figure); ``may first`` is a verb."""
     assert _opening(match_key("at july 1, 2019"), 7) == "date"
+    assert _opening(match_key("at july 01, 2019"), 7) == "date"
     assert _opening(match_key("at 7/1/2019"), 7) == "date"
+    assert _opening(match_key("at sept. 1, 2019"), 9) == "date"
+    assert _opening(match_key("at january 1, 2019"), 7) == "date"
     assert _opening(match_key("at july 1, 2019"), 1) == ""
+    assert _opening(match_key("which inventories may first be written down"), 5) == ""
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What was the change in balance from January 1, 2019 to December 31, 2019?",
+        "What was the change in balance at January 1 from the start of 2019 to the end of 2019?",
+    ],
+)
+def test_a_change_from_a_start_to_an_end_is_no_change_of_one_row(
+    ws: Workspace, question: str
+) -> None:
+    """A review found 'the change in balance from January 1, 2019 to December 31, 2019'
+    answered 15: the row 'Balance at January 1' across 2018 and 2019 (its name held the start,
+    so no start was left to ask about). From 115 at the start to 135 at the end is 20."""
+    answer = _ask(ws, "roll", question)
+    assert answer.status is not AnswerStatus.ANSWERED
+    assert "15" not in answer.text.replace("115", "")

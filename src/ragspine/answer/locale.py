@@ -107,6 +107,12 @@ _EN: dict[str, str] = {
         "them; or, for a row named, the fewest rows right above it that add up to it in every "
         "period stored. Rows you may not see are neither listed nor counted."
     ),
+    "start_to_end": (
+        "From which figure to which? The question runs from the start of a period to its end, "
+        "and a change over time compares {metrics} with itself across periods, not an "
+        "opening figure with a closing one. Ask for the opening and the closing rows by name, "
+        "or for the change in the closing figure from the year before."
+    ),
     "opening_asked": (
         "At the start or at the end? The question asks for a figure at the start of a period, "
         "and the figures stored for {metrics} are each period's closing ones (or its flow): the "
@@ -385,6 +391,12 @@ _IT: dict[str, str] = {
         "che le totalizza; oppure, per una riga nominata, il minor numero di righe subito sopra "
         "che la sommano in ogni periodo memorizzato. Le righe non visibili non sono né elencate "
         "né contate."
+    ),
+    "start_to_end": (
+        "Da quale cifra a quale? La domanda va dall'inizio di un periodo alla sua fine, e una "
+        "variazione nel tempo confronta {metrics} con sé stesso tra periodi, non una cifra di "
+        "apertura con una di chiusura. Chiedere per nome le righe di apertura e di chiusura, "
+        "o la variazione della cifra di chiusura dall'anno prima."
     ),
     "opening_asked": (
         "All'inizio o alla fine? La domanda chiede una cifra all'inizio di un periodo, e le "

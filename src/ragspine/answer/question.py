@@ -406,6 +406,10 @@ class QuestionReading:
     (``at January 1, 2011``; see ``_opening``). A figure stored for a year is its closing one
     (or its flow), so it is asked back rather than answered with the year's end, unless the
     figure was stored from a column of that first day."""
+    start_to_end: bool = False
+    """The question names both a start and an end (``from January 1, 2019 to December 31,
+    2019``, ``from the beginning of 2019 to the end of 2019``), whether or not a metric's name
+    holds one of them: a change over time would compare one row across years instead."""
 
     @property
     def calculation(self) -> bool:
@@ -500,6 +504,9 @@ def read_question(
     rest = "".join(blanked)
     # before periods are blanked: "at january 1"
     opening = _opening(rest, glossary.fiscal_year_start_month)
+    start_to_end = bool(_opening(text, glossary.fiscal_year_start_month)) and bool(
+        _END_RE.search(text)
+    )
 
     over = _OVER_WHAT_PERIOD_RE.search(rest)
     which = _WHICH_PERIODS_RE.search(rest) or _COUNT_PERIODS_RE.search(rest)
@@ -636,15 +643,17 @@ def read_question(
         and bool(_SUM_RE.search(text))
         and (year_range is not None or bool(_BOTH_RE.search(rest))),
         opening=opening,
+        start_to_end=start_to_end,
     )
 
 
 _OPENING_WORDS_RE = re.compile(
-    r"(?<!\w)(?:beginning|start|starting|commencement|outset|inizio)(?!\w)(?!\s*-?\s*up)"
+    r"(?<!\w)(?:beginning|start|starting|outset|inizio)(?!\w)(?!\s*-?\s*up)"
     r"|(?<![\w-])(?:opening|apertura)(?!\w)"
-    r"|(?<!\w)(?:first\s+day|brought\s+forward)(?!\w)"
+    r"|(?<!\w)(?:first\s+day|brought\s+forward|initial\s+balances?)(?!\w)"
 )
-"""Words asking for a start (``start-up`` and ``pre-opening`` are no such words)."""
+"""Words asking for a start (``start-up``, ``pre-opening`` and a lease's ``commencement`` are
+no such words)."""
 _FIRST_DAY_MONTHS = (
     ("january", "jan", "gennaio"),
     ("february", "feb", "febbraio"),
@@ -654,7 +663,7 @@ _FIRST_DAY_MONTHS = (
     ("june", "jun", "giugno"),
     ("july", "jul", "luglio"),
     ("august", "aug", "agosto"),
-    ("september", "sep", "settembre"),
+    ("september", "sept|sep", "settembre"),
     ("october", "oct", "ottobre"),
     ("november", "nov", "novembre"),
     ("december", "dec", "dicembre"),
@@ -663,17 +672,25 @@ _FIRST_DAY_MONTHS = (
 
 @lru_cache(maxsize=12)
 def first_day_re(month: int) -> re.Pattern[str]:
-    """The first day of a fiscal year starting in ``month``, as a question writes it: ``january
-    1``, ``1 january``, ``1st of jan``, ``1-jan``, ``1° gennaio`` (``1º`` reads ``1o``),
-    ``1/1/2019`` (month first); not ``january 10`` nor a range of days ``jan 1-15``."""
-    names = "|".join(_FIRST_DAY_MONTHS[month - 1])
+    """The first day of a fiscal year starting in ``month`` or of a calendar year, as a question
+    writes it: ``january 1``, ``january 01``, ``1 january``, ``1st of jan``, ``1-jan``, ``1°
+    gennaio`` (``1º`` reads ``1o``), ``1/1/2019`` (month first); not ``january 10``, a range of
+    days ``jan 1-15``, nor ``may first`` (a verb)."""
+    months = sorted({1, month})
+    names = "|".join(n for m in months for n in _FIRST_DAY_MONTHS[m - 1])
+    numbers = "|".join(f"0?{m}" for m in months)
     return re.compile(
-        rf"(?<!\w)(?:{names})\.?\s+(?:1|1st|first)(?!\d)(?!\s*[-\u2013]\s*\d)"
-        rf"|(?<![\w/])(?:1|1st|first|1o)\s*°?\s*(?:-\s*)?(?:of\s+)?(?:{names})(?!\w)"
-        rf"|(?<![\d/])0?{month}/0?1/(?:\d{{4}}|\d{{2}})(?![\d/])"
+        rf"(?<!\w)(?:{names})\.?\s+(?:0?1|1st)(?!\d)(?!\s*[-\u2013]\s*\d)"
+        rf"|(?<![\w/])(?:0?1|1st|first|1o)\s*°?\s*(?:-\s*)?(?:of\s+)?(?:{names})(?!\w)"
+        rf"|(?<![\d/])(?:{numbers})/0?1/(?:\d{{4}}|\d{{2}})(?![\d/])"
     )
 
 
+_END_RE = re.compile(
+    r"(?<!\w)(?:end|ending|close|closing|fine|chiusura)(?!\w)"
+    r"|(?<!\w)(?:december|dec)\.?\s+31(?!\d)|(?<!\d)31\s+(?:december|dec|dicembre)(?!\w)"
+)
+"""Words naming the end of a period (the calendar year's last day among them)."""
 _DESCRIBED_BEFORE_RE = re.compile(
     r"(?<![\w-])year\s+(?:beginning|starting|commencing)(?:\s+on)?\s*$"
     r"|esercizio\s+con\s+inizio(?:\s+il)?\s*$"

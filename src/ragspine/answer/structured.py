@@ -495,6 +495,11 @@ def answer_figures(
         periods = [earlier, later]
         assumptions.append(text(locale, "assume_forward", earlier=earlier, later=later))
     undated = bool(periods) and all(p == UNDATED for p in periods)
+    if reading.start_to_end and reading.operation in (*CHANGES, Operation.AVERAGE):
+        # "the change in balance from January 1, 2019 to December 31, 2019": the opening and
+        # the closing figure, not the row named "balance at january 1" in two years
+        names = ", ".join(builder.labels(m, entities[0])["metric"] for m in reading.metrics)
+        return _clarify(text(locale, "start_to_end", metrics=names), assumptions)
     if reading.opening and not undated:
         # "the unrecognized tax benefits at the beginning of 2016": the figure stored for 2016
         # is its closing balance (the opening one is 2015's), unless its name says opening or
