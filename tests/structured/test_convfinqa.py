@@ -93,6 +93,19 @@ def _imported(
     return ws, result
 
 
+def _ask_filing(ws: Workspace, filing_id: str, question: str) -> Any:
+    """``question`` asked of one filing's entity, as the public."""
+    entity = ws.glossary.entities.resolve(filing_id)
+    return ws.ask(question, AskOptions(entity=entity), principal=PUBLIC)
+
+
+CHAINED = {
+    "2015": {"balance at january 1": 2.0, "additions": 3.0, "balance at december 31": 5.0},
+    "2016": {"balance at january 1": 5.0, "additions": 1.0, "balance at december 31": 6.0},
+}
+"""A two-year roll-forward: each opening balance is the year before's closing one."""
+
+
 def _read(result: Any) -> dict[tuple[str, str, str], Decimal]:
     return {(f.entity, f.metric, f.period): f.value for f in result.facts}
 
@@ -492,11 +505,10 @@ def test_a_year_schedule_under_a_unit_is_named_by_its_lead_in_sentence(tmp_path:
     }
     reasons = {(s.filing_id, s.row) for s in result.skipped}
     assert ("Single_L/2010/page_1.pdf", "thereafter") in reasons
-    entity = ws.glossary.entities.resolve("Single_ETR/2013/page_118.pdf-1")
-    answer = ws.ask(
+    answer = _ask_filing(
+        ws,
+        "Single_ETR/2013/page_118.pdf-1",
         "what was the total of annual long-term debt maturities in 2017?",
-        AskOptions(entity=entity),
-        principal=PUBLIC,
     )
     assert answer.status is AnswerStatus.ANSWERED and "766,801" in answer.text
 
@@ -527,18 +539,14 @@ def test_a_roll_forwards_closing_balance_is_named_by_its_lead_in(tmp_path: Path)
         "2015": {"finished goods": 2.0, "raw materials": 3.0, "inventories": 5.0},
         "2016": {"finished goods": 4.0, "raw materials": 1.0, "inventories": 5.0},
     }
-    chained = {
-        "2015": {"balance at january 1": 2.0, "additions": 3.0, "balance at december 31": 5.0},
-        "2016": {"balance at january 1": 5.0, "additions": 1.0, "balance at december 31": 6.0},
-    }
     lead_in = (
         "the following is a reconciliation of the beginning and ending amounts of loss reserves :"
     )
     no_roll = _filing("Single_P/2016/page_1.pdf", parts)
     no_roll["doc"]["pre_text"] = lead_in  # type: ignore[index]
-    unnamed = _filing("Single_U/2016/page_1.pdf", chained)
+    unnamed = _filing("Single_U/2016/page_1.pdf", CHAINED)
     unnamed["doc"]["pre_text"] = "the table below is in millions ."  # type: ignore[index]
-    named = _filing("Single_N/2016/page_1.pdf", chained)
+    named = _filing("Single_N/2016/page_1.pdf", CHAINED)
     named["doc"]["pre_text"] = lead_in  # type: ignore[index]
     ws, result = _imported(tmp_path, [real, no_roll, unnamed, named], entities="filing")
     read = {(f.source_doc_id, f.metric, f.period): (f.value, f.locator) for f in result.facts}
@@ -549,11 +557,10 @@ def test_a_roll_forwards_closing_balance_is_named_by_its_lead_in(tmp_path: Path)
         (m, p) for doc, m, p in read if doc == "Single_N/2016/page_1.pdf" and m == "loss_reserves"
     }
     assert not any(m == "loss_reserves" for doc, m, _ in read if doc != "Single_N/2016/page_1.pdf")
-    entity = ws.glossary.entities.resolve("Double_AES/2016/page_191.pdf")
-    answer = ws.ask(
+    answer = _ask_filing(
+        ws,
+        "Double_AES/2016/page_191.pdf",
         "what was the total of unrecognized tax benefits in 2015?",
-        AskOptions(entity=entity),
-        principal=PUBLIC,
     )
     assert answer.status is AnswerStatus.ANSWERED and "373" in answer.text
     (tmp_path / "t").mkdir()
@@ -586,11 +593,7 @@ def test_a_roll_forward_lead_in_that_names_no_one_figure_names_nothing(
     """A review found closing balances named by half a name: 'net deferred tax assets' for a
     valuation allowance's roll, 'company' (answering 'the company's total revenue'), 'allowance'
     and 'liability'. A name must end where the sentence says no more of it."""
-    chained = {
-        "2015": {"balance at january 1": 2.0, "additions": 3.0, "balance at december 31": 5.0},
-        "2016": {"balance at january 1": 5.0, "additions": 1.0, "balance at december 31": 6.0},
-    }
-    filing = _filing("Single_N/2016/page_1.pdf", chained)
+    filing = _filing("Single_N/2016/page_1.pdf", CHAINED)
     filing["doc"]["pre_text"] = sentence  # type: ignore[index]
     _, result = _imported(tmp_path, [filing], entities="filing")
     assert not any("(the closing balance of" in f.locator for f in result.facts)
@@ -661,11 +664,7 @@ def test_a_closing_balance_does_not_answer_for_the_start_of_its_year(tmp_path: P
 def test_a_roll_forward_lead_in_after_of_names_its_figure(
     tmp_path: Path, sentence: str, name: str
 ) -> None:
-    chained = {
-        "2015": {"balance at january 1": 2.0, "additions": 3.0, "balance at december 31": 5.0},
-        "2016": {"balance at january 1": 5.0, "additions": 1.0, "balance at december 31": 6.0},
-    }
-    filing = _filing("Single_N/2016/page_1.pdf", chained)
+    filing = _filing("Single_N/2016/page_1.pdf", CHAINED)
     filing["doc"]["pre_text"] = sentence  # type: ignore[index]
     _, result = _imported(tmp_path, [filing], entities="filing")
     assert {(f.metric, f.period, f.value) for f in result.facts if f.metric == name} == {
