@@ -30,14 +30,18 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-import Stemmer
-
 from ragspine.errors import IngestError
 from ragspine.glossary import DEFAULT_CHANNEL, Glossary, MetricKind, Term, TermType
 from ragspine.periods import UNDATED
 from ragspine.security import Sensitivity
 from ragspine.structured.facts import Fact, FactKey, Scale, utc_now
-from ragspine.structured.headers import ANY_YEAR, MONTH_WORDS, captioned_period, dated_period
+from ragspine.structured.headers import (
+    ANY_YEAR,
+    MONTH_WORDS,
+    captioned_period,
+    dated_period,
+    label_stems,
+)
 from ragspine.structured.ingest import RowProgress
 from ragspine.structured.numbers import parse_value, shown
 from ragspine.structured.tables import read_json_file
@@ -245,23 +249,16 @@ def lead_in_subject(pre_text: object) -> str | None:
     found = _LEAD_IN.match(last) if last is not None else None
     if found is None or not _names_a_figure(found["subject"]):
         return None
-    named = _stems(found["subject"])
-    said = _stems(found["phrase"] or "") - named - _NARROWS_NOTHING
-    if any(not stem.isdigit() and stem not in _MONTH_STEMS for stem in said):
+    named = label_stems(found["subject"])
+    said = label_stems(found["phrase"] or "") - named - _NARROWS_NOTHING
+    if any(stem not in _MONTH_STEMS for stem in said):
         return None  # "minimum payments under purchase obligations": which payments
     return found["subject"]
 
 
-_stemmer = Stemmer.Stemmer("english")
-
-
-def _stems(text: str) -> set[str]:
-    return set(_stemmer.stemWords(re.findall(r"[^\W_]+", text.casefold())))
-
-
-_MONTH_STEMS = frozenset(_stemmer.stemWords(sorted(MONTH_WORDS)))
-_NARROWS_NOTHING = frozenset(
-    _stemmer.stemWords(
+_MONTH_STEMS = label_stems(" ".join(sorted(MONTH_WORDS)))
+_NARROWS_NOTHING = label_stems(
+    " ".join(
         (
             *("for", "under", "at", "as", "of", "on", "during", "in", "by", "with", "the", "a"),
             *("an", "our", "its", "their", "these", "those", "all", "each", "such", "any"),

@@ -18,6 +18,8 @@ import calendar
 import re
 from datetime import date
 
+import Stemmer
+
 from ragspine.periods import PeriodKind, period_of_date
 
 _MONTHS = (
@@ -135,3 +137,12 @@ def footnote_free(label: str) -> str:
     ``Revenue*``), whitespace collapsed; the label as written when nothing else is left."""
     cleaned = " ".join(_FOOTNOTE.sub(" ", label).split())
     return cleaned or " ".join(label.split())
+
+
+_stemmer = Stemmer.Stemmer("english")
+
+
+def label_stems(text: str) -> frozenset[str]:
+    """The English stems of the words of a label or sentence (``Options exercised`` ->
+    ``option``, ``exercis``), numbers left out."""
+    return frozenset(_stemmer.stemWords(re.findall(r"[^\W\d_]+", text.casefold())))

@@ -51,8 +51,6 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-import Stemmer
-
 from ragspine.errors import IngestError, PeriodError
 from ragspine.glossary import DEFAULT_CHANNEL, Glossary, MetricKind, Term, TermType
 from ragspine.periods import UNDATED, parse_period
@@ -66,6 +64,7 @@ from ragspine.structured.headers import (
     date_of,
     dated_period,
     footnote_free,
+    label_stems,
     split_year_period,
 )
 from ragspine.structured.ingest import RowProgress
@@ -873,17 +872,10 @@ def _a_year_apart(first: _Dated, last: _Dated, fiscal_start_month: int) -> bool:
     return all(years) and int(years[1][1]) == int(years[0][1]) + 1  # type: ignore[index]
 
 
-_stemmer = Stemmer.Stemmer("english")
-
-
-def _stems(text: str) -> frozenset[str]:
-    return frozenset(_stemmer.stemWords(re.findall(r"[^\W\d_]+", text.casefold())))
-
-
 def _shared_stems(labels: Iterable[str]) -> frozenset[str]:
     """Stems that two or more of a roll-forward's distinct row labels share (``option`` of
     ``Options granted``, ``Options exercised``, ``Options outstanding``)."""
-    counts = Counter(stem for label in set(labels) for stem in _stems(label))
+    counts = Counter(stem for label in set(labels) for stem in label_stems(label))
     return frozenset(stem for stem, n in counts.items() if n > 1)
 
 
@@ -891,9 +883,9 @@ def _own_words(name: str, names: Iterable[str]) -> frozenset[str]:
     """The stems that tell a column's ``name`` from the table's other columns' ``names``: a
     caption spanning them all (``Options Outstanding`` over ``Number of Shares`` and
     ``Weighted-Average Exercise Price``) names no column apart. A lone column keeps all."""
-    every = [_stems(n) for n in names]
+    every = [label_stems(n) for n in names]
     common = frozenset.intersection(*every) if len(every) > 1 else frozenset()
-    return _stems(name) - common or _stems(name)
+    return label_stems(name) - common or label_stems(name)
 
 
 def _said_by(label: str, name: frozenset[str], shared: frozenset[str] = frozenset()) -> bool:
@@ -902,7 +894,7 @@ def _said_by(label: str, name: frozenset[str], shared: frozenset[str] = frozense
     ``Exercised`` or ``Options exercised`` under ``Weighted-Average Exercise Price``. Such a
     row's figure in that column could not be told from the column's other figures by any
     question."""
-    own = _stems(label) - shared or _stems(label)  # "Balance" beside "Balance adjustment"
+    own = label_stems(label) - shared or label_stems(label)  # "Balance" beside "Balance adjustment"
     return own <= name
 
 
