@@ -570,6 +570,20 @@ def test_rows_are_periods_only_when_labels_are_periods_and_the_corner_says_no_mo
     }
 
 
+def _asker(tmp_path: Path, documents: list[dict]) -> Any:
+    """A workspace with ``documents`` ingested, and a function asking it about one table
+    (by uid) as the public."""
+    path = tmp_path / "dev.json"
+    path.write_text(json.dumps(documents), "utf-8")
+    ws = Workspace.open(tmp_path / "ws", create=True)
+    ws.ingest_tatqa(path)
+
+    def ask(question: str, uid: str) -> Any:
+        return ws.ask(question, AskOptions(entity=entity_code(uid)), principal=PUBLIC)
+
+    return ask
+
+
 ROLL = [
     ["", "Number of Shares", "Weighted-Average Exercise Price"],
     ["Outstanding at September 30, 2017", "1,000", "$4.00"],
@@ -647,13 +661,7 @@ def test_a_roll_forward_movement_is_found_by_its_balance_caption_too(tmp_path: P
         *_documents("bee68d71-44ca-4177-a1c7-8c127f6f9203"),
         {"table": {"uid": "roll", "table": ROLL}, "paragraphs": [], "questions": []},
     ]
-    path = tmp_path / "dev.json"
-    path.write_text(json.dumps(documents), "utf-8")
-    ws = Workspace.open(tmp_path / "ws", create=True)
-    ws.ingest_tatqa(path)
-
-    def ask(question: str, uid: str) -> object:
-        return ws.ask(question, AskOptions(entity=entity_code(uid)), principal=PUBLIC)
+    ask = _asker(tmp_path, documents)
 
     real = "bee68d71-44ca-4177-a1c7-8c127f6f9203"
     granted = ask("What is the number of non-vested shares granted in 2019?", real)
@@ -721,13 +729,7 @@ def test_a_roll_forward_row_its_column_names_already_is_not_read(tmp_path: Path)
     said = "row label says nothing its column's name does not"
     assert {(s.row, s.reason) for s in result.skipped} >= {("Granted", said), ("Exercised", said)}
 
-    path = tmp_path / "dev.json"
-    path.write_text(json.dumps(documents), "utf-8")
-    ws = Workspace.open(tmp_path / "ws", create=True)
-    ws.ingest_tatqa(path)
-
-    def ask(question: str, uid: str) -> Any:
-        return ws.ask(question, AskOptions(entity=entity_code(uid)), principal=PUBLIC)
+    ask = _asker(tmp_path, documents)
 
     real = "bee68d71-44ca-4177-a1c7-8c127f6f9203"
     vested = ask(

@@ -495,21 +495,22 @@ def answer_figures(
         periods = [earlier, later]
         assumptions.append(text(locale, "assume_forward", earlier=earlier, later=later))
     undated = bool(periods) and all(p == UNDATED for p in periods)
+    start = None
     if reading.start_to_end and reading.operation in (*CHANGES, Operation.AVERAGE):
         # "the change in balance from January 1, 2019 to December 31, 2019": the opening and
         # the closing figure, not the row named "balance at january 1" in two years
-        names = ", ".join(builder.labels(m, entities[0])["metric"] for m in reading.metrics)
-        return _clarify(text(locale, "start_to_end", metrics=names), assumptions)
-    if reading.opening and not undated:
+        start = "start_to_end"
+    elif reading.opening and not undated:
         # "the unrecognized tax benefits at the beginning of 2016": the figure stored for 2016
         # is its closing balance (the opening one is 2015's), unless its name says opening or
         # it was stored from a column of that first day ("1 January 2019", IFRS 16 adoption)
         first_day = reading.opening == "date" and _stored_at_first_day(
             store, reading.metrics, entities, periods, level, glossary.fiscal_year_start_month
         )
-        if not first_day:
-            names = ", ".join(builder.labels(m, entities[0])["metric"] for m in reading.metrics)
-            return _clarify(text(locale, "opening_asked", metrics=names), assumptions)
+        start = None if first_day else "opening_asked"
+    if start is not None:
+        names = ", ".join(builder.labels(m, entities[0])["metric"] for m in reading.metrics)
+        return _clarify(text(locale, start, metrics=names), assumptions)
     operation = _OPERATIONS.get(reading.operation, _lookups)
     status = operation(builder, reading, entities, periods, store, principal, level)
     if isinstance(status, FiguresPart):
