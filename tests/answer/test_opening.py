@@ -9,7 +9,7 @@ import pytest
 from ragspine import Principal, Workspace
 from ragspine.analysis import match_key
 from ragspine.answer.options import AskOptions
-from ragspine.answer.question import _opening
+from ragspine.answer.question import opening_kind
 from ragspine.answer.types import Answer, AnswerStatus
 from ragspine.structured.tatqa import entity_code
 
@@ -95,6 +95,10 @@ def test_the_start_of_a_year_is_asked_back_not_answered_with_its_end(
         # stored from a column of that first day: the figure asked for
         ("ifrs", "What was the property, plant and equipment at 1 January 2019?", "447.1"),
         ("ifrs", "What were the right-of-use assets as at 1 January 2019?", "120.5"),
+        # a span from a year's first day to its last names that year (these were asked back)
+        ("inv", "What was the revenue from 1 January 2019 to 31 December 2019?", "9,000"),
+        ("inv", "What was the revenue for January 1, 2019 through December 31, 2019?", "9,000"),
+        ("inv", "What was the revenue for the year that began on January 1, 2019?", "9,000"),
     ],
 )
 def test_a_figure_of_that_start_or_of_the_whole_year_is_answered(
@@ -117,6 +121,25 @@ def test_a_first_day_column_does_not_answer_for_a_beginning_said_in_words(
 
 
 @pytest.mark.parametrize(
+    "question",
+    [
+        "What was the property, plant and equipment in 2019?",
+        "What was the property, plant and equipment at December 31, 2019?",
+        "What was the change in property, plant and equipment from 2018 to 2019?",
+        "Which year had the highest property, plant and equipment?",
+    ],
+)
+def test_a_figure_read_at_a_first_day_is_not_the_years(ws: Workspace, question: str) -> None:
+    """The only 2019 figure of the adoption table is its '1 January 2019' column: 447.1 is
+    2019's opening, so it answers for that day alone. Before, each of these was answered with
+    it (447.1 as PP&E at December 31, 2019; the IFRS 16 adjustment -3.0 as 2019's change)."""
+    answer = _ask(ws, "ifrs", question)
+    assert answer.status is AnswerStatus.NEEDS_CLARIFICATION, question
+    assert "447.1" not in answer.text and "3.0" not in answer.text
+    assert "first day" in answer.text
+
+
+@pytest.mark.parametrize(
     ("text", "kind"),
     [
         ("start-up costs in 2019", ""),
@@ -128,26 +151,35 @@ def test_a_first_day_column_does_not_answer_for_a_beginning_said_in_words(
         ("01-jan-2019", "date"),
         ("the initial balance of inventories in 2019", "word"),
         ("the right-of-use asset at lease commencement", ""),
-        ("from 1 january 2019 to 31 december 2019", "date"),
+        # a span from a first day is a start, unless it runs to the last day of that
+        # fiscal year: then it names the year
+        ("from 1 january 2019 to 31 december 2019", ""),
+        ("from 1/1/2019 - 12/31/2019", ""),
+        ("from 1 january 2018 to 31 december 2019", "date"),
+        ("from january 1, 2019 to june 30, 2019", "date"),
+        ("the year that began on january 1, 2019", ""),
         ("the change from the beginning of 2018 to the end of 2019", "word"),
         ("the 1st of january 2019", "date"),
     ],
 )
 def test_what_counts_as_asking_for_a_start(text: str, kind: str) -> None:
-    assert _opening(match_key(text)) == kind
+    assert opening_kind(match_key(text)) == kind
 
 
 def test_the_first_day_is_the_fiscal_years() -> None:
     """A fiscal year starting in July begins on July 1 (written ``7/1/2019`` month first, or
     ``july 01``); January 1 still starts the calendar year, so it is asked back there too (a
     review found it answered with the June closing figure); ``may first`` is a verb."""
-    assert _opening(match_key("at july 1, 2019"), 7) == "date"
-    assert _opening(match_key("at july 01, 2019"), 7) == "date"
-    assert _opening(match_key("at 7/1/2019"), 7) == "date"
-    assert _opening(match_key("at sept. 1, 2019"), 9) == "date"
-    assert _opening(match_key("at january 1, 2019"), 7) == "date"
-    assert _opening(match_key("at july 1, 2019"), 1) == ""
-    assert _opening(match_key("which inventories may first be written down"), 5) == ""
+    assert opening_kind(match_key("at july 1, 2019"), 7) == "date"
+    assert opening_kind(match_key("at july 01, 2019"), 7) == "date"
+    assert opening_kind(match_key("at 7/1/2019"), 7) == "date"
+    assert opening_kind(match_key("at sept. 1, 2019"), 9) == "date"
+    assert opening_kind(match_key("at january 1, 2019"), 7) == "date"
+    assert opening_kind(match_key("at july 1, 2019"), 1) == ""
+    # a whole fiscal year from July; a calendar year is no fiscal year there
+    assert opening_kind(match_key("from july 1, 2018 to june 30, 2019"), 7) == ""
+    assert opening_kind(match_key("from january 1, 2019 to december 31, 2019"), 7) == "date"
+    assert opening_kind(match_key("which inventories may first be written down"), 5) == ""
 
 
 @pytest.mark.parametrize(

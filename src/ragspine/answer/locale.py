@@ -119,6 +119,11 @@ _EN: dict[str, str] = {
         "opening balance of a year is the closing one of the year before. Ask for the end of "
         "the year before, or for a row named as an opening balance."
     ),
+    "first_day_stored": (
+        "At the start or at the end? The figure stored for {metrics} in {periods} was read "
+        "at that year's first day (its source: {where}), so it is an opening figure, not the "
+        "year's. Ask for it at that first day, or for the end of the year before."
+    ),
     "difference_of_metrics": (
         "Which way? A difference between {first} and {second} names no direction: {first} "
         "less {second}, above, is negative; as the gap between the two, {second} exceeds "
@@ -403,6 +408,11 @@ _IT: dict[str, str] = {
         "cifre registrate per {metrics} sono quelle di chiusura di ciascun periodo (o il suo "
         "flusso): il saldo di apertura di un anno è quello di chiusura dell'anno prima. "
         "Chiedere la fine dell'anno prima, o una riga indicata come saldo di apertura."
+    ),
+    "first_day_stored": (
+        "All'inizio o alla fine? La cifra registrata per {metrics} in {periods} è stata letta "
+        "al primo giorno di quell'anno (la sua fonte: {where}), quindi è una cifra di "
+        "apertura, non dell'anno. Chiederla a quel primo giorno, o alla fine dell'anno prima."
     ),
     "difference_of_metrics": (
         "In quale verso? Una differenza tra {first} e {second} non ha verso: {first} meno "

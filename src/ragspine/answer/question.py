@@ -13,6 +13,7 @@ The route (:func:`choose_route`): a metric with an entity or a period and no exp
 
 from __future__ import annotations
 
+import calendar
 import itertools
 import re
 from dataclasses import dataclass
@@ -403,9 +404,9 @@ class QuestionReading:
     opening: str = ""
     """The question asks for a figure at the start of a period in words outside its metrics'
     names: ``"word"`` (``at the beginning of 2016``, ``the opening balance``) or ``"date"``
-    (``at January 1, 2011``; see ``_opening``). A figure stored for a year is its closing one
-    (or its flow), so it is asked back rather than answered with the year's end, unless the
-    figure was stored from a column of that first day."""
+    (``at January 1, 2011``; see :func:`opening_kind`). A figure stored for a year is its
+    closing one (or its flow), so it is asked back rather than answered with the year's end,
+    unless the figure was stored from a column of that first day."""
     start_to_end: bool = False
     """The question names both a start and an end (``from January 1, 2019 to December 31,
     2019``, ``from the beginning of 2019 to the end of 2019``), whether or not a metric's name
@@ -503,10 +504,13 @@ def read_question(
             outside_metrics[start:end] = " " * (end - start)
     rest = "".join(blanked)
     # before periods are blanked: "at january 1"
-    opening = _opening(rest, glossary.fiscal_year_start_month)
-    start_to_end = bool(_opening(text, glossary.fiscal_year_start_month)) and bool(
-        _END_RE.search(text)
-    )
+    opening = opening_kind(rest, glossary.fiscal_year_start_month)
+    # a change or an average from a start to an end, even over one whole year: "the change
+    # in balance from January 1, 2019 to December 31, 2019" is no change of the row
+    # "Balance at January 1" that the date's words would also match
+    start_to_end = bool(
+        opening_kind(text, glossary.fiscal_year_start_month, whole_years=False)
+    ) and bool(_END_RE.search(text))
 
     over = _OVER_WHAT_PERIOD_RE.search(rest)
     which = _WHICH_PERIODS_RE.search(rest) or _COUNT_PERIODS_RE.search(rest)
@@ -692,7 +696,8 @@ _END_RE = re.compile(
 )
 """Words naming the end of a period (the calendar year's last day among them)."""
 _DESCRIBED_BEFORE_RE = re.compile(
-    r"(?<![\w-])year\s+(?:beginning|starting|commencing)(?:\s+on)?\s*$"
+    r"(?<![\w-])year\s+(?:beginning|starting|commencing"
+    r"|(?:that|which)\s+(?:began|begins|started|starts|commenced|commences))(?:\s+on)?\s*$"
     r"|esercizio\s+con\s+inizio(?:\s+il)?\s*$"
 )
 """A year described by its first day (``the fiscal year beginning January 1, 2019``,
@@ -701,13 +706,15 @@ quarter or months so described are not a year, and ``year beginning 2019`` or ``
 year-beginning balance`` is a start."""
 
 
-def _opening(text: str, fiscal_start_month: int = 1) -> str:
+def opening_kind(text: str, fiscal_start_month: int = 1, *, whole_years: bool = True) -> str:
     """Whether ``text`` asks for a figure at the start of a period: ``"word"`` (``at the
     beginning of 2016``, ``the opening``, ``the first day of``, ``brought forward``), ``"date"``
     (the first day of a fiscal year: ``at January 1, 2011``, ``1/1/2019``, ``1° gennaio``), or
-    ``""``. Only a year described by its first day (:data:`_DESCRIBED_BEFORE_RE`) asks for no
-    start; a span from a first day (``from 1 January 2018 to ...``) does: a change or an
-    average over it starts from the year before's closing figure."""
+    ``""``. A year described by its first day (:data:`_DESCRIBED_BEFORE_RE`) asks for no
+    start, nor, with ``whole_years``, a span from a fiscal year's first day to its last (``from
+    1 January 2019 to 31 December 2019``: that year); any other span from a first day (``from
+    1 January 2018 to ...``) does: a change or an average over it starts from the year
+    before's closing figure."""
     first_day = first_day_re(fiscal_start_month)
     for found in _OPENING_WORDS_RE.finditer(text):
         if _DESCRIBED_BEFORE_RE.search(text[: found.end()]) and first_day.match(
@@ -716,9 +723,44 @@ def _opening(text: str, fiscal_start_month: int = 1) -> str:
             continue  # "the year beginning January 1, 2019": the date says which year
         return "word"
     for found in first_day.finditer(text):
-        if not _DESCRIBED_BEFORE_RE.search(text[: found.start()]):
-            return "date"
+        if _DESCRIBED_BEFORE_RE.search(text[: found.start()]):
+            continue
+        if whole_years and _whole_year_from(text, found, fiscal_start_month):
+            continue  # "from 1 January 2019 to 31 December 2019": the year 2019 itself
+        return "date"
     return ""
+
+
+_DAY_WITH_YEAR = (
+    rf"(?:(?:{_MONTH_NAMES})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?\s*,?\s*\d{{4}}"
+    rf"|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTH_NAMES})\.?\s*,?\s*\d{{4}}"
+    r"|\d{1,2}/\d{1,2}/\d{4})"
+)
+_WHOLE_YEAR_RE = re.compile(
+    rf"\s*(?P<first>{_DAY_WITH_YEAR})\s*(?:to|through|thru|until|till|-|\u2013|\u2014|and|al)\s*"
+    rf"(?:the\s+)?(?P<last>{_DAY_WITH_YEAR})(?![\d/])"
+)
+"""A span from one day to another, both with their years (``1 January 2019 to 31 December
+2019``, ``1/1/2019 - 12/31/2019``)."""
+
+
+def _whole_year_from(text: str, found: re.Match[str], fiscal_start_month: int) -> bool:
+    """Whether the first day ``found`` starts a span that runs to the last day of its own
+    fiscal year (``from 1 January 2019 to 31 December 2019``, ``July 1, 2018 through June 30,
+    2019`` with a July start): that names the year, not its start. A calendar year under
+    another fiscal year, or a span of another length, is not a fiscal year."""
+    span = _WHOLE_YEAR_RE.match(text, found.start())
+    if span is None:
+        return False
+    first, last = (
+        date_of(re.sub(r"(?<=\d)(?:st|nd|rd|th)(?!\w)|(?<!\w)of\s+", "", span[name]))
+        for name in ("first", "last")
+    )
+    if first is None or last is None or first.day != 1 or first.month != fiscal_start_month:
+        return False
+    end_year = first.year + (first.month != 1)
+    end_month = (first.month - 2) % 12 + 1
+    return last == date(end_year, end_month, calendar.monthrange(end_year, end_month)[1])
 
 
 _SUMMED_RE = re.compile(r"(?<!\w)(?:sum|summed|combined|somma)(?!\w)")

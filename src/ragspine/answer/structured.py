@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
 
+from ragspine.analysis import match_key
 from ragspine.answer.locale import (
     Locale,
     format_amount,
@@ -33,6 +34,7 @@ from ragspine.answer.question import (
     QuestionReading,
     Selection,
     first_day_re,
+    opening_kind,
 )
 from ragspine.answer.types import AnswerStatus, CitedSentence, Figure, FigureKind, Source
 from ragspine.errors import PeriodError, QueryError, quote_input
@@ -508,6 +510,24 @@ def answer_figures(
             store, reading.metrics, entities, periods, level, glossary.fiscal_year_start_month
         )
         start = None if first_day else "opening_asked"
+    elif not undated and (
+        opening := _read_at_first_day(
+            store,
+            reading.metrics,
+            entities,
+            periods,
+            level,
+            glossary.fiscal_year_start_month,
+            lambda metric, entity: builder.labels(metric, entity)["metric"],
+        )
+    ):
+        # "PP&E at December 31, 2019" where the only 2019 figure is an IFRS 16 adoption
+        # table's "1 January 2019" column: that year's opening, not its figure
+        fact = opening[0]
+        label = builder.labels(fact.metric, fact.entity)["metric"]
+        where = quote_input(fact.locator)
+        said = text(locale, "first_day_stored", metrics=label, periods=fact.period, where=where)
+        return _clarify(said, assumptions)
     if start is not None:
         names = ", ".join(builder.labels(m, entities[0])["metric"] for m in reading.metrics)
         return _clarify(text(locale, start, metrics=names), assumptions)
@@ -548,6 +568,35 @@ def _stored_at_first_day(
             if not all(first_day.search(f.locator.casefold()) for f in found.values()):
                 return False
     return True
+
+
+def _read_at_first_day(
+    store: FactStore,
+    metrics: Sequence[str],
+    entities: Sequence[str],
+    periods: Sequence[str],
+    level: int,
+    fiscal_start_month: int,
+    label: Callable[[str, str], str],
+) -> list[Fact]:
+    """The figures asked for (each metric, entity and period; every period where none is
+    named, as a ``which year`` pick compares them all) that were read at their year's first
+    day: their locator names it (a column ``1 January 2019``) and their metric's own name does
+    not (a row ``Balance at January 1`` or a metric ``... at beginning of period`` is asked
+    for by that name)."""
+    first_day = first_day_re(fiscal_start_month)
+    found = []
+    for metric in metrics:
+        for entity in entities:
+            for fact in store.scan(max_level=level, metric=metric, entity=entity):
+                if periods and fact.period not in periods:
+                    continue
+                if not first_day.search(fact.locator.casefold()):
+                    continue
+                name = match_key(label(fact.metric, fact.entity))
+                if not first_day.search(name) and not opening_kind(name, fiscal_start_month):
+                    found.append(fact)
+    return found
 
 
 def _ordered_periods(reading: QuestionReading, periods: list[str], glossary: Glossary) -> list[str]:
