@@ -124,6 +124,11 @@ _EN: dict[str, str] = {
         "at that year's first day (its source: {where}), so it is an opening figure, not the "
         "year's. Ask for it at that first day, or for the end of the year before."
     ),
+    "other_day_stored": (
+        "Which day? The figure stored for {metrics} in {periods} was read at {read} (its "
+        "source: {where}), not at {asked}, the day the question names. Ask for it at {read}, "
+        "or for the figure of that day from a source that states it."
+    ),
     "difference_of_metrics": (
         "Which way? A difference between {first} and {second} names no direction: {first} "
         "less {second}, above, is negative; as the gap between the two, {second} exceeds "
@@ -413,6 +418,11 @@ _IT: dict[str, str] = {
         "All'inizio o alla fine? La cifra registrata per {metrics} in {periods} è stata letta "
         "al primo giorno di quell'anno (la sua fonte: {where}), quindi è una cifra di "
         "apertura, non dell'anno. Chiederla a quel primo giorno, o alla fine dell'anno prima."
+    ),
+    "other_day_stored": (
+        "Quale giorno? La cifra registrata per {metrics} in {periods} è stata letta al {read} "
+        "(la sua fonte: {where}), non al {asked}, il giorno indicato dalla domanda. Chiederla "
+        "al {read}, o chiedere la cifra di quel giorno a una fonte che la riporti."
     ),
     "difference_of_metrics": (
         "In quale verso? Una differenza tra {first} e {second} non ha verso: {first} meno "

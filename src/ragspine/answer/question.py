@@ -295,16 +295,16 @@ _SHORTER_SPAN_RE = re.compile(
 2019``, ``the quarter ended``, ``13 weeks ended``): no fiscal year answers it."""
 
 
-def _day_period(day: str, before: str, fiscal_start_month: int) -> Period:
-    """The fiscal year holding ``day`` (said after the text ``before``), as a header's date is
-    read (so that a question and a table heading ``January 3, 2009`` agree); PeriodError when
-    no such date exists or when it ends a span shorter than a year."""
+def _day_period(day: str, before: str, fiscal_start_month: int) -> tuple[date, Period]:
+    """The day ``day`` (said after the text ``before``) and the fiscal year holding it, as a
+    header's date is read (so that a question and a table heading ``January 3, 2009`` agree);
+    PeriodError when no such date exists or when it ends a span shorter than a year."""
     when = date_of(re.sub(r"(?<=\d)(?:st|nd|rd|th)(?!\w)", "", day))
     if when is None:
         raise PeriodError(f"no such date {day!r}")
     if _SHORTER_SPAN_RE.search(before):
         raise PeriodError(f"{day!r} ends a span shorter than a year")
-    return period_of_date(when, PeriodKind.YEAR, fiscal_start_month)
+    return when, period_of_date(when, PeriodKind.YEAR, fiscal_start_month)
 
 
 _BASE_WORDS = (
@@ -411,6 +411,10 @@ class QuestionReading:
     """The question names both a start and an end (``from January 1, 2019 to December 31,
     2019``, ``from the beginning of 2019 to the end of 2019``), whether or not a metric's name
     holds one of them: a change over time would compare one row across years instead."""
+    days: tuple[date, ...] = ()
+    """The days the question names as its periods (``at December 31, 2019``, ``12/31/19``),
+    each read as the fiscal year holding it: a figure read at another day of that year (a
+    column ``June 30, 2019``) is not the one asked for."""
 
     @property
     def calculation(self) -> bool:
@@ -528,6 +532,7 @@ def read_question(
         over = None  # "over which period was revenue highest": a year picked
 
     periods: list[str] = []
+    days: list[date] = []
     bad_period: str | None = None
     base_period: str | None = None
     years: list[tuple[int, int, int]] = []  # (start, end, year) of each bare-year period
@@ -540,7 +545,8 @@ def read_question(
             day = match["date"] or match["day"]
             if day:  # "12/31/10", "31 December 2019": the fiscal year holding that day
                 said = _before(scanned, match.start())
-                period = _day_period(day, said, glossary.fiscal_year_start_month)
+                when, period = _day_period(day, said, glossary.fiscal_year_start_month)
+                days.append(when)
             else:
                 period = parse_period(match.group(0), reference, glossary.fiscal_year_start_month)
         except PeriodError:
@@ -648,6 +654,7 @@ def read_question(
         and (year_range is not None or bool(_BOTH_RE.search(rest))),
         opening=opening,
         start_to_end=start_to_end,
+        days=tuple(dict.fromkeys(days)),
     )
 
 

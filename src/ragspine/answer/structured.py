@@ -48,11 +48,13 @@ from ragspine.periods import (
     UNDATED,
     PeriodKind,
     parse_period,
+    period_of_date,
     suggest_periods,
 )
 from ragspine.security import Principal, max_visible_level
 from ragspine.stores.facts import FactStore
 from ragspine.structured.facts import Fact, FactKey, Scale
+from ragspine.structured.headers import days_in
 from ragspine.structured.query import MetricResult, MetricStatus, query_metric
 
 MINUS = "\N{MINUS SIGN}"
@@ -525,9 +527,27 @@ def answer_figures(
         # table's "1 January 2019" column: that year's opening, not its figure
         fact = opening[0]
         label = builder.labels(fact.metric, fact.entity)["metric"]
-        where = quote_input(fact.locator)
+        where = fact.locator
         said = text(locale, "first_day_stored", metrics=label, periods=fact.period, where=where)
         return _clarify(said, assumptions)
+    if start is None and reading.days and not undated:
+        other = _read_at_another_day(
+            store, reading, entities, periods, level, glossary.fiscal_year_start_month
+        )
+        if other is not None:
+            # "the inventories at December 31, 2019" where 2019's figure was read from a
+            # column "June 30, 2019": a figure of that year, but not of the day asked
+            fact, read, on_day = other
+            said = text(
+                locale,
+                "other_day_stored",
+                metrics=builder.labels(fact.metric, fact.entity)["metric"],
+                periods=fact.period,
+                read=read.isoformat(),
+                asked=on_day.isoformat(),
+                where=fact.locator,
+            )
+            return _clarify(said, assumptions)
     if start is not None:
         names = ", ".join(builder.labels(m, entities[0])["metric"] for m in reading.metrics)
         return _clarify(text(locale, start, metrics=names), assumptions)
@@ -597,6 +617,46 @@ def _read_at_first_day(
                 if not first_day.search(name) and not opening_kind(name, fiscal_start_month):
                     found.append(fact)
     return found
+
+
+DAY_TOLERANCE = 7
+"""Days by which a day asked and a day a figure was read at may differ and still be one: a
+52/53-week year ends within a week of the calendar date a question names (``December 31,
+2019`` for a column ``December 28, 2019``)."""
+
+
+def _read_at_another_day(
+    store: FactStore,
+    reading: QuestionReading,
+    entities: Sequence[str],
+    periods: Sequence[str],
+    level: int,
+    fiscal_start_month: int,
+) -> tuple[Fact, date, date] | None:
+    """A figure asked for at a day (``at December 31, 2019``) whose locator names days of the
+    same fiscal year and none of them within :data:`DAY_TOLERANCE` of a day asked (a column
+    ``June 30, 2019``): the figure, the day it was read at and the day asked. A locator that
+    names no day of that year (a column ``2019``) is the year's figure, as before."""
+    asked: dict[str, list[date]] = {}
+    for day in reading.days:
+        label = period_of_date(day, PeriodKind.YEAR, fiscal_start_month).label
+        asked.setdefault(label, []).append(day)
+    for metric in reading.metrics:
+        for entity in entities:
+            for fact in store.scan(max_level=level, metric=metric, entity=entity):
+                if fact.period not in periods or fact.period not in asked:
+                    continue
+                read = [
+                    day
+                    for day in days_in(fact.locator)
+                    if period_of_date(day, PeriodKind.YEAR, fiscal_start_month).label == fact.period
+                ]
+                days = asked[fact.period]
+                if read and all(
+                    abs((day - at).days) > DAY_TOLERANCE for day in days for at in read
+                ):
+                    return fact, read[0], days[0]
+    return None
 
 
 def _ordered_periods(reading: QuestionReading, periods: list[str], glossary: Glossary) -> list[str]:

@@ -71,11 +71,17 @@ def date_of(text: str) -> date | None:
     found = _DATED.fullmatch(" ".join(text.split()))
     if found is None:
         return None
+    if found["m5"]:  # a month: its last day
+        month, year = _MONTH_NUMBERS[found["m5"].casefold()[:3]], int(found["y5"])
+        return date(year, month, calendar.monthrange(year, month)[1])
+    return _day_of(found)
+
+
+def _day_of(found: re.Match[str]) -> date | None:
+    """The day matched by the groups ``m1``-``d1``-``y1`` ... ``m4``-``d4``-``y4`` (month
+    number first in ``m3``), or None for an impossible one (``February 30, 2019``)."""
     if found["m3"]:
         month, day, year = int(found["m3"]), int(found["d3"]), int(found["y3"])
-    elif found["m5"]:  # a month: its last day
-        month, year = _MONTH_NUMBERS[found["m5"].casefold()[:3]], int(found["y5"])
-        day = calendar.monthrange(year, month)[1]
     else:
         name = (found["m1"] or found["m2"] or found["m4"]).casefold()[:3]
         month, day = _MONTH_NUMBERS[name], int(found["d1"] or found["d2"] or found["d4"])
@@ -85,6 +91,24 @@ def date_of(text: str) -> date | None:
         return date(year, month, day)
     except ValueError:
         return None
+
+
+_DAY_IN_TEXT = re.compile(
+    rf"(?<![\w/])(?:(?P<m1>{_MONTHS})\s*\.?\s+(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?\s*,?\s*"
+    r"(?P<y1>\d{4})"
+    rf"|(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m2>{_MONTHS})\.?\s*,?\s*(?P<y2>\d{{4}})"
+    r"|(?P<m3>\d{1,2})/(?P<d3>\d{1,2})/(?P<y3>\d{4}|\d{2})"
+    rf"|(?P<d4>\d{{1,2}})-(?P<m4>{_MONTHS})-(?P<y4>\d{{4}}|\d{{2}}))(?![\w/])",
+    re.IGNORECASE,
+)
+
+
+def days_in(text: str) -> list[date]:
+    """Every day a text names with its year (``December 31, 2019``, ``31 december 2019``,
+    ``12/31/19``, ``31-dec-2019``, a tokenizer's ``december 31 , 2013``), in order; a month
+    alone names no day."""
+    found = (_day_of(match) for match in _DAY_IN_TEXT.finditer(" ".join(text.split())))
+    return [day for day in found if day is not None]
 
 
 _YEAR_WORD = re.compile(r"(?:19|20)\d{2}")

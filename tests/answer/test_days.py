@@ -1,0 +1,112 @@
+"""A question naming a day is answered only with a figure read at that day (or read where the
+source names no day): a figure of the same year read at another day is asked back."""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+
+import pytest
+
+from ragspine import Principal, Workspace
+from ragspine.answer.options import AskOptions
+from ragspine.answer.types import Answer, AnswerStatus
+from ragspine.structured.headers import days_in
+from ragspine.structured.tatqa import entity_code
+
+PUBLIC = Principal.of("public")
+TABLES = {
+    # a June year end in a workspace whose fiscal year is the calendar year: each column is
+    # stored for the year holding its day
+    "midyear": [
+        ["(in millions)", "June 30, 2019", "June 30, 2018"],
+        ["Inventories", "400", "500"],
+        ["Revenue", "9,000", "8,000"],
+    ],
+    "calendar": [["", "December 31, 2019", "December 31, 2018"], ["Inventories", "40", "50"]],
+    # a 52/53-week year: its end is within a week of the calendar year's
+    "weekly": [["", "December 28, 2019", "December 29, 2018"], ["Inventories", "4", "5"]],
+    # a column naming no day is the year's figure
+    "plain": [["", "2019", "2018"], ["Inventories", "7", "8"]],
+}
+
+
+@pytest.fixture(scope="module")
+def ws(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
+    root = tmp_path_factory.mktemp("days")
+    documents = [
+        {"table": {"uid": uid, "table": table}, "paragraphs": [], "questions": []}
+        for uid, table in TABLES.items()
+    ]
+    (root / "d.json").write_text(json.dumps(documents), "utf-8")
+    workspace = Workspace.open(root / "ws", create=True)
+    workspace.ingest_tatqa(root / "d.json")
+    return workspace
+
+
+def _ask(ws: Workspace, uid: str, question: str) -> Answer:
+    return ws.ask(question, AskOptions(entity=entity_code(uid)), principal=PUBLIC)
+
+
+@pytest.mark.parametrize(
+    ("uid", "question", "read"),
+    [
+        ("midyear", "What were the inventories at December 31, 2019?", "2019-06-30"),
+        ("midyear", "What were the inventories as of 12/31/2019?", "2019-06-30"),
+        (
+            "midyear",
+            "What was the change in inventories from December 31, 2018 to December 31, 2019?",
+            "2018-06-30",
+        ),
+        ("calendar", "What were the inventories at June 30, 2019?", "2019-12-31"),
+        ("calendar", "What were the inventories at June 30th, 2019?", "2019-12-31"),
+    ],
+)
+def test_a_figure_read_at_another_day_of_the_year_is_asked_back(
+    ws: Workspace, uid: str, question: str, read: str
+) -> None:
+    """Before, each was answered with the figure of the other day (400 as the inventories at
+    December 31, 2019; -100 as a change between two December days)."""
+    answer = _ask(ws, uid, question)
+    assert answer.status is AnswerStatus.NEEDS_CLARIFICATION, question
+    assert answer.figures == ()
+    assert read in answer.text
+
+
+@pytest.mark.parametrize(
+    ("uid", "question", "figure"),
+    [
+        ("midyear", "What were the inventories at June 30, 2019?", "400"),
+        ("midyear", "What were the inventories as of 6/30/2019?", "400"),
+        ("midyear", "What were the inventories in 2019?", "400"),
+        ("midyear", "What was the revenue for the year ended June 30, 2019?", "9,000"),
+        ("calendar", "What were the inventories at December 31, 2019?", "40"),
+        ("weekly", "What were the inventories at December 31, 2019?", "4"),
+        ("weekly", "What were the inventories at 31 December 2018?", "5"),
+        ("plain", "What were the inventories at June 30, 2019?", "7"),
+    ],
+)
+def test_a_figure_of_the_day_asked_or_of_a_year_is_answered(
+    ws: Workspace, uid: str, question: str, figure: str
+) -> None:
+    answer = _ask(ws, uid, question)
+    assert answer.status is AnswerStatus.ANSWERED, question
+    assert f"was {figure}" in answer.text
+
+
+def test_days_in_reads_every_spelling_of_a_day() -> None:
+    locator = (
+        "Single_X/2013/page_3.pdf, page 3, column 'december 31 , 2013', row 'notes due "
+        "june 30 2015'; 12/31/19, 1/3/2015, 31-dec-2013, dec . 31 2008, 1st of March 2017"
+    )
+    assert days_in(locator) == [
+        date(2013, 12, 31),
+        date(2015, 6, 30),
+        date(2019, 12, 31),
+        date(2015, 1, 3),
+        date(2013, 12, 31),
+        date(2008, 12, 31),
+        date(2017, 3, 1),
+    ]
+    # a month alone, an impossible day and a year are no days
+    assert days_in("june 2019, February 30, 2019, 2019") == []
