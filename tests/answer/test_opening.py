@@ -34,6 +34,17 @@ TABLES = {
         ["Property, plant and equipment", "450.1", "(3.0)", "447.1"],
         ["Right-of-use assets", "-", "120.5", "120.5"],
     ],
+    # a 52/53-week year that ends on January 1: a year's end, not its first day
+    "weeks": [
+        ["", "Fiscal year ended January 1, 2017", "January 3, 2016", "December 28, 2014"],
+        ["Revenue", "900", "800", "700"],
+    ],
+    # a first day in a section heading: the figures are still the years'
+    "section": [
+        ["", "2019", "2018"],
+        ["Impact of adoption of IFRS 16 at 1 January 2019", "", ""],
+        ["Depreciation", "50", "40"],
+    ],
 }
 
 
@@ -95,6 +106,10 @@ def test_the_start_of_a_year_is_asked_back_not_answered_with_its_end(
         # stored from a column of that first day: the figure asked for
         ("ifrs", "What was the property, plant and equipment at 1 January 2019?", "447.1"),
         ("ifrs", "What were the right-of-use assets as at 1 January 2019?", "120.5"),
+        # a year that ends on January 1, and a heading that mentions a first day (a review
+        # found these asked back: only a column of a first day is read at that day)
+        ("weeks", "What was the revenue in 2017?", "900"),
+        ("section", "What was the depreciation in 2019?", "50"),
         # a span from a year's first day to its last names that year (these were asked back)
         ("inv", "What was the revenue from 1 January 2019 to 31 December 2019?", "9,000"),
         ("inv", "What was the revenue for January 1, 2019 through December 31, 2019?", "9,000"),
@@ -107,6 +122,36 @@ def test_a_figure_of_that_start_or_of_the_whole_year_is_answered(
     answer = _ask(ws, uid, question)
     assert answer.status is AnswerStatus.ANSWERED, question
     assert figure in answer.text
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What was the change in inventories from 1/1/2019 to 12/31/2019?",
+        "What was the change in inventories from 1st January 2019 to 31st December 2019?",
+        "What was the increase in revenue from 1/1/2019 to 12/31/2019?",
+        "What were the combined inventories on 1 January 2019 and 31 December 2019?",
+        "What were the inventories at 1 January 2019 and 31 December 2019 respectively?",
+    ],
+)
+def test_a_whole_year_span_is_no_lookup_of_a_change_or_of_two_days(
+    ws: Workspace, question: str
+) -> None:
+    """A review found, once a span from a year's first day to its last named the year: a
+    change or an increase over it answered the wrong way round (+100, -1,000; the end
+    written 12/31/2019 is said by no end word), and two days joined by 'and' answered 400
+    alone. Each is asked back, with no figure."""
+    answer = _ask(ws, "inv", question)
+    assert answer.status is AnswerStatus.NEEDS_CLARIFICATION, question
+    assert answer.figures == ()
+
+
+def test_a_first_day_in_a_section_heading_is_no_first_day_column(ws: Workspace) -> None:
+    """A review found 'the depreciation at 1 January 2019' answered 50, the year's flow,
+    because a section heading above the row mentions that day."""
+    answer = _ask(ws, "section", "What was the depreciation at 1 January 2019?")
+    assert answer.status is AnswerStatus.NEEDS_CLARIFICATION
+    assert "50" not in answer.text
 
 
 def test_a_first_day_column_does_not_answer_for_a_beginning_said_in_words(

@@ -509,12 +509,15 @@ def read_question(
     rest = "".join(blanked)
     # before periods are blanked: "at january 1"
     opening = opening_kind(rest, glossary.fiscal_year_start_month)
-    # a change or an average from a start to an end, even over one whole year: "the change
+    # a change or an average from a start to an end, over one whole year too: "the change
     # in balance from January 1, 2019 to December 31, 2019" is no change of the row
-    # "Balance at January 1" that the date's words would also match
-    start_to_end = bool(
-        opening_kind(text, glossary.fiscal_year_start_month, whole_years=False)
-    ) and bool(_END_RE.search(text))
+    # "Balance at January 1" that the date's words would also match, and "from 1/1/2019 to
+    # 12/31/2019" ends the span at a day no end word names
+    month = glossary.fiscal_year_start_month
+    any_start = bool(opening_kind(text, month, whole_years=False))
+    start_to_end = any_start and (
+        bool(_END_RE.search(text)) or not opening_kind(text, month)  # a whole-year span
+    )
 
     over = _OVER_WHAT_PERIOD_RE.search(rest)
     which = _WHICH_PERIODS_RE.search(rest) or _COUNT_PERIODS_RE.search(rest)
@@ -707,10 +710,10 @@ _DESCRIBED_BEFORE_RE = re.compile(
     r"|(?:that|which)\s+(?:began|begins|started|starts|commenced|commences))(?:\s+on)?\s*$"
     r"|esercizio\s+con\s+inizio(?:\s+il)?\s*$"
 )
-"""A year described by its first day (``the fiscal year beginning January 1, 2019``,
-``l'esercizio con inizio il 1 gennaio 2019``): the whole year is asked for, not its start. A
-quarter or months so described are not a year, and ``year beginning 2019`` or ``the
-year-beginning balance`` is a start."""
+"""A year described by its first day (``the fiscal year beginning January 1, 2019``, ``the
+year that began on January 1, 2019``, ``l'esercizio con inizio il 1 gennaio 2019``): the whole
+year is asked for, not its start. A quarter or months so described are not a year, and
+``year beginning 2019`` or ``the year-beginning balance`` is a start."""
 
 
 def opening_kind(text: str, fiscal_start_month: int = 1, *, whole_years: bool = True) -> str:
@@ -744,11 +747,11 @@ _DAY_WITH_YEAR = (
     r"|\d{1,2}/\d{1,2}/\d{4})"
 )
 _WHOLE_YEAR_RE = re.compile(
-    rf"\s*(?P<first>{_DAY_WITH_YEAR})\s*(?:to|through|thru|until|till|-|\u2013|\u2014|and|al)\s*"
+    rf"\s*(?P<first>{_DAY_WITH_YEAR})\s*(?:to|through|thru|until|till|-|\u2013|\u2014)\s*"
     rf"(?:the\s+)?(?P<last>{_DAY_WITH_YEAR})(?![\d/])"
 )
 """A span from one day to another, both with their years (``1 January 2019 to 31 December
-2019``, ``1/1/2019 - 12/31/2019``)."""
+2019``, ``1/1/2019 - 12/31/2019``); two days joined by ``and`` are two figures, not a span."""
 
 
 def _whole_year_from(text: str, found: re.Match[str], fiscal_start_month: int) -> bool:

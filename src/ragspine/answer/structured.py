@@ -53,7 +53,7 @@ from ragspine.periods import (
 )
 from ragspine.security import Principal, max_visible_level
 from ragspine.stores.facts import FactStore
-from ragspine.structured.facts import Fact, FactKey, Scale
+from ragspine.structured.facts import Fact, FactKey, Scale, locator_column
 from ragspine.structured.headers import days_in
 from ragspine.structured.query import MetricResult, MetricStatus, query_metric
 
@@ -512,28 +512,28 @@ def answer_figures(
             store, reading.metrics, entities, periods, level, glossary.fiscal_year_start_month
         )
         start = None if first_day else "opening_asked"
-    elif not undated and (
-        opening := _read_at_first_day(
-            store,
-            reading.metrics,
-            entities,
-            periods,
-            level,
-            glossary.fiscal_year_start_month,
-            lambda metric, entity: builder.labels(metric, entity)["metric"],
-        )
-    ):
+
+    def metric_label(metric: str, entity: str) -> str:
+        return builder.labels(metric, entity)["metric"]
+
+    month = glossary.fiscal_year_start_month
+    if start is None and not reading.opening and not undated:
         # "PP&E at December 31, 2019" where the only 2019 figure is an IFRS 16 adoption
         # table's "1 January 2019" column: that year's opening, not its figure
-        fact = opening[0]
-        label = builder.labels(fact.metric, fact.entity)["metric"]
-        where = fact.locator
-        said = text(locale, "first_day_stored", metrics=label, periods=fact.period, where=where)
-        return _clarify(said, assumptions)
-    if start is None and reading.days and not undated:
-        other = _read_at_another_day(
-            store, reading, entities, periods, level, glossary.fiscal_year_start_month
+        fact = _read_at_first_day(
+            store, reading.metrics, entities, periods, level, month, metric_label
         )
+        if fact is not None:
+            said = text(
+                locale,
+                "first_day_stored",
+                metrics=metric_label(fact.metric, fact.entity),
+                periods=fact.period,
+                where=fact.locator,
+            )
+            return _clarify(said, assumptions)
+    if start is None and reading.days and not undated:
+        other = _read_at_another_day(store, reading, entities, periods, level, month, metric_label)
         if other is not None:
             # "the inventories at December 31, 2019" where 2019's figure was read from a
             # column "June 30, 2019": a figure of that year, but not of the day asked
@@ -541,7 +541,7 @@ def answer_figures(
             said = text(
                 locale,
                 "other_day_stored",
-                metrics=builder.labels(fact.metric, fact.entity)["metric"],
+                metrics=metric_label(fact.metric, fact.entity),
                 periods=fact.period,
                 read=read.isoformat(),
                 asked=on_day.isoformat(),
@@ -572,10 +572,9 @@ def _stored_at_first_day(
     fiscal_start_month: int,
 ) -> bool:
     """Whether every figure asked for (each metric, entity and period) is stored, and each was
-    read from a column or row of a year's first day (its locator says ``1 January 2019``)."""
+    read from a column of a year's first day (:func:`_column_at_first_day`)."""
     if not periods:
         return False
-    first_day = first_day_re(fiscal_start_month)
     for metric in metrics:
         for entity in entities:
             found = {
@@ -585,9 +584,21 @@ def _stored_at_first_day(
             }
             if set(found) != set(periods):
                 return False
-            if not all(first_day.search(f.locator.casefold()) for f in found.values()):
+            if not all(_column_at_first_day(f, fiscal_start_month) for f in found.values()):
                 return False
     return True
+
+
+_ENDED_RE = re.compile(r"(?<!\w)(?:ended|ending|end)(?!\w)", re.IGNORECASE)
+
+
+def _column_at_first_day(fact: Fact, fiscal_start_month: int) -> bool:
+    """Whether ``fact`` was read from a column headed by a year's first day (``1 January
+    2019``, ``1/1/19``): its locator's column (:func:`locator_column`), not a section heading
+    or title that mentions one, nor a year that ends that day (``Fiscal year ended January 1,
+    2017``, a 52/53-week year)."""
+    column = locator_column(fact.locator).casefold()
+    return bool(first_day_re(fiscal_start_month).search(column)) and not _ENDED_RE.search(column)
 
 
 def _read_at_first_day(
@@ -598,25 +609,23 @@ def _read_at_first_day(
     level: int,
     fiscal_start_month: int,
     label: Callable[[str, str], str],
-) -> list[Fact]:
-    """The figures asked for (each metric, entity and period; every period where none is
-    named, as a ``which year`` pick compares them all) that were read at their year's first
-    day: their locator names it (a column ``1 January 2019``) and their metric's own name does
-    not (a row ``Balance at January 1`` or a metric ``... at beginning of period`` is asked
-    for by that name)."""
+) -> Fact | None:
+    """A figure asked for (each metric, entity and period; every period where none is named,
+    as a ``which year`` pick compares them all) that was read from a column of its year's
+    first day (:func:`_column_at_first_day`) while its metric's own name says no start (a
+    metric ``... at beginning of period (1/1/19)`` is asked for by that name)."""
     first_day = first_day_re(fiscal_start_month)
-    found = []
     for metric in metrics:
         for entity in entities:
             for fact in store.scan(max_level=level, metric=metric, entity=entity):
                 if periods and fact.period not in periods:
                     continue
-                if not first_day.search(fact.locator.casefold()):
+                if not _column_at_first_day(fact, fiscal_start_month):
                     continue
                 name = match_key(label(fact.metric, fact.entity))
                 if not first_day.search(name) and not opening_kind(name, fiscal_start_month):
-                    found.append(fact)
-    return found
+                    return fact
+    return None
 
 
 DAY_TOLERANCE = 7
@@ -632,24 +641,26 @@ def _read_at_another_day(
     periods: Sequence[str],
     level: int,
     fiscal_start_month: int,
+    label: Callable[[str, str], str],
 ) -> tuple[Fact, date, date] | None:
-    """A figure asked for at a day (``at December 31, 2019``) whose locator names days of the
-    same fiscal year and none of them within :data:`DAY_TOLERANCE` of a day asked (a column
-    ``June 30, 2019``): the figure, the day it was read at and the day asked. A locator that
-    names no day of that year (a column ``2019``) is the year's figure, as before."""
+    """A figure asked for at a day (``at December 31, 2019``) whose locator's column names
+    days of the same fiscal year and none of them within :data:`DAY_TOLERANCE` of a day asked
+    (a column ``June 30, 2019``): the figure, the day it was read at and the day asked. A
+    column that names no day of that year (``2019``), or only days its metric's own name says
+    (a transposed table's row ``notes due june 30 2015``), is the year's figure, as before."""
     asked: dict[str, list[date]] = {}
     for day in reading.days:
-        label = period_of_date(day, PeriodKind.YEAR, fiscal_start_month).label
-        asked.setdefault(label, []).append(day)
+        asked.setdefault(_year_of(day, fiscal_start_month), []).append(day)
     for metric in reading.metrics:
         for entity in entities:
             for fact in store.scan(max_level=level, metric=metric, entity=entity):
                 if fact.period not in periods or fact.period not in asked:
                     continue
+                named = set(days_in(label(fact.metric, fact.entity)))
                 read = [
                     day
-                    for day in days_in(fact.locator)
-                    if period_of_date(day, PeriodKind.YEAR, fiscal_start_month).label == fact.period
+                    for day in days_in(locator_column(fact.locator))
+                    if _year_of(day, fiscal_start_month) == fact.period and day not in named
                 ]
                 days = asked[fact.period]
                 if read and all(
@@ -657,6 +668,10 @@ def _read_at_another_day(
                 ):
                     return fact, read[0], days[0]
     return None
+
+
+def _year_of(day: date, fiscal_start_month: int) -> str:
+    return period_of_date(day, PeriodKind.YEAR, fiscal_start_month).label
 
 
 def _ordered_periods(reading: QuestionReading, periods: list[str], glossary: Glossary) -> list[str]:

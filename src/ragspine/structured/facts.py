@@ -122,6 +122,16 @@ def locator_heading(locator: str) -> str | None:
     return found["heading"] if found is not None else None
 
 
+_COLUMN = re.compile(r", column (?:\d+ )?(?P<quote>['\"])(?P<column>.*?)(?P=quote)(?:,|$)")
+
+
+def locator_column(locator: str) -> str:
+    """The column header a locator quotes (``..., column 2 '1 January 2019'``: the TAT-QA and
+    ConvFinQA importers write one), or an empty string."""
+    found = _COLUMN.search(locator)
+    return found["column"] if found is not None else ""
+
+
 def locator_heading_row(locator: str) -> int | None:
     """The row number of the heading a locator names, when the importer recorded it."""
     found = _HEADING.search(locator)
