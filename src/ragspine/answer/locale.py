@@ -129,6 +129,11 @@ _EN: dict[str, str] = {
         "source: {where}), not at {asked}, the day the question names. Ask for it at {read}, "
         "or for the figure of that day from a source that states it."
     ),
+    "count_negative": (
+        "As stored or in size? The question asks for a number of things, which is never "
+        "negative, and {metric} is stored negative above, a sign its table gives it (a "
+        "decrease, a movement out). The figure is shown as stored; its size is the count."
+    ),
     "difference_of_metrics": (
         "Which way? A difference between {first} and {second} names no direction: {first} "
         "less {second}, above, is negative; as the gap between the two, {second} exceeds "
@@ -423,6 +428,12 @@ _IT: dict[str, str] = {
         "Quale giorno? La cifra registrata per {metrics} in {periods} è stata letta al {read} "
         "(la sua fonte: {where}), non al {asked}, il giorno indicato dalla domanda. Chiederla "
         "al {read}, o chiedere la cifra di quel giorno a una fonte che la riporti."
+    ),
+    "count_negative": (
+        "Come registrata o in valore assoluto? La domanda chiede un numero di elementi, che "
+        "non è mai negativo, e {metric} è registrata negativa sopra, un segno che le dà la sua "
+        "tabella (una diminuzione, un'uscita). La cifra è mostrata come registrata; il suo "
+        "valore assoluto è il conteggio."
     ),
     "difference_of_metrics": (
         "In quale verso? Una differenza tra {first} e {second} non ha verso: {first} meno "

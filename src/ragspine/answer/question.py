@@ -223,6 +223,17 @@ _AMOUNT_ASKED_RE = re.compile(
     r"(?<!\w)(?:the\s+(?:total\s+)?(?:amount|value)\s+of|how\s+much|the\s+total)(?!\w)"
 )
 _COUNTED_RE = re.compile(r"(?<!\w)(?:how many|sum of|quanti|quante|somma d)(?!\w)")
+_ITEMS_COUNTED_RE = re.compile(
+    r"(?<!\w)(?:how\s+many|number\s+of|quanti|quante"
+    r"|numero\s+(?:di|dei|degli|delle|del|della|dello|d')|numero\s+d\u2019)"
+    r"(?!\s*(?:days?|weeks?|months?|years?|quarters?|basis\s+points?|points?|bps|percent"
+    r"|percentage\s+points?|times|dollars?|euros?|pounds?|yen|giorni|settimane|mesi|anni"
+    r"|trimestri|punti|dollari|euro|sterline)(?!\w))"
+)
+"""A count of things asked for (``the number of non-vested shares forfeited``, ``how many
+shares``, ``il numero delle azioni``): a count of things is never negative. A number of days,
+years, points or dollars is a measure that may be (``how many days was the cash conversion
+cycle``)."""
 _RATIO_IN_PERCENT_RE = re.compile(
     r"(?<!\w)ratio\W{0,3}(?:in|as an?|expressed as an?)\s+(?:percentage|percent|%)"
 )
@@ -411,6 +422,10 @@ class QuestionReading:
     """The question names both a start and an end (``from January 1, 2019 to December 31,
     2019``, ``from the beginning of 2019 to the end of 2019``), whether or not a metric's name
     holds one of them: a change over time would compare one row across years instead."""
+    items_counted: bool = False
+    """The question asks for a number of things (``the number of shares forfeited``, ``how
+    many shares``), not of days, years, points or dollars: a figure stored negative
+    (``(12,632)``, a movement's direction) is then no such count as it stands."""
     days: tuple[date, ...] = ()
     """The days the question names as its periods (``at December 31, 2019``, ``12/31/19``),
     each read as the fiscal year holding it: a figure read at another day of that year (a
@@ -645,6 +660,7 @@ def read_question(
         percent_asked=bool(_PERCENT_RE.search(rest)),
         second_operation=second,
         duration_asked=duration,
+        items_counted=bool(_ITEMS_COUNTED_RE.search(text)) and not duration,
         respectively=bool(_EACH_RE.search(rest)),
         percent_of=bool(_PERCENT_OF_RE.search(rest)),
         span_years=_span_years(rest),

@@ -14,13 +14,14 @@ provider (the default) the narrative part is the offline extractive answer.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import date
 from typing import Protocol
 
 from ragspine.answer.agent import found_values, run_agent
-from ragspine.answer.components import answer_components, components_asked
+from ragspine.answer.components import answer_components, components_asked, summed_into
 from ragspine.answer.composite import explanation
 from ragspine.answer.extractive import answer_from_snippets
 from ragspine.answer.generate import answer_from_reply, generate_answer
@@ -231,11 +232,48 @@ def _unheaded(
         shared.append(stems if stems <= asked else frozenset())
     if not shared:
         return words
-    return [
+    words = [
         word
         for word in words
         if not (names_a_figure(word) and all(word_stems(word) <= stems for stems in shared))
     ]
+    return _untotalled(words, question, store, entity, metrics, level)
+
+
+def _untotalled(
+    words: list[str],
+    question: str,
+    store: FactStore,
+    entity: str,
+    metrics: Sequence[str],
+    level: int,
+) -> list[str]:
+    """The ``words`` that no total the matched rows are proven parts of accounts for.
+
+    A row summed with like rows into a total (:func:`ragspine.answer.components.summed_into`:
+    ``UK`` with ``USA``, ``Germany`` and ``Other countries`` into ``Total revenue from
+    external customers by country``) is a part of what that total counts, so a question naming
+    the row with the total's words (``the revenue from UK``) names it: such a word does not
+    make the match doubtful. Only words that name a figure, only when every matched metric's
+    rows are such parts, and never in a question asking for a count (``how many customers in
+    the UK``: the total's ``customers`` do not make its amount a number of them)."""
+    if not words or _COUNT_ASKED_RE.search(question.casefold()):
+        return words
+    facts = list(store.scan(max_level=level, entity=entity))
+    totals = []
+    for metric in metrics:
+        named = summed_into(facts, metric)
+        if not named:
+            return words
+        totals.append(named)
+    return [
+        word
+        for word in words
+        if not (names_a_figure(word) and all(word_stems(word) <= stems for stems in totals))
+    ]
+
+
+_COUNT_ASKED_RE = re.compile(r"(?<!\w)(?:how\s+many|number\s+of|quanti|quante|numero)(?!\w)")
 
 
 _PAIRS = (Operation.SHARE, Operation.RATIO)

@@ -760,6 +760,22 @@ def _lookups(
         label = builder.labels(money[0].metric or "", money[0].entity or "")["metric"]
         builder.add(text(builder.locale, "duration_not_stored", metric=label), ())
         return AnswerStatus.REFUSED
+    counted = (
+        reading.items_counted
+        and reading.operation is Operation.LOOKUP
+        and len(reading.metrics) == 1  # "the number of employees and the net loss": which?
+    )
+    negative = [
+        f.result
+        for f in builder.figures
+        if counted and f.result is not None and f.result.value is not None and f.result.value < 0
+    ]
+    if found and negative:
+        # "the number of non-vested shares forfeited" stored (12,632): a count of things is
+        # never negative, and the table's sign is a direction; shown as stored
+        label = builder.labels(negative[0].metric or "", negative[0].entity or "")["metric"]
+        builder.add(text(builder.locale, "count_negative", metric=label), ())
+        return AnswerStatus.NEEDS_CLARIFICATION
     if found:
         return AnswerStatus.ANSWERED
     if len(builder.sentences) == 1:  # one lookup: the fixed refusal of query_metric
