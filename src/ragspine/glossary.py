@@ -173,6 +173,20 @@ class Vocabulary:
         return closest(raw, self.index.items(), limit=limit)
 
 
+def entity_taken(
+    code: str, name: str, known: Mapping[str, Term], new: Mapping[str, Term]
+) -> str | None:
+    """The name another document's entity already holds ``code`` under, when an importer made
+    ``code`` from ``name`` (``acme.q`` and ``acme_q`` both become ``tatqa-acme-q``): its facts
+    would merge with, or overwrite, that document's. None when the code is free or is
+    ``name``'s own (its label or an alias: a document imported again). ``known``: the
+    glossary's entity terms; ``new``: those made so far by the same import."""
+    term = new.get(code) or known.get(code)
+    if term is None or name in (term.label, *term.aliases):
+        return None
+    return term.label
+
+
 def _build_vocabulary(term_type: TermType, terms: Iterable[Term]) -> Vocabulary:
     by_code: dict[str, Term] = {}
     index: dict[str, str] = {}

@@ -671,3 +671,23 @@ def test_a_roll_forward_lead_in_after_of_names_its_figure(
         (name, "FY2015", Decimal("5.0")),
         (name, "FY2016", Decimal("6.0")),
     }
+
+
+def test_filings_whose_ids_become_one_entity_are_reported_not_merged(tmp_path: Path) -> None:
+    """Two filing ids that differ only in punctuation become one entity by filing: the second
+    is reported, and the first keeps its figures (before, their facts merged)."""
+    table = {"2019": {"revenue": 10.0}, "2018": {"revenue": 1.0}}
+    other = {"2019": {"revenue": 20.0}, "2018": {"revenue": 2.0}}
+    ws, result = _imported(
+        tmp_path,
+        [
+            _filing("Single_ABC/2019/page_1.pdf-1", table),
+            _filing("Single_ABC/2019/page_1_pdf-1", other),
+        ],
+        entities="filing",
+    )
+    assert [s.filing_id for s in result.skipped if "rename" in s.reason] == [
+        "Single_ABC/2019/page_1_pdf-1"
+    ]
+    answer = _ask_filing(ws, "Single_ABC/2019/page_1.pdf-1", "What was the revenue in 2019?")
+    assert "was 10.0" in answer.text

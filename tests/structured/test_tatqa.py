@@ -780,3 +780,37 @@ def test_a_caption_over_every_column_names_no_column_apart() -> None:
     assert any(m.startswith("Outstanding:") and "Exercise Price" in m for m in names), names
     assert any(m.startswith("Outstanding:") and "Number of Shares" in m for m in names), names
     assert not any(m.startswith("Exercised:") and "Exercise Price" in m for m in names), names
+
+
+def _table_document(uid: str, value: str) -> dict:
+    table = [["", "2019", "2018"], ["Revenue", value, "1"]]
+    return {"table": {"uid": uid, "table": table}, "paragraphs": [], "questions": []}
+
+
+def test_documents_whose_ids_become_one_entity_are_reported_not_merged(tmp_path: Path) -> None:
+    """'acme_q' and 'acme.q' both become the entity 'tatqa-acme-q': before, the second's
+    facts silently replaced the first's. The second is reported (in the same file or in a
+    later import) and the first keeps its figures; the same id imported again is an update."""
+    source = tmp_path / "two.json"
+    source.write_text(
+        json.dumps([_table_document("acme_q", "10"), _table_document("acme.q", "20")]), "utf-8"
+    )
+    ws = Workspace.init(tmp_path / "ws")
+    result, _, _ = ws.ingest_tatqa(source)
+    assert [s.document for s in result.skipped if "rename" in s.reason] == ["acme.q"]
+    found = ws.query_metric("Revenue", entity_code("acme_q"), "2019", principal=PUBLIC)
+    assert found.value == Decimal("10")
+
+    later = tmp_path / "later.json"
+    later.write_text(json.dumps([_table_document("ACME-Q", "30")]), "utf-8")
+    result, summary, _ = ws.ingest_tatqa(later)
+    assert [s.document for s in result.skipped if "rename" in s.reason] == ["ACME-Q"]
+    assert summary.replaced == 0
+    found = ws.query_metric("Revenue", entity_code("acme_q"), "2019", principal=PUBLIC)
+    assert found.value == Decimal("10")
+
+    again = tmp_path / "again.json"
+    again.write_text(json.dumps([_table_document("acme_q", "11")]), "utf-8")
+    result, summary, _ = ws.ingest_tatqa(again)
+    assert not [s for s in result.skipped if "rename" in s.reason]
+    assert summary.replaced == 1

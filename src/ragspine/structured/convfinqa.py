@@ -31,7 +31,14 @@ from pathlib import Path
 from typing import Any
 
 from ragspine.errors import IngestError
-from ragspine.glossary import DEFAULT_CHANNEL, Glossary, MetricKind, Term, TermType
+from ragspine.glossary import (
+    DEFAULT_CHANNEL,
+    Glossary,
+    MetricKind,
+    Term,
+    TermType,
+    entity_taken,
+)
 from ragspine.periods import UNDATED
 from ragspine.security import Sensitivity
 from ragspine.structured.facts import Fact, FactKey, Scale, utc_now
@@ -510,6 +517,11 @@ def import_convfinqa(
         ticker, filing_year, page = match["ticker"], int(match["year"]), match["page"]
         if entities == "filing":
             entity = filing_entity(filing_id)
+            other = entity_taken(entity, filing_id, glossary.entities.terms, new_entities)
+            if other is not None:
+                reason = f"its entity {entity!r} is filing {other!r}'s: rename one of the two"
+                skipped.append(Skip(filing_id, "", "", reason))
+                continue
             new_entities.setdefault(entity, Term(TermType.ENTITY, entity, filing_id))
         else:
             resolved = glossary.entities.resolve(ticker)

@@ -52,7 +52,14 @@ from pathlib import Path
 from typing import Any
 
 from ragspine.errors import IngestError, PeriodError
-from ragspine.glossary import DEFAULT_CHANNEL, Glossary, MetricKind, Term, TermType
+from ragspine.glossary import (
+    DEFAULT_CHANNEL,
+    Glossary,
+    MetricKind,
+    Term,
+    TermType,
+    entity_taken,
+)
 from ragspine.periods import UNDATED, parse_period
 from ragspine.security import Sensitivity
 from ragspine.structured.convfinqa import metric_for_label
@@ -955,6 +962,11 @@ def import_tatqa(
         table = document["table"]
         uid = str(table["uid"]).strip()
         entity = entity_code(uid)
+        other = entity_taken(entity, uid, glossary.entities.terms, new_entities)
+        if other is not None:
+            reason = f"its entity {entity!r} is document {other!r}'s: rename one of the two"
+            skipped.append(TatSkip(uid, "", "", reason))
+            continue
         if entity not in glossary.entities.terms:
             new_entities.setdefault(entity, Term(TermType.ENTITY, entity, uid))
         rows: list[list[str]] = [list(r) for r in table["table"]]
