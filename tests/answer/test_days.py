@@ -3,18 +3,15 @@ source names no day): a figure of the same year read at another day is asked bac
 
 from __future__ import annotations
 
-import json
 from datetime import date
 
 import pytest
 
-from ragspine import Principal, Workspace
-from ragspine.answer.options import AskOptions
-from ragspine.answer.types import Answer, AnswerStatus
+from conftest import ask_table, tatqa_workspace
+from ragspine import Workspace
+from ragspine.answer.types import AnswerStatus
 from ragspine.structured.headers import days_in
-from ragspine.structured.tatqa import entity_code
 
-PUBLIC = Principal.of("public")
 TABLES = {
     # a June year end in a workspace whose fiscal year is the calendar year: each column is
     # stored for the year holding its day
@@ -33,19 +30,7 @@ TABLES = {
 
 @pytest.fixture(scope="module")
 def ws(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
-    root = tmp_path_factory.mktemp("days")
-    documents = [
-        {"table": {"uid": uid, "table": table}, "paragraphs": [], "questions": []}
-        for uid, table in TABLES.items()
-    ]
-    (root / "d.json").write_text(json.dumps(documents), "utf-8")
-    workspace = Workspace.open(root / "ws", create=True)
-    workspace.ingest_tatqa(root / "d.json")
-    return workspace
-
-
-def _ask(ws: Workspace, uid: str, question: str) -> Answer:
-    return ws.ask(question, AskOptions(entity=entity_code(uid)), principal=PUBLIC)
+    return tatqa_workspace(tmp_path_factory.mktemp("days"), TABLES)
 
 
 @pytest.mark.parametrize(
@@ -67,7 +52,7 @@ def test_a_figure_read_at_another_day_of_the_year_is_asked_back(
 ) -> None:
     """Before, each was answered with the figure of the other day (400 as the inventories at
     December 31, 2019; -100 as a change between two December days)."""
-    answer = _ask(ws, uid, question)
+    answer = ask_table(ws, uid, question)
     assert answer.status is AnswerStatus.NEEDS_CLARIFICATION, question
     assert answer.figures == ()
     assert read in answer.text
@@ -89,7 +74,7 @@ def test_a_figure_read_at_another_day_of_the_year_is_asked_back(
 def test_a_figure_of_the_day_asked_or_of_a_year_is_answered(
     ws: Workspace, uid: str, question: str, figure: str
 ) -> None:
-    answer = _ask(ws, uid, question)
+    answer = ask_table(ws, uid, question)
     assert answer.status is AnswerStatus.ANSWERED, question
     assert f"was {figure}" in answer.text
 

@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from ragspine import Principal, Workspace
+from conftest import ask_table, tatqa_workspace
+from ragspine import Workspace
 from ragspine.analysis import match_key
-from ragspine.answer.options import AskOptions
 from ragspine.answer.question import opening_kind
-from ragspine.answer.types import Answer, AnswerStatus
-from ragspine.structured.tatqa import entity_code
+from ragspine.answer.types import AnswerStatus
 
-PUBLIC = Principal.of("public")
 TABLES = {
     "inv": [
         ["(in millions)", "2019", "2018", "2017"],
@@ -50,19 +46,7 @@ TABLES = {
 
 @pytest.fixture(scope="module")
 def ws(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
-    root = tmp_path_factory.mktemp("opening")
-    documents = [
-        {"table": {"uid": uid, "table": table}, "paragraphs": [], "questions": []}
-        for uid, table in TABLES.items()
-    ]
-    (root / "d.json").write_text(json.dumps(documents), "utf-8")
-    workspace = Workspace.open(root / "ws", create=True)
-    workspace.ingest_tatqa(root / "d.json")
-    return workspace
-
-
-def _ask(ws: Workspace, uid: str, question: str) -> Answer:
-    return ws.ask(question, AskOptions(entity=entity_code(uid)), principal=PUBLIC)
+    return tatqa_workspace(tmp_path_factory.mktemp("opening"), TABLES)
 
 
 @pytest.mark.parametrize(
@@ -92,7 +76,7 @@ def test_the_start_of_a_year_is_asked_back_not_answered_with_its_end(
     """The inventories stored for 2019 are its closing 400 (the opening ones are 2018's 500).
     Before, each of these was answered 400 or picked by closing figures (a review found the
     year pick, the dates written 1/1/2019 and 1° gennaio, and 'brought forward')."""
-    answer = _ask(ws, "inv", question)
+    answer = ask_table(ws, "inv", question)
     assert answer.status is AnswerStatus.NEEDS_CLARIFICATION, question
     assert "400" not in answer.text and "FY2018" not in answer.text
 
@@ -119,7 +103,7 @@ def test_the_start_of_a_year_is_asked_back_not_answered_with_its_end(
 def test_a_figure_of_that_start_or_of_the_whole_year_is_answered(
     ws: Workspace, uid: str, question: str, figure: str
 ) -> None:
-    answer = _ask(ws, uid, question)
+    answer = ask_table(ws, uid, question)
     assert answer.status is AnswerStatus.ANSWERED, question
     assert figure in answer.text
 
@@ -141,7 +125,7 @@ def test_a_whole_year_span_is_no_lookup_of_a_change_or_of_two_days(
     change or an increase over it answered the wrong way round (+100, -1,000; the end
     written 12/31/2019 is said by no end word), and two days joined by 'and' answered 400
     alone. Each is asked back, with no figure."""
-    answer = _ask(ws, "inv", question)
+    answer = ask_table(ws, "inv", question)
     assert answer.status is AnswerStatus.NEEDS_CLARIFICATION, question
     assert answer.figures == ()
 
@@ -149,7 +133,7 @@ def test_a_whole_year_span_is_no_lookup_of_a_change_or_of_two_days(
 def test_a_first_day_in_a_section_heading_is_no_first_day_column(ws: Workspace) -> None:
     """A review found 'the depreciation at 1 January 2019' answered 50, the year's flow,
     because a section heading above the row mentions that day."""
-    answer = _ask(ws, "section", "What was the depreciation at 1 January 2019?")
+    answer = ask_table(ws, "section", "What was the depreciation at 1 January 2019?")
     assert answer.status is AnswerStatus.NEEDS_CLARIFICATION
     assert "50" not in answer.text
 
@@ -159,7 +143,7 @@ def test_a_first_day_column_does_not_answer_for_a_beginning_said_in_words(
 ) -> None:
     """'at the beginning of 2019' is the start of the fiscal year 2019 whatever the table's
     columns; only a date equal to a column's first day is that column's figure."""
-    answer = _ask(
+    answer = ask_table(
         ws, "ifrs", "What was the property, plant and equipment at the beginning of 2019?"
     )
     assert answer.status is AnswerStatus.NEEDS_CLARIFICATION
@@ -178,7 +162,7 @@ def test_a_figure_read_at_a_first_day_is_not_the_years(ws: Workspace, question: 
     """The only 2019 figure of the adoption table is its '1 January 2019' column: 447.1 is
     2019's opening, so it answers for that day alone. Before, each of these was answered with
     it (447.1 as PP&E at December 31, 2019; the IFRS 16 adjustment -3.0 as 2019's change)."""
-    answer = _ask(ws, "ifrs", question)
+    answer = ask_table(ws, "ifrs", question)
     assert answer.status is AnswerStatus.NEEDS_CLARIFICATION, question
     assert "447.1" not in answer.text and "3.0" not in answer.text
     assert "first day" in answer.text
@@ -240,6 +224,6 @@ def test_a_change_from_a_start_to_an_end_is_no_change_of_one_row(
     """A review found 'the change in balance from January 1, 2019 to December 31, 2019'
     answered 15: the row 'Balance at January 1' across 2018 and 2019 (its name held the start,
     so no start was left to ask about). From 115 at the start to 135 at the end is 20."""
-    answer = _ask(ws, "roll", question)
+    answer = ask_table(ws, "roll", question)
     assert answer.status is not AnswerStatus.ANSWERED
     assert "15" not in answer.text.replace("115", "")

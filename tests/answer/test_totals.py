@@ -4,16 +4,12 @@ may name the total); a count asked for is never answered with a negative figure 
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from ragspine import Principal, Workspace
-from ragspine.answer.options import AskOptions
-from ragspine.answer.types import Answer, AnswerStatus
-from ragspine.structured.tatqa import entity_code
+from conftest import ask_table, tatqa_workspace
+from ragspine import Workspace
+from ragspine.answer.types import AnswerStatus
 
-PUBLIC = Principal.of("public")
 TABLES = {
     "geo": [
         ["", "Year-ended 31 March 2019", "Year-ended 31 March 2018"],
@@ -78,19 +74,7 @@ TABLES = {
 
 @pytest.fixture(scope="module")
 def ws(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
-    root = tmp_path_factory.mktemp("totals")
-    documents = [
-        {"table": {"uid": uid, "table": table}, "paragraphs": [], "questions": []}
-        for uid, table in TABLES.items()
-    ]
-    (root / "d.json").write_text(json.dumps(documents), "utf-8")
-    workspace = Workspace.open(root / "ws", create=True)
-    workspace.ingest_tatqa(root / "d.json")
-    return workspace
-
-
-def _ask(ws: Workspace, uid: str, question: str) -> Answer:
-    return ws.ask(question, AskOptions(entity=entity_code(uid)), principal=PUBLIC)
+    return tatqa_workspace(tmp_path_factory.mktemp("totals"), TABLES)
 
 
 @pytest.mark.parametrize(
@@ -109,13 +93,13 @@ def test_a_part_of_a_total_is_named_by_the_totals_words(
 ) -> None:
     """UK, USA, Germany and Other countries sum to the total in both years: the revenue from
     UK is the row UK. Before, each was asked back ('revenue' is said by the total only)."""
-    answer = _ask(ws, "geo", question)
+    answer = ask_table(ws, "geo", question)
     assert answer.status is AnswerStatus.ANSWERED, question
     assert figure in answer.text
 
 
 def test_without_a_proven_sum_the_totals_words_still_ask(ws: Workspace) -> None:
-    answer = _ask(ws, "loose", "What is the Revenue from UK in 2019?")
+    answer = ask_table(ws, "loose", "What is the Revenue from UK in 2019?")
     assert answer.status is AnswerStatus.NEEDS_CLARIFICATION
     assert "83.2" not in answer.text
 
@@ -132,7 +116,7 @@ def test_a_part_whose_words_are_all_the_totals_is_not_the_total(
 ) -> None:
     """Land sums into 'Land, property and equipment, gross': a question saying the total's
     words names the total, not Land (a first version answered 672 / 672 = 1.00 here)."""
-    answer = _ask(ws, "ppe", question)
+    answer = ask_table(ws, "ppe", question)
     assert answer.status is not AnswerStatus.ANSWERED, question
     assert "672" not in answer.text
 
@@ -153,7 +137,7 @@ def test_a_total_of_unlike_parts_or_a_count_names_no_part(
     """A review found each answered with the part: a cost as the services revenue ('revenue'
     is the total's word after 'of'), a liability as a net figure, a percentage share as an
     amount, an amount as a number of customers. Each stays asked back."""
-    answer = _ask(ws, uid, question)
+    answer = ask_table(ws, uid, question)
     assert answer.status is AnswerStatus.NEEDS_CLARIFICATION, question
     assert figure not in answer.text
 
@@ -161,13 +145,13 @@ def test_a_total_of_unlike_parts_or_a_count_names_no_part(
 def test_a_count_is_not_answered_with_a_negative_figure(ws: Workspace) -> None:
     """The roll-forward stores Forfeited as written, (12,632): the number forfeited is a
     count, so the stored figure is shown and the sign asked about (before: answered -12,632)."""
-    answer = _ask(ws, "roll", "What is the number of non-vested shares forfeited in 2019?")
+    answer = ask_table(ws, "roll", "What is the number of non-vested shares forfeited in 2019?")
     assert answer.status is AnswerStatus.NEEDS_CLARIFICATION
     assert "12,632" in answer.text and "never negative" in answer.text
 
 
 def test_a_negative_figure_not_asked_as_a_count_is_answered_as_stored(ws: Workspace) -> None:
-    answer = _ask(ws, "roll", "What were the non-vested shares forfeited in 2019?")
+    answer = ask_table(ws, "roll", "What were the non-vested shares forfeited in 2019?")
     assert answer.status is AnswerStatus.ANSWERED
     assert "-12,632" in answer.text or "\N{MINUS SIGN}12,632" in answer.text
 
@@ -185,6 +169,6 @@ def test_a_negative_measure_or_another_metric_is_no_negative_count(
     ws: Workspace, question: str, figure: str
 ) -> None:
     """A review found these asked back by a first version of the count rule."""
-    answer = _ask(ws, "signed", question)
+    answer = ask_table(ws, "signed", question)
     assert answer.status is AnswerStatus.ANSWERED, question
     assert figure in answer.text

@@ -232,12 +232,18 @@ def _unheaded(
         shared.append(stems if stems <= asked else frozenset())
     if not shared:
         return words
-    words = [
+    words = _said_by_all(words, shared)
+    return _untotalled(words, question, store, entity, metrics, level)
+
+
+def _said_by_all(words: list[str], said: Sequence[frozenset[str]]) -> list[str]:
+    """The ``words`` left once those that only name a figure and that every one of ``said``
+    (the stems accounting for each matched metric) says are taken out."""
+    return [
         word
         for word in words
-        if not (names_a_figure(word) and all(word_stems(word) <= stems for stems in shared))
+        if not (names_a_figure(word) and all(word_stems(word) <= stems for stems in said))
     ]
-    return _untotalled(words, question, store, entity, metrics, level)
 
 
 def _untotalled(
@@ -266,11 +272,7 @@ def _untotalled(
         if not named:
             return words
         totals.append(named)
-    return [
-        word
-        for word in words
-        if not (names_a_figure(word) and all(word_stems(word) <= stems for stems in totals))
-    ]
+    return _said_by_all(words, totals)
 
 
 _COUNT_ASKED_RE = re.compile(r"(?<!\w)(?:how\s+many|number\s+of|quanti|quante|numero)(?!\w)")

@@ -615,17 +615,24 @@ def _read_at_first_day(
     first day (:func:`_column_at_first_day`) while its metric's own name says no start (a
     metric ``... at beginning of period (1/1/19)`` is asked for by that name)."""
     first_day = first_day_re(fiscal_start_month)
+    for fact in _asked_facts(store, metrics, entities, level):
+        if periods and fact.period not in periods:
+            continue
+        if not _column_at_first_day(fact, fiscal_start_month):
+            continue
+        name = match_key(label(fact.metric, fact.entity))
+        if not first_day.search(name) and not opening_kind(name, fiscal_start_month):
+            return fact
+    return None
+
+
+def _asked_facts(
+    store: FactStore, metrics: Sequence[str], entities: Sequence[str], level: int
+) -> Iterator[Fact]:
+    """Every visible fact of each metric and entity asked for, in that order."""
     for metric in metrics:
         for entity in entities:
-            for fact in store.scan(max_level=level, metric=metric, entity=entity):
-                if periods and fact.period not in periods:
-                    continue
-                if not _column_at_first_day(fact, fiscal_start_month):
-                    continue
-                name = match_key(label(fact.metric, fact.entity))
-                if not first_day.search(name) and not opening_kind(name, fiscal_start_month):
-                    return fact
-    return None
+            yield from store.scan(max_level=level, metric=metric, entity=entity)
 
 
 DAY_TOLERANCE = 7
@@ -651,22 +658,18 @@ def _read_at_another_day(
     asked: dict[str, list[date]] = {}
     for day in reading.days:
         asked.setdefault(_year_of(day, fiscal_start_month), []).append(day)
-    for metric in reading.metrics:
-        for entity in entities:
-            for fact in store.scan(max_level=level, metric=metric, entity=entity):
-                if fact.period not in periods or fact.period not in asked:
-                    continue
-                named = set(days_in(label(fact.metric, fact.entity)))
-                read = [
-                    day
-                    for day in days_in(locator_column(fact.locator))
-                    if _year_of(day, fiscal_start_month) == fact.period and day not in named
-                ]
-                days = asked[fact.period]
-                if read and all(
-                    abs((day - at).days) > DAY_TOLERANCE for day in days for at in read
-                ):
-                    return fact, read[0], days[0]
+    for fact in _asked_facts(store, reading.metrics, entities, level):
+        if fact.period not in periods or fact.period not in asked:
+            continue
+        named = set(days_in(label(fact.metric, fact.entity)))
+        read = [
+            day
+            for day in days_in(locator_column(fact.locator))
+            if _year_of(day, fiscal_start_month) == fact.period and day not in named
+        ]
+        days = asked[fact.period]
+        if read and all(abs((day - at).days) > DAY_TOLERANCE for day in days for at in read):
+            return fact, read[0], days[0]
     return None
 
 
