@@ -182,8 +182,8 @@ def entity_taken(
     ``name``'s own (its label or an alias: a document imported again). ``known``: the
     glossary's entity terms; ``new``: those made so far by the same import."""
     term = new.get(code) or known.get(code)
-    if term is None or name in (term.label, *term.aliases):
-        return None
+    if term is None or display_text(name) in (term.label, *term.aliases):
+        return None  # a term's texts are stored in their display form
     return term.label
 
 

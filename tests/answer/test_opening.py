@@ -9,6 +9,7 @@ from ragspine import Workspace
 from ragspine.analysis import match_key
 from ragspine.answer.question import opening_kind
 from ragspine.answer.types import AnswerStatus
+from ragspine.eval.qa import fabricated_numbers
 
 TABLES = {
     "inv": [
@@ -98,6 +99,7 @@ def test_the_start_of_a_year_is_asked_back_not_answered_with_its_end(
         ("inv", "What was the revenue from 1 January 2019 to 31 December 2019?", "9,000"),
         ("inv", "What was the revenue for January 1, 2019 through December 31, 2019?", "9,000"),
         ("inv", "What was the revenue for the year that began on January 1, 2019?", "9,000"),
+        ("inv", "What was the revenue from 1/1/19 to 12/31/19?", "9,000"),
     ],
 )
 def test_a_figure_of_that_start_or_of_the_whole_year_is_answered(
@@ -166,6 +168,7 @@ def test_a_figure_read_at_a_first_day_is_not_the_years(ws: Workspace, question: 
     assert answer.status is AnswerStatus.NEEDS_CLARIFICATION, question
     assert "447.1" not in answer.text and "3.0" not in answer.text
     assert "first day" in answer.text
+    assert fabricated_numbers(answer, question, ws.facts, {}, ("ifrs",)) == ([], False)
 
 
 @pytest.mark.parametrize(

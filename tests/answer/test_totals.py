@@ -58,8 +58,21 @@ TABLES = {
     "signed": [
         ["", "2019", "2018"],
         ["Cash conversion cycle (days)", "-5", "-3"],
+        ["Net increase (decrease) in number of shares", "(40)", "25"],
         ["Net loss", "(500)", "(400)"],
         ["Employees", "1,000", "900"],
+    ],
+    "noncur": [
+        ["", "2019", "2018"],
+        ["UK", "10", "8"],
+        ["USA", "20", "15"],
+        ["Total non-current assets", "30", "23"],
+    ],
+    "spend": [
+        ["", "2019", "2018"],
+        ["Salaries", "10", "8"],
+        ["Rent", "20", "15"],
+        ["Total operating expenses and capital expenditures", "30", "23"],
     ],
     "roll": [
         ["", "Shares", "Weighted-Average Grant Date Fair Value"],
@@ -129,6 +142,15 @@ def test_a_part_whose_words_are_all_the_totals_is_not_the_total(
         ("netted", "What is the net deferred tax liabilities in 2019?", "200"),
         ("pct", "What is the UK revenue in 2019?", "40"),
         ("geo", "How many customers were in the UK in 2019?", "83.2"),
+        # a third review: the question must say all of what the total counts, in words the
+        # row and the total account for, and never as a count
+        ("noncur", "What were the current assets in the UK in 2019?", "10"),
+        ("noncur", "What is the UK total assets in 2019?", "10"),
+        ("spend", "What is the capital expenditures on rent in 2019?", "20"),
+        ("geo", "What is the count of customers in the UK in 2019?", "83.2"),
+        ("geo", "What were the UK customers in 2019?", "83.2"),
+        ("geo", "What is the UK deferred revenue from external customers in 2019?", "83.2"),
+        ("geo", "What is the UK revenue per share in 2019?", "83.2"),
     ],
 )
 def test_a_total_of_unlike_parts_or_a_count_names_no_part(
@@ -163,6 +185,8 @@ def test_a_negative_figure_not_asked_as_a_count_is_answered_as_stored(ws: Worksp
         ("How many days was the cash conversion cycle in 2019?", "5"),
         # two metrics: the count is of employees, not of the net loss
         ("What is the number of employees and the net loss in 2019?", "500"),
+        # "number of" in the row's own name: a signed change, answered as stored
+        ("What is the net increase (decrease) in number of shares in 2019?", "40"),
     ],
 )
 def test_a_negative_measure_or_another_metric_is_no_negative_count(

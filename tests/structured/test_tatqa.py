@@ -814,3 +814,26 @@ def test_documents_whose_ids_become_one_entity_are_reported_not_merged(tmp_path:
     result, summary, _ = ws.ingest_tatqa(again)
     assert not [s for s in result.skipped if "rename" in s.reason]
     assert summary.replaced == 1
+
+
+def test_a_year_0000_header_and_an_id_in_another_form_do_not_break_an_import(
+    tmp_path: Path,
+) -> None:
+    """A review found a header 'As at December 0000' failing the whole import (year 0), and
+    an id stored in its display form ('cafe' + a combining accent) reported as colliding
+    with itself when imported again, so its update was dropped."""
+    odd = {
+        "table": {"uid": "x", "table": [["", "As at December 0000"], ["Revenue", "5"]]},
+        "paragraphs": [],
+        "questions": [],
+    }
+    accented = "cafe\u0301-doc"
+    source = tmp_path / "odd.json"
+    source.write_text(json.dumps([odd, _table_document(accented, "10")]), "utf-8")
+    ws = Workspace.init(tmp_path / "ws")
+    ws.ingest_tatqa(source)
+    again = tmp_path / "again.json"
+    again.write_text(json.dumps([_table_document(accented, "12")]), "utf-8")
+    result, summary, _ = ws.ingest_tatqa(again)
+    assert not [s for s in result.skipped if "rename" in s.reason]
+    assert summary.replaced == 1

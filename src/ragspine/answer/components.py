@@ -274,51 +274,56 @@ def _above_total(rows: Sequence[_Row], total: _Row) -> list[_Row]:
     return []
 
 
-def summed_into(facts: Sequence[Fact], metric: str) -> frozenset[str]:
-    """The words (stems) that name what ``metric``'s rows are proven parts of: the totals
-    (:func:`_above_total`: ``UK`` among the rows summing to ``Total revenue from external
-    customers by country``) in every document that stores ``metric``; empty when a document
-    stores it in no such sum. ``facts`` are one entity's, as the asker sees them.
+def summed_into(facts: Sequence[Fact], metric: str) -> list[tuple[str, str, str]]:
+    """The totals ``metric``'s rows are proven parts of (:func:`_above_total`: ``UK`` among
+    the rows summing to ``Total revenue from external customers by country``), as (the total's
+    metric, the words that name what it totals: ``revenue``, its label), in every document that
+    stores
+    ``metric``; empty when a document stores it in no such sum. ``facts`` are one entity's, as
+    the asker sees them.
 
     A total counts only where its parts are like things: all of one sign in every period (not
     ``Deferred tax liabilities`` netted into ``Net deferred tax assets``, nor ``Cost of sales``
-    into ``Gross profit``) and none a percentage (a table of shares summing to 100 %). Its
-    words count only before ``of``, ``excluding``, ``less`` and the like (``Total cost of
-    revenue`` counts ``cost``, not ``revenue``: its parts are costs). A total whose words hold
-    all of the row's own is left out: a question saying them may name the total itself
-    (``Land`` in ``Land, property and equipment, gross``)."""
-    words: set[str] = set()
+    into ``Gross profit``) and none a percentage (a table of shares summing to 100 %). What it
+    totals is its label less ``Total`` and up to ``of``, ``from``, ``and``, ``excluding`` or the
+    like (``Total cost of revenue`` totals costs, never revenue; ``Total operating expenses and
+    capital expenditures`` totals operating expenses). A total whose words hold all of the
+    row's own is left out: a question saying them may name the total itself (``Land`` in
+    ``Land, property and equipment, gross``)."""
+    found: list[tuple[str, str, str]] = []
     for rows in _rows(facts).values():
         mine = [row for row in rows if row.metric == metric]
         if not mine:
             continue
-        last = max(row.index for row in mine)
+        after = max(rows.index(row) for row in mine) + 1
         own = frozenset().union(
             *(spelling_words(_own_label(row.label, row.heading)) for row in mine)
         )
-        found: set[str] = set()
-        for total in rows:
-            if total.index <= last or not total.label:
+        here = []
+        for total in rows[after : after + MAX_PARTS]:  # a total sums MAX_PARTS rows at most
+            if not total.label or own <= heading_words(total.label):
                 continue
             parts = _above_total(rows, total)
             if not parts or not all(row in parts for row in mine) or not _alike(parts):
                 continue
-            named = heading_words(_OF_SOMETHING_ELSE.split(total.label, maxsplit=1)[0])
-            if not own <= heading_words(total.label):
-                found |= named
-        if not found:
-            return frozenset()
-        words |= found
-    return frozenset(words)
+            head = _OF_SOMETHING_ELSE.split(total.label, maxsplit=1)[0]
+            head = " ".join(_TOTAL_LABEL.sub("", head).split()).strip(" ,:")
+            if heading_words(head):
+                here.append((total.metric, head, total.label))
+        if not here:
+            return []
+        found.extend(here)
+    return found
 
 
 _OF_SOMETHING_ELSE = re.compile(
-    r"(?<!\w)(?:of|excluding|excl\.?|less|net\s+of|other\s+than|except|before|after|"
-    r"attributable\s+to|di|al\s+netto\s+di)(?!\w)",
+    r"(?<!\w)(?:of|from|by|and|for|per|in|excluding|excl\.?|less|net\s+of|other\s+than"
+    r"|except|before|after|attributable\s+to|di|da|per|e|al\s+netto\s+di)(?!\w)|[(&/]",
     re.IGNORECASE,
 )
 """Where a total's label stops naming what its parts are (``Total cost | of revenue``,
-``Income | before taxes``, ``Total expenses | excluding revenue share``)."""
+``Total revenue | from external customers``, ``Income | before taxes``, ``Total operating
+expenses | and capital expenditures``)."""
 
 
 def _alike(parts: Sequence[_Row]) -> bool:

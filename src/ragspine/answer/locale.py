@@ -9,6 +9,7 @@ value has no finite decimal form, which the text then says; JSON keeps the decim
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import date
 from decimal import Decimal
 from enum import StrEnum
 
@@ -121,18 +122,24 @@ _EN: dict[str, str] = {
     ),
     "first_day_stored": (
         "At the start or at the end? The figure stored for {metrics} in {periods} was read "
-        "at that year's first day (its source: {where}), so it is an opening figure, not the "
+        "from a column headed by that year's first day, so it is an opening figure, not the "
         "year's. Ask for it at that first day, or for the end of the year before."
     ),
     "other_day_stored": (
-        "Which day? The figure stored for {metrics} in {periods} was read at {read} (its "
-        "source: {where}), not at {asked}, the day the question names. Ask for it at {read}, "
-        "or for the figure of that day from a source that states it."
+        "Which day? The figure stored for {metrics} in {periods} was read from a column headed "
+        "by another day of that year, not {asked}, the day the question names. Ask for it in "
+        "{periods} to have it with its source and its day, or for the figure of {asked} from a "
+        "source that states it."
     ),
     "count_negative": (
         "As stored or in size? The question asks for a number of things, which is never "
         "negative, and {metric} is stored negative above, a sign its table gives it (a "
         "decrease, a movement out). The figure is shown as stored; its size is the count."
+    ),
+    "two_days_one_year": (
+        "Which day? The question names {first} and {last}, two days of {period}, and the "
+        "figures stored for a year are that year's (at its end, or over it): the two days "
+        "cannot be told apart. Ask for each figure by its year."
     ),
     "difference_of_metrics": (
         "Which way? A difference between {first} and {second} names no direction: {first} "
@@ -421,19 +428,25 @@ _IT: dict[str, str] = {
     ),
     "first_day_stored": (
         "All'inizio o alla fine? La cifra registrata per {metrics} in {periods} è stata letta "
-        "al primo giorno di quell'anno (la sua fonte: {where}), quindi è una cifra di "
+        "da una colonna intestata al primo giorno di quell'anno, quindi è una cifra di "
         "apertura, non dell'anno. Chiederla a quel primo giorno, o alla fine dell'anno prima."
     ),
     "other_day_stored": (
-        "Quale giorno? La cifra registrata per {metrics} in {periods} è stata letta al {read} "
-        "(la sua fonte: {where}), non al {asked}, il giorno indicato dalla domanda. Chiederla "
-        "al {read}, o chiedere la cifra di quel giorno a una fonte che la riporti."
+        "Quale giorno? La cifra registrata per {metrics} in {periods} è stata letta da una "
+        "colonna intestata a un altro giorno di quell'anno, non al {asked}, il giorno indicato "
+        "dalla domanda. Chiederla per {periods} per averla con la sua fonte e il suo giorno, o "
+        "chiedere la cifra del {asked} a una fonte che la riporti."
     ),
     "count_negative": (
         "Come registrata o in valore assoluto? La domanda chiede un numero di elementi, che "
         "non è mai negativo, e {metric} è registrata negativa sopra, un segno che le dà la sua "
         "tabella (una diminuzione, un'uscita). La cifra è mostrata come registrata; il suo "
         "valore assoluto è il conteggio."
+    ),
+    "two_days_one_year": (
+        "Quale giorno? La domanda indica {first} e {last}, due giorni di {period}, e le "
+        "cifre registrate per un anno sono quelle dell'anno (alla sua fine, o lungo l'anno): "
+        "i due giorni non si possono distinguere. Chiedere ciascuna cifra per il suo anno."
     ),
     "difference_of_metrics": (
         "In quale verso? Una differenza tra {first} e {second} non ha verso: {first} meno "
@@ -593,6 +606,27 @@ def format_number(value: Decimal, locale: Locale) -> str:
     """``value`` with thousands separators, every stored digit kept, never in exponent form."""
     shown = format(value, ",f")
     return shown.translate(_SWAP) if locale is Locale.IT else shown
+
+
+_MONTH_NAMES = {
+    Locale.EN: (
+        "January", "February", "March", "April", "May", "June",
+        "July", "August", "September", "October", "November", "December",
+    ),
+    Locale.IT: (
+        "gennaio", "febbraio", "marzo", "aprile", "maggio", "giugno",
+        "luglio", "agosto", "settembre", "ottobre", "novembre", "dicembre",
+    ),
+}  # fmt: skip
+
+
+def format_day(day: date, locale: Locale) -> str:
+    """``day`` as a reader writes it (``June 30, 2019``, ``30 giugno 2019``): its numbers are
+    those a question or a table heading naming it says, never a ``06`` of an ISO date."""
+    month = _MONTH_NAMES[locale][day.month - 1]
+    if locale is Locale.IT:
+        return f"{day.day} {month} {day.year}"
+    return f"{month} {day.day}, {day.year}"
 
 
 def format_exact(number: ExactNumber, locale: Locale, unit: str = "") -> str:

@@ -190,6 +190,23 @@ _AMOUNT_WORDS = frozenset(_stem(w) for w in ("amount", "amounts", "value", "valu
 """Plain words that only say "an amount" (not ``average``, ``total``, ``change``)."""
 
 
+def words_amid(question: str, named: frozenset[str], allowed: frozenset[str]) -> list[str]:
+    """The words of ``question`` between the first and the last word whose stem is in
+    ``named`` that are neither ``named`` nor ``allowed`` nor plain or joining words (``deferred``
+    in ``UK deferred revenue`` when ``UK`` and ``revenue`` are named)."""
+    tokens = _words(question)
+    places = [index for index, (stem, _, _) in enumerate(tokens) if stem in named]
+    if not places:
+        return []
+    key = match_key(question)
+    skip = named | allowed | _PLAIN_STEMS | _JOINING
+    return [
+        key[start:end]
+        for stem, start, end in tokens[places[0] : places[-1] + 1]
+        if stem not in skip and not stem.isdigit() and len(stem) > 1  # "the UK's revenue"
+    ]
+
+
 def unexplained_words(
     question: str,
     match: MetricMatch,

@@ -223,10 +223,22 @@ _AMOUNT_ASKED_RE = re.compile(
     r"(?<!\w)(?:the\s+(?:total\s+)?(?:amount|value)\s+of|how\s+much|the\s+total)(?!\w)"
 )
 _COUNTED_RE = re.compile(r"(?<!\w)(?:how many|sum of|quanti|quante|somma d)(?!\w)")
-_ITEMS_COUNTED_RE = re.compile(
-    r"(?<!\w)(?:how\s+many|number\s+of|quanti|quante"
+_COUNT_WORDS = (
+    r"(?<!\w)(?:how\s+many|number\s+of|count\s+of|quanti|quante"
     r"|numero\s+(?:di|dei|degli|delle|del|della|dello|d')|numero\s+d\u2019)"
-    r"(?!\s*(?:days?|weeks?|months?|years?|quarters?|basis\s+points?|points?|bps|percent"
+)
+_COUNT_ASKED_RE = re.compile(_COUNT_WORDS + r"(?!\w)")
+
+
+def asks_count(question: str) -> bool:
+    """Whether ``question`` asks for a number of something (``how many``, ``the number of``,
+    ``the count of``, ``quanti``), of things or of days alike."""
+    return bool(_COUNT_ASKED_RE.search(match_key(question)))
+
+
+_ITEMS_COUNTED_RE = re.compile(
+    _COUNT_WORDS
+    + r"(?!\s*(?:days?|weeks?|months?|years?|quarters?|basis\s+points?|points?|bps|percent"
     r"|percentage\s+points?|times|dollars?|euros?|pounds?|yen|giorni|settimane|mesi|anni"
     r"|trimestri|punti|dollari|euro|sterline)(?!\w))"
 )
@@ -640,6 +652,7 @@ def read_question(
         # "the sum over the value of total assets acquired": a sum, yet one figure named
         # ("the combined total debt" is the total's own word)
         second = summed.group(0)
+    outside = "".join(outside_metrics)
     return QuestionReading(
         _unique(metrics),
         _unique(entities),
@@ -660,7 +673,11 @@ def read_question(
         percent_asked=bool(_PERCENT_RE.search(rest)),
         second_operation=second,
         duration_asked=duration,
-        items_counted=bool(_ITEMS_COUNTED_RE.search(text)) and not duration,
+        items_counted=not duration
+        and any(  # said outside the metrics' names: not "Net increase in number of shares"
+            outside[found.start() : found.end()] == found.group(0)
+            for found in _ITEMS_COUNTED_RE.finditer(text)
+        ),
         respectively=bool(_EACH_RE.search(rest)),
         percent_of=bool(_PERCENT_OF_RE.search(rest)),
         span_years=_span_years(rest),
@@ -760,7 +777,7 @@ def opening_kind(text: str, fiscal_start_month: int = 1, *, whole_years: bool = 
 _DAY_WITH_YEAR = (
     rf"(?:(?:{_MONTH_NAMES})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?\s*,?\s*\d{{4}}"
     rf"|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTH_NAMES})\.?\s*,?\s*\d{{4}}"
-    r"|\d{1,2}/\d{1,2}/\d{4})"
+    r"|\d{1,2}/\d{1,2}/(?:\d{4}|\d{2}))"
 )
 _WHOLE_YEAR_RE = re.compile(
     rf"\s*(?P<first>{_DAY_WITH_YEAR})\s*(?:to|through|thru|until|till|-|\u2013|\u2014)\s*"

@@ -14,7 +14,6 @@ provider (the default) the narrative part is the offline extractive answer.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import date
@@ -34,15 +33,18 @@ from ragspine.answer.metric_match import (
     match_metrics,
     names_a_figure,
     operation_stems,
+    spelling_words,
     unexplained_words,
     with_optional_parts,
     word_stems,
+    words_amid,
 )
 from ragspine.answer.options import AskChannel, AskOptions
 from ragspine.answer.question import (
     Operation,
     QuestionReading,
     Route,
+    asks_count,
     choose_route,
     pick_words,
     read_question,
@@ -160,6 +162,10 @@ def _stored_reading(
         if loose and not unexplained_words(asked, match, candidates, names):
             return read_question(asked, glossary, reference_date, match)
         unexplained = _unheaded(unexplained, asked, facts(), entity, spelled.metrics, level)
+        unexplained = _untotalled(
+            unexplained, asked, candidates, names, spelled,
+            store=facts(), entity=entity, level=level, pairs=pairs,
+        )  # fmt: skip
         return replace(reading, unexplained=tuple(unexplained)) if unexplained else reading
     match = match_metrics(asked, candidates, pairs=pairs)
     if not match.found and not pairs:  # the glossary's metrics, if any, are not stored here
@@ -174,6 +180,10 @@ def _stored_reading(
     if match.metrics:
         unexplained = unexplained_words(asked, match, candidates, names)
         unexplained = _unheaded(unexplained, asked, facts(), entity, match.metrics, level)
+        unexplained = _untotalled(
+            unexplained, asked, candidates, names, match,
+            store=facts(), entity=entity, level=level, pairs=pairs,
+        )  # fmt: skip
         if unexplained:
             return replace(found, unexplained=tuple(unexplained))
     return found
@@ -232,50 +242,61 @@ def _unheaded(
         shared.append(stems if stems <= asked else frozenset())
     if not shared:
         return words
-    words = _said_by_all(words, shared)
-    return _untotalled(words, question, store, entity, metrics, level)
-
-
-def _said_by_all(words: list[str], said: Sequence[frozenset[str]]) -> list[str]:
-    """The ``words`` left once those that only name a figure and that every one of ``said``
-    (the stems accounting for each matched metric) says are taken out."""
     return [
         word
         for word in words
-        if not (names_a_figure(word) and all(word_stems(word) <= stems for stems in said))
+        if not (names_a_figure(word) and all(word_stems(word) <= stems for stems in shared))
     ]
 
 
 def _untotalled(
     words: list[str],
     question: str,
+    candidates: Mapping[str, Sequence[str]],
+    names: Sequence[str],
+    found: MetricMatch,
+    *,
     store: FactStore,
     entity: str,
-    metrics: Sequence[str],
     level: int,
+    pairs: bool,
 ) -> list[str]:
-    """The ``words`` that no total the matched rows are proven parts of accounts for.
+    """The ``words`` left doubtful once each matched row is read with what the total it is a
+    proven part of totals (:func:`ragspine.answer.components.summed_into`).
 
-    A row summed with like rows into a total (:func:`ragspine.answer.components.summed_into`:
-    ``UK`` with ``USA``, ``Germany`` and ``Other countries`` into ``Total revenue from
-    external customers by country``) is a part of what that total counts, so a question naming
-    the row with the total's words (``the revenue from UK``) names it: such a word does not
-    make the match doubtful. Only words that name a figure, only when every matched metric's
-    rows are such parts, and never in a question asking for a count (``how many customers in
-    the UK``: the total's ``customers`` do not make its amount a number of them)."""
-    if not words or _COUNT_ASKED_RE.search(question.casefold()):
+    A row summed with like rows into a total (``UK`` with ``USA``, ``Germany`` and ``Other
+    countries`` into ``Total revenue from external customers by country``) is a part of what
+    that total counts, so a question saying the row and all of what the total counts (``the
+    revenue from UK``) names the row. The question is then read again as if the row were
+    spelled with those words (``revenue UK``) and the total were not a candidate, by the same
+    rules as any row: a word the two lack that other rows use, a word right before them (``UK
+    deferred revenue``) or ``per ...`` after them (``UK revenue per share``) still asks back.
+    Never for a question asking for a count (``how many customers in the UK``: an amount is
+    no number of them), and only when every matched row is such a part."""
+    if not words or asks_count(question):
         return words
     facts = list(store.scan(max_level=level, entity=entity))
-    totals = []
-    for metric in metrics:
-        named = summed_into(facts, metric)
-        if not named:
+    asked = word_stems(question)
+    read: dict[str, Sequence[str]] = dict(candidates)
+    for metric in found.metrics:
+        totals = summed_into(facts, metric)
+        said = [(head, label) for _, head, label in totals if heading_words(head) <= asked]
+        if not said:
             return words
-        totals.append(named)
-    return _said_by_all(words, totals)
-
-
-_COUNT_ASKED_RE = re.compile(r"(?<!\w)(?:how\s+many|number\s+of|quanti|quante|numero)(?!\w)")
+        own = candidates[metric]
+        named = frozenset().union(
+            *(spelling_words(s) for s in own), *(heading_words(h) for h, _ in said)
+        )
+        allowed = frozenset().union(*(spelling_words(label) for _, label in said))
+        if words_amid(question, named & asked, allowed):
+            return words  # "UK deferred revenue": a word amid the row's and the total's
+        for total, _, _ in totals:
+            read.pop(total, None)
+        read[metric] = (*own, *(f"{head} {spelling}" for head, _ in said for spelling in own))
+    match = match_metrics(question, read, pairs=pairs)
+    if set(match.metrics) != set(found.metrics):
+        return words
+    return unexplained_words(question, match, read, names)
 
 
 _PAIRS = (Operation.SHARE, Operation.RATIO)

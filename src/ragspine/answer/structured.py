@@ -21,6 +21,7 @@ from ragspine.analysis import match_key
 from ragspine.answer.locale import (
     Locale,
     format_amount,
+    format_day,
     format_exact,
     format_number,
     text,
@@ -529,23 +530,30 @@ def answer_figures(
                 "first_day_stored",
                 metrics=metric_label(fact.metric, fact.entity),
                 periods=fact.period,
-                where=fact.locator,
             )
             return _clarify(said, assumptions)
+    if start is None and (apart := _two_days_of_a_year(reading.days, month)) is not None:
+        # "the change in inventories from June 30, 2019 to December 31, 2019": one figure is
+        # stored for the year, so no two of its days can be told apart
+        first_named, last_named = (format_day(day, locale) for day in apart[:2])
+        said = text(
+            locale, "two_days_one_year", first=first_named, last=last_named, period=apart[2]
+        )
+        return _clarify(said, assumptions)
     if start is None and reading.days and not undated:
         other = _read_at_another_day(store, reading, entities, periods, level, month, metric_label)
         if other is not None:
             # "the inventories at December 31, 2019" where 2019's figure was read from a
             # column "June 30, 2019": a figure of that year, but not of the day asked
-            fact, read, on_day = other
+            # (the day read is not said: its numbers are no figure of the question's or of a
+            # stored value; the figure's source, asked for by its year, says it)
+            fact, _, on_day = other
             said = text(
                 locale,
                 "other_day_stored",
                 metrics=metric_label(fact.metric, fact.entity),
                 periods=fact.period,
-                read=read.isoformat(),
-                asked=on_day.isoformat(),
-                where=fact.locator,
+                asked=format_day(on_day, locale),
             )
             return _clarify(said, assumptions)
     if start is not None:
@@ -667,9 +675,28 @@ def _read_at_another_day(
             for day in days_in(locator_column(fact.locator))
             if _year_of(day, fiscal_start_month) == fact.period and day not in named
         ]
-        days = asked[fact.period]
-        if read and all(abs((day - at).days) > DAY_TOLERANCE for day in days for at in read):
-            return fact, read[0], days[0]
+        for day in asked[fact.period]:  # every day asked must be one the figure was read at
+            if read and all(abs((day - at).days) > DAY_TOLERANCE for at in read):
+                return fact, read[0], day
+    return None
+
+
+def _two_days_of_a_year(
+    days: Sequence[date], fiscal_start_month: int
+) -> tuple[date, date, str] | None:
+    """Two days a question names that fall in one fiscal year, more than
+    :data:`DAY_TOLERANCE` apart, and are not that year's first and last day (a span naming
+    the whole year): (the first, the last, the year)."""
+    by_year: dict[str, list[date]] = {}
+    for day in days:
+        by_year.setdefault(_year_of(day, fiscal_start_month), []).append(day)
+    for year, named in by_year.items():
+        first, last = min(named), max(named)
+        if (last - first).days <= DAY_TOLERANCE:
+            continue
+        start, end = parse_period(year, None, fiscal_start_month).date_range(fiscal_start_month)
+        if (first, last) != (start, end):
+            return first, last, year
     return None
 
 

@@ -71,24 +71,24 @@ def date_of(text: str) -> date | None:
     found = _DATED.fullmatch(" ".join(text.split()))
     if found is None:
         return None
-    if found["m5"]:  # a month: its last day
-        month, year = _MONTH_NUMBERS[found["m5"].casefold()[:3]], int(found["y5"])
-        return date(year, month, calendar.monthrange(year, month)[1])
     return _day_of(found)
 
 
 def _day_of(found: re.Match[str]) -> date | None:
     """The day matched by the groups ``m1``-``d1``-``y1`` ... ``m4``-``d4``-``y4`` (month
-    number first in ``m3``), or None for an impossible one (``February 30, 2019``)."""
+    number first in ``m3``) or the last day of the month ``m5``-``y5``, or None for an
+    impossible one (``February 30, 2019``)."""
     if found["m3"]:
         month, day, year = int(found["m3"]), int(found["d3"]), int(found["y3"])
+    elif found.groupdict().get("m5"):
+        month, day, year = _MONTH_NUMBERS[found["m5"].casefold()[:3]], 0, int(found["y5"])
     else:
         name = (found["m1"] or found["m2"] or found["m4"]).casefold()[:3]
         month, day = _MONTH_NUMBERS[name], int(found["d1"] or found["d2"] or found["d4"])
         year = int(found["y1"] or found["y2"] or found["y4"])
     year += 2000 if year < 70 else 1900 if year < 100 else 0
     try:
-        return date(year, month, day)
+        return date(year, month, day or calendar.monthrange(year, month)[1])
     except ValueError:
         return None
 
