@@ -39,6 +39,9 @@ def ws(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
     [
         ("midyear", "What were the inventories at December 31, 2019?", "December 31, 2019"),
         ("midyear", "What were the inventories as of 12/31/2019?", "December 31, 2019"),
+        # a fourth review: a two-digit year is said as the question writes it (a reply
+        # writing 2019 was counted as a fabricated number)
+        ("midyear", "What were the inventories at 12/31/19?", "12/31/19"),
         (
             "midyear",
             "What was the change in inventories from December 31, 2018 to December 31, 2019?",
@@ -74,8 +77,8 @@ def test_a_figure_read_at_another_day_of_the_year_is_asked_back(
     assert answer.status is AnswerStatus.NEEDS_CLARIFICATION, question
     assert answer.figures == ()
     assert day in answer.text
-    # only the days the question names are said, as a reader writes them: no number of the
-    # reply's own (an ISO date's "06", or a source's "row 2", was caught as fabricated)
+    # only the days the question names are said, as it writes them: no number of the reply's
+    # own (an ISO date's "06", or a source's "row 2", was caught as fabricated)
     assert fabricated_numbers(answer, question, ws.facts, {}, (uid,)) == ([], False)
 
 
@@ -90,6 +93,9 @@ def test_a_figure_read_at_another_day_of_the_year_is_asked_back(
         ("weekly", "What were the inventories at December 31, 2019?", "4"),
         ("weekly", "What were the inventories at 31 December 2018?", "5"),
         ("plain", "What were the inventories at June 30, 2019?", "7"),
+        # a span over the whole year names its end (a fourth review found its first day
+        # asked back against the column of December 31)
+        ("calendar", "What were the inventories from January 1, 2019 to December 31, 2019?", "40"),
     ],
 )
 def test_a_figure_of_the_day_asked_or_of_a_year_is_answered(

@@ -59,6 +59,7 @@ TABLES = {
         ["", "2019", "2018"],
         ["Cash conversion cycle (days)", "-5", "-3"],
         ["Net increase (decrease) in number of shares", "(40)", "25"],
+        ["Number of stores closed", "(7)", "(3)"],
         ["Net loss", "(500)", "(400)"],
         ["Employees", "1,000", "900"],
     ],
@@ -162,6 +163,21 @@ def test_a_total_of_unlike_parts_or_a_count_names_no_part(
     answer = ask_table(ws, uid, question)
     assert answer.status is AnswerStatus.NEEDS_CLARIFICATION, question
     assert figure not in answer.text
+
+
+def test_a_row_named_as_a_count_is_not_answered_negative(ws: Workspace) -> None:
+    """A fourth review found 'the number of stores closed' answered -7: the count words were
+    the row's own, so no count was read in the question."""
+    answer = ask_table(ws, "signed", "What was the number of stores closed in 2019?")
+    assert answer.status is AnswerStatus.NEEDS_CLARIFICATION
+    assert "never negative" in answer.text
+
+
+def test_two_parts_named_together_are_each_answered(ws: Workspace) -> None:
+    """A fourth review found this asked back: each row was a word amid the other's."""
+    answer = ask_table(ws, "geo", "What is the revenue from the UK and the USA in 2019?")
+    assert answer.status is AnswerStatus.ANSWERED
+    assert "83.2" in answer.text and "222.2" in answer.text
 
 
 def test_a_count_is_not_answered_with_a_negative_figure(ws: Workspace) -> None:

@@ -307,7 +307,7 @@ def summed_into(facts: Sequence[Fact], metric: str) -> list[tuple[str, str, str]
             if not parts or not all(row in parts for row in mine) or not _alike(parts):
                 continue
             head = _OF_SOMETHING_ELSE.split(total.label, maxsplit=1)[0]
-            head = " ".join(_TOTAL_LABEL.sub("", head).split()).strip(" ,:")
+            head = " ".join(_TOTAL_WORD.sub("", head).split()).strip(" ,:")
             if heading_words(head):
                 here.append((total.metric, head, total.label))
         if not here:
@@ -324,6 +324,9 @@ _OF_SOMETHING_ELSE = re.compile(
 """Where a total's label stops naming what its parts are (``Total cost | of revenue``,
 ``Total revenue | from external customers``, ``Income | before taxes``, ``Total operating
 expenses | and capital expenditures``)."""
+
+
+_TOTAL_WORD = re.compile(r"^\s*(?:totals?|totale|totali)(?!\w)", re.IGNORECASE)
 
 
 def _alike(parts: Sequence[_Row]) -> bool:

@@ -442,6 +442,9 @@ class QuestionReading:
     """The days the question names as its periods (``at December 31, 2019``, ``12/31/19``),
     each read as the fiscal year holding it: a figure read at another day of that year (a
     column ``June 30, 2019``) is not the one asked for."""
+    day_words: tuple[str, ...] = ()
+    """Each of :attr:`days` as the question writes it (``12/31/19``): a reply names a day in
+    the asker's own words, so that it says no number of its own."""
 
     @property
     def calculation(self) -> bool:
@@ -562,7 +565,7 @@ def read_question(
         over = None  # "over which period was revenue highest": a year picked
 
     periods: list[str] = []
-    days: list[date] = []
+    days: dict[date, str] = {}  # each day named, as the question writes it
     bad_period: str | None = None
     base_period: str | None = None
     years: list[tuple[int, int, int]] = []  # (start, end, year) of each bare-year period
@@ -576,7 +579,7 @@ def read_question(
             if day:  # "12/31/10", "31 December 2019": the fiscal year holding that day
                 said = _before(scanned, match.start())
                 when, period = _day_period(day, said, glossary.fiscal_year_start_month)
-                days.append(when)
+                days.setdefault(when, " ".join(day.split()))
             else:
                 period = parse_period(match.group(0), reference, glossary.fiscal_year_start_month)
         except PeriodError:
@@ -690,7 +693,8 @@ def read_question(
         and (year_range is not None or bool(_BOTH_RE.search(rest))),
         opening=opening,
         start_to_end=start_to_end,
-        days=tuple(dict.fromkeys(days)),
+        days=tuple(days),
+        day_words=tuple(days.values()),
     )
 
 

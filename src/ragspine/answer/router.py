@@ -278,6 +278,9 @@ def _untotalled(
     facts = list(store.scan(max_level=level, entity=entity))
     asked = word_stems(question)
     read: dict[str, Sequence[str]] = dict(candidates)
+    matched = frozenset().union(  # "the revenue from the UK and the USA": both rows named
+        *(spelling_words(s) for metric in found.metrics for s in candidates[metric])
+    )
     for metric in found.metrics:
         totals = summed_into(facts, metric)
         said = [(head, label) for _, head, label in totals if heading_words(head) <= asked]
@@ -287,7 +290,7 @@ def _untotalled(
         named = frozenset().union(
             *(spelling_words(s) for s in own), *(heading_words(h) for h, _ in said)
         )
-        allowed = frozenset().union(*(spelling_words(label) for _, label in said))
+        allowed = matched.union(*(spelling_words(label) for _, label in said))
         if words_amid(question, named & asked, allowed):
             return words  # "UK deferred revenue": a word amid the row's and the total's
         for total, _, _ in totals:

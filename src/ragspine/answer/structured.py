@@ -535,7 +535,7 @@ def answer_figures(
     if start is None and (apart := _two_days_of_a_year(reading.days, month)) is not None:
         # "the change in inventories from June 30, 2019 to December 31, 2019": one figure is
         # stored for the year, so no two of its days can be told apart
-        first_named, last_named = (format_day(day, locale) for day in apart[:2])
+        first_named, last_named = (_said(reading, day, locale) for day in apart[:2])
         said = text(
             locale, "two_days_one_year", first=first_named, last=last_named, period=apart[2]
         )
@@ -553,7 +553,7 @@ def answer_figures(
                 "other_day_stored",
                 metrics=metric_label(fact.metric, fact.entity),
                 periods=fact.period,
-                asked=format_day(on_day, locale),
+                asked=_said(reading, on_day, locale),
             )
             return _clarify(said, assumptions)
     if start is not None:
@@ -675,10 +675,21 @@ def _read_at_another_day(
             for day in days_in(locator_column(fact.locator))
             if _year_of(day, fiscal_start_month) == fact.period and day not in named
         ]
-        for day in asked[fact.period]:  # every day asked must be one the figure was read at
+        days = asked[fact.period]
+        if len(days) > 1:  # a span over the whole year: its end is the day (its start is
+            start = parse_period(fact.period, None, fiscal_start_month)  # the year before's)
+            days = [day for day in days if day != start.date_range(fiscal_start_month)[0]]
+        for day in days:  # every day asked must be one the figure was read at
             if read and all(abs((day - at).days) > DAY_TOLERANCE for at in read):
                 return fact, read[0], day
     return None
+
+
+def _said(reading: QuestionReading, day: date, locale: Locale) -> str:
+    """``day`` as a reader writes it (``December 31, 2019``), or as the question wrote it where
+    it wrote the year in two digits (``12/31/19``): a reply says no number of its own."""
+    words = dict(zip(reading.days, reading.day_words, strict=True)).get(day, "")
+    return words if words and str(day.year) not in words else format_day(day, locale)
 
 
 def _two_days_of_a_year(
@@ -791,9 +802,9 @@ def _lookups(
         builder.add(text(builder.locale, "duration_not_stored", metric=label), ())
         return AnswerStatus.REFUSED
     counted = (
-        reading.items_counted
-        and reading.operation is Operation.LOOKUP
+        reading.operation is Operation.LOOKUP
         and len(reading.metrics) == 1  # "the number of employees and the net loss": which?
+        and (reading.items_counted or _named_as_count(builder.glossary, reading.metrics[0]))
     )
     negative = [
         f.result
@@ -811,6 +822,21 @@ def _lookups(
     if len(builder.sentences) == 1:  # one lookup: the fixed refusal of query_metric
         builder.sentences[0] = CitedSentence(not_found_text(periods[0], builder.locale), ())
     return AnswerStatus.REFUSED
+
+
+_COUNT_NAME_RE = re.compile(r"^\s*(?:number|count|no\.)\s+of(?!\w)", re.IGNORECASE)
+_SIGNED_NAME_RE = re.compile(
+    r"(?<!\w)(?:net|change|changes|increase|decrease|variance|movement|growth|difference)(?!\w)",
+    re.IGNORECASE,
+)
+
+
+def _named_as_count(glossary: Glossary, metric: str) -> bool:
+    """Whether ``metric``'s own name says it counts things (``Number of stores closed``), not
+    a signed change of a count (``Net increase (decrease) in number of shares``)."""
+    term = glossary.metrics.terms.get(metric)
+    label = term.label if term is not None else metric
+    return bool(_COUNT_NAME_RE.match(label)) and not _SIGNED_NAME_RE.search(label)
 
 
 def _compare_shown(
