@@ -84,6 +84,13 @@ class Period:
 _MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
 _MONTHS.update({name.lower(): i for i, name in enumerate(calendar.month_abbr) if name})
 _MONTHS["sept"] = 9
+ITALIAN_MONTHS = (
+    "gennaio", "febbraio", "marzo", "aprile", "maggio", "giugno",
+    "luglio", "agosto", "settembre", "ottobre", "novembre", "dicembre",
+)  # fmt: skip
+"""The Italian month names, in full (an answer locale's: ``31 dicembre 2019``); their
+abbreviations are English words (``ago``, ``set``) and are not read."""
+_MONTHS.update((name, number) for number, name in enumerate(ITALIAN_MONTHS, 1))
 _MONTH_ALT = "|".join(sorted(_MONTHS, key=len, reverse=True))
 
 _Y = r"(?P<y>\d{4}|\d{2})"

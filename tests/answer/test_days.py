@@ -9,8 +9,10 @@ import pytest
 
 from conftest import ask_table, tatqa_workspace
 from ragspine import Workspace
+from ragspine.answer.question import read_question
 from ragspine.answer.types import AnswerStatus
 from ragspine.eval.qa import fabricated_numbers
+from ragspine.glossary import Glossary
 from ragspine.structured.headers import days_in
 
 TABLES = {
@@ -104,6 +106,19 @@ def test_a_figure_of_the_day_asked_or_of_a_year_is_answered(
     answer = ask_table(ws, uid, question)
     assert answer.status is AnswerStatus.ANSWERED, question
     assert f"was {figure}" in answer.text
+
+
+def test_an_italian_day_is_read_as_a_day(ws: Workspace) -> None:
+    """A review found '31 dicembre 2019' unread as a day: the question fell back to its year,
+    and 'al 31 dicembre 2019' was answered with the June 30 figure (400); with a fiscal year
+    starting in April it also named the wrong year."""
+    question = "Quali erano le Inventories al 31 dicembre 2019?"
+    answer = ask_table(ws, "midyear", question)
+    assert answer.status is AnswerStatus.NEEDS_CLARIFICATION
+    assert "December 31, 2019" in answer.text and "400" not in answer.text
+    assert fabricated_numbers(answer, question, ws.facts, {}, ("midyear",)) == ([], False)
+    april = read_question(question, Glossary.from_terms([], fiscal_year_start_month=4))
+    assert april.periods == ("FY2020",) and april.days == (date(2019, 12, 31),)
 
 
 def test_days_in_reads_every_spelling_of_a_day() -> None:

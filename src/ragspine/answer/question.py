@@ -26,7 +26,7 @@ from ragspine.analysis import match_key
 from ragspine.answer.metric_match import MetricMatch
 from ragspine.errors import PeriodError
 from ragspine.glossary import Glossary, TermType
-from ragspine.periods import Period, PeriodKind, parse_period, period_of_date
+from ragspine.periods import ITALIAN_MONTHS, Period, PeriodKind, parse_period, period_of_date
 from ragspine.structured.headers import date_of
 
 
@@ -286,7 +286,7 @@ _EACH_RE = re.compile(r"(?<!\w)(?:respectively|rispettivamente|each)(?!\w)")
 
 _MONTH_NAMES = (
     "january|february|march|april|may|june|july|august|september|october|november|december"
-    "|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec"
+    "|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec|" + "|".join(ITALIAN_MONTHS)
 )
 _FY = r"(?:fy\s*'?|fiscal\s+(?:year\s+)?)"
 _PERIOD_RE = re.compile(

@@ -20,15 +20,19 @@ from datetime import date
 
 import Stemmer
 
-from ragspine.periods import PeriodKind, period_of_date
+from ragspine.periods import ITALIAN_MONTHS, PeriodKind, period_of_date
 
 _MONTHS = (
     "january|february|march|april|may|june|july|august|september|october|november|december"
-    "|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec"
+    "|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec|" + "|".join(ITALIAN_MONTHS)
 )
-_MONTH_NUMBERS = {name[:3]: number for number, name in enumerate(_MONTHS.split("|")[:12], 1)}
+_MONTH_NUMBERS = {
+    name[:3]: number
+    for names in (_MONTHS.split("|")[:12], ITALIAN_MONTHS)
+    for number, name in enumerate(names, 1)
+}
 MONTH_WORDS = frozenset(_MONTHS.split("|"))
-"""Month names and their abbreviations, lower case."""
+"""Month names and their abbreviations, lower case (English; Italian names in full)."""
 _DATED = re.compile(
     r"(?:(?:balance\s+)?(?:at|as\s+at|as\s+of|(?:for\s+the\s+)?(?:fiscal\s+)?years?[\s-]+ended"
     r"|5[23]\s+weeks\s+ended|ended)\s+)?"
