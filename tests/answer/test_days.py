@@ -119,6 +119,12 @@ def test_an_italian_day_is_read_as_a_day(ws: Workspace) -> None:
     assert fabricated_numbers(answer, question, ws.facts, {}, ("midyear",)) == ([], False)
     april = read_question(question, Glossary.from_terms([], fiscal_year_start_month=4))
     assert april.periods == ("FY2020",) and april.days == (date(2019, 12, 31),)
+    # a fifth review: "1° gennaio" is a day too, and a half year ending on a day is no year
+    calendar = Glossary.from_terms([])
+    first = read_question("Qual era il saldo al 1° gennaio 2019?", calendar)
+    assert first.days == (date(2019, 1, 1),) and first.periods == ("FY2019",)
+    half = read_question("Quali erano i ricavi nel semestre chiuso al 30 giugno 2019?", calendar)
+    assert half.bad_period is not None and not half.periods
 
 
 def test_days_in_reads_every_spelling_of_a_day() -> None:

@@ -296,7 +296,7 @@ _PERIOD_RE = re.compile(
     rf"|(?:{_FY})?(?:\d{{4}}|\d{{2}})\s*-?\s*[qh]\d+"
     rf"|[qh]\d+\s*[-/ ]?\s*(?:{_FY})?(?:\d{{4}}|\d{{2}})"
     r"|\d{4}-(?:0[1-9]|1[0-2])"
-    rf"|(?P<day>\d{{1,2}}(?:st|nd|rd|th)?\s+(?:{_MONTH_NAMES})\.?\s*,?\s*\d{{4}}"
+    rf"|(?P<day>\d{{1,2}}(?:st|nd|rd|th|\s?°|o)?\s+(?:{_MONTH_NAMES})\.?\s*,?\s*\d{{4}}"
     rf"|(?:{_MONTH_NAMES})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?\s*,?\s*\d{{4}})"
     rf"|(?:{_MONTH_NAMES})\.?\s*,?\s*\d{{4}}"
     rf"|{_FY}[0-9a-z']*\d[0-9a-z']*"
@@ -313,16 +313,19 @@ year holding it, not the month (:func:`_day_period`)."""
 _SHORTER_SPAN_RE = re.compile(
     r"(?<!\w)(?:(?:three|six|nine|[369])[\s-]+months?|quarter|q[1-4]|half(?:[\s-]*year)?"
     r"|interim|(?:[1-9]|[12]\d)[\s-]+weeks?)(?:\s+period)?\s*,?\s+(?:ended|ending)\s*$"
+    r"|(?<!\w)(?:(?:tre|sei|nove|[369])\s+mesi|semestre|trimestre|periodo\s+intermedio)"
+    r"\s+(?:chius[oi]|terminat[oi])\s+(?:al|il)\s*$"
 )
 """A span shorter than a year ending on the day that follows (``six months ended 30 June
-2019``, ``the quarter ended``, ``13 weeks ended``): no fiscal year answers it."""
+2019``, ``the quarter ended``, ``13 weeks ended``, ``il semestre chiuso al 30 giugno 2019``):
+no fiscal year answers it."""
 
 
 def _day_period(day: str, before: str, fiscal_start_month: int) -> tuple[date, Period]:
     """The day ``day`` (said after the text ``before``) and the fiscal year holding it, as a
     header's date is read (so that a question and a table heading ``January 3, 2009`` agree);
     PeriodError when no such date exists or when it ends a span shorter than a year."""
-    when = date_of(re.sub(r"(?<=\d)(?:st|nd|rd|th)(?!\w)", "", day))
+    when = date_of(re.sub(r"(?<=\d)(?:st|nd|rd|th|\s?°|o)(?!\w)", "", day))
     if when is None:
         raise PeriodError(f"no such date {day!r}")
     if _SHORTER_SPAN_RE.search(before):
