@@ -127,6 +127,29 @@ def test_an_italian_day_is_read_as_a_day(ws: Workspace) -> None:
     assert half.bad_period is not None and not half.periods
 
 
+@pytest.mark.parametrize(
+    ("question", "period"),
+    [
+        ("What were the inventories in the first half of 2019?", "FY2019-H1"),
+        ("What was the revenue in the third quarter of fiscal 2019?", "FY2019-Q3"),
+        ("What is the revenue of the first half of the year 2019?", "FY2019-H1"),
+        ("Quali erano i ricavi nel primo semestre 2019?", "FY2019-H1"),
+        ("Quali erano i ricavi nel secondo trimestre del 2019?", "FY2019-Q2"),
+    ],
+)
+def test_a_half_or_quarter_said_in_words_is_no_year(
+    ws: Workspace, question: str, period: str
+) -> None:
+    """A fifth review found 'the first half of 2019' read as the year 2019, so a table of June
+    30 columns answered it with the year's 400 (and TAT-QA's 'the goodwill impairment charge
+    in the fourth quarter of 2019' with the year's charge). The half is read; no figure is
+    stored for it, so none is given."""
+    assert read_question(question, Glossary.from_terms([])).periods == (period,)
+    answer = ask_table(ws, "midyear", question)
+    assert answer.status is not AnswerStatus.ANSWERED
+    assert "400" not in answer.text
+
+
 def test_days_in_reads_every_spelling_of_a_day() -> None:
     locator = (
         "Single_X/2013/page_3.pdf, page 3, column 'december 31 , 2013', row 'notes due "

@@ -333,6 +333,33 @@ def _day_period(day: str, before: str, fiscal_start_month: int) -> tuple[date, P
     return when, period_of_date(when, PeriodKind.YEAR, fiscal_start_month)
 
 
+_ORDINALS = {
+    "first": 1, "second": 2, "third": 3, "fourth": 4, "1st": 1, "2nd": 2, "3rd": 3, "4th": 4,
+    "primo": 1, "secondo": 2, "terzo": 3, "quarto": 4,
+}  # fmt: skip
+_PART_OF_YEAR_RE = re.compile(
+    r"(?<!\w)(?P<nth>first|second|third|fourth|1st|2nd|3rd|4th|primo|secondo|terzo|quarto)\s+"
+    r"(?P<part>half|quarter|semestre|trimestre)\s+(?:of\s+|del(?:l')?\s*)?(?:the\s+)?(?:year\s+)?"
+    r"(?P<fy>(?:fiscal\s+(?:year\s+)?|fy\s*|esercizio\s+)?)(?P<year>(?:19|20)\d{2})(?!\w)"
+)
+"""A half or a quarter of a year said in words (``the first half of 2019``, ``the third
+quarter of fiscal 2019``, ``il primo semestre 2019``): read as that half or quarter, never as
+the year (a figure stored for the year is not the half's)."""
+
+
+def _part_of_year(found: re.Match[str]) -> str:
+    """``found`` written as the period grammar's half or quarter (``2019 h1``), padded to its
+    length so that every place in the question stays where it was; a second half-year or a
+    fifth quarter is left as said (and read as a malformed period)."""
+    number = _ORDINALS[found["nth"]]
+    halves = found["part"] in ("half", "semestre")
+    if halves and number > 2:
+        return found.group(0)
+    fiscal = "fy" if found["fy"] else ""
+    period = f"{fiscal}{found['year']}{'h' if halves else 'q'}{number}"
+    return period.ljust(len(found.group(0)))
+
+
 _BASE_WORDS = (
     r"from", r"since", r"over", r"vs\.?", r"versus", r"compared (?:to|with)",
     r"rispetto (?:a|al|all'|allo)", r"dal", r"dall'", r"da",
@@ -573,7 +600,7 @@ def read_question(
     base_period: str | None = None
     years: list[tuple[int, int, int]] = []  # (start, end, year) of each bare-year period
     reference = reference_date or date.today()
-    scanned = rest
+    scanned = _PART_OF_YEAR_RE.sub(_part_of_year, rest)
     found_spans: list[tuple[int, int]] = []
     read: list[tuple[int, int, Period]] = []  # every period read, where it was said
     for match in _PERIOD_RE.finditer(scanned):
