@@ -547,7 +547,7 @@ def answer_figures(
             # column "June 30, 2019": a figure of that year, but not of the day asked
             # (the day read is not said: its numbers are no figure of the question's or of a
             # stored value; the figure's source, asked for by its year, says it)
-            fact, _, on_day = other
+            fact, on_day = other
             said = text(
                 locale,
                 "other_day_stored",
@@ -657,10 +657,10 @@ def _read_at_another_day(
     level: int,
     fiscal_start_month: int,
     label: Callable[[str, str], str],
-) -> tuple[Fact, date, date] | None:
+) -> tuple[Fact, date] | None:
     """A figure asked for at a day (``at December 31, 2019``) whose locator's column names
     days of the same fiscal year and none of them within :data:`DAY_TOLERANCE` of a day asked
-    (a column ``June 30, 2019``): the figure, the day it was read at and the day asked. A
+    (a column ``June 30, 2019``): the figure and the day asked. A
     column that names no day of that year (``2019``), or only days its metric's own name says
     (a transposed table's row ``notes due june 30 2015``), is the year's figure, as before."""
     asked: dict[str, list[date]] = {}
@@ -681,7 +681,7 @@ def _read_at_another_day(
             days = [day for day in days if day != start.date_range(fiscal_start_month)[0]]
         for day in days:  # every day asked must be one the figure was read at
             if read and all(abs((day - at).days) > DAY_TOLERANCE for at in read):
-                return fact, read[0], day
+                return fact, day
     return None
 
 
