@@ -40,7 +40,8 @@ def ws(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
     ("uid", "question", "day"),
     [
         ("midyear", "What were the inventories at December 31, 2019?", "December 31, 2019"),
-        ("midyear", "What were the inventories as of 12/31/2019?", "December 31, 2019"),
+        # a day in figures is said as the question writes it
+        ("midyear", "What were the inventories as of 12/31/2019?", "12/31/2019"),
         # a fourth review: a two-digit year is said as the question writes it (a reply
         # writing 2019 was counted as a fabricated number)
         ("midyear", "What were the inventories at 12/31/19?", "12/31/19"),
@@ -82,6 +83,74 @@ def test_a_figure_read_at_another_day_of_the_year_is_asked_back(
     # only the days the question names are said, as it writes them: no number of the reply's
     # own (an ISO date's "06", or a source's "row 2", was caught as fabricated)
     assert fabricated_numbers(answer, question, ws.facts, {}, (uid,)) == ([], False)
+
+
+DAY_SPELLINGS = [
+    "31-Dec-2019",
+    "December 31 of 2019",
+    "the 31st of December 2019",
+    "31/12/2019",
+    "31.12.2019",
+    "12-31-2019",
+    "2019-12-31",
+]
+
+
+@pytest.mark.parametrize("day", DAY_SPELLINGS)
+def test_every_spelling_of_a_day_is_read_as_that_day(ws: Workspace, day: str) -> None:
+    """Before, these spellings were not read as days: '31-Dec-2019', 'December 31 of 2019' and
+    '12-31-2019' fell back to the year 2019 and were answered with the June 30 column's 400;
+    '31/12/2019', '31.12.2019', '2019-12-31' and '31st of December' were refused. Each now
+    asks back against the June column and is answered from the December one."""
+    question = f"What were the inventories at {day}?"
+    assert read_question(question, Glossary.from_terms([])).days == (date(2019, 12, 31),)
+    other = ask_table(ws, "midyear", question)
+    assert other.status is AnswerStatus.NEEDS_CLARIFICATION, question
+    assert "400" not in other.text
+    assert fabricated_numbers(other, question, ws.facts, {}, ("midyear",)) == ([], False)
+    same = ask_table(ws, "calendar", question)
+    assert same.status is AnswerStatus.ANSWERED and "was 40" in same.text
+
+
+@pytest.mark.parametrize(
+    ("question", "day"),
+    [
+        # the order a separator implies, unless only the other order names a month
+        ("at 01.02.2019", date(2019, 2, 1)),
+        ("at 02/01/2019", date(2019, 2, 1)),
+        ("at 02-01-2019", date(2019, 2, 1)),
+        ("at 13/01/2019", date(2019, 1, 13)),
+        ("at 01.13.2019", date(2019, 1, 13)),
+        ("at 30-Jun-2019", date(2019, 6, 30)),
+    ],
+)
+def test_figures_of_a_day_are_read_in_the_order_they_can_be(question: str, day: date) -> None:
+    assert read_question(question, Glossary.from_terms([])).days == (day,)
+
+
+@pytest.mark.parametrize("day", ["13/13/2019", "31/02/2019", "2019-13-01", "00.12.2019"])
+def test_figures_that_name_no_day_are_a_malformed_period(day: str) -> None:
+    """Never a year's figure for them (a month of 13, a day 0 or February 31)."""
+    reading = read_question(f"What were the inventories at {day}?", Glossary.from_terms([]))
+    assert reading.bad_period == day and not reading.periods and not reading.days
+
+
+@pytest.mark.parametrize(
+    "span",
+    ["01.01.2019 to 31.12.2019", "2019-01-01 to 2019-12-31", "1-Jan-2019 to 31-Dec-2019"],
+)
+def test_a_span_over_the_whole_year_in_figures_is_the_year(ws: Workspace, span: str) -> None:
+    question = f"What were the inventories from {span}?"
+    answer = ask_table(ws, "calendar", question)
+    assert answer.status is AnswerStatus.ANSWERED, question
+    assert "was 40" in answer.text
+
+
+def test_a_first_day_in_figures_is_a_first_day(ws: Workspace) -> None:
+    """'01.01.2019' and '2019-01-01' ask for a start, as 'January 1, 2019' does."""
+    for question in ("What were the inventories at 01.01.2019?", "the inventories at 2019-01-01"):
+        assert read_question(question, Glossary.from_terms([])).opening == "date"
+        assert ask_table(ws, "calendar", question).status is not AnswerStatus.ANSWERED
 
 
 @pytest.mark.parametrize(
@@ -166,3 +235,9 @@ def test_days_in_reads_every_spelling_of_a_day() -> None:
     ]
     # a month alone, an impossible day and a year are no days
     assert days_in("june 2019, February 30, 2019, 2019") == []
+    # days in figures: day first where the first cannot be a month, or after a full stop
+    assert (
+        days_in("31/12/2019, 31.12.2019, 2019-12-31, 12-31-2019, December 31 of 2019")
+        == [date(2019, 12, 31)] * 5
+    )
+    assert days_in("13/13/2019, 00.12.2019, 2019-12-32, v1.2.2019.4") == []

@@ -292,12 +292,14 @@ _FY = r"(?:fy\s*'?|fiscal\s+(?:year\s+)?)"
 _PERIOD_RE = re.compile(
     r"(?<![\w.,])(?:"
     r"(?:this|current|last|previous|prior|next)\s+(?:fiscal\s+)?(?:year|half|quarter|month)"
-    r"|(?P<date>\d{1,2}/\d{1,2}/(?:\d{4}|\d{2}))"
+    r"|(?P<date>\d{1,2}/\d{1,2}/(?:\d{4}|\d{2})|\d{1,2}(?P<sep>[.-])\d{1,2}(?P=sep)\d{4}"
+    r"|\d{4}-\d{1,2}-\d{1,2})"
     rf"|(?:{_FY})?(?:\d{{4}}|\d{{2}})\s*-?\s*[qh]\d+"
     rf"|[qh]\d+\s*[-/ ]?\s*(?:{_FY})?(?:\d{{4}}|\d{{2}})"
     r"|\d{4}-(?:0[1-9]|1[0-2])"
-    rf"|(?P<day>\d{{1,2}}(?:st|nd|rd|th|\s?°|o)?\s+(?:{_MONTH_NAMES})\.?\s*,?\s*\d{{4}}"
-    rf"|(?:{_MONTH_NAMES})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?\s*,?\s*\d{{4}})"
+    rf"|(?P<day>\d{{1,2}}(?:st|nd|rd|th|\s?°|o)?\s+(?:of\s+)?(?:{_MONTH_NAMES})\.?\s*,?\s*\d{{4}}"
+    rf"|\d{{1,2}}(?:st|nd|rd|th)?-(?:{_MONTH_NAMES})-(?:\d{{4}}|\d{{2}})"
+    rf"|(?:{_MONTH_NAMES})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?\s*,?\s*(?:of\s+)?\d{{4}})"
     rf"|(?:{_MONTH_NAMES})\.?\s*,?\s*\d{{4}}"
     rf"|{_FY}[0-9a-z']*\d[0-9a-z']*"
     r"|(?:19|20)\d{2}"
@@ -306,8 +308,9 @@ _PERIOD_RE = re.compile(
 """Spans that look like periods: the period grammar's spellings, plus ``FY`` + anything and
 quarter / half forms with any number, so that a malformed one (``FY2o24``, ``2024Q5``) is
 reported rather than ignored. A bare number is a year only from 1900 to 2099. A day (``31
-December 2019``, ``December 31, 2019``, ``12/31/19``) is read as a header's date is: the fiscal
-year holding it, not the month (:func:`_day_period`)."""
+December 2019``, ``December 31 of 2019``, ``31-Dec-2019``, ``12/31/19``, ``31.12.2019``,
+``2019-12-31``) is read as a header's date is: the fiscal year holding it, not the month
+(:func:`_day_period`); figures that name no day (``13/13/2019``) are a malformed period."""
 
 
 _SHORTER_SPAN_RE = re.compile(
@@ -755,8 +758,9 @@ _FIRST_DAY_MONTHS = (
 def first_day_re(month: int) -> re.Pattern[str]:
     """The first day of a fiscal year starting in ``month`` or of a calendar year, as a question
     writes it: ``january 1``, ``january 01``, ``1 january``, ``1st of jan``, ``1-jan``, ``1°
-    gennaio`` (``1º`` reads ``1o``), ``1/1/2019`` (month first); not ``january 10``, a range of
-    days ``jan 1-15``, nor ``may first`` (a verb)."""
+    gennaio`` (``1º`` reads ``1o``), ``1/1/2019`` (month first), ``01.01.2019`` (day first),
+    ``2019-01-01``; not ``january 10``, a range of days ``jan 1-15``, nor ``may first`` (a
+    verb)."""
     months = sorted({1, month})
     names = "|".join(n for m in months for n in _FIRST_DAY_MONTHS[m - 1])
     numbers = "|".join(f"0?{m}" for m in months)
@@ -764,6 +768,8 @@ def first_day_re(month: int) -> re.Pattern[str]:
         rf"(?<!\w)(?:{names})\.?\s+(?:0?1|1st)(?!\d)(?!\s*[-\u2013]\s*\d)"
         rf"|(?<![\w/])(?:0?1|1st|first|1o)\s*°?\s*(?:-\s*)?(?:of\s+)?(?:{names})(?!\w)"
         rf"|(?<![\d/])(?:{numbers})/0?1/(?:\d{{4}}|\d{{2}})(?![\d/])"
+        rf"|(?<![\d.-])(?:0?1\.(?:{numbers})|(?:{numbers})-0?1)[.-]\d{{4}}(?![\d.-])"
+        rf"|(?<![\d.-])\d{{4}}-(?:{numbers})-0?1(?![\d.-])"
     )
 
 
@@ -811,14 +817,17 @@ def opening_kind(text: str, fiscal_start_month: int = 1, *, whole_years: bool = 
 _DAY_WITH_YEAR = (
     rf"(?:(?:{_MONTH_NAMES})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?\s*,?\s*\d{{4}}"
     rf"|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTH_NAMES})\.?\s*,?\s*\d{{4}}"
-    r"|\d{1,2}/\d{1,2}/(?:\d{4}|\d{2}))"
+    rf"|\d{{1,2}}(?:st|nd|rd|th)?-(?:{_MONTH_NAMES})-\d{{4}}"
+    rf"|(?:{_MONTH_NAMES})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?\s*,?\s*of\s+\d{{4}}"
+    r"|\d{1,2}/\d{1,2}/(?:\d{4}|\d{2})|\d{1,2}[.-]\d{1,2}[.-]\d{4}|\d{4}-\d{1,2}-\d{1,2})"
 )
 _WHOLE_YEAR_RE = re.compile(
     rf"\s*(?P<first>{_DAY_WITH_YEAR})\s*(?:to|through|thru|until|till|-|\u2013|\u2014)\s*"
     rf"(?:the\s+)?(?P<last>{_DAY_WITH_YEAR})(?![\d/])"
 )
 """A span from one day to another, both with their years (``1 January 2019 to 31 December
-2019``, ``1/1/2019 - 12/31/2019``); two days joined by ``and`` are two figures, not a span."""
+2019``, ``1/1/2019 - 12/31/2019``, ``01.01.2019 - 31.12.2019``); two days joined by ``and``
+are two figures, not a span."""
 
 
 def _whole_year_from(text: str, found: re.Match[str], fiscal_start_month: int) -> bool:

@@ -686,10 +686,12 @@ def _read_at_another_day(
 
 
 def _said(reading: QuestionReading, day: date, locale: Locale) -> str:
-    """``day`` as a reader writes it (``December 31, 2019``), or as the question wrote it where
-    it wrote the year in two digits (``12/31/19``): a reply says no number of its own."""
+    """``day`` as a reader writes it (``December 31, 2019``), or as the question wrote it in
+    figures (``12/31/19``, ``31.12.2019``, whose numbers are not those of the reader's
+    spelling): a reply says no number of its own."""
     words = dict(zip(reading.days, reading.day_words, strict=True)).get(day, "")
-    return words if words and str(day.year) not in words else format_day(day, locale)
+    in_figures = not any(char.isalpha() for char in words)
+    return words if words and in_figures else format_day(day, locale)
 
 
 def _two_days_of_a_year(

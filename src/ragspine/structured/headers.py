@@ -33,12 +33,22 @@ _MONTH_NUMBERS = {
 }
 MONTH_WORDS = frozenset(_MONTHS.split("|"))
 """Month names and their abbreviations, lower case (English; Italian names in full)."""
+_ORDINAL = r"(?:st|nd|rd|th)?"
+_NUMERIC_DAY = (
+    r"(?P<m3>\d{1,2})/(?P<d3>\d{1,2})/(?P<y3>\d{4}|\d{2})"
+    r"|(?P<a6>\d{1,2})(?P<s6>[.-])(?P<b6>\d{1,2})(?P=s6)(?P<y6>\d{4})"
+    r"|(?P<y7>\d{4})-(?P<m7>\d{1,2})-(?P<d7>\d{1,2})"
+)
+"""A day in figures: ``12/31/2019`` and ``12/31/19`` (month first, as in US reports),
+``31.12.2019`` (day first, as in European ones), ``12-31-2019`` and ISO ``2019-12-31``. Where
+the first number cannot be a month (``31/12/2019``, ``31-12-2019``) the day comes first; where
+the second cannot be (``12.31.2019``), the month does."""
 _DATED = re.compile(
     r"(?:(?:balance\s+)?(?:at|as\s+at|as\s+of|(?:for\s+the\s+)?(?:fiscal\s+)?years?[\s-]+ended"
     r"|5[23]\s+weeks\s+ended|ended)\s+)?"
-    rf"(?:(?P<m1>{_MONTHS})\s*\.?\s+(?P<d1>\d{{1,2}})\s*,?\s*(?P<y1>\d{{4}})"
-    rf"|(?P<d2>\d{{1,2}})\s+(?P<m2>{_MONTHS})\.?\s*,?\s*(?P<y2>\d{{4}})"
-    r"|(?P<m3>\d{1,2})/(?P<d3>\d{1,2})/(?P<y3>\d{4}|\d{2})"
+    rf"(?:(?P<m1>{_MONTHS})\s*\.?\s+(?P<d1>\d{{1,2}}){_ORDINAL}\s*,?\s*(?:of\s+)?(?P<y1>\d{{4}})"
+    rf"|(?P<d2>\d{{1,2}}){_ORDINAL}\s+(?:of\s+)?(?P<m2>{_MONTHS})\.?\s*,?\s*(?P<y2>\d{{4}})"
+    rf"|{_NUMERIC_DAY}"
     rf"|(?P<d4>\d{{1,2}})-(?P<m4>{_MONTHS})-(?P<y4>\d{{4}}|\d{{2}})"
     rf"|(?P<m5>{_MONTHS})\s*\.?\s*,?\s*(?P<y5>\d{{4}}))",
     re.IGNORECASE,
@@ -79,32 +89,51 @@ def date_of(text: str) -> date | None:
 
 
 def _day_of(found: re.Match[str]) -> date | None:
-    """The day matched by the groups ``m1``-``d1``-``y1`` ... ``m4``-``d4``-``y4`` (month
-    number first in ``m3``) or the last day of the month ``m5``-``y5``, or None for an
-    impossible one (``February 30, 2019``)."""
-    if found["m3"]:
-        month, day, year = int(found["m3"]), int(found["d3"]), int(found["y3"])
-    elif found.groupdict().get("m5"):
-        month, day, year = _MONTH_NUMBERS[found["m5"].casefold()[:3]], 0, int(found["y5"])
+    """The day matched by the groups ``m1``-``d1``-``y1`` ... ``m4``-``d4``-``y4``, the
+    figures of :data:`_NUMERIC_DAY`, or the last day of the month ``m5``-``y5``; None for an
+    impossible one (``February 30, 2019``, ``13/13/2019``)."""
+    groups = found.groupdict()
+    if groups.get("m3"):
+        month, day = _month_and_day(int(found["m3"]), int(found["d3"]), day_first=False)
+        year = int(found["y3"])
+    elif groups.get("a6"):
+        day_first = found["s6"] == "."
+        month, day = _month_and_day(int(found["a6"]), int(found["b6"]), day_first=day_first)
+        year = int(found["y6"])
+    elif groups.get("y7"):
+        month, day, year = int(found["m7"]), int(found["d7"]), int(found["y7"])
+    elif groups.get("m5"):
+        month, day, year = _MONTH_NUMBERS[found["m5"].casefold()[:3]], None, int(found["y5"])
     else:
         name = (found["m1"] or found["m2"] or found["m4"]).casefold()[:3]
         month, day = _MONTH_NUMBERS[name], int(found["d1"] or found["d2"] or found["d4"])
         year = int(found["y1"] or found["y2"] or found["y4"])
     year += 2000 if year < 70 else 1900 if year < 100 else 0
     try:
-        return date(year, month, day or calendar.monthrange(year, month)[1])
+        last = calendar.monthrange(year, month)[1] if 1 <= month <= 12 else 0
+        return date(year, month, last if day is None else day)
     except ValueError:
         return None
 
 
 _DAY_IN_TEXT = re.compile(
-    rf"(?<![\w/])(?:(?P<m1>{_MONTHS})\s*\.?\s+(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?\s*,?\s*"
-    r"(?P<y1>\d{4})"
-    rf"|(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m2>{_MONTHS})\.?\s*,?\s*(?P<y2>\d{{4}})"
-    r"|(?P<m3>\d{1,2})/(?P<d3>\d{1,2})/(?P<y3>\d{4}|\d{2})"
-    rf"|(?P<d4>\d{{1,2}})-(?P<m4>{_MONTHS})-(?P<y4>\d{{4}}|\d{{2}}))(?![\w/])",
+    rf"(?<![\w/.-])(?:(?P<m1>{_MONTHS})\s*\.?\s+(?P<d1>\d{{1,2}}){_ORDINAL}\s*,?\s*"
+    r"(?:of\s+)?(?P<y1>\d{4})"
+    rf"|(?P<d2>\d{{1,2}}){_ORDINAL}\s+(?:of\s+)?(?P<m2>{_MONTHS})\.?\s*,?\s*(?P<y2>\d{{4}})"
+    rf"|{_NUMERIC_DAY}"
+    rf"|(?P<d4>\d{{1,2}})-(?P<m4>{_MONTHS})-(?P<y4>\d{{4}}|\d{{2}}))(?![\w/]|[.-]\d)",
     re.IGNORECASE,
 )
+
+
+def _month_and_day(first: int, second: int, *, day_first: bool) -> tuple[int, int]:
+    """The month and the day of a day in figures whose first two numbers are ``first`` and
+    ``second``: the order its separator implies (``day_first``), unless only the other one
+    names a month."""
+    month_first_only, day_first_only = second > 12 >= first, first > 12 >= second
+    if (day_first and month_first_only) or (not day_first and day_first_only):
+        day_first = not day_first
+    return (second, first) if day_first else (first, second)
 
 
 def days_in(text: str) -> list[date]:
