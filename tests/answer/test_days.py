@@ -28,6 +28,8 @@ TABLES = {
     "weekly": [["", "December 28, 2019", "December 29, 2018"], ["Inventories", "4", "5"]],
     # a column naming no day is the year's figure
     "plain": [["", "2019", "2018"], ["Inventories", "7", "8"]],
+    # Italian balance dates after their lead words (stored nothing before)
+    "ital": [["", "Al 31 dicembre 2019", "Al 31 dicembre 2018"], ["Rimanenze", "43", "53"]],
 }
 
 
@@ -194,6 +196,13 @@ def test_an_italian_day_is_read_as_a_day(ws: Workspace) -> None:
     assert first.days == (date(2019, 1, 1),) and first.periods == ("FY2019",)
     half = read_question("Quali erano i ricavi nel semestre chiuso al 30 giugno 2019?", calendar)
     assert half.bad_period is not None and not half.periods
+
+
+def test_a_table_headed_by_italian_balance_dates_answers_for_those_days(ws: Workspace) -> None:
+    answer = ask_table(ws, "ital", "Quali erano le Rimanenze al 31 dicembre 2018?")
+    assert answer.status is AnswerStatus.ANSWERED and "53" in answer.text
+    other = ask_table(ws, "ital", "Quali erano le Rimanenze al 30 giugno 2019?")
+    assert other.status is AnswerStatus.NEEDS_CLARIFICATION and "43" not in other.text
 
 
 @pytest.mark.parametrize(

@@ -154,6 +154,15 @@ def test_negative_percent_and_stated_scale_on_real_rows() -> None:
         ("2018 (restated, Note 3)", "FY2018"),
         ("2018 (Restated)", "FY2018"),
         ("Restated", None),
+        # days in figures and Italian balance dates (none was a period before: such a table
+        # stored nothing); a half year ending on a day is no fiscal year
+        ("31.12.2019", "FY2019"),
+        ("31/12/2018", "FY2018"),
+        ("2019-12-31", "FY2019"),
+        ("Al 31 dicembre 2019", "FY2019"),
+        ("Esercizio chiuso al 31 dicembre 2019", "FY2019"),
+        ("Semestre chiuso al 30 giugno 2019", None),
+        ("13/13/2019", None),
         ("F2019", None),
         ("As reported", None),
         ("Adjustments", None),

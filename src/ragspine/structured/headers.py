@@ -4,7 +4,8 @@ Report tables head their columns with the date a balance is struck or a year end
 than with a year: ``At December 31, 2019``, ``As at 31 March 2019``, ``52 weeks ended 30 June
 2019``, ``for the years ended december 31 , 2017``, ``12/31/2016``, ``december 30 2006``,
 ``31-dec-2013``, ``dec . 31 2008`` (a tokenizer's spaced abbreviation), ``as of december
-2012`` (a month: its last day). Such a
+2012`` (a month: its last day), ``31.12.2019``, ``2019-12-31``, ``Al 31 dicembre 2019``,
+``Esercizio chiuso al 31 dicembre 2019``. Such a
 header names the fiscal year that contains the date (:func:`ragspine.periods.period_of_date`),
 also for a 52/53-week year that ends in early January (``1/3/2015`` is FY2015: moving it to the
 year before was measured and made more TAT-QA and ConvFinQA answers wrong, not fewer). Headers
@@ -45,7 +46,9 @@ the first number cannot be a month (``31/12/2019``, ``31-12-2019``) the day come
 the second cannot be (``12.31.2019``), the month does."""
 _DATED = re.compile(
     r"(?:(?:balance\s+)?(?:at|as\s+at|as\s+of|(?:for\s+the\s+)?(?:fiscal\s+)?years?[\s-]+ended"
-    r"|5[23]\s+weeks\s+ended|ended)\s+)?"
+    r"|5[23]\s+weeks\s+ended|ended"
+    r"|(?:saldo\s+)?(?:al|alla\s+data\s+del|(?:per\s+l['\u2019]\s*)?(?:esercizio|anno)\s+chiuso\s+al"
+    r"|(?:per\s+gli\s+)?esercizi\s+chiusi\s+al))\s+)?"
     rf"(?:(?P<m1>{_MONTHS})\s*\.?\s+(?P<d1>\d{{1,2}}){_ORDINAL}\s*,?\s*(?:of\s+)?(?P<y1>\d{{4}})"
     rf"|(?P<d2>\d{{1,2}}){_ORDINAL}\s+(?:of\s+)?(?P<m2>{_MONTHS})\.?\s*,?\s*(?P<y2>\d{{4}})"
     rf"|{_NUMERIC_DAY}"
