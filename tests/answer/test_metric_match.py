@@ -633,6 +633,27 @@ def test_a_part_in_parentheses_is_optional_and_before_names_another_figure() -> 
     assert "tax" not in before.metrics
 
 
+def test_a_leading_day_without_its_year_is_optional_but_a_span_of_days_is_not() -> None:
+    """ConvFinQA's 'december 31 , average investments ( 1 )' (a table's corner glued to each
+    column) was named by no question: 'the change in the average of investments' was asked
+    back. The day says when, not which figure; a month's span of days says which figure."""
+    from ragspine.answer.metric_match import with_optional_parts
+
+    rows = {
+        "inv": with_optional_parts(("december 31 , average investments ( 1 )",)),
+        "tankers": with_optional_parts(("Year Ended December 31,: Conventional Tankers",)),
+        "dec": with_optional_parts(("december 1-31: total number of shares purchased",)),
+        "nov": with_optional_parts(("november 1-30: total number of shares purchased",)),
+    }
+    assert "average investments" in rows["inv"]
+    assert "Conventional Tankers" in rows["tankers"]
+    assert rows["dec"] == ("december 1-31: total number of shares purchased",)
+    question = "what was the change in the average of investments from 2014 to 2015?"
+    assert match_metrics(question, rows).metrics == ("inv",)
+    assert match_metrics("the conventional tankers in 2019", rows).metrics == ("tankers",)
+    assert not match_metrics("the total number of shares purchased", rows).metrics
+
+
 def test_a_percentage_asked_is_not_answered_by_a_stored_amount(tmp_path: Path) -> None:
     """'What is the percentage of continuing operations in diluted earnings per share?' read
     as a lookup of the amount ``continuing operations`` gave 113.6 for a percentage; the
