@@ -236,6 +236,13 @@ def test_a_number_the_question_multiplies_by_is_a_constant(glossary: Glossary) -
     assert read_question("What is 1000 times ACME's revenue in 2024?", glossary).constant
     assert read_question("What is ACME's revenue in 2024 times 1000?", glossary).constant
     assert not read_question("What was ACME's revenue in 2024?", glossary).constant
+    # a slip between the word and the number ("less and initial 100": ConvFinQA dev, answered
+    # with the index's 205.14 alone) is still a constant; a year after "less the" is no number
+    # the question gives
+    typo = "What is ACME's revenue in 2024 less and initial 100?"
+    assert read_question(typo, glossary).constant == "less and initial 100"
+    other = "What is ACME's revenue in 2024 less the 2023 revenue?"
+    assert not read_question(other, glossary).constant
 
 
 def test_a_written_date_is_the_fiscal_year_holding_it(glossary: Glossary) -> None:

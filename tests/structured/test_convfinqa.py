@@ -181,6 +181,29 @@ def test_header_dates_and_captions(tmp_path: Path) -> None:
     assert len(skipped) == 2
 
 
+def test_one_month_in_following_years_heads_each_years_column(tmp_path: Path) -> None:
+    """A performance graph's ``12/09`` ... ``12/11`` is December of each year (no period
+    before: ConvFinQA's 'the price of e*trade financial corporation in 2014' was refused). A
+    lone ``12/14``, months that differ or years that skip may be days without a year: no
+    period is guessed for them."""
+    graph = {"12/09": {"acme": 100.0}, "12/10": {"acme": 90.9}, "12/11": {"acme": 45.2}}
+    lone = {"12/14": {"acme": 7.0}}
+    mixed = {"12/09": {"acme": 1.0}, "06/10": {"acme": 2.0}}
+    skipped = {"12/09": {"acme": 1.0}, "12/11": {"acme": 2.0}}
+    filings = [
+        _filing("Single_G/2011/page_1.pdf", graph),
+        _filing("Single_L/2014/page_1.pdf", lone),
+        _filing("Single_M/2014/page_1.pdf", mixed),
+        _filing("Single_S/2014/page_1.pdf", skipped),
+    ]
+    _, result = _imported(tmp_path, filings)
+    assert _read(result) == {
+        ("g", "acme", "FY2009"): Decimal("100.0"),
+        ("g", "acme", "FY2010"): Decimal("90.9"),
+        ("g", "acme", "FY2011"): Decimal("45.2"),
+    }
+
+
 def test_a_single_column_naming_no_period_is_read_by_dated_rows(tmp_path: Path) -> None:
     """A net-revenue bridge under ``amount ( in millions )``: ``2015 net revenue`` and ``2016
     net revenue`` name their years, so they are the metric ``net revenue`` for FY2015 and

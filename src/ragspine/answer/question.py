@@ -195,8 +195,8 @@ def _selection(rest: str) -> tuple[Selection, tuple[int, int] | None]:
 
 
 _CONSTANT_RE = re.compile(
-    r"(?<!\w)(?:times|multiplied by|divided by|less|minus|plus)\s+(?:an?\s+)?"
-    r"(?:(?:assumed|initial)\s+)*[$€£]?\s*\d[\d,]*(?:\.\d+)?(?![\d,])"
+    r"(?<!\w)(?:times|multiplied by|divided by|less|minus|plus)\s+"
+    r"(?:(?:an?|and|assumed|initial|starting)\s+)*[$€£]?\s*\d[\d,]*(?:\.\d+)?(?![\d,])"
     r"|(?<![\w.,])\d[\d,]*(?:\.\d+)?\s+times(?!\w)"
 )
 _WHOLE_FIRST_RE = re.compile(

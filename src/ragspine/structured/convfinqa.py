@@ -48,6 +48,7 @@ from ragspine.structured.headers import (
     captioned_period,
     dated_period,
     label_stems,
+    month_year_periods,
 )
 from ragspine.structured.ingest import RowProgress
 from ragspine.structured.numbers import parse_value, shown
@@ -376,6 +377,10 @@ def _column_periods(columns: Iterable[str], glossary: Glossary) -> dict[str, str
     column group); two different captions (``gross goodwill at ...``, ``net goodwill at ...``)
     are columns of different things, and neither is read as a period."""
     start = glossary.fiscal_year_start_month
+    columns = list(columns)
+    month_years = month_year_periods(columns, start)
+    if month_years is not None:  # "12/09" ... "12/14": each year's December
+        return dict(zip(columns, month_years, strict=True))
     periods = {column: _period_of(column, glossary) for column in columns}
     captioned = {
         column: found

@@ -16,7 +16,9 @@ not periods.
 from __future__ import annotations
 
 import calendar
+import itertools
 import re
+from collections.abc import Sequence
 from datetime import date
 
 import Stemmer
@@ -74,6 +76,29 @@ def split_year_period(text: str) -> str | None:
     return f"FY{end}" if end == first + 1 else None
 
 
+_MONTH_YEAR = re.compile(r"(?P<month>\d{1,2})\s*/\s*(?P<year>\d{2})")
+
+
+def month_year_periods(headers: Sequence[str], fiscal_start_month: int = 1) -> list[str] | None:
+    """The fiscal year of each of ``headers`` when they are the ends of one month in years
+    that follow each other (``12/09``, ``12/10``, ... ``12/14``: a performance graph's
+    December of each year), or None. A lone ``12/14``, months that differ or years that skip
+    are read as nothing: ``12/14`` may be a day without its year."""
+    found = [_MONTH_YEAR.fullmatch(" ".join(header.split())) for header in headers]
+    if len(found) < 2 or any(f is None for f in found):
+        return None
+    months = {int(f["month"]) for f in found if f is not None}
+    years = [2000 + int(f["year"]) if int(f["year"]) < 70 else 1900 + int(f["year"])
+             for f in found if f is not None]  # fmt: skip
+    if len(months) != 1 or not 1 <= (month := months.pop()) <= 12:
+        return None
+    ordered = sorted(years)
+    if any(later != earlier + 1 for earlier, later in itertools.pairwise(ordered)):
+        return None
+    days = [date(year, month, calendar.monthrange(year, month)[1]) for year in years]
+    return [period_of_date(day, PeriodKind.YEAR, fiscal_start_month).label for day in days]
+
+
 def dated_period(text: str, fiscal_start_month: int = 1) -> str | None:
     """The fiscal-year label of a header that is a date (see the module docstring), or None."""
     when = date_of(text)
@@ -120,10 +145,10 @@ def _day_of(found: re.Match[str]) -> date | None:
 
 
 _DAY_IN_TEXT = re.compile(
-    rf"(?<![\w/.-])(?:(?P<m1>{_MONTHS})\s*\.?\s+(?P<d1>\d{{1,2}}){_ORDINAL}\s*,?\s*"
+    rf"(?<![\w/])(?:(?P<m1>{_MONTHS})\s*\.?\s+(?P<d1>\d{{1,2}}){_ORDINAL}\s*,?\s*"
     r"(?:of\s+)?(?P<y1>\d{4})"
     rf"|(?P<d2>\d{{1,2}}){_ORDINAL}\s+(?:of\s+)?(?P<m2>{_MONTHS})\.?\s*,?\s*(?P<y2>\d{{4}})"
-    rf"|{_NUMERIC_DAY}"
+    rf"|(?<![.-])(?:{_NUMERIC_DAY})"
     rf"|(?P<d4>\d{{1,2}})-(?P<m4>{_MONTHS})-(?P<y4>\d{{4}}|\d{{2}}))(?![\w/]|[.-]\d)",
     re.IGNORECASE,
 )
