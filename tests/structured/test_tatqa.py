@@ -328,6 +328,29 @@ def test_a_section_stating_its_own_unit_prefixes_its_rows() -> None:
     assert shares.value == Decimal("1305.7")  # type: ignore[attr-defined]
 
 
+def test_a_period_beside_two_columns_of_another_same_period_is_kept() -> None:
+    """TAT-QA dev's emissions table heads 'FY19** | FY18** | FY18***' (restated and as first
+    reported): the two FY18 columns are ambiguous and left out, and FY19, the only period
+    left, was then read as a header that may span them (the table stored nothing; 'the total
+    gross emissions for FY19' was refused). A column with a period of its own is under no
+    other header; one with none still may be."""
+    emissions = [
+        ["Emissions from:", "FY19**", "FY18**", "FY18***"],
+        ["Total gross emissions (Scope 1 and 2)", "87,128", "98,725", "143,354"],
+    ]
+    spanning = [["", "2019", ""], ["Revenue", "10", "12"]]
+    documents = [
+        {"table": {"uid": uid, "table": table}, "paragraphs": [], "questions": []}
+        for uid, table in (("em", emissions), ("sp", spanning))
+    ]
+    result = import_tatqa(documents, Glossary.from_terms([]))
+    stored = {(f.source_doc_id, f.period): f.value for f in result.facts}
+    assert stored == {("em", "FY2019"): Decimal("87128")}
+    reasons = {(s.document, s.reason) for s in result.skipped}
+    assert ("em", "another column has the same period (ambiguous)") in reasons
+    assert ("sp", "the only period header may span several columns") in reasons
+
+
 def test_a_period_header_spanning_measure_columns_keeps_each_measure_apart() -> None:
     """TAT-QA dev: 'December 31, 2019 | | December 31, 2018 |' over 'Carrying Amount | Fair
     Value | ...': the fair values were reported as no period, and 'the fair value of total

@@ -1017,6 +1017,7 @@ def import_tatqa(
             outside = [t for t in header_texts if t not in caption_texts]
             scale, why = stated_scale(t for t in outside if t.strip() and not _is_number(t))
             by_period = Counter()
+        ambiguous = set()
         for column, period in list(periods.items()):
             if by_period[period] > 1:
                 name = " / ".join(_clean(rows[i][column]) for i in header if rows[i][column])
@@ -1024,15 +1025,17 @@ def import_tatqa(
                     TatSkip(uid, name, "", "another column has the same period (ambiguous)")
                 )
                 del periods[column]
+                ambiguous.add(column)
         with_data = [c for c in range(1, width) if any(r.cells[c - 1].strip() for r in data)]
         measures = _measure_layout(rows, header, data, width, periods, with_data, fiscal)
         if measures is not None:  # the columns were measures, not unread periods
             del skipped[mark:]
             periods.clear()
-        elif len(periods) == 1 and len(with_data) > 1:
+        elif len(periods) == 1 and set(with_data) - set(periods) - ambiguous:
             # One period header over several value columns ("As of February 28, 2019" above
             # "As reported | Adjustments | Adoption") may span them all: which one it names
-            # is not known.
+            # is not known. Columns headed by a period of their own (two `FY18` columns, left
+            # out as ambiguous) are not under it.
             column = next(iter(periods))
             name = " / ".join(_clean(rows[i][column]) for i in header if rows[i][column])
             skipped.append(
