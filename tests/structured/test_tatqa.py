@@ -351,6 +351,28 @@ def test_a_period_beside_two_columns_of_another_same_period_is_kept() -> None:
     assert ("sp", "the only period header may span several columns") in reasons
 
 
+def test_one_caption_over_each_years_column_prefixes_its_rows() -> None:
+    """TAT-QA dev: 'Fiscal 2019 Net Sales | Fiscal 2018 Net Sales | % Inc (Dec)' stored
+    nothing ('the total net sales in fiscal year 2018' was refused). One caption with a year
+    in each column is read as in a column group: the period, and the caption before each
+    row's name. Quarter prices beside a dividend ('2016 high | 2016 low | 2016 dividend') or
+    two captions are no such group: the caption would be lost or two things mixed."""
+    sales = [
+        ["Reporting Segment", "Fiscal 2019 Net Sales", "Fiscal 2018 Net Sales", "% Inc (Dec)"],
+        ["International", "793.4", "843.5", "(6)%"],
+        ["Total", "$9,538.4", "$7,938.3", "20%"],
+    ]
+    prices = [["", "2016 high", "2016 low", "2016 dividend"], ["Second", "34.50", "26.34", "0.09"]]
+    mixed = [["", "2019 Revenue", "2018 Cost"], ["Retail", "10", "4"]]
+    read = _tables_read(sales=sales, prices=prices, mixed=mixed)
+    assert {key: fact.value for key, fact in read.items()} == {
+        ("sales", "Net Sales: International", "FY2019"): Decimal("793.4"),
+        ("sales", "Net Sales: International", "FY2018"): Decimal("843.5"),
+        ("sales", "Net Sales: Total", "FY2019"): Decimal("9538.4"),
+        ("sales", "Net Sales: Total", "FY2018"): Decimal("7938.3"),
+    }
+
+
 def test_a_period_header_spanning_measure_columns_keeps_each_measure_apart() -> None:
     """TAT-QA dev: 'December 31, 2019 | | December 31, 2018 |' over 'Carrying Amount | Fair
     Value | ...': the fair values were reported as no period, and 'the fair value of total
@@ -519,7 +541,7 @@ def test_scale_exceptions_keep_to_what_a_label_measures_and_a_total_caption_make
 def test_only_a_table_that_states_no_period_anywhere_is_undated() -> None:
     """A measure table with no period in its header, corner, sections, row labels or column
     names is stored as undated; one whose columns name years ('Fiscal 2019 Net Sales') states
-    periods it does not read as such, and stays unread (reported). One whose rows are years
+    periods and is read by them, never as undated. One whose rows are years
     (future lease payments by year: TAT-QA dev's 'the operating leases for 2021' was refused)
     stores each year's figures as the columns' measures; its other rows ('Thereafter') name
     no period and are reported."""
@@ -546,6 +568,8 @@ def test_only_a_table_that_states_no_period_anywhere_is_undated() -> None:
         ("leases", "Operating leases", "FY2022"),
         ("leases", "Finance Leases", "FY2021"),
         ("leases", "Finance Leases", "FY2022"),
+        ("sales", "Net Sales: Americas", "FY2019"),
+        ("sales", "Net Sales: Americas", "FY2018"),
     }
     assert read[("leases", "Operating leases", "FY2022")].value == Decimal("135")
     documents = [{"table": {"uid": "leases", "table": leases}, "paragraphs": [], "questions": []}]

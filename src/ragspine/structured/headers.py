@@ -191,6 +191,27 @@ _LONGEST_DATE = 10
 , 2012``): only that many cuts are tried, so a long header costs time in proportion to it."""
 
 
+_YEAR_FIRST_CAPTION = re.compile(
+    r"(?:fiscal\s+(?:year\s+)?|fy\s*)?(?P<year>(?:19|20)\d{2})\s+(?P<caption>[^\W\d_][^%]*)",
+    re.IGNORECASE,
+)
+
+
+def year_first_caption(text: str) -> tuple[str, str] | None:
+    """``(caption, fiscal-year label)`` of a header that is a year over a caption (``Fiscal
+    2019 Net Sales``, ``2019 Revenue``), footnote marks aside; None when the caption names
+    what :func:`captioned_period` refuses (``2016 high``, ``2019 vs 2018``, ``2019 % of
+    total``). Only for a reader that keeps the caption in its rows' names: a caption dropped
+    would make ``2016 dividend``'s row ``second`` the second quarter's price."""
+    first = _YEAR_FIRST_CAPTION.fullmatch(footnote_free(text))
+    if first is None:
+        return None
+    caption = first["caption"]
+    if _NOT_A_CAPTION.search(caption):
+        return None
+    return caption, f"FY{first['year']}"
+
+
 def captioned_period(text: str, fiscal_start_month: int = 1) -> tuple[str, str] | None:
     """``(caption, fiscal-year label)`` of a header that is a caption over a year or a date
     (``pension plans 2018``, ``shipment volume for the years ended december 31 , 2012``,

@@ -73,6 +73,7 @@ from ragspine.structured.headers import (
     footnote_free,
     label_stems,
     split_year_period,
+    year_first_caption,
 )
 from ragspine.structured.ingest import RowProgress
 from ragspine.structured.numbers import parse_value, shown
@@ -513,6 +514,36 @@ def _captions_apart(
         pairs = {(periods[c], captions[c].label) for c in periods if c in captions}
         if len(captions) == len(periods) and len(pairs) == len(periods):
             return captions
+    return {}
+
+
+def _captioned_columns(
+    rows: Sequence[Sequence[str]], header: Sequence[int], width: int, fiscal_start_month: int
+) -> dict[int, tuple[str, _Caption]]:
+    """Per column, its period and caption where one header row heads two columns or more with
+    one caption and a year each (``Fiscal 2019 Net Sales | Fiscal 2018 Net Sales``, ``Balances,
+    January 31, 2019 | ...``: :func:`~ragspine.structured.headers.year_first_caption`,
+    :func:`~ragspine.structured.headers.captioned_period`), every year once and every header
+    of that row naming a year read so; empty otherwise (two captions are two different
+    things, and neither is read)."""
+    for i in header:
+        named = {c: _clean(rows[i][c]) for c in range(1, width) if _clean(rows[i][c])}
+        found = {
+            c: year_first_caption(text) or captioned_period(text, fiscal_start_month)
+            for c, text in named.items()
+            if ANY_YEAR.search(text)
+        }
+        read = {c: pair for c, pair in found.items() if pair is not None}
+        if len(read) < 2 or len(read) < len(found):
+            continue  # "2016 high | 2016 low | 2016 dividend": not one caption over years
+        labels = {_caption_label(caption).casefold() for caption, _ in read.values()}
+        years = [period for _, period in read.values()]
+        if len(labels) != 1 or len(set(years)) != len(years) or not next(iter(labels)):
+            continue
+        return {
+            c: (period, _Caption(i, named[c], _caption_label(caption), None))
+            for c, (caption, period) in read.items()
+        }
     return {}
 
 
@@ -988,6 +1019,8 @@ def import_tatqa(
         periods: dict[int, str] = {
             c: next(iter(found)) for c, found in named_periods.items() if len(found) == 1
         }
+        grouped = {} if periods else _captioned_columns(rows, header, width, fiscal)
+        periods.update({column: period for column, (period, _) in grouped.items()})
         spanned = _spanned_periods(rows, header, width, periods, fiscal)
         unread = {c for c, (_, caption) in spanned.items() if not caption}
         for column in range(1, width):
@@ -1026,6 +1059,7 @@ def import_tatqa(
                 )
                 del periods[column]
                 ambiguous.add(column)
+        captions.update({column: caption for column, (_, caption) in grouped.items()})
         with_data = [c for c in range(1, width) if any(r.cells[c - 1].strip() for r in data)]
         measures = _measure_layout(rows, header, data, width, periods, with_data, fiscal)
         if measures is not None:  # the columns were measures, not unread periods
