@@ -89,6 +89,7 @@ def test_a_figure_read_at_another_day_of_the_year_is_asked_back(
 
 DAY_SPELLINGS = [
     "31-Dec-2019",
+    "31-Dec-19",  # a review: said back as 'December 31, 2019', a number the question lacks
     "December 31 of 2019",
     "the 31st of December 2019",
     "31/12/2019",
@@ -135,6 +136,48 @@ def test_figures_that_name_no_day_are_a_malformed_period(day: str) -> None:
     """Never a year's figure for them (a month of 13, a day 0 or February 31)."""
     reading = read_question(f"What were the inventories at {day}?", Glossary.from_terms([]))
     assert reading.bad_period == day and not reading.periods and not reading.days
+
+
+@pytest.mark.parametrize(
+    "day",
+    [
+        "31 dic 2019",
+        "31-dic-2019",
+        "Dec-31-2019",
+        "31/Dec/2019",
+        "December, 31 2019",
+        "31. 12. 2019",
+        "31 12 2019",
+    ],
+)
+def test_a_day_the_grammar_cannot_read_is_no_year(ws: Workspace, day: str) -> None:
+    """A review found each answered with the June 30 column's 400 for December 31: the year
+    was taken out of a day the grammar does not read. It is a malformed period now."""
+    question = f"What were the inventories at {day}?"
+    reading = read_question(question, Glossary.from_terms([]))
+    assert not reading.periods and reading.bad_period == day.casefold()
+    answer = ask_table(ws, "midyear", question)
+    assert answer.status is not AnswerStatus.ANSWERED and "400" not in answer.text
+
+
+@pytest.mark.parametrize("day", ["2019/12/31", "2019.12.31"])
+def test_a_day_with_its_year_first_is_read(day: str) -> None:
+    reading = read_question(f"the inventories at {day}", Glossary.from_terms([]))
+    assert reading.days == (date(2019, 12, 31),)
+
+
+@pytest.mark.parametrize("day", ["05-08-2019", "05.08.2019", "07/01/2019"])
+def test_figures_read_either_way_into_two_fiscal_years_are_a_malformed_period(day: str) -> None:
+    """A review: with a fiscal year starting in July, '05-08-2019' (May 8 read month first)
+    answered for FY2019 and '05.08.2019' (August 5 read day first) for FY2020; which one the
+    asker meant is not known, so neither is guessed. In a calendar year both readings fall in
+    one year and the day is read as its separator says."""
+    july = read_question(
+        f"the revenue at {day}", Glossary.from_terms([], fiscal_year_start_month=7)
+    )
+    assert july.bad_period == day and not july.periods
+    calendar = read_question(f"the revenue at {day}", Glossary.from_terms([]))
+    assert calendar.periods == ("FY2019",)
 
 
 @pytest.mark.parametrize(

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import tomllib
 from datetime import date
+from pathlib import Path
 
 import pytest
 
+from conftest import ask_table, tatqa_workspace
 from ragspine.answer.question import Operation, Route, choose_route, read_question
+from ragspine.answer.types import AnswerStatus
 from ragspine.glossary import Glossary, parse_glossary
 from ragspine.structured.tatqa import header_period
 from ragspine.workspace import example_glossary_text
@@ -228,6 +231,20 @@ def test_a_span_named_from_the_later_year(
 )
 def test_operation_phrasings(glossary: Glossary, question: str, operation: Operation) -> None:
     assert read_question(question, glossary).operation is operation
+
+
+def test_a_split_year_is_the_year_it_ends_in_as_a_header_says(tmp_path: Path) -> None:
+    """A table headed '2018/19 | 2017/18' stores FY2019 and FY2018 (as every split-year header
+    is read); 'the revenue in 2018/19' was read as 2018 and answered with the 2017/18
+    column's figure. It is the year it ends in, as the header's is."""
+    ws = tatqa_workspace(
+        tmp_path, {"split": [["", "2018/19", "2017/18"], ["Revenue", "200", "100"]]}
+    )
+    for question in ("What was the revenue in 2018/19?", "What was the revenue in FY 2018/2019?"):
+        answer = ask_table(ws, "split", question)
+        assert answer.status is AnswerStatus.ANSWERED and "was 200" in answer.text, question
+    reading = read_question("What was the revenue in 2015/2014?", Glossary.from_terms([]))
+    assert reading.bad_period == "2015/2014" and not reading.periods
 
 
 def test_a_number_the_question_multiplies_by_is_a_constant(glossary: Glossary) -> None:

@@ -190,11 +190,13 @@ def test_one_month_in_following_years_heads_each_years_column(tmp_path: Path) ->
     lone = {"12/14": {"acme": 7.0}}
     mixed = {"12/09": {"acme": 1.0}, "06/10": {"acme": 2.0}}
     skipped = {"12/09": {"acme": 1.0}, "12/11": {"acme": 2.0}}
+    future = {"12/30": {"acme": 1.0}, "12/31": {"acme": 2.0}}  # two December days
     filings = [
         _filing("Single_G/2011/page_1.pdf", graph),
         _filing("Single_L/2014/page_1.pdf", lone),
         _filing("Single_M/2014/page_1.pdf", mixed),
         _filing("Single_S/2014/page_1.pdf", skipped),
+        _filing("Single_F/2014/page_1.pdf", future),
     ]
     _, result = _imported(tmp_path, filings)
     assert _read(result) == {
@@ -202,6 +204,30 @@ def test_one_month_in_following_years_heads_each_years_column(tmp_path: Path) ->
         ("g", "acme", "FY2010"): Decimal("90.9"),
         ("g", "acme", "FY2011"): Decimal("45.2"),
     }
+    # a review: a figure of '12/11' is December's, so it answers no other day of 2011
+    (tmp_path / "asked").mkdir()
+    ws, _ = _imported(tmp_path / "asked", [_filing("Single_G/2011/page_1.pdf", graph)])
+    options = AskOptions(entity="g")
+    june = ws.ask("What was acme at June 30, 2011?", options, principal=Principal.of("public"))
+    assert june.status is AnswerStatus.NEEDS_CLARIFICATION and "45.2" not in june.text
+    december = ws.ask("What was acme at 12/31/2011?", options, principal=Principal.of("public"))
+    assert december.status is AnswerStatus.ANSWERED and "45.2" in december.text
+
+
+def test_a_leading_day_without_its_year_is_the_day_its_figures_were_read(tmp_path: Path) -> None:
+    """A review: once 'march 31 , shares outstanding' could be named without its day, 'the
+    shares outstanding at December 31, 2019' was answered with the March 31 figure (it was
+    refused before). The day is the one of the figure's year it was read at."""
+    table = {"2019": {"march 31 , shares outstanding": 120.0}}
+    ws, _ = _imported(tmp_path, [_filing("Single_A/2019/page_1.pdf", table)])
+    options = AskOptions(entity="a")
+    public = Principal.of("public")
+    other = ws.ask(
+        "what were the shares outstanding at december 31, 2019?", options, principal=public
+    )
+    assert other.status is AnswerStatus.NEEDS_CLARIFICATION and "120" not in other.text
+    same = ws.ask("what were the shares outstanding at march 31, 2019?", options, principal=public)
+    assert same.status is AnswerStatus.ANSWERED and "120" in same.text
 
 
 def test_a_single_column_naming_no_period_is_read_by_dated_rows(tmp_path: Path) -> None:

@@ -34,7 +34,7 @@ from functools import lru_cache
 import Stemmer
 
 from ragspine.analysis import match_key
-from ragspine.structured.headers import MONTH_WORDS
+from ragspine.structured.headers import MONTH_WORDS, YEARLESS_DAY
 
 _WORD = re.compile(r"[^\W_]+")
 _JOINING = frozenset(
@@ -582,25 +582,14 @@ def _elided_places(
 _PARENTHESISED = re.compile(r"\([^()]*\)")
 
 
-_YEARLESS_DAY = re.compile(
-    r"^\s*(?:(?:as\s+of|as\s+at|at|(?:for\s+the\s+)?(?:fiscal\s+)?years?\s+ended)\s+)?"
-    rf"(?:{'|'.join(sorted(MONTH_WORDS, key=len, reverse=True))})\s*\.?\s*\d{{1,2}}"
-    r"(?:st|nd|rd|th)?\s*[,:](?:\s*[,:])*(?!\s*\d)",
-    re.IGNORECASE,
-)
-"""A day without its year leading a label (``december 31 , average investments``, ``Year
-Ended December 31,: Conventional Tankers``): a table's corner glued to its row or column, that
-says when each figure was read, not which figure it is; not a span of days (``december
-1-31: total number of shares purchased`` names the month)."""
-
-
 def with_optional_parts(spellings: Sequence[str]) -> tuple[str, ...]:
     """``spellings`` and, for each with a part in parentheses, the spelling without it: a
     row called ``Net income (loss)`` or ``Other income (expense), net`` is named without its
     alternative (``net income``); the full spelling stays, so saying the part still counts.
-    A leading day without its year (:data:`_YEARLESS_DAY`) is optional too."""
+    A leading day without its year (:data:`~ragspine.structured.headers.YEARLESS_DAY`) is
+    optional too."""
     undated = [
-        " ".join(_YEARLESS_DAY.sub("", s).split()) for s in spellings if _YEARLESS_DAY.match(s)
+        " ".join(YEARLESS_DAY.sub("", s).split()) for s in spellings if YEARLESS_DAY.match(s)
     ]
     spellings = [*spellings, *(spelling for spelling in undated if spelling_words(spelling))]
     shorter = [_PARENTHESISED.sub(_optional, spelling) for spelling in spellings if "(" in spelling]

@@ -27,7 +27,7 @@ from ragspine.answer.metric_match import MetricMatch
 from ragspine.errors import PeriodError
 from ragspine.glossary import Glossary, TermType
 from ragspine.periods import ITALIAN_MONTHS, Period, PeriodKind, parse_period, period_of_date
-from ragspine.structured.headers import date_of
+from ragspine.structured.headers import date_of, split_year_period
 
 
 class Route(StrEnum):
@@ -292,8 +292,9 @@ _FY = r"(?:fy\s*'?|fiscal\s+(?:year\s+)?)"
 _PERIOD_RE = re.compile(
     r"(?<![\w.,])(?:"
     r"(?:this|current|last|previous|prior|next)\s+(?:fiscal\s+)?(?:year|half|quarter|month)"
+    rf"|(?P<split>(?:{_FY})?(?:19|20)\d{{2}}\s*/\s*(?:\d{{4}}|\d{{2}}))(?!/\d)"
     r"|(?P<date>\d{1,2}/\d{1,2}/(?:\d{4}|\d{2})|\d{1,2}(?P<sep>[.-])\d{1,2}(?P=sep)\d{4}"
-    r"|\d{4}-\d{1,2}-\d{1,2})"
+    r"|\d{4}(?P<ysep>[-/.])\d{1,2}(?P=ysep)\d{1,2})"
     rf"|(?:{_FY})?(?:\d{{4}}|\d{{2}})\s*-?\s*[qh]\d+"
     rf"|[qh]\d+\s*[-/ ]?\s*(?:{_FY})?(?:\d{{4}}|\d{{2}})"
     r"|\d{4}-(?:0[1-9]|1[0-2])"
@@ -303,14 +304,26 @@ _PERIOD_RE = re.compile(
     rf"|(?:{_MONTH_NAMES})\.?\s*,?\s*\d{{4}}"
     rf"|{_FY}[0-9a-z']*\d[0-9a-z']*"
     r"|(?:19|20)\d{2}"
-    r")(?![\w]|[.,]\d)"
+    r")(?![\w]|[.,/]\d)"
 )
 """Spans that look like periods: the period grammar's spellings, plus ``FY`` + anything and
 quarter / half forms with any number, so that a malformed one (``FY2o24``, ``2024Q5``) is
 reported rather than ignored. A bare number is a year only from 1900 to 2099. A day (``31
 December 2019``, ``December 31 of 2019``, ``31-Dec-2019``, ``12/31/19``, ``31.12.2019``,
 ``2019-12-31``) is read as a header's date is: the fiscal year holding it, not the month
-(:func:`_day_period`); figures that name no day (``13/13/2019``) are a malformed period."""
+(:func:`_day_period`); figures that name no day (``13/13/2019``) are a malformed period. A
+split year (``2018/19``, ``FY 2018/2019``) is the fiscal year it ends in, as a header's is;
+two years that do not follow each other (``2015/2014``) are a malformed period."""
+
+
+_ABBREVIATED = _MONTH_NAMES + "|gen|mag|giu|lug|ago|set|ott|dic"
+_DAY_BEFORE_YEAR_RE = re.compile(
+    rf"(?:(?<!\d)\d{{1,2}}\.?\s*[-/.,\s]\s*(?:\d{{1,2}}(?!\d)|(?:{_ABBREVIATED})(?!\w))"
+    rf"|(?<!\w)(?:{_ABBREVIATED})\.?\s*[-/.,]\s*\d{{1,2}}(?!\d))\.?\s*[-/.,]?\s*$"
+)
+"""What is left of a day the grammar does not read right before its year (``31 12 2019``,
+``31 dic 2019``, ``Dec-31-2019``, ``December, 31 2019``, ``31/Dec/2019``): such a year is a
+malformed period, never the year alone (another day's column of that year would answer it)."""
 
 
 _SHORTER_SPAN_RE = re.compile(
@@ -324,13 +337,30 @@ _SHORTER_SPAN_RE = re.compile(
 no fiscal year answers it."""
 
 
+_EITHER_ORDER_RE = re.compile(
+    r"(?P<first>0?[1-9]|1[0-2])[/.-](?P<second>0?[1-9]|1[0-2])[/.-](?P<year>\d{4}|\d{2})"
+)
+"""A day in figures whose first two numbers may each be its month (``05-08-2019``)."""
+
+
 def _day_period(day: str, before: str, fiscal_start_month: int) -> tuple[date, Period]:
     """The day ``day`` (said after the text ``before``) and the fiscal year holding it, as a
     header's date is read (so that a question and a table heading ``January 3, 2009`` agree);
-    PeriodError when no such date exists or when it ends a span shorter than a year."""
+    PeriodError when no such date exists, when it ends a span shorter than a year, or when it
+    is in figures that may be read either way round (``05-08-2019``: May 8 or August 5) into
+    two different fiscal years (with a fiscal year starting in July)."""
     when = date_of(re.sub(r"(?<=\d)(?:st|nd|rd|th|\s?°|o)(?!\w)", "", day))
     if when is None:
         raise PeriodError(f"no such date {day!r}")
+    both = _EITHER_ORDER_RE.fullmatch(day)
+    if both is not None:
+        first, second = int(both["first"]), int(both["second"])
+        readings = {
+            period_of_date(date(when.year, m, d), PeriodKind.YEAR, fiscal_start_month)
+            for m, d in ((first, second), (second, first))
+        }
+        if len(readings) > 1:
+            raise PeriodError(f"{day!r} reads as two days of different fiscal years")
     if _SHORTER_SPAN_RE.search(before):
         raise PeriodError(f"{day!r} ends a span shorter than a year")
     return when, period_of_date(when, PeriodKind.YEAR, fiscal_start_month)
@@ -609,12 +639,22 @@ def read_question(
     for match in _PERIOD_RE.finditer(scanned):
         try:
             day = match["date"] or match["day"]
-            if day:  # "12/31/10", "31 December 2019": the fiscal year holding that day
+            if match["split"]:  # "2018/19": the fiscal year it ends in, as a header's is
+                label = split_year_period(re.sub(r"^fiscal\s+(?:year\s+)?", "", match["split"]))
+                if label is None:
+                    raise PeriodError(f"{match['split']!r} is no split year")
+                period = parse_period(label, reference, glossary.fiscal_year_start_month)
+            elif day:  # "12/31/10", "31 December 2019": the fiscal year holding that day
                 said = _before(scanned, match.start())
                 when, period = _day_period(day, said, glossary.fiscal_year_start_month)
                 days.setdefault(when, " ".join(day.split()))
             else:
                 period = parse_period(match.group(0), reference, glossary.fiscal_year_start_month)
+                unread = _DAY_BEFORE_YEAR_RE.search(_before(scanned, match.start()))
+                if unread is not None:  # "31 dic 2019": said whole, as the question wrote it
+                    said = scanned[max(0, match.start() - 40) + unread.start() : match.end()]
+                    bad_period = bad_period or said.strip()
+                    continue
         except PeriodError:
             if bad_period is None:
                 bad_period = match.group(0)

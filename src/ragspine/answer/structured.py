@@ -55,7 +55,7 @@ from ragspine.periods import (
 from ragspine.security import Principal, max_visible_level
 from ragspine.stores.facts import FactStore
 from ragspine.structured.facts import Fact, FactKey, Scale, locator_column
-from ragspine.structured.headers import days_in
+from ragspine.structured.headers import days_in, month_end_of, yearless_day
 from ragspine.structured.query import MetricResult, MetricStatus, query_metric
 
 MINUS = "\N{MINUS SIGN}"
@@ -662,7 +662,10 @@ def _read_at_another_day(
     days of the same fiscal year and none of them within :data:`DAY_TOLERANCE` of a day asked
     (a column ``June 30, 2019``): the figure and the day asked. A
     column that names no day of that year (``2019``), or only days its metric's own name says
-    (a transposed table's row ``notes due june 30 2015``), is the year's figure, as before."""
+    (a transposed table's row ``notes due june 30 2015``), is the year's figure, as before.
+    A day without its year leading the label or column (``december 31 , average
+    investments``) is a day of the figure's year it was read at, and so is the month's end a
+    ``12/14`` column names."""
     asked: dict[str, list[date]] = {}
     for day in reading.days:
         asked.setdefault(_year_of(day, fiscal_start_month), []).append(day)
@@ -670,15 +673,22 @@ def _read_at_another_day(
         if fact.period not in periods or fact.period not in asked:
             continue
         named = set(days_in(label(fact.metric, fact.entity)))
+        column = locator_column(fact.locator)
         read = [
             day
-            for day in days_in(locator_column(fact.locator))
+            for day in days_in(column)
             if _year_of(day, fiscal_start_month) == fact.period and day not in named
         ]
+        start, end = parse_period(fact.period, None, fiscal_start_month).date_range(
+            fiscal_start_month
+        )
+        for said in (label(fact.metric, fact.entity), column):  # "december 31 , X", "12/14"
+            at = yearless_day(said, start, end) or month_end_of(said)
+            if at is not None and start <= at <= end:
+                read.append(at)
         days = asked[fact.period]
         if len(days) > 1:  # a span over the whole year: its end is the day (its start is
-            start = parse_period(fact.period, None, fiscal_start_month)  # the year before's)
-            days = [day for day in days if day != start.date_range(fiscal_start_month)[0]]
+            days = [day for day in days if day != start]  # the year before's)
         for day in days:  # every day asked must be one the figure was read at
             if read and all(abs((day - at).days) > DAY_TOLERANCE for at in read):
                 return fact, day
@@ -686,12 +696,15 @@ def _read_at_another_day(
 
 
 def _said(reading: QuestionReading, day: date, locale: Locale) -> str:
-    """``day`` as a reader writes it (``December 31, 2019``), or as the question wrote it in
-    figures (``12/31/19``, ``31.12.2019``, whose numbers are not those of the reader's
-    spelling): a reply says no number of its own."""
+    """``day`` as a reader writes it (``December 31, 2019``), or as the question wrote it where
+    the reader's spelling would say a number the question did not: in figures (``12/31/19``,
+    ``31.12.2019``) or with a two-digit year (``31-Dec-19``). A reply says no number of its
+    own."""
     words = dict(zip(reading.days, reading.day_words, strict=True)).get(day, "")
     in_figures = not any(char.isalpha() for char in words)
-    return words if words and in_figures else format_day(day, locale)
+    return (
+        words if words and (in_figures or str(day.year) not in words) else format_day(day, locale)
+    )
 
 
 def _two_days_of_a_year(

@@ -40,10 +40,11 @@ _ORDINAL = r"(?:st|nd|rd|th)?"
 _NUMERIC_DAY = (
     r"(?P<m3>\d{1,2})/(?P<d3>\d{1,2})/(?P<y3>\d{4}|\d{2})"
     r"|(?P<a6>\d{1,2})(?P<s6>[.-])(?P<b6>\d{1,2})(?P=s6)(?P<y6>\d{4})"
-    r"|(?P<y7>\d{4})-(?P<m7>\d{1,2})-(?P<d7>\d{1,2})"
+    r"|(?P<y7>\d{4})(?P<s7>[-/.])(?P<m7>\d{1,2})(?P=s7)(?P<d7>\d{1,2})"
 )
 """A day in figures: ``12/31/2019`` and ``12/31/19`` (month first, as in US reports),
-``31.12.2019`` (day first, as in European ones), ``12-31-2019`` and ISO ``2019-12-31``. Where
+``31.12.2019`` (day first, as in European ones), ``12-31-2019``, ISO ``2019-12-31`` and
+``2019/12/31`` (a year first is always followed by its month). Where
 the first number cannot be a month (``31/12/2019``, ``31-12-2019``) the day comes first; where
 the second cannot be (``12.31.2019``), the month does."""
 _DATED = re.compile(
@@ -82,8 +83,9 @@ _MONTH_YEAR = re.compile(r"(?P<month>\d{1,2})\s*/\s*(?P<year>\d{2})")
 def month_year_periods(headers: Sequence[str], fiscal_start_month: int = 1) -> list[str] | None:
     """The fiscal year of each of ``headers`` when they are the ends of one month in years
     that follow each other (``12/09``, ``12/10``, ... ``12/14``: a performance graph's
-    December of each year), or None. A lone ``12/14``, months that differ or years that skip
-    are read as nothing: ``12/14`` may be a day without its year."""
+    December of each year), or None. A lone ``12/14``, months that differ, years that skip
+    or a year still to come (``12/30 | 12/31``: two days of December) are read as nothing:
+    ``12/14`` may be a day without its year."""
     found = [_MONTH_YEAR.fullmatch(" ".join(header.split())) for header in headers]
     if len(found) < 2 or any(f is None for f in found):
         return None
@@ -94,6 +96,8 @@ def month_year_periods(headers: Sequence[str], fiscal_start_month: int = 1) -> l
         return None
     ordered = sorted(years)
     if any(later != earlier + 1 for earlier, later in itertools.pairwise(ordered)):
+        return None
+    if ordered[-1] > date.today().year:  # "12/30 | 12/31": two days, not 2030 and 2031
         return None
     days = [date(year, month, calendar.monthrange(year, month)[1]) for year in years]
     return [period_of_date(day, PeriodKind.YEAR, fiscal_start_month).label for day in days]
@@ -162,6 +166,46 @@ def _month_and_day(first: int, second: int, *, day_first: bool) -> tuple[int, in
     if (day_first and month_first_only) or (not day_first and day_first_only):
         day_first = not day_first
     return (second, first) if day_first else (first, second)
+
+
+YEARLESS_DAY = re.compile(
+    r"^\s*(?:(?:as\s+of|as\s+at|at|(?:for\s+the\s+)?(?:fiscal\s+)?years?\s+ended)\s+)?"
+    rf"(?P<month>{'|'.join(sorted(MONTH_WORDS, key=len, reverse=True))})\s*\.?\s*"
+    r"(?P<day>\d{1,2})(?:st|nd|rd|th)?\s*[,:](?:\s*[,:])*(?!\s*[-\u2013\d])",
+    re.IGNORECASE,
+)
+"""A day without its year leading a label (``december 31 , average investments``, ``Year
+Ended December 31,: Conventional Tankers``): a table's corner glued to its row or column, that
+says at which day of its year each figure was read (:func:`yearless_day`), not which figure it
+is; not a span of days (``december 1-31: shares purchased``, ``june 1, - june 30,: shares``
+name a month)."""
+
+
+def yearless_day(text: str, year_start: date, year_end: date) -> date | None:
+    """The day of the year from ``year_start`` to ``year_end`` that a leading day without its
+    year (:data:`YEARLESS_DAY`) in ``text`` names, or None."""
+    found = YEARLESS_DAY.match(text)
+    if found is None:
+        return None
+    month = _MONTH_NUMBERS[found["month"].casefold()[:3]]
+    for year in (year_end.year, year_start.year):
+        try:
+            day = date(year, month, int(found["day"]))
+        except ValueError:
+            continue
+        if year_start <= day <= year_end:
+            return day
+    return None
+
+
+def month_end_of(text: str) -> date | None:
+    """The last day of the month a ``12/14`` header names (December 2014: how
+    :func:`month_year_periods` reads a series of them), or None."""
+    found = _MONTH_YEAR.fullmatch(" ".join(text.split()))
+    if found is None or not 1 <= (month := int(found["month"])) <= 12:
+        return None
+    year = 2000 + int(found["year"]) if int(found["year"]) < 70 else 1900 + int(found["year"])
+    return date(year, month, calendar.monthrange(year, month)[1])
 
 
 def days_in(text: str) -> list[date]:
