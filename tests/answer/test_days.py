@@ -4,6 +4,7 @@ source names no day): a figure of the same year read at another day is asked bac
 from __future__ import annotations
 
 from datetime import date
+from pathlib import Path
 
 import pytest
 
@@ -293,3 +294,44 @@ def test_days_in_reads_every_spelling_of_a_day() -> None:
         == [date(2019, 12, 31)] * 5
     )
     assert days_in("13/13/2019, 00.12.2019, 2019-12-32, v1.2.2019.4") == []
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        ["(in millions)", "June 30, 2019", "December 31, 2018"],
+        ["", "30.06.2019", "31.12.2018"],
+        ["", "Al 30 giugno 2019", "Al 31 dicembre 2018"],
+    ],
+)
+def test_a_half_year_balance_beside_a_year_end_is_no_years_figure(
+    tmp_path: Path, header: list[str]
+) -> None:
+    """A review: a half-year balance sheet's 'June 30, 2019' column (beside the year end
+    'December 31, 2018', as 10-Qs and European interim reports head it) was stored as the
+    year 2019, so 'the inventories at the end of 2019' was answered with the June figure.
+    That column is an interim figure: reported, not stored; the year end answers."""
+    ws = tatqa_workspace(tmp_path, {"interim": [header, ["Inventories", "41", "50"]]})
+    assert {(f.period, f.value) for f in ws.facts.scan(max_level=9)} == {("FY2018", 50)}
+    for question in ("What were the inventories at the end of 2019?", "the inventories in 2019"):
+        answer = ask_table(ws, "interim", question)
+        assert answer.status is not AnswerStatus.ANSWERED and "41" not in answer.text
+    answer = ask_table(ws, "interim", "What were the inventories at December 31, 2018?")
+    assert answer.status is AnswerStatus.ANSWERED and "was 50" in answer.text
+
+
+def test_interim_days_keep_year_ends_first_days_and_ambiguous_years() -> None:
+    from ragspine.structured.headers import interim_days
+
+    def days(*found: tuple[int, int, int]) -> dict[int, date]:
+        return {i: date(*day) for i, day in enumerate(found)}
+
+    assert interim_days(days((2019, 6, 30), (2018, 12, 31))) == {0}
+    assert interim_days(days((2019, 12, 31), (2019, 6, 30)), 7) == {0}  # a July year
+    assert interim_days(days((2019, 6, 30), (2018, 6, 30))) == set()  # a June year end
+    assert interim_days(days((2019, 1, 1), (2018, 12, 31))) == set()  # an IFRS 16 first day
+    # 52/53-week year ends (ConvFinQA's '12/28/2013 | 1/3/2015 | 1/2/2016')
+    assert interim_days(days((2013, 12, 28), (2015, 1, 3), (2016, 1, 2))) == set()
+    assert interim_days(days((2019, 3, 31), (2018, 6, 30))) == {0, 1}  # quarter ends
+    # a graph from a listing day: 2011 stays ambiguous (neither column is read for it)
+    assert interim_days(days((2011, 11, 17), (2011, 12, 31), (2012, 12, 31))) == set()

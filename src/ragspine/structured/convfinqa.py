@@ -44,9 +44,12 @@ from ragspine.security import Sensitivity
 from ragspine.structured.facts import Fact, FactKey, Scale, utc_now
 from ragspine.structured.headers import (
     ANY_YEAR,
+    INTERIM_REASON,
     MONTH_WORDS,
     captioned_period,
     dated_period,
+    days_in,
+    interim_days,
     label_stems,
     month_year_periods,
 )
@@ -535,6 +538,9 @@ def import_convfinqa(
                 new_entities.setdefault(entity, Term(TermType.ENTITY, entity, ticker.upper()))
         table, transposed = _oriented(_table(filing, source_name), glossary)
         periods = _column_periods(table, glossary)
+        days = {c: said[0] for c in table if periods[c] and (said := days_in(c))}
+        interims = interim_days(days, glossary.fiscal_year_start_month)
+        periods.update({column: None for column in interims})  # "june 30 2009 | december 31 2008"
         # by ticker, two undated tables of one company would read as restatements of one
         # another: undated figures are kept by filing only
         undated = entities == "filing" and not transposed and _undated(table, periods, glossary)
@@ -560,6 +566,9 @@ def import_convfinqa(
             rolled = (closing, rolls) if rolls is not None else None
         for column, rows in table.items():
             dated = periods[column]
+            if column in interims:
+                skipped.append(Skip(filing_id, column, "", INTERIM_REASON))
+                continue
             # one value column: rows may be dated
             by_row = dated is None and len(table) == 1 and not undated
             # a walk's parts belong to it: by ticker, two walks of one company would mix

@@ -18,12 +18,16 @@ from __future__ import annotations
 import calendar
 import itertools
 import re
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from datetime import date
+from typing import TypeVar
 
 import Stemmer
 
 from ragspine.periods import ITALIAN_MONTHS, PeriodKind, period_of_date
+
+K = TypeVar("K")
 
 _MONTHS = (
     "january|february|march|april|may|june|july|august|september|october|november|december"
@@ -206,6 +210,59 @@ def month_end_of(text: str) -> date | None:
         return None
     year = 2000 + int(found["year"]) if int(found["year"]) < 70 else 1900 + int(found["year"])
     return date(year, month, calendar.monthrange(year, month)[1])
+
+
+YEAR_END_TOLERANCE = 7
+"""Days by which a column's day may miss its fiscal year's last day and still be its end (a
+52/53-week year ending ``December 28, 2019``)."""
+
+INTERIM_REASON = "a day inside its fiscal year beside a year end: an interim figure, not the year's"
+
+
+def interim_days(days: Mapping[K, date], fiscal_start_month: int = 1) -> set[K]:
+    """The keys (columns) of ``days`` whose day lies inside its fiscal year where the table
+    also has a column at a fiscal year's end, or where its columns fall on unlike days: a
+    half-year balance sheet's ``June 30, 2019`` beside ``December 31, 2018`` (read as the year
+    2019 it would answer ``at the end of 2019``). A day within :data:`YEAR_END_TOLERANCE` of
+    a fiscal year's end or start is at a year end (a 52/53-week year ending ``January 3,
+    2015``; an IFRS 16 column ``1 January 2019``, left to the first-day rule), and columns
+    all on one day of the year (``June 30, 2019 | June 30, 2018``: a June year end) are
+    fiscal years as before. A column sharing its fiscal year with another is not returned:
+    the two stay ambiguous (``november 17 2011 | december 31 2011``, a graph from a listing
+    day: which one ``2011`` means is not known)."""
+    if len(days) < 2:
+        return set()
+    near = {key: _near_a_year_end(day, fiscal_start_month) for key, day in days.items()}
+    if all(near.values()):
+        return set()
+    if not any(near.values()) and _one_day_of_the_year(list(days.values())):
+        return set()
+    years = Counter(
+        period_of_date(day, PeriodKind.YEAR, fiscal_start_month) for day in days.values()
+    )
+    return {  # two columns of one year stay ambiguous, as any two are (neither is read)
+        key
+        for key, at_end in near.items()
+        if not at_end and years[period_of_date(days[key], PeriodKind.YEAR, fiscal_start_month)] == 1
+    }
+
+
+def _near_a_year_end(day: date, fiscal_start_month: int) -> bool:
+    start, end = period_of_date(day, PeriodKind.YEAR, fiscal_start_month).date_range(
+        fiscal_start_month
+    )
+    return (day - start).days < YEAR_END_TOLERANCE or (end - day).days <= YEAR_END_TOLERANCE
+
+
+def _one_day_of_the_year(days: Sequence[date]) -> bool:
+    """Whether ``days`` all fall within :data:`YEAR_END_TOLERANCE` of one day of the year."""
+    places = [
+        date(2001, d.month, min(d.day, 28) if d.month == 2 else d.day).timetuple().tm_yday
+        for d in days
+    ]
+    return all(
+        min(abs(p - places[0]), 365 - abs(p - places[0])) <= YEAR_END_TOLERANCE for p in places
+    )
 
 
 def days_in(text: str) -> list[date]:

@@ -66,11 +66,14 @@ from ragspine.structured.convfinqa import metric_for_label
 from ragspine.structured.facts import Fact, FactKey, Scale, heading_note, utc_now
 from ragspine.structured.headers import (
     ANY_YEAR,
+    INTERIM_REASON,
     MONTH_WORDS,
     captioned_period,
     date_of,
     dated_period,
+    days_in,
     footnote_free,
+    interim_days,
     label_stems,
     split_year_period,
     year_first_caption,
@@ -1050,7 +1053,7 @@ def import_tatqa(
             outside = [t for t in header_texts if t not in caption_texts]
             scale, why = stated_scale(t for t in outside if t.strip() and not _is_number(t))
             by_period = Counter()
-        ambiguous = set()
+        period_headed: set[int] = set()  # columns headed by a period of their own, not read
         for column, period in list(periods.items()):
             if by_period[period] > 1:
                 name = " / ".join(_clean(rows[i][column]) for i in header if rows[i][column])
@@ -1058,18 +1061,28 @@ def import_tatqa(
                     TatSkip(uid, name, "", "another column has the same period (ambiguous)")
                 )
                 del periods[column]
-                ambiguous.add(column)
+                period_headed.add(column)
         captions.update({column: caption for column, (_, caption) in grouped.items()})
+        dated = {
+            column: said[0]
+            for column in periods
+            if (said := days_in(" ".join(rows[i][column] for i in header)))
+        }
+        for column in sorted(interim_days(dated, fiscal)):  # "June 30, 2019 | December 31, 2018"
+            name = " / ".join(_clean(rows[i][column]) for i in header if rows[i][column])
+            skipped.append(TatSkip(uid, name, "", INTERIM_REASON))
+            del periods[column]
+            period_headed.add(column)
         with_data = [c for c in range(1, width) if any(r.cells[c - 1].strip() for r in data)]
         measures = _measure_layout(rows, header, data, width, periods, with_data, fiscal)
         if measures is not None:  # the columns were measures, not unread periods
             del skipped[mark:]
             periods.clear()
-        elif len(periods) == 1 and set(with_data) - set(periods) - ambiguous:
+        elif len(periods) == 1 and set(with_data) - set(periods) - period_headed:
             # One period header over several value columns ("As of February 28, 2019" above
             # "As reported | Adjustments | Adoption") may span them all: which one it names
             # is not known. Columns headed by a period of their own (two `FY18` columns, left
-            # out as ambiguous) are not under it.
+            # out as ambiguous; an interim day) are not under it.
             column = next(iter(periods))
             name = " / ".join(_clean(rows[i][column]) for i in header if rows[i][column])
             skipped.append(
