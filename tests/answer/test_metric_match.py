@@ -654,6 +654,24 @@ def test_a_leading_day_without_its_year_is_optional_but_a_span_of_days_is_not() 
     assert not match_metrics("the total number of shares purchased", rows).metrics
 
 
+def test_a_footnote_mark_glued_to_a_word_is_optional_but_a_named_number_is_not() -> None:
+    """TAT-QA's 'Incentive schemes1' (a superscript footnote flattened into the word) was
+    named by no question ('the average incentive schemes' was asked back). 'Tier1 capital'
+    names tier 1: a question about tier 2 must not find it."""
+    from ragspine.answer.metric_match import with_optional_parts
+
+    rows = {
+        "schemes": with_optional_parts(("Incentive schemes1",)),
+        "benefits": with_optional_parts(("Other benefits2",)),
+        "tier": with_optional_parts(("Tier1 capital",)),
+        "years": with_optional_parts(("Operating leases: Years3-5",)),
+    }
+    question = "What is the average incentive schemes between 2018 and 2019?"
+    assert match_metrics(question, rows).metrics == ("schemes",)
+    assert not match_metrics("What was the tier 2 capital in 2019?", rows).metrics
+    assert not match_metrics("What were the operating leases due in years 3-5?", rows).found
+
+
 def test_a_percentage_asked_is_not_answered_by_a_stored_amount(tmp_path: Path) -> None:
     """'What is the percentage of continuing operations in diluted earnings per share?' read
     as a lookup of the amount ``continuing operations`` gave 113.6 for a percentage; the

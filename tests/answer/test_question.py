@@ -227,6 +227,13 @@ def test_a_span_named_from_the_later_year(
             "What was the percentage point change in ACME's margin from 2023 to 2024?",
             Operation.CHANGE,
         ),
+        # a column's heading said as the question (TAT-QA: 'the change (%) for order intake'
+        # was answered with the change in millions, 62, before its percentage, 13.2)
+        (
+            "What is the change (%) for ACME's revenue between 2023 and 2024?",
+            Operation.PERCENT_CHANGE,
+        ),
+        ("What was the increase (in %) of ACME's revenue in 2024?", Operation.PERCENT_CHANGE),
     ],
 )
 def test_operation_phrasings(glossary: Glossary, question: str, operation: Operation) -> None:

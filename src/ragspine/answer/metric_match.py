@@ -582,16 +582,29 @@ def _elided_places(
 _PARENTHESISED = re.compile(r"\([^()]*\)")
 
 
+_FOOTNOTE_DIGIT = re.compile(
+    r"(?<=[^\W\d_]{3})(?<!tier)(?<!evel)(?<!cope)(?<!hase)(?<!lass)(?<!ries)(?<!rade)"
+    r"(?<!tage)(?<!step)(?<!type)(?<!note)(?<!tion)(?<!item)(?<!part)(?<!fund)(?<!plan)"
+    r"(?<!year)(?<!ears)(?<!rter)[1-9](?=\s*(?:$|:|\(|\s))",
+    re.IGNORECASE,
+)
+"""A footnote mark glued to the word before it (``Incentive schemes1``, ``average price paid
+per share2``, ``total1: ...``); not a number a word names (``Tier1``, ``Level3``, ``Scope1``,
+``Note2``, ``Years3-5``)."""
+
+
 def with_optional_parts(spellings: Sequence[str]) -> tuple[str, ...]:
     """``spellings`` and, for each with a part in parentheses, the spelling without it: a
     row called ``Net income (loss)`` or ``Other income (expense), net`` is named without its
     alternative (``net income``); the full spelling stays, so saying the part still counts.
-    A leading day without its year (:data:`~ragspine.structured.headers.YEARLESS_DAY`) is
-    optional too."""
+    A leading day without its year (:data:`~ragspine.structured.headers.YEARLESS_DAY`) and a
+    footnote mark glued to a word (:data:`_FOOTNOTE_DIGIT`) are optional too."""
     undated = [
         " ".join(YEARLESS_DAY.sub("", s).split()) for s in spellings if YEARLESS_DAY.match(s)
     ]
     spellings = [*spellings, *(spelling for spelling in undated if spelling_words(spelling))]
+    unmarked = [_FOOTNOTE_DIGIT.sub("", s) for s in spellings if _FOOTNOTE_DIGIT.search(s)]
+    spellings = [*spellings, *(spelling for spelling in unmarked if spelling_words(spelling))]
     shorter = [_PARENTHESISED.sub(_optional, spelling) for spelling in spellings if "(" in spelling]
     shorter = [" ".join(s.split()) for s in shorter]
     return tuple(dict.fromkeys([*spellings, *(s for s in shorter if spelling_words(s))]))

@@ -72,6 +72,7 @@ _OPERATION_WORDS: tuple[tuple[Operation, str], ...] = (
         r"(?:percentage|percent|%) (?:change|increase|decrease|growth|rise|fall|decline"
         r"|difference)"
         r"|change in percent|growth rate"
+        r"|(?:change|increase|decrease|growth|variation)\s*\(\s*(?:%|in\s*%|percent|percentage)\s*\)"
         r"|variazione percentuale|variazione %|crescita percentuale",
     ),
     (
