@@ -190,7 +190,8 @@ def test_one_month_in_following_years_heads_each_years_column(tmp_path: Path) ->
     lone = {"12/14": {"acme": 7.0}}
     mixed = {"12/09": {"acme": 1.0}, "06/10": {"acme": 2.0}}
     skipped = {"12/09": {"acme": 1.0}, "12/11": {"acme": 2.0}}
-    future = {"12/30": {"acme": 1.0}, "12/31": {"acme": 2.0}}  # two December days
+    # two December days: later than the report's own year (2014), whatever today's is
+    future = {"12/24": {"acme": 1.0}, "12/25": {"acme": 2.0}}
     filings = [
         _filing("Single_G/2011/page_1.pdf", graph),
         _filing("Single_L/2014/page_1.pdf", lone),

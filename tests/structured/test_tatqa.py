@@ -364,7 +364,16 @@ def test_one_caption_over_each_years_column_prefixes_its_rows() -> None:
     ]
     prices = [["", "2016 high", "2016 low", "2016 dividend"], ["Second", "34.50", "26.34", "0.09"]]
     mixed = [["", "2019 Revenue", "2018 Cost"], ["Retail", "10", "4"]]
-    read = _tables_read(sales=sales, prices=prices, mixed=mixed)
+    # a second review: instruments and programmes named by a year, and spans shorter than a
+    # year, were stored as fiscal years
+    notes = [["", "2019 Notes", "2021 Notes", "2024 Notes"], ["Principal", "500", "600", "700"]]
+    program = [["", "2019 Restructuring Program", "2018 Restructuring Program"], ["Cost", "1", "2"]]
+    due = [["", "Senior Notes due 2021", "Senior Notes due 2022"], ["Principal", "1", "2"]]
+    half = [["", "Semestre chiuso al 30 giugno 2019", "Semestre chiuso al 30 giugno 2018"]]
+    half.append(["Ricavi", "1", "2"])
+    read = _tables_read(
+        sales=sales, prices=prices, mixed=mixed, notes=notes, program=program, due=due, half=half
+    )
     assert {key: fact.value for key, fact in read.items()} == {
         ("sales", "Net Sales: International", "FY2019"): Decimal("793.4"),
         ("sales", "Net Sales: International", "FY2018"): Decimal("843.5"),

@@ -126,8 +126,9 @@ _EN: dict[str, str] = {
         "year's. Ask for it at that first day, or for the end of the year before."
     ),
     "other_day_stored": (
-        "Which day? The figure stored for {metrics} in {periods} was read from a column headed "
-        "by another day of that year, not {asked}, the day the question names. Ask for it in "
+        "Which day? The figure stored for {metrics} in {periods} was read at another day of "
+        "that year (its source's column or row names it), not {asked}, the day the question "
+        "names. Ask for it in "
         "{periods} to have it with its source and its day, or for the figure of {asked} from a "
         "source that states it."
     ),
@@ -432,9 +433,10 @@ _IT: dict[str, str] = {
         "apertura, non dell'anno. Chiederla a quel primo giorno, o alla fine dell'anno prima."
     ),
     "other_day_stored": (
-        "Quale giorno? La cifra registrata per {metrics} in {periods} è stata letta da una "
-        "colonna intestata a un altro giorno di quell'anno, non al {asked}, il giorno indicato "
-        "dalla domanda. Chiederla per {periods} per averla con la sua fonte e il suo giorno, o "
+        "Quale giorno? La cifra registrata per {metrics} in {periods} è stata letta a un altro "
+        "giorno di quell'anno (lo indica la colonna o la riga della sua fonte), non al {asked}, "
+        "il giorno indicato dalla domanda. Chiederla per {periods} per averla con la sua fonte "
+        "e il suo giorno, o "
         "chiedere la cifra del {asked} a una fonte che la riporti."
     ),
     "count_negative": (

@@ -293,19 +293,21 @@ _FY = r"(?:fy\s*'?|fiscal\s+(?:year\s+)?)"
 _PERIOD_RE = re.compile(
     r"(?<![\w.,])(?:"
     r"(?:this|current|last|previous|prior|next)\s+(?:fiscal\s+)?(?:year|half|quarter|month)"
-    rf"|(?P<split>(?:{_FY})?(?:19|20)\d{{2}}\s*/\s*(?:\d{{4}}|\d{{2}}))(?!/\d)"
     r"|(?P<date>\d{1,2}/\d{1,2}/(?:\d{4}|\d{2})|\d{1,2}(?P<sep>[.-])\d{1,2}(?P=sep)\d{4}"
     r"|\d{4}(?P<ysep>[-/.])\d{1,2}(?P=ysep)\d{1,2})"
+    rf"|(?P<split>(?:(?:{_FY})?(?:19|20)\d{{2}}\s*[/\u2013-]\s*\d{{2}}"
+    rf"|(?:{_FY})(?:19|20)\d{{2}}\s*/\s*(?:19|20)\d{{2}}"
+    rf"|(?:{_FY})\d{{2}}\s*[/\u2013-]\s*\d{{2}})(?![\d/.\u2013-]))"
     rf"|(?:{_FY})?(?:\d{{4}}|\d{{2}})\s*-?\s*[qh]\d+"
-    rf"|[qh]\d+\s*[-/ ]?\s*(?:{_FY})?(?:\d{{4}}|\d{{2}})"
+    rf"|[qh]\d+\s*[-/ ]?\s*(?:{_FY})?(?:\d{{4}}|\d{{2}})(?!\s*[/\u2013-]\s*\d)"
     r"|\d{4}-(?:0[1-9]|1[0-2])"
-    rf"|(?P<day>\d{{1,2}}(?:st|nd|rd|th|\s?°|o)?\s+(?:of\s+)?(?:{_MONTH_NAMES})\.?\s*,?\s*\d{{4}}"
+    rf"|(?P<day>\d{{1,2}}(?:st|nd|rd|th|\s?°|o)?\s+(?:of\s+)?(?:{_MONTH_NAMES})\.?\s*,?\s*(?:of\s+)?\d{{4}}"
     rf"|\d{{1,2}}(?:st|nd|rd|th)?-(?:{_MONTH_NAMES})-(?:\d{{4}}|\d{{2}})"
     rf"|(?:{_MONTH_NAMES})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?\s*,?\s*(?:of\s+)?\d{{4}})"
     rf"|(?:{_MONTH_NAMES})\.?\s*,?\s*\d{{4}}"
     rf"|{_FY}[0-9a-z']*\d[0-9a-z']*"
     r"|(?:19|20)\d{2}"
-    r")(?![\w]|[.,/]\d)"
+    r")(?![\w]|[.,]\d)"
 )
 """Spans that look like periods: the period grammar's spellings, plus ``FY`` + anything and
 quarter / half forms with any number, so that a malformed one (``FY2o24``, ``2024Q5``) is
@@ -313,18 +315,33 @@ reported rather than ignored. A bare number is a year only from 1900 to 2099. A 
 December 2019``, ``December 31 of 2019``, ``31-Dec-2019``, ``12/31/19``, ``31.12.2019``,
 ``2019-12-31``) is read as a header's date is: the fiscal year holding it, not the month
 (:func:`_day_period`); figures that name no day (``13/13/2019``) are a malformed period. A
-split year (``2018/19``, ``FY 2018/2019``) is the fiscal year it ends in, as a header's is;
-two years that do not follow each other (``2015/2014``) are a malformed period."""
+split year with a two-digit end (``2018/19``, ``2018-19``, ``FY18/19``) or after ``FY`` (``FY
+2018/2019``) is the fiscal year it ends in, as a header's is; ``2015/14`` is a malformed
+period, and so is a half or quarter said with a split year (``H1 2018/19``). Other four-digit
+pairs (``2018/2019``, ``2019/2018``, ``2017-2019``) are two years, as before."""
 
 
 _ABBREVIATED = _MONTH_NAMES + "|gen|mag|giu|lug|ago|set|ott|dic"
 _DAY_BEFORE_YEAR_RE = re.compile(
     rf"(?:(?<!\d)\d{{1,2}}\.?\s*[-/.,\s]\s*(?:\d{{1,2}}(?!\d)|(?:{_ABBREVIATED})(?!\w))"
-    rf"|(?<!\w)(?:{_ABBREVIATED})\.?\s*[-/.,]\s*\d{{1,2}}(?!\d))\.?\s*[-/.,]?\s*$"
+    rf"|(?<!\w)(?:{_ABBREVIATED})\.?\s*[-/.,]\s*\d{{1,2}}(?!\d))\.?\s*[-/.,]?\s*(?:of\s+)?$"
+    r"|(?<![\w/.-])\d{1,2}\s*[/-]\s*$"  # "06/2019", "6-2019": a month
+    r"|(?<!\w)(?:[1-4]\s?[hq]|[1-9]\s?m|(?:three|six|nine|[369])[\s-]+months?"
+    r"(?:\s+(?:ended|ending|to|of))?)\s*(?:of\s+)?(?:fy\s*|fiscal\s+(?:year\s+)?)?$"  # "1H 2019"
 )
-"""What is left of a day the grammar does not read right before its year (``31 12 2019``,
-``31 dic 2019``, ``Dec-31-2019``, ``December, 31 2019``, ``31/Dec/2019``): such a year is a
+"""What is left of a day, a month or a part of a year the grammar does not read right before
+its year (``31 12 2019``, ``31 dic 2019``, ``Dec-31-2019``, ``December, 31 2019``,
+``31/Dec/2019``, ``06/2019``, ``1H 2019``, ``9M 2019``, ``six months 2019``): such a year is a
 malformed period, never the year alone (another day's column of that year would answer it)."""
+
+
+_PART_BEFORE_RE = re.compile(
+    r"(?<!\w)(?:[hq][1-4]|[1-4][hq]|half|quarter|semestre|trimestre)\s*(?:-\s*)?(?:of\s+)?"
+    r"(?:the\s+)?(?:year\s+)?$"
+)
+_PART_AFTER_RE = re.compile(r"\s*[-/]?\s*[hq][1-4](?!\w)")
+"""A half or a quarter said next to a split year (``H1 2018/19``, ``2018/19 Q3``, ``the first
+half of 2018/19``): a part of it, which no year's figure answers."""
 
 
 _SHORTER_SPAN_RE = re.compile(
@@ -374,7 +391,7 @@ _ORDINALS = {
 _PART_OF_YEAR_RE = re.compile(
     r"(?<!\w)(?P<nth>first|second|third|fourth|1st|2nd|3rd|4th|primo|secondo|terzo|quarto)\s+"
     r"(?P<part>half|quarter|semestre|trimestre)\s+(?:of\s+|del(?:l')?\s*)?(?:the\s+)?(?:year\s+)?"
-    r"(?P<fy>(?:fiscal\s+(?:year\s+)?|fy\s*|esercizio\s+)?)(?P<year>(?:19|20)\d{2})(?!\w)"
+    r"(?P<fy>(?:fiscal\s+(?:year\s+)?|fy\s*|esercizio\s+)?)(?P<year>(?:19|20)\d{2})(?![\w/\u2013-])"
 )
 """A half or a quarter of a year said in words (``the first half of 2019``, ``the third
 quarter of fiscal 2019``, ``il primo semestre 2019``): read as that half or quarter, never as
@@ -642,8 +659,12 @@ def read_question(
             day = match["date"] or match["day"]
             if match["split"]:  # "2018/19": the fiscal year it ends in, as a header's is
                 label = split_year_period(re.sub(r"^fiscal\s+(?:year\s+)?", "", match["split"]))
-                if label is None:
-                    raise PeriodError(f"{match['split']!r} is no split year")
+                if label is None:  # "2019-12" is a month; "2015/14" no period
+                    label = match["split"]
+                if _PART_BEFORE_RE.search(_before(scanned, match.start())) or _PART_AFTER_RE.match(
+                    scanned, match.end()
+                ):  # "H1 2018/19", "the first half of 2018/19": a part of it, not read
+                    raise PeriodError(f"a part of the split year {match['split']!r}")
                 period = parse_period(label, reference, glossary.fiscal_year_start_month)
             elif day:  # "12/31/10", "31 December 2019": the fiscal year holding that day
                 said = _before(scanned, match.start())

@@ -374,14 +374,19 @@ def _names_a_figure(label: str) -> bool:
     return any(word not in MONTH_WORDS for word in re.findall(r"[^\W\d_]+", label.casefold()))
 
 
-def _column_periods(columns: Iterable[str], glossary: Glossary) -> dict[str, str | None]:
+_FILED_YEAR = re.compile(r"/((?:19|20)\d{2})/")
+
+
+def _column_periods(
+    columns: Iterable[str], glossary: Glossary, latest_year: int | None = None
+) -> dict[str, str | None]:
     """The period of each column header: a year or a date, or a caption over one
     (``pension plans 2018``) when every captioned column of the table shares that caption (one
     column group); two different captions (``gross goodwill at ...``, ``net goodwill at ...``)
     are columns of different things, and neither is read as a period."""
     start = glossary.fiscal_year_start_month
     columns = list(columns)
-    month_years = month_year_periods(columns, start)
+    month_years = month_year_periods(columns, start, latest_year)
     if month_years is not None:  # "12/09" ... "12/14": each year's December
         return dict(zip(columns, month_years, strict=True))
     periods = {column: _period_of(column, glossary) for column in columns}
@@ -537,7 +542,8 @@ def import_convfinqa(
             if resolved is None:
                 new_entities.setdefault(entity, Term(TermType.ENTITY, entity, ticker.upper()))
         table, transposed = _oriented(_table(filing, source_name), glossary)
-        periods = _column_periods(table, glossary)
+        filed = _FILED_YEAR.search(filing_id)  # "Single_ETFC/2014/page_26.pdf": a 2014 report
+        periods = _column_periods(table, glossary, int(filed[1]) if filed else None)
         days = {c: said[0] for c in table if periods[c] and (said := days_in(c))}
         interims = interim_days(days, glossary.fiscal_year_start_month)
         periods.update({column: None for column in interims})  # "june 30 2009 | december 31 2008"

@@ -57,7 +57,7 @@ _DATED = re.compile(
     r"|(?:saldo\s+)?(?:al|alla\s+data\s+del|(?:per\s+l['\u2019]\s*)?(?:esercizio|anno)\s+chiuso\s+al"
     r"|(?:per\s+gli\s+)?esercizi\s+chiusi\s+al))\s+)?"
     rf"(?:(?P<m1>{_MONTHS})\s*\.?\s+(?P<d1>\d{{1,2}}){_ORDINAL}\s*,?\s*(?:of\s+)?(?P<y1>\d{{4}})"
-    rf"|(?P<d2>\d{{1,2}}){_ORDINAL}\s+(?:of\s+)?(?P<m2>{_MONTHS})\.?\s*,?\s*(?P<y2>\d{{4}})"
+    rf"|(?P<d2>\d{{1,2}}){_ORDINAL}\s+(?:of\s+)?(?P<m2>{_MONTHS})\.?\s*,?\s*(?:of\s+)?(?P<y2>\d{{4}})"
     rf"|{_NUMERIC_DAY}"
     rf"|(?P<d4>\d{{1,2}})-(?P<m4>{_MONTHS})-(?P<y4>\d{{4}}|\d{{2}})"
     rf"|(?P<m5>{_MONTHS})\s*\.?\s*,?\s*(?P<y5>\d{{4}}))",
@@ -65,16 +65,26 @@ _DATED = re.compile(
 )
 
 
-_SPLIT_YEAR = re.compile(r"(?:fy\s*)?(?P<first>(?:19|20)\d{2})\s*/\s*(?P<second>\d{4}|\d{2})", re.I)
+_SPLIT_YEAR = re.compile(
+    r"(?:fy\s*)?(?P<first>(?:19|20)\d{2})\s*/\s*(?P<second>\d{4}|\d{2})"
+    r"|(?:fy\s*)?(?P<first2>(?:19|20)\d{2})\s*[\u2013-]\s*(?P<second2>\d{2})"
+    r"|fy\s*(?P<short>\d{2})\s*[/\u2013-]\s*(?P<second3>\d{2})",
+    re.I,
+)
 
 
 def split_year_period(text: str) -> str | None:
-    """The fiscal year of a split-year header (``2018/2019``, ``2018/19``, ``FY 2018/19``):
-    the year it ends in; None unless the two years follow each other."""
+    """The fiscal year of a split-year header (``2018/2019``, ``2018/19``, ``FY 2018/19``,
+    ``2018-19``, ``FY18/19``): the year it ends in; None unless the two years follow each other
+    (``2018-2019`` with four digits is a span of years, not one split year)."""
     found = _SPLIT_YEAR.fullmatch(" ".join(text.split()))
     if found is None:
         return None
-    first, second = int(found["first"]), found["second"]
+    if found["short"]:  # "FY18/19"
+        first, second = 2000 + int(found["short"]), found["second3"]
+    else:
+        first = int(found["first"] or found["first2"])
+        second = found["second"] or found["second2"]
     end = int(second) if len(second) == 4 else first // 100 * 100 + int(second)
     if len(second) == 2 and end <= first:  # 1999/00
         end += 100
@@ -84,12 +94,15 @@ def split_year_period(text: str) -> str | None:
 _MONTH_YEAR = re.compile(r"(?P<month>\d{1,2})\s*/\s*(?P<year>\d{2})")
 
 
-def month_year_periods(headers: Sequence[str], fiscal_start_month: int = 1) -> list[str] | None:
+def month_year_periods(
+    headers: Sequence[str], fiscal_start_month: int = 1, latest_year: int | None = None
+) -> list[str] | None:
     """The fiscal year of each of ``headers`` when they are the ends of one month in years
     that follow each other (``12/09``, ``12/10``, ... ``12/14``: a performance graph's
     December of each year), or None. A lone ``12/14``, months that differ, years that skip
-    or a year still to come (``12/30 | 12/31``: two days of December) are read as nothing:
-    ``12/14`` may be a day without its year."""
+    or a year after ``latest_year`` (the report's own year; this year when it is not known:
+    ``12/30 | 12/31`` in a 2014 report are two days of December) are read as nothing: ``12/14``
+    may be a day without its year."""
     found = [_MONTH_YEAR.fullmatch(" ".join(header.split())) for header in headers]
     if len(found) < 2 or any(f is None for f in found):
         return None
@@ -101,7 +114,7 @@ def month_year_periods(headers: Sequence[str], fiscal_start_month: int = 1) -> l
     ordered = sorted(years)
     if any(later != earlier + 1 for earlier, later in itertools.pairwise(ordered)):
         return None
-    if ordered[-1] > date.today().year:  # "12/30 | 12/31": two days, not 2030 and 2031
+    if ordered[-1] > (latest_year or date.today().year):  # "12/30 | 12/31": two days
         return None
     days = [date(year, month, calendar.monthrange(year, month)[1]) for year in years]
     return [period_of_date(day, PeriodKind.YEAR, fiscal_start_month).label for day in days]
@@ -155,7 +168,7 @@ def _day_of(found: re.Match[str]) -> date | None:
 _DAY_IN_TEXT = re.compile(
     rf"(?<![\w/])(?:(?P<m1>{_MONTHS})\s*\.?\s+(?P<d1>\d{{1,2}}){_ORDINAL}\s*,?\s*"
     r"(?:of\s+)?(?P<y1>\d{4})"
-    rf"|(?P<d2>\d{{1,2}}){_ORDINAL}\s+(?:of\s+)?(?P<m2>{_MONTHS})\.?\s*,?\s*(?P<y2>\d{{4}})"
+    rf"|(?P<d2>\d{{1,2}}){_ORDINAL}\s+(?:of\s+)?(?P<m2>{_MONTHS})\.?\s*,?\s*(?:of\s+)?(?P<y2>\d{{4}})"
     rf"|(?<![.-])(?:{_NUMERIC_DAY})"
     rf"|(?P<d4>\d{{1,2}})-(?P<m4>{_MONTHS})-(?P<y4>\d{{4}}|\d{{2}}))(?![\w/]|[.-]\d)",
     re.IGNORECASE,
@@ -232,7 +245,7 @@ def interim_days(days: Mapping[K, date], fiscal_start_month: int = 1) -> set[K]:
     day: which one ``2011`` means is not known)."""
     if len(days) < 2:
         return set()
-    near = {key: _near_a_year_end(day, fiscal_start_month) for key, day in days.items()}
+    near = {key: near_a_year_end(day, fiscal_start_month) for key, day in days.items()}
     if all(near.values()):
         return set()
     if not any(near.values()) and _one_day_of_the_year(list(days.values())):
@@ -247,7 +260,8 @@ def interim_days(days: Mapping[K, date], fiscal_start_month: int = 1) -> set[K]:
     }
 
 
-def _near_a_year_end(day: date, fiscal_start_month: int) -> bool:
+def near_a_year_end(day: date, fiscal_start_month: int) -> bool:
+    """Whether ``day`` is within :data:`YEAR_END_TOLERANCE` of a fiscal year's end or start."""
     start, end = period_of_date(day, PeriodKind.YEAR, fiscal_start_month).date_range(
         fiscal_start_month
     )
@@ -281,12 +295,18 @@ _NOT_A_CAPTION = re.compile(
     r"(?<!\w)(?:months?|quarters?|q[1-4]|h[12]|weeks?|half|halves|ytd|mtd|qtd|change|changes"
     r"|v|vs|versus|to|through|from|since|until|high|low|first|second|third|fourth|budgets?"
     r"|forecasts?|estimated?|estimates|plan|planned|target|targets|projected|projections?"
-    r"|pro|forma|outlook|guidance|per|percent|percentage|share)(?!\w)|%|(?:19|20)\d{2}",
+    r"|pro|forma|outlook|guidance|per|percent|percentage|share"
+    r"|notes?|loans?|bonds?|debentures?|tranches?|series|facility|programs?|programmes?|awards?"
+    r"|grants?|cohorts?|vintages?|due|expiring|expires?|maturing|maturity|matures"
+    r"|period|interim|mesi|semestre|trimestre|periodo)(?!\w)|%|(?:19|20)\d{2}",
     re.IGNORECASE,
 )
 """Caption words that make a column something other than the fiscal year it names: a shorter
-span (``q4 2012``, ``ytd 2019``), a comparison, a plan rather than actuals (``budget 2019``,
-``pro forma 2012``), a ratio (``per share 2019``, ``% of total 2019``) or another year."""
+span (``q4 2012``, ``ytd 2019``, ``Semestre chiuso al 30 giugno 2019``, ``Period ended June
+30, 2019``), a comparison, a plan rather than actuals (``budget 2019``, ``pro forma 2012``), a
+ratio (``per share 2019``, ``% of total 2019``), another year, or an instrument or programme
+named by its year (``2019 Notes``, ``2021 Term Loan``, ``Senior Notes due 2021``, ``2018
+Awards``, ``Expiring 2021``)."""
 _LONGEST_DATE = 10
 """The most words the date part of a header takes (``for the fiscal years ended december 31
 , 2012``): only that many cuts are tried, so a long header costs time in proportion to it."""

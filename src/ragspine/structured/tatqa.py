@@ -41,6 +41,7 @@ The locator names the document, the table, the row and the column.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -75,6 +76,7 @@ from ragspine.structured.headers import (
     footnote_free,
     interim_days,
     label_stems,
+    near_a_year_end,
     split_year_period,
     year_first_caption,
 )
@@ -520,6 +522,18 @@ def _captions_apart(
     return {}
 
 
+_SHORTER_HEADER = re.compile(
+    r"(?<!\w)(?:(?:three|six|nine|3|6|9)[\s-]+months?|quarters?|half[\s-]+years?"
+    r"|(?:1[0-9]|[1-9])[\s-]+weeks?|interim(?:\s+periods?)?|(?:tre|sei|nove)\s+mesi|semestr[ei]"
+    r"|trimestr[ei])\s+(?:ended|ending|chius[oi]|terminat[oi])(?!\w)",
+    re.IGNORECASE,
+)
+"""A header naming a span shorter than a year that ends on the days below it (``Six Months
+Ended``, ``Quarters Ended``, ``13 weeks ended``, ``Semestre chiuso``): the table's dated
+columns are those spans' ends, not fiscal years (a ``Third Quarter`` caption over a year is a
+measure of that year and is read as before)."""
+
+
 def _captioned_columns(
     rows: Sequence[Sequence[str]], header: Sequence[int], width: int, fiscal_start_month: int
 ) -> dict[int, tuple[str, _Caption]]:
@@ -528,7 +542,8 @@ def _captioned_columns(
     January 31, 2019 | ...``: :func:`~ragspine.structured.headers.year_first_caption`,
     :func:`~ragspine.structured.headers.captioned_period`), every year once and every header
     of that row naming a year read so; empty otherwise (two captions are two different
-    things, and neither is read)."""
+    things, and neither is read). The years must follow each other, as a report's columns do
+    (``2019 Notes | 2021 Notes | 2024 Notes`` are notes by maturity)."""
     for i in header:
         named = {c: _clean(rows[i][c]) for c in range(1, width) if _clean(rows[i][c])}
         found = {
@@ -540,9 +555,10 @@ def _captioned_columns(
         if len(read) < 2 or len(read) < len(found):
             continue  # "2016 high | 2016 low | 2016 dividend": not one caption over years
         labels = {_caption_label(caption).casefold() for caption, _ in read.values()}
-        years = [period for _, period in read.values()]
-        if len(labels) != 1 or len(set(years)) != len(years) or not next(iter(labels)):
-            continue
+        years = sorted(int(period.removeprefix("FY")) for _, period in read.values())
+        following = all(b == a + 1 for a, b in itertools.pairwise(years))
+        if len(labels) != 1 or not following or not next(iter(labels)):
+            continue  # "2019 Notes | 2021 Notes": years that skip name instruments
         return {
             c: (period, _Caption(i, named[c], _caption_label(caption), None))
             for c, (caption, period) in read.items()
@@ -1053,26 +1069,32 @@ def import_tatqa(
             outside = [t for t in header_texts if t not in caption_texts]
             scale, why = stated_scale(t for t in outside if t.strip() and not _is_number(t))
             by_period = Counter()
-        period_headed: set[int] = set()  # columns headed by a period of their own, not read
+        # a half-year column beside a year end ("June 30, 2019 | December 31, 2018"); a column
+        # naming no day may stand under a caption that names it ("Years Ended September 30,"
+        # over "2019 | 2018 | 2017"), so only columns naming their day are compared
+        heads = {c: " ".join(rows[i][c] for i in header) for c in periods}
+        dated = {c: said[0] for c in periods if (said := days_in(heads[c]))}
+        interims = interim_days(dated, fiscal)
+        shorter = any(_SHORTER_HEADER.search(c) for i in header for c in rows[i])
+        period_headed: set[int] = set()  # columns headed by a year of their own, not read
         for column, period in list(periods.items()):
-            if by_period[period] > 1:
-                name = " / ".join(_clean(rows[i][column]) for i in header if rows[i][column])
+            name = " / ".join(_clean(rows[i][column]) for i in header if rows[i][column])
+            if shorter:  # "Six Months Ended" over "June 30, 2019 | June 30, 2018"
+                skipped.append(TatSkip(uid, name, "", "a header names a span shorter than a year"))
+            elif column in interims:
+                skipped.append(TatSkip(uid, name, "", INTERIM_REASON))
+                period_headed.add(column)
+            elif by_period[period] > 1:
                 skipped.append(
                     TatSkip(uid, name, "", "another column has the same period (ambiguous)")
                 )
-                del periods[column]
-                period_headed.add(column)
-        captions.update({column: caption for column, (_, caption) in grouped.items()})
-        dated = {
-            column: said[0]
-            for column in periods
-            if (said := days_in(" ".join(rows[i][column] for i in header)))
-        }
-        for column in sorted(interim_days(dated, fiscal)):  # "June 30, 2019 | December 31, 2018"
-            name = " / ".join(_clean(rows[i][column]) for i in header if rows[i][column])
-            skipped.append(TatSkip(uid, name, "", INTERIM_REASON))
+                said = days_in(heads[column])  # "FY18 | FY18": restated; "December 31, 2018 |
+                if not said or near_a_year_end(said[0], fiscal):  # January 1, 2018": IFRS 16
+                    period_headed.add(column)  # (not quarters' ends: "October 27, 2018")
+            else:
+                continue
             del periods[column]
-            period_headed.add(column)
+        captions.update({column: caption for column, (_, caption) in grouped.items()})
         with_data = [c for c in range(1, width) if any(r.cells[c - 1].strip() for r in data)]
         measures = _measure_layout(rows, header, data, width, periods, with_data, fiscal)
         if measures is not None:  # the columns were measures, not unread periods
