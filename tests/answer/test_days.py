@@ -375,9 +375,16 @@ def test_a_span_shorter_than_a_year_over_the_columns_is_no_year(tmp_path: Path) 
         ("What was the revenue in H1 2018/19?", None, "2018/19"),
         ("What was the revenue in 2018/19 Q3?", None, "2018/19"),
         ("What was the revenue in the first half of 2018/19?", None, "2018/19"),
-        # a hyphen and a two-digit 'FY18/19' are split years too (2018-19 was read as 2018)
-        ("What was the revenue in 2018-19?", "FY2019", None),
+        # 'FY18/19' and 'FY 2018-19' are split years too; '2018-19' in calendar years may be
+        # two years (a third review): malformed (it was read as 2018 before this round)
         ("What was the revenue in FY18/19?", "FY2019", None),
+        ("What was the revenue in FY 2018-19?", "FY2019", None),
+        ("What was the revenue in 2018-19?", None, "2018-19"),
+        # a third review: a quarter or half before two years, and a year's month, were
+        # answered with whole years' figures
+        ("What was the revenue in Q4 2019/2018?", "FY2018", "q4 2019"),
+        ("What was the revenue in the first half of 2019/2018?", "FY2018", "half of 2019"),
+        ("What was the revenue in 2018/2?", None, "2018/2"),
         ("What was the revenue in 2015/14?", None, "2015/14"),
         # four-digit pairs stay two years; an ISO month stays a month
         ("What was the sum of revenue in 2017/2018?", ("FY2017", "FY2018"), None),
@@ -399,8 +406,92 @@ def test_split_years_and_parts_of_years_are_read_or_refused(
     assert reading.periods == expected and reading.bad_period == bad, question
 
 
-def test_a_split_year_with_a_hyphen_answers_for_the_year_it_ends_in(tmp_path: Path) -> None:
-    table = [["", "2018-19", "2017-18"], ["Revenue", "200", "90"]]
-    ws = tatqa_workspace(tmp_path, {"hyphen": table})
-    answer = ask_table(ws, "hyphen", "What was the revenue in 2018/19?")
+def test_split_years_with_a_hyphen_need_fy_in_headers_and_calendar_years(tmp_path: Path) -> None:
+    """A third review: '2021-22 | 2023-24' in a maturity table are buckets of two years,
+    read as FY2022 and FY2024 by a first version ('the operating leases due in 2022' answered
+    30). A hyphen without FY is no split year in a header; under a fiscal year starting in
+    April a question's '2018-19' is FY2019."""
+    buckets = [
+        ["", "Total", "2020", "2021-22", "2023-24"],
+        ["Operating leases", "75", "20", "30", "25"],
+    ]
+    fiscal = [["", "FY 2018-19", "FY 2017-18"], ["Revenue", "200", "90"]]
+    ws = tatqa_workspace(tmp_path, {"buckets": buckets, "fiscal": fiscal})
+    stored = {(f.entity.removeprefix("tatqa-"), f.period) for f in ws.facts.scan(max_level=9)}
+    assert stored == {("fiscal", "FY2019"), ("fiscal", "FY2018")}  # 2020 alone: it may span
+    answer = ask_table(ws, "fiscal", "What was the revenue in 2018/19?")
     assert answer.status is AnswerStatus.ANSWERED and "was 200" in answer.text
+    april = Glossary.from_terms([], fiscal_year_start_month=4)
+    assert read_question("the revenue in 2018-19", april).periods == ("FY2019",)
+
+
+@pytest.mark.parametrize(
+    "caption",
+    [
+        "Three-Month Periods Ended",
+        "Thirteen Weeks Ended",
+        "Nine-month period ended",
+        "Second Quarter",
+        "Year to date",
+        "Half year to",
+    ],
+)
+def test_a_caption_over_the_days_naming_a_shorter_span_makes_no_year(
+    tmp_path: Path, caption: str
+) -> None:
+    """A third review found these captions over 'June 30, 2019 | June 30, 2018' stored as
+    years ('revenue in 2019' answered with a quarter's figure)."""
+    table = [["", caption, ""], ["", "June 30, 2019", "June 30, 2018"], ["Revenue", "300", "200"]]
+    ws = tatqa_workspace(tmp_path, {"span": table})
+    assert not list(ws.facts.scan(max_level=9))
+
+
+def test_only_the_columns_under_a_shorter_span_are_left_out(tmp_path: Path) -> None:
+    """'Three Months Ended December 31, | | Year Ended December 31, |' over two pairs of years:
+    the year's columns are read; quarter captions below a year ('Fiscal 2019' over 'First
+    Quarter') name measures of that year and are read as before; a span heading measures
+    whose names lose it (rows 2019, 2018 under 'Revenue | Cost of sales') is not read."""
+    both = [
+        ["", "Three Months Ended December 31,", "", "Year Ended December 31,", ""],
+        ["", "2019", "2018", "2019", "2018"],
+        ["Revenue", "1", "2", "3", "4"],
+    ]
+    quarters = [
+        ["", "", "Fiscal 2019", ""],
+        ["", "First", "Second", ""],
+        ["", "Quarter", "Quarter", "Total"],
+        ["Revenues", "10", "20", "30"],
+    ]
+    measures = [
+        ["", "Three months ended June 30,", ""],
+        ["", "Revenue", "Cost of sales"],
+        ["2019", "300", "200"],
+        ["2018", "250", "150"],
+    ]
+    ws = tatqa_workspace(tmp_path, {"both": both, "quarters": quarters, "measures": measures})
+    stored = {
+        (f.entity.removeprefix("tatqa-"), f.period, f.value) for f in ws.facts.scan(max_level=9)
+    }
+    assert {(e, p, v) for e, p, v in stored if e == "both"} == {
+        ("both", "FY2019", 3),
+        ("both", "FY2018", 4),
+    }
+    assert {v for e, _, v in stored if e == "quarters"} == {10, 20, 30}
+    assert not any(e == "measures" for e, _, _ in stored)
+
+
+def test_a_change_from_one_year_names_no_end(tmp_path: Path) -> None:
+    """A third review: 'the change in revenue from 2018' ran back to the year before (900 -
+    1,000 = -100, from FY2018 to FY2017); which later year is meant is asked."""
+    ws = tatqa_workspace(
+        tmp_path, {"t": [["", "2019", "2018", "2017"], ["Revenue", "1,200", "1,000", "900"]]}
+    )
+    for question in (
+        "What is the change in revenue from 2018?",
+        "How did revenue change since 2019?",
+    ):
+        answer = ask_table(ws, "t", question)
+        assert answer.status is AnswerStatus.NEEDS_CLARIFICATION and "100" not in answer.text
+    assert (
+        ask_table(ws, "t", "What is the change in revenue in 2019?").status is AnswerStatus.ANSWERED
+    )

@@ -167,6 +167,10 @@ _EN: dict[str, str] = {
         "Which way? The question names {later} before {earlier}. Ask for the change from "
         "{earlier} to {later}, or for {earlier} compared to {later}."
     ),
+    "change_from_only": (
+        "To which period? The question names only {period}, the period the change runs from. "
+        "Ask for the change from {period} to a later period."
+    ),
     "assume_forward": (
         "Periods: {earlier} to {later} (the question names the later year first; a change runs "
         "forward in time)."
@@ -475,6 +479,10 @@ _IT: dict[str, str] = {
     "change_backward": (
         "In quale verso? La domanda nomina {later} prima di {earlier}. Chiedere la variazione "
         "da {earlier} a {later}, oppure {earlier} rispetto a {later}."
+    ),
+    "change_from_only": (
+        "Fino a quale periodo? La domanda nomina solo {period}, il periodo da cui parte la "
+        "variazione. Chiedere la variazione da {period} a un periodo successivo."
     ),
     "assume_forward": (
         "Periodi: da {earlier} a {later} (la domanda nomina prima l'anno successivo; una "

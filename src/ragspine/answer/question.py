@@ -295,7 +295,7 @@ _PERIOD_RE = re.compile(
     r"(?:this|current|last|previous|prior|next)\s+(?:fiscal\s+)?(?:year|half|quarter|month)"
     r"|(?P<date>\d{1,2}/\d{1,2}/(?:\d{4}|\d{2})|\d{1,2}(?P<sep>[.-])\d{1,2}(?P=sep)\d{4}"
     r"|\d{4}(?P<ysep>[-/.])\d{1,2}(?P=ysep)\d{1,2})"
-    rf"|(?P<split>(?:(?:{_FY})?(?:19|20)\d{{2}}\s*[/\u2013-]\s*\d{{2}}"
+    rf"|(?P<split>(?:(?:{_FY})?(?:19|20)\d{{2}}\s*(?:/\s*\d{{1,2}}|[\u2013-]\s*\d{{2}})"
     rf"|(?:{_FY})(?:19|20)\d{{2}}\s*/\s*(?:19|20)\d{{2}}"
     rf"|(?:{_FY})\d{{2}}\s*[/\u2013-]\s*\d{{2}})(?![\d/.\u2013-]))"
     rf"|(?:{_FY})?(?:\d{{4}}|\d{{2}})\s*-?\s*[qh]\d+"
@@ -307,7 +307,7 @@ _PERIOD_RE = re.compile(
     rf"|(?:{_MONTH_NAMES})\.?\s*,?\s*\d{{4}}"
     rf"|{_FY}[0-9a-z']*\d[0-9a-z']*"
     r"|(?:19|20)\d{2}"
-    r")(?![\w]|[.,]\d)"
+    r")(?![\w]|[.,]\d|\s*/\s*\d{1,2}(?!\d))"  # "2018/2": a year's month, not the year
 )
 """Spans that look like periods: the period grammar's spellings, plus ``FY`` + anything and
 quarter / half forms with any number, so that a malformed one (``FY2o24``, ``2024Q5``) is
@@ -658,9 +658,14 @@ def read_question(
         try:
             day = match["date"] or match["day"]
             if match["split"]:  # "2018/19": the fiscal year it ends in, as a header's is
-                label = split_year_period(re.sub(r"^fiscal\s+(?:year\s+)?", "", match["split"]))
-                if label is None:  # "2019-12" is a month; "2015/14" no period
-                    label = match["split"]
+                said = match["split"]
+                core = re.sub(r"^(?:fiscal\s+(?:year\s+)?|fy\s*'?)", "", said)
+                label = split_year_period(f"fy {core}")
+                if label is None:  # "2019-12" is a month; "2015/14", "2018/2" no period
+                    label = said
+                elif core == said and "/" not in core and glossary.fiscal_year_start_month == 1:
+                    # "2018-19" in calendar years: the two years, or a split year?
+                    raise PeriodError(f"{said!r} may be two years or one split year")
                 if _PART_BEFORE_RE.search(_before(scanned, match.start())) or _PART_AFTER_RE.match(
                     scanned, match.end()
                 ):  # "H1 2018/19", "the first half of 2018/19": a part of it, not read
@@ -673,6 +678,8 @@ def read_question(
             else:
                 period = parse_period(match.group(0), reference, glossary.fiscal_year_start_month)
                 unread = _DAY_BEFORE_YEAR_RE.search(_before(scanned, match.start()))
+                if unread is None and period.kind is PeriodKind.YEAR:  # "Q4 2019/2018"
+                    unread = _PART_BEFORE_RE.search(_before(scanned, match.start()))
                 if unread is not None:  # "31 dic 2019": said whole, as the question wrote it
                     said = scanned[max(0, match.start() - 40) + unread.start() : match.end()]
                     bad_period = bad_period or said.strip()

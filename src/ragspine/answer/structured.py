@@ -481,6 +481,14 @@ def answer_figures(
             # "the five year period ended 2017": not the year before and the one named
             years = text(locale, "span_not_stored", span=reading.span_years, periods=periods[0])
             return _clarify(years, assumptions)
+        if (
+            reading.operation in CHANGES
+            and reading.base_period == periods[0]
+            and len(reading.days) < 2
+        ):
+            # "the change from 2018", "since 2019": from that year to which? (it ran back to
+            # the year before, 2018 to 2017, as a first review found)
+            return _clarify(text(locale, "change_from_only", period=periods[0]), assumptions)
         if only.kind is PeriodKind.YEAR:  # "the change in 2019": from 2018; "the 2019 average"
             periods = [f"FY{only.year - 1}", periods[0]]  # of a balance: opening and closing
             key = "assume_year_before" if reading.operation in CHANGES else "assume_average_year"

@@ -67,16 +67,17 @@ _DATED = re.compile(
 
 _SPLIT_YEAR = re.compile(
     r"(?:fy\s*)?(?P<first>(?:19|20)\d{2})\s*/\s*(?P<second>\d{4}|\d{2})"
-    r"|(?:fy\s*)?(?P<first2>(?:19|20)\d{2})\s*[\u2013-]\s*(?P<second2>\d{2})"
+    r"|fy\s*(?P<first2>(?:19|20)\d{2})\s*[\u2013-]\s*(?P<second2>\d{2})"
     r"|fy\s*(?P<short>\d{2})\s*[/\u2013-]\s*(?P<second3>\d{2})",
     re.I,
 )
 
 
 def split_year_period(text: str) -> str | None:
-    """The fiscal year of a split-year header (``2018/2019``, ``2018/19``, ``FY 2018/19``,
-    ``2018-19``, ``FY18/19``): the year it ends in; None unless the two years follow each other
-    (``2018-2019`` with four digits is a span of years, not one split year)."""
+    """The fiscal year of a split-year header (``2018/2019``, ``2018/19``, ``FY 2018/19``, ``FY
+    2018-19``, ``FY18/19``): the year it ends in; None unless the two years follow each other.
+    A hyphen without ``FY`` is no split year (``2021-22`` heads a bucket of two years in a
+    maturity table; ``2018-2019`` is a span of years)."""
     found = _SPLIT_YEAR.fullmatch(" ".join(text.split()))
     if found is None:
         return None

@@ -522,16 +522,66 @@ def _captions_apart(
     return {}
 
 
-_SHORTER_HEADER = re.compile(
-    r"(?<!\w)(?:(?:three|six|nine|3|6|9)[\s-]+months?|quarters?|half[\s-]+years?"
-    r"|(?:1[0-9]|[1-9])[\s-]+weeks?|interim(?:\s+periods?)?|(?:tre|sei|nove)\s+mesi|semestr[ei]"
-    r"|trimestr[ei])\s+(?:ended|ending|chius[oi]|terminat[oi])(?!\w)",
+_SHORTER_CAPTION = re.compile(
+    r"(?<!\w)(?:(?:three|six|nine|[1-9]|1[01])[\s-]+months?"
+    r"|(?:twelve|thirteen|sixteen|twenty[\s-]*four|twenty[\s-]*six|[1-9]|[1-4][0-9])[\s-]+weeks?"
+    r"|quarters?|quarterly|half[\s-]+years?|first\s+half|second\s+half|interim|ytd"
+    r"|year[\s-]+to[\s-]+date|q[1-4]|h[12]|(?:tre|sei|nove)\s+mesi|semestr[ei]|trimestr[ei])(?!\w)",
     re.IGNORECASE,
 )
-"""A header naming a span shorter than a year that ends on the days below it (``Six Months
-Ended``, ``Quarters Ended``, ``13 weeks ended``, ``Semestre chiuso``): the table's dated
-columns are those spans' ends, not fiscal years (a ``Third Quarter`` caption over a year is a
-measure of that year and is read as before)."""
+"""A caption naming a span shorter than a year (``Six Months Ended``, ``Three-Month Periods
+Ended``, ``Quarters Ended``, ``Thirteen Weeks Ended``, ``Second Quarter``, ``Year to date``,
+``Semestre chiuso``), not a 52/53-week or twelve-month year: the columns under it are those
+spans, not fiscal years."""
+
+
+def _shorter_columns(
+    rows: Sequence[Sequence[str]], header: Sequence[int], periods: Mapping[int, str], fiscal: int
+) -> set[int]:
+    """The period columns under a caption naming a span shorter than a year
+    (:data:`_SHORTER_CAPTION`), in the header row of their period or one above it, where a
+    caption heads the columns from its own to the next (``Three Months Ended December 31, | |
+    Year Ended December 31, |`` over ``2019 | 2018 | 2019 | 2018``: the first two). A caption
+    below a column's period (``Fiscal 2019`` over ``Third Quarter``) names a measure of that
+    year, kept in its rows' names, and is not looked at."""
+    found: set[int] = set()
+    for column, period in periods.items():
+        if not re.fullmatch(r"FY\d{4}", period):
+            continue  # "Q4 2019": a quarter's column, read as that quarter
+        own = [i for i in header if header_period(rows[i][column], fiscal)]
+        for i in header:
+            if own and i > own[0]:
+                break
+            left = column
+            while left > 1 and not _clean(rows[i][left]):
+                left -= 1
+            if _SHORTER_CAPTION.search(rows[i][left]):
+                found.add(column)
+                break
+    return found
+
+
+def _span_lost(
+    rows: Sequence[Sequence[str]], header: Sequence[int], width: int, names: Mapping[int, str]
+) -> bool:
+    """Whether a caption naming a span shorter than a year heads a measure column whose name
+    lacks it (``Three months ended June 30,`` over ``Revenue | Cost of sales``): its figures
+    would be stored as years. A caption kept in every name it heads (``First Quarter``) is
+    read as before."""
+    for i in header:
+        for column in range(1, width):
+            cell = _clean(rows[i][column])
+            if not cell or not _SHORTER_CAPTION.search(cell):
+                continue
+            end = column + 1
+            while end < width and not _clean(rows[i][end]):
+                end += 1
+            if any(
+                c in names and cell.casefold() not in names[c].casefold()
+                for c in range(column, end)
+            ):
+                return True
+    return False
 
 
 def _captioned_columns(
@@ -1075,11 +1125,11 @@ def import_tatqa(
         heads = {c: " ".join(rows[i][c] for i in header) for c in periods}
         dated = {c: said[0] for c in periods if (said := days_in(heads[c]))}
         interims = interim_days(dated, fiscal)
-        shorter = any(_SHORTER_HEADER.search(c) for i in header for c in rows[i])
+        shorter = _shorter_columns(rows, header, periods, fiscal)
         period_headed: set[int] = set()  # columns headed by a year of their own, not read
         for column, period in list(periods.items()):
             name = " / ".join(_clean(rows[i][column]) for i in header if rows[i][column])
-            if shorter:  # "Six Months Ended" over "June 30, 2019 | June 30, 2018"
+            if column in shorter:  # "Six Months Ended" over "June 30, 2019 | June 30, 2018"
                 skipped.append(TatSkip(uid, name, "", "a header names a span shorter than a year"))
             elif column in interims:
                 skipped.append(TatSkip(uid, name, "", INTERIM_REASON))
@@ -1097,7 +1147,11 @@ def import_tatqa(
         captions.update({column: caption for column, (_, caption) in grouped.items()})
         with_data = [c for c in range(1, width) if any(r.cells[c - 1].strip() for r in data)]
         measures = _measure_layout(rows, header, data, width, periods, with_data, fiscal)
-        if measures is not None:  # the columns were measures, not unread periods
+        if measures is not None and _span_lost(rows, header, width, measures.names):
+            # "Three months ended June 30," over "Revenue | Cost of sales", rows 2019, 2018
+            skipped.append(TatSkip(uid, "", "", "a header names a span shorter than a year"))
+            measures = None
+        elif measures is not None:  # the columns were measures, not unread periods
             del skipped[mark:]
             periods.clear()
         elif len(periods) == 1 and set(with_data) - set(periods) - period_headed:
