@@ -382,12 +382,21 @@ def test_a_span_shorter_than_a_year_over_the_columns_is_no_year(tmp_path: Path) 
         ("What was the revenue in 2018-19?", None, "2018-19"),
         # a third review: a quarter or half before two years, and a year's month, were
         # answered with whole years' figures
-        ("What was the revenue in Q4 2019/2018?", "FY2018", "q4 2019"),
-        ("What was the revenue in the first half of 2019/2018?", "FY2018", "half of 2019"),
+        ("What was the revenue in Q4 2019/2018?", None, "2019/2018"),
+        ("What was the revenue in the first half of 2019/2018?", None, "2019/2018"),
         ("What was the revenue in 2018/2?", None, "2018/2"),
+        # a fourth review: parts of a year said after it or with a comma were answered with
+        # years; a four-digit split year is one year, in a question as in a header
+        ("What was the revenue in 2019/Q3?", None, "2019/q3"),
+        ("What was the revenue in 2019 (9M)?", None, "2019 (9m)"),
+        ("What was the revenue YTD 2019?", None, "ytd 2019"),
+        ("What was the revenue in Q4, 2019?", None, "q4, 2019"),
+        ("What was the revenue in 2018/2019?", "FY2019", None),
+        ("What is the ratio of revenue 2019/2018?", ("FY2019", "FY2018"), None),
         ("What was the revenue in 2015/14?", None, "2015/14"),
-        # four-digit pairs stay two years; an ISO month stays a month
-        ("What was the sum of revenue in 2017/2018?", ("FY2017", "FY2018"), None),
+        # a following pair is one split year (as a header is read), a chain of years is each;
+        # an ISO month stays a month
+        ("What was the sum of revenue in 2017/2018?", "FY2018", None),
         ("What was the revenue in 2017/2018/2019?", ("FY2017", "FY2018", "FY2019"), None),
         ("What was the revenue in 2019-12?", "2019-12", None),
         # months and parts of a year the grammar does not read are no year
@@ -480,6 +489,23 @@ def test_only_the_columns_under_a_shorter_span_are_left_out(tmp_path: Path) -> N
     assert not any(e == "measures" for e, _, _ in stored)
 
 
+def test_a_quarter_below_its_year_or_a_span_in_the_corner_is_no_year(tmp_path: Path) -> None:
+    """A fourth review: '2019 | | 2018 |' over 'Q4 | Full year | Q4 | Full year' stored the
+    fourth quarter as the year (300 for 'revenue in 2019'), and 'Three Months Ended June 30,'
+    in the corner beside '2019 | 2018' was not looked at."""
+    below = [
+        ["", "2019", "", "2018", ""],
+        ["", "Q4", "Full year", "Q4", "Full year"],
+        ["Revenue", "300", "1,200", "280", "1,000"],
+    ]
+    corner = [["Three Months Ended June 30,", "2019", "2018"], ["Revenue", "300", "280"]]
+    ws = tatqa_workspace(tmp_path, {"below": below, "corner": corner})
+    stored = {(f.entity.removeprefix("tatqa-"), f.value) for f in ws.facts.scan(max_level=9)}
+    assert ("below", 300) not in stored and not any(e == "corner" for e, _ in stored)
+    answer = ask_table(ws, "below", "What was the revenue in 2019?")
+    assert "300" not in answer.text
+
+
 def test_a_change_from_one_year_names_no_end(tmp_path: Path) -> None:
     """A third review: 'the change in revenue from 2018' ran back to the year before (900 -
     1,000 = -100, from FY2018 to FY2017); which later year is meant is asked."""
@@ -489,6 +515,8 @@ def test_a_change_from_one_year_names_no_end(tmp_path: Path) -> None:
     for question in (
         "What is the change in revenue from 2018?",
         "How did revenue change since 2019?",
+        "What was the change in revenue from the end of 2018?",  # a fourth review
+        "What was the change in revenue after 2018?",
     ):
         answer = ask_table(ws, "t", question)
         assert answer.status is AnswerStatus.NEEDS_CLARIFICATION and "100" not in answer.text

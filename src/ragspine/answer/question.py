@@ -296,7 +296,7 @@ _PERIOD_RE = re.compile(
     r"|(?P<date>\d{1,2}/\d{1,2}/(?:\d{4}|\d{2})|\d{1,2}(?P<sep>[.-])\d{1,2}(?P=sep)\d{4}"
     r"|\d{4}(?P<ysep>[-/.])\d{1,2}(?P=ysep)\d{1,2})"
     rf"|(?P<split>(?:(?:{_FY})?(?:19|20)\d{{2}}\s*(?:/\s*\d{{1,2}}|[\u2013-]\s*\d{{2}})"
-    rf"|(?:{_FY})(?:19|20)\d{{2}}\s*/\s*(?:19|20)\d{{2}}"
+    rf"|(?<!/)(?<!/\s)(?:{_FY})?(?:19|20)\d{{2}}\s*/\s*(?:19|20)\d{{2}}(?!\s*/)"
     rf"|(?:{_FY})\d{{2}}\s*[/\u2013-]\s*\d{{2}})(?![\d/.\u2013-]))"
     rf"|(?:{_FY})?(?:\d{{4}}|\d{{2}})\s*-?\s*[qh]\d+"
     rf"|[qh]\d+\s*[-/ ]?\s*(?:{_FY})?(?:\d{{4}}|\d{{2}})(?!\s*[/\u2013-]\s*\d)"
@@ -315,10 +315,12 @@ reported rather than ignored. A bare number is a year only from 1900 to 2099. A 
 December 2019``, ``December 31 of 2019``, ``31-Dec-2019``, ``12/31/19``, ``31.12.2019``,
 ``2019-12-31``) is read as a header's date is: the fiscal year holding it, not the month
 (:func:`_day_period`); figures that name no day (``13/13/2019``) are a malformed period. A
-split year with a two-digit end (``2018/19``, ``2018-19``, ``FY18/19``) or after ``FY`` (``FY
-2018/2019``) is the fiscal year it ends in, as a header's is; ``2015/14`` is a malformed
-period, and so is a half or quarter said with a split year (``H1 2018/19``). Other four-digit
-pairs (``2018/2019``, ``2019/2018``, ``2017-2019``) are two years, as before."""
+split year (``2018/19``, ``2018/2019``, ``FY18/19``, ``FY 2018-19``) is the fiscal year it
+ends in, as a header's is (a question and the column it names agree); ``2015/14`` is a
+malformed period, and so are ``2018-19`` without ``FY`` under calendar years (it may be the
+two years) and a half or quarter said with a split year or a pair of years (``H1 2018/19``,
+``Q4 2019/2018``). Other pairs of years (``2019/2018``, ``2017/2019``, ``2017-2019``) are two
+years, as before."""
 
 
 _ABBREVIATED = _MONTH_NAMES + "|gen|mag|giu|lug|ago|set|ott|dic"
@@ -336,12 +338,15 @@ malformed period, never the year alone (another day's column of that year would 
 
 
 _PART_BEFORE_RE = re.compile(
-    r"(?<!\w)(?:[hq][1-4]|[1-4][hq]|half|quarter|semestre|trimestre)\s*(?:-\s*)?(?:of\s+)?"
-    r"(?:the\s+)?(?:year\s+)?$"
+    r"(?<!\w)(?:[hq][1-4]|[1-4][hq]|half|quarter(?:\s+[1-4])?|semestre|trimestre|ytd"
+    r"|year[\s-]+to[\s-]+date)\s*,?\s*(?:-\s*)?(?:of\s+)?(?:the\s+)?(?:year\s+)?$"
 )
-_PART_AFTER_RE = re.compile(r"\s*[-/]?\s*[hq][1-4](?!\w)")
-"""A half or a quarter said next to a split year (``H1 2018/19``, ``2018/19 Q3``, ``the first
-half of 2018/19``): a part of it, which no year's figure answers."""
+_PART_AFTER_RE = re.compile(
+    r"\s*(?:[-/,(]\s*)?(?:[hq][1-4]|[1-4]\s?[hq]|[1-9]\s?m|ytd|year[\s-]+to[\s-]+date)\)?(?!\w)"
+)
+"""A half, a quarter or a year to date said next to a year the grammar reads whole (``H1
+2018/19``, ``2018/19 Q3``, ``the first half of 2018/19``, ``Q4, 2019``, ``2019/Q3``, ``2019
+1H``, ``2019 (9M)``, ``YTD 2019``): a part of it, which no year's figure answers."""
 
 
 _SHORTER_SPAN_RE = re.compile(
@@ -415,8 +420,12 @@ _BASE_WORDS = (
     r"from", r"since", r"over", r"vs\.?", r"versus", r"compared (?:to|with)",
     r"rispetto (?:a|al|all'|allo)", r"dal", r"dall'", r"da",
 )  # fmt: skip
-_FROM_RE = re.compile(rf"(?<!\w)(?:{'|'.join(_BASE_WORDS)})\s*$")
-"""Words right before a period that make it the base of a change."""
+_FROM_RE = re.compile(
+    rf"(?<!\w)(?:(?:{'|'.join(_BASE_WORDS)})(?:\s+the\s+(?:end|close|start|beginning)\s+of)?"
+    r"|after)\s*(?:fiscal\s+(?:year\s+)?)?$"
+)
+"""Words right before a period that make it the base of a change (``from``, ``since``, ``from
+the end of``, ``after``)."""
 _DAY = (
     rf"(?:(?:{_MONTH_NAMES})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?\s*,?"
     rf"|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:{_MONTH_NAMES})\.?\s*,?"
@@ -661,15 +670,22 @@ def read_question(
                 said = match["split"]
                 core = re.sub(r"^(?:fiscal\s+(?:year\s+)?|fy\s*'?)", "", said)
                 label = split_year_period(f"fy {core}")
+                if _PART_BEFORE_RE.search(_before(scanned, match.start())) or _PART_AFTER_RE.match(
+                    scanned, match.end()
+                ):  # "H1 2018/19", "Q4 2019/2018": a part of it, or of them, not read
+                    raise PeriodError(f"a part of {match['split']!r}")
+                pair = re.fullmatch(r"((?:19|20)\d{2})\s*/\s*((?:19|20)\d{2})", said)
+                if label is None and pair is not None:  # "2019/2018": the two years
+                    for year in pair.groups():
+                        periods.append(f"FY{year}")
+                        years.append((match.start(), match.end(), int(year)))
+                    found_spans.append(match.span())
+                    continue
                 if label is None:  # "2019-12" is a month; "2015/14", "2018/2" no period
                     label = said
                 elif core == said and "/" not in core and glossary.fiscal_year_start_month == 1:
                     # "2018-19" in calendar years: the two years, or a split year?
                     raise PeriodError(f"{said!r} may be two years or one split year")
-                if _PART_BEFORE_RE.search(_before(scanned, match.start())) or _PART_AFTER_RE.match(
-                    scanned, match.end()
-                ):  # "H1 2018/19", "the first half of 2018/19": a part of it, not read
-                    raise PeriodError(f"a part of the split year {match['split']!r}")
                 period = parse_period(label, reference, glossary.fiscal_year_start_month)
             elif day:  # "12/31/10", "31 December 2019": the fiscal year holding that day
                 said = _before(scanned, match.start())
@@ -680,6 +696,10 @@ def read_question(
                 unread = _DAY_BEFORE_YEAR_RE.search(_before(scanned, match.start()))
                 if unread is None and period.kind is PeriodKind.YEAR:  # "Q4 2019/2018"
                     unread = _PART_BEFORE_RE.search(_before(scanned, match.start()))
+                    after = _PART_AFTER_RE.match(scanned, match.end())
+                    if unread is None and after is not None:  # "2019 1H", "2019 (9M)"
+                        bad_period = bad_period or scanned[match.start() : after.end()].strip()
+                        continue
                 if unread is not None:  # "31 dic 2019": said whole, as the question wrote it
                     said = scanned[max(0, match.start() - 40) + unread.start() : match.end()]
                     bad_period = bad_period or said.strip()

@@ -525,7 +525,8 @@ def _captions_apart(
 _SHORTER_CAPTION = re.compile(
     r"(?<!\w)(?:(?:three|six|nine|[1-9]|1[01])[\s-]+months?"
     r"|(?:twelve|thirteen|sixteen|twenty[\s-]*four|twenty[\s-]*six|[1-9]|[1-4][0-9])[\s-]+weeks?"
-    r"|quarters?|quarterly|half[\s-]+years?|first\s+half|second\s+half|interim|ytd"
+    r"|quarters?|quarterly|half[\s-]+years?|half[\s-]+yearly|semi[\s-]*annual|first\s+half"
+    r"|second\s+half|interim|ytd"
     r"|year[\s-]+to[\s-]+date|q[1-4]|h[12]|(?:tre|sei|nove)\s+mesi|semestr[ei]|trimestr[ei])(?!\w)",
     re.IGNORECASE,
 )
@@ -543,19 +544,25 @@ def _shorter_columns(
     caption heads the columns from its own to the next (``Three Months Ended December 31, | |
     Year Ended December 31, |`` over ``2019 | 2018 | 2019 | 2018``: the first two). A caption
     below a column's period (``Fiscal 2019`` over ``Third Quarter``) names a measure of that
-    year, kept in its rows' names, and is not looked at."""
+    year, kept in its rows' names, and is not looked at, but a column's own cell below its
+    year is (``2019`` over ``Q4 | Full year``: the first column is the quarter); nor is the
+    corner cell of a header row (``Three Months Ended June 30,`` beside ``2019 | 2018``)."""
     found: set[int] = set()
-    for column, period in periods.items():
-        if not re.fullmatch(r"FY\d{4}", period):
-            continue  # "Q4 2019": a quarter's column, read as that quarter
+    years = [c for c, period in periods.items() if re.fullmatch(r"FY\d{4}", period)]
+    for column in years:
         own = [i for i in header if header_period(rows[i][column], fiscal)]
         for i in header:
-            if own and i > own[0]:
-                break
+            if own and i > own[0] and len(years) < 2:
+                break  # one year over measures ("Fiscal 2019" over "First Quarter | ... | Total")
+            if own and i > own[0]:  # below the year: only the column's own cell ("2019" over
+                if _SHORTER_CAPTION.search(rows[i][column]):  # "Q4 | Full year": its Q4)
+                    found.add(column)
+                    break
+                continue
             left = column
             while left > 1 and not _clean(rows[i][left]):
                 left -= 1
-            if _SHORTER_CAPTION.search(rows[i][left]):
+            if _SHORTER_CAPTION.search(rows[i][left]) or _SHORTER_CAPTION.search(rows[i][0]):
                 found.add(column)
                 break
     return found
