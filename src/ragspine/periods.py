@@ -114,7 +114,8 @@ _RELATIVE = re.compile(
 _SHIFT = {"this": 0, "current": 0, "last": -1, "previous": -1, "prior": -1, "next": 1}
 
 
-def _full_year(digits: str) -> int:
+def full_year(digits: str) -> int:
+    """A year written in two or four digits (``19`` is 2019, ``98`` is 1998)."""
     value = int(digits)
     if len(digits) == 4:
         return value
@@ -178,7 +179,7 @@ def parse_period(
         groups = match.groupdict()
         year_digits = groups.get("y") or groups.get("y4")
         assert year_digits is not None
-        year = _full_year(year_digits)
+        year = full_year(year_digits)
         if kind is PeriodKind.MONTH:
             month = int(groups["m"]) if groups.get("m") else _MONTHS[groups["mn"]]
             return Period(kind, year, month)
@@ -217,7 +218,7 @@ def _years_named(text: str) -> list[int]:
     years: list[int] = []
     for run in _DIGITS.findall(text):
         if len(run) == 2:
-            candidates = [_full_year(run)]
+            candidates = [full_year(run)]
         elif len(run) >= 4:
             candidates = [int(run[:4]), int(run[-4:])]
         else:

@@ -25,7 +25,7 @@ from typing import TypeVar
 
 import Stemmer
 
-from ragspine.periods import ITALIAN_MONTHS, PeriodKind, period_of_date
+from ragspine.periods import ITALIAN_MONTHS, PeriodKind, full_year, period_of_date
 
 K = TypeVar("K")
 
@@ -104,20 +104,15 @@ def month_year_periods(
     or a year after ``latest_year`` (the report's own year; this year when it is not known:
     ``12/30 | 12/31`` in a 2014 report are two days of December) are read as nothing: ``12/14``
     may be a day without its year."""
-    found = [_MONTH_YEAR.fullmatch(" ".join(header.split())) for header in headers]
-    if len(found) < 2 or any(f is None for f in found):
+    ends = [month_end_of(header) for header in headers]
+    days = [day for day in ends if day is not None]
+    if len(days) < 2 or len(days) < len(ends) or len({day.month for day in days}) != 1:
         return None
-    months = {int(f["month"]) for f in found if f is not None}
-    years = [2000 + int(f["year"]) if int(f["year"]) < 70 else 1900 + int(f["year"])
-             for f in found if f is not None]  # fmt: skip
-    if len(months) != 1 or not 1 <= (month := months.pop()) <= 12:
-        return None
-    ordered = sorted(years)
+    ordered = sorted(day.year for day in days)
     if any(later != earlier + 1 for earlier, later in itertools.pairwise(ordered)):
         return None
     if ordered[-1] > (latest_year or date.today().year):  # "12/30 | 12/31": two days
         return None
-    days = [date(year, month, calendar.monthrange(year, month)[1]) for year in years]
     return [period_of_date(day, PeriodKind.YEAR, fiscal_start_month).label for day in days]
 
 
@@ -158,7 +153,7 @@ def _day_of(found: re.Match[str]) -> date | None:
         name = (found["m1"] or found["m2"] or found["m4"]).casefold()[:3]
         month, day = _MONTH_NUMBERS[name], int(found["d1"] or found["d2"] or found["d4"])
         year = int(found["y1"] or found["y2"] or found["y4"])
-    year += 2000 if year < 70 else 1900 if year < 100 else 0
+    year = full_year(str(year)) if year < 100 else year
     try:
         last = calendar.monthrange(year, month)[1] if 1 <= month <= 12 else 0
         return date(year, month, last if day is None else day)
@@ -222,7 +217,7 @@ def month_end_of(text: str) -> date | None:
     found = _MONTH_YEAR.fullmatch(" ".join(text.split()))
     if found is None or not 1 <= (month := int(found["month"])) <= 12:
         return None
-    year = 2000 + int(found["year"]) if int(found["year"]) < 70 else 1900 + int(found["year"])
+    year = full_year(found["year"])
     return date(year, month, calendar.monthrange(year, month)[1])
 
 
