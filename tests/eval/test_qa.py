@@ -28,6 +28,7 @@ SALES = "3ffd9053-a45d-491c-957a-1b2fa0af0570"
 def test_gold_numbers_and_scores() -> None:
     assert gold_number("$1,496.5") == Decimal("1496.5")
     assert gold_number("(27.1)") == Decimal("-27.1")
+    assert gold_number("\u2212298") == Decimal("-298")  # the typographic minus sign
     assert gold_number("12.5%") == Decimal("12.5")
     assert gold_number("fixed-price type") is None
     assert score_numbers([(Fraction("1496.5"), Scale.ONE, "")], ["$1,496.5"], "million")

@@ -265,6 +265,7 @@ def standalone_turn(question: str) -> bool:
 def gold_number(text: str) -> Decimal | None:
     """A gold answer read as a number the way TAT-QA normalises it, or None."""
     cleaned = text.strip().replace(",", "").replace("$", "").replace("%", "").strip()
+    cleaned = cleaned.replace("\u2212", "-")  # the typographic minus sign some gold answers use
     negative = cleaned.startswith("(") and cleaned.endswith(")")
     cleaned = cleaned.strip("()").strip()
     try:

@@ -4,6 +4,8 @@ A text cell, after the white space around it is removed, is one of::
 
     amount  |  -amount  |  (amount)  |  currency (number[%])
 
+(the minus may be the hyphen-minus ``-`` or the typographic minus sign ``−``, U+2212)
+
     amount   = [currency] number [%]
     currency = ("$" | "€" | "£" | "¥" | a three-letter ISO code such as USD) followed by at most
                one space
@@ -54,7 +56,7 @@ _ISO_CODE = re.compile(r"[A-Z]{3}")
 _NUMBER = r"[0-9][0-9,]*(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?"
 _TOKEN = re.compile(
     rf"""
-    (?P<minus>-)?
+    (?P<minus>[-\u2212])?
     (?P<open>\()?
     (?:(?P<currency>[$€£¥]|[A-Z]{{3}})\ ?)?
     (?P<inner_open>\()?
@@ -252,7 +254,7 @@ def _diagnose(text: str) -> str:
         return "has an unbalanced parenthesis"
     if opens > 1:
         return "has nested parentheses"
-    signs = _EXPONENT_SIGN.sub("", text)
+    signs = _EXPONENT_SIGN.sub("", text).replace("\u2212", "-")
     if "+" in signs:
         return "has a plus sign; write a positive value without a sign"
     if signs.count("-") > 1:
