@@ -328,6 +328,41 @@ def test_a_section_stating_its_own_unit_prefixes_its_rows() -> None:
     assert shares.value == Decimal("1305.7")  # type: ignore[attr-defined]
 
 
+def test_a_row_stating_its_own_unit_is_not_at_the_tables_scale() -> None:
+    """Under '$ million', 'ROFE (%) 15.2' and 'Basic earnings per share (cents) 12.79' were
+    stored as millions, and answered '15.2 million' (a magnitude no table gave). A row label
+    stating a unit that is no amount at the table's scale keeps its figures as written; one
+    stating its own scale is read at it; other rows stay at the table's."""
+    table = [
+        ["$ million", "2019", "2018"],
+        ["Revenue", "503.6", "476.9"],
+        ["Gross margin (%)", "73.2", "72.2"],
+        ["Operating margin (% of revenue)", "18.4", "16.2"],
+        ["Cost to income %", "51.0", "52.3"],
+        ["Basic earnings per share (cents)", "12.79", "9.14"],
+        ["Average headcount (employees)", "1,204", "1,150"],
+        ["Shares in issue (shares, thousands)", "9,120", "9,004"],
+        ["Margin percentage change", "1.0", "0.5"],  # no unit of its own: as the table says
+    ]
+    document = {"table": {"uid": "u-unit", "table": table}, "paragraphs": [], "questions": []}
+    facts = _labelled(import_tatqa([document], Glossary.from_terms([])))
+    assert facts[("Revenue", "FY2019")].scale is Scale.MILLION  # type: ignore[attr-defined]
+    for label in (
+        "Gross margin (%)",
+        "Operating margin (% of revenue)",
+        "Cost to income %",
+        "Basic earnings per share (cents)",
+        "Average headcount (employees)",
+    ):
+        assert facts[(label, "FY2019")].scale is Scale.ONE, label  # type: ignore[attr-defined]
+    shares = facts[("Shares in issue (shares, thousands)", "FY2018")]
+    assert shares.scale is Scale.THOUSAND and shares.value == Decimal("9004")  # type: ignore[attr-defined]
+    assert facts[("Margin percentage change", "FY2019")].scale is Scale.MILLION  # type: ignore[attr-defined]
+    real = _labelled(import_tatqa([_document("00addb09")], Glossary.from_terms([])))
+    assert real[("ROFE (%)", "FY2019")].scale is Scale.ONE  # type: ignore[attr-defined]
+    assert real[("Sales", "FY2019")].scale is Scale.MILLION  # type: ignore[attr-defined]
+
+
 def test_a_period_beside_two_columns_of_another_same_period_is_kept() -> None:
     """TAT-QA dev's emissions table heads 'FY19** | FY18** | FY18***' (restated and as first
     reported): the two FY18 columns are ambiguous and left out, and FY19, the only period

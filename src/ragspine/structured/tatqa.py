@@ -360,6 +360,21 @@ _OWN_UNIT = re.compile(
 what the heading names, and in the scale it states (none: as written), not what their labels
 alone say (``Basic earnings per share`` under ``Weighted average number of shares used in earnings
 per share (shares, millions)`` is a number of shares)."""
+_LABEL_UNIT = re.compile(
+    r"\(\s*(?:%|per\s*cent|percent(?:age)?|bps|basis\s+points|pence|x|times)(?!\w)[^()]*\)"
+    r"|%\s*$",
+    re.IGNORECASE,
+)
+"""A row label's own note of a unit that is no amount of money at the table's scale
+(``ROFE (%)``, ``Gross margin (% of sales)``, ``Cost to income %``), besides those of
+:data:`_OWN_UNIT` (``Basic earnings per share (cents)``): under ``$ million`` its figures are
+as written, never millions."""
+
+
+def _own_unit(label: str) -> bool:
+    """Whether a row label or heading states a unit of its own (:data:`_OWN_UNIT`,
+    :data:`_LABEL_UNIT`): its figures are read in it, and it says nothing of the table's."""
+    return bool(_OWN_UNIT.search(label) or _LABEL_UNIT.search(label))
 
 
 def _labels(data: list[_Row], fiscal_start_month: int) -> tuple[dict[int, str], dict[int, str]]:
@@ -1083,6 +1098,8 @@ def import_tatqa(
         header_texts = [c for i in header for c in rows[i]]
         header_texts += [r.section for r in data if r.section]
         header_texts += [rows[i][0] for i in range(len(rows)) if i not in header and rows[i]]
+        # a heading or row stating its own unit ("(shares, thousands)") speaks for itself only
+        header_texts = [t for t in header_texts if not _own_unit(t)]
         scale, why = stated_scale(t for t in header_texts if t.strip() and not _is_number(t))
         scales[scale.value if scale else f"scale {why}"] += 1
         # only the header states exceptions ("Revenue from all regions except U.S." does not)
@@ -1237,6 +1254,8 @@ def import_tatqa(
                 column_scale = caption.scale or scale if caption is not None else scale
                 if row.section and _OWN_UNIT.search(row.section):  # "(cents per share)"
                     column_scale = stated_scale([row.section])[0] or Scale.ONE
+                if _own_unit(row.label):  # "ROFE (%)", "Basic earnings per share (cents)"
+                    column_scale = stated_scale([row.label])[0] or Scale.ONE
                 named_by = [label, row.section, *header_name.split(" / ")]
                 named_by = [t for t in named_by if t and not _EXCEPT.search(t)]
                 if any(p.search(t) for p in excepted for t in named_by):
