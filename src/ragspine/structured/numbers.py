@@ -4,7 +4,7 @@ A text cell, after the white space around it is removed, is one of::
 
     amount  |  -amount  |  (amount)  |  currency (number[%])
 
-(the minus may be the hyphen-minus ``-`` or the typographic minus sign ``−``, U+2212)
+(the minus may be the hyphen-minus ``-`` or the typographic minus sign, U+2212)
 
     amount   = [currency] number [%]
     currency = ("$" | "€" | "£" | "¥" | a three-letter ISO code such as USD) followed by at most
