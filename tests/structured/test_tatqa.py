@@ -363,6 +363,35 @@ def test_a_row_stating_its_own_unit_is_not_at_the_tables_scale() -> None:
     assert real[("Sales", "FY2019")].scale is Scale.MILLION  # type: ignore[attr-defined]
 
 
+def test_a_rows_own_scale_note_is_that_rows_only() -> None:
+    """'Gross profit (in thousands)' gave its scale to the whole table: the egg price below it
+    (1.27) was stored as 1.27 thousand. And 'Normalised per $ million of revenues' made a table
+    of tonnes of CO2e millions. A row label's note now scales that row only, an amount
+    something is measured per is no scale, and without a heading stating one the other rows'
+    scale is unknown (said in the locator), never invented."""
+    table = [
+        ["Fiscal Year ended", "June 1, 2019", "June 2, 2018"],
+        ["Net income - (in thousands)", "$54,229", "$125,932"],
+        ["Gross profit (in thousands)", "222,859", "361,046"],
+        ["Net average selling price", "1.27", "1.40"],
+        ["Emissions normalised per $ million of revenues", "9.50", "10.67"],
+    ]
+    document = {"table": {"uid": "u-rowscale", "table": table}, "paragraphs": [], "questions": []}
+    facts = _labelled(import_tatqa([document], Glossary.from_terms([])))
+    profit = facts[("Gross profit (in thousands)", "FY2019")]
+    assert profit.scale is Scale.THOUSAND and profit.value == Decimal("222859")  # type: ignore[attr-defined]
+    for label in ("Net average selling price", "Emissions normalised per $ million of revenues"):
+        fact = facts[(label, "FY2019")]
+        assert fact.scale is Scale.ONE, label  # type: ignore[attr-defined]
+        assert fact.locator.endswith("scale not stated"), label  # type: ignore[attr-defined]
+    eggs = _labelled(import_tatqa([_document("82aee0df")], Glossary.from_terms([])))
+    price = eggs[("Net average shell egg selling price (rounded)", "FY2019")]
+    assert price.value == Decimal("1.27") and price.scale is Scale.ONE  # type: ignore[attr-defined]
+    assert eggs[("Gross profit (in thousands)", "FY2019")].scale is Scale.THOUSAND  # type: ignore[attr-defined]
+    emissions = _labelled(import_tatqa([_document("7d228e82")], Glossary.from_terms([])))
+    assert emissions[("Total emissions", "FY2019")].scale is Scale.ONE  # type: ignore[attr-defined]
+
+
 def test_a_period_beside_two_columns_of_another_same_period_is_kept() -> None:
     """TAT-QA dev's emissions table heads 'FY19** | FY18** | FY18***' (restated and as first
     reported): the two FY18 columns are ambiguous and left out, and FY19, the only period

@@ -115,6 +115,12 @@ _SCALES: tuple[tuple[Scale, re.Pattern[str]], ...] = (
         re.compile(r"\bin\s*billions?\b|\bbillions\b|[$€£¥]\s*bn\b", re.IGNORECASE),
     ),
 )
+_PER_AMOUNT = re.compile(
+    r"\bper\s+(?:[$€£¥]\s*|(?:us|usd|eur|gbp|rmb)\s+)?(?:thousands?|millions?|billions?|m|bn|000)\b",
+    re.IGNORECASE,
+)
+"""An amount something is measured per (``Normalised per $ million of revenues``): a
+denominator, no scale of the figures."""
 _DASHES = {"", "-", "—", "\u2013", "n/a", "na", "nm", "n.m.", "*"}
 _CURRENCY = re.compile(r"[$€£¥]")
 
@@ -283,6 +289,7 @@ def scale_exceptions(texts: Iterable[str]) -> tuple[re.Pattern[str], ...]:
 
 def stated_scale(texts: Iterable[str]) -> tuple[Scale | None, str]:
     """The one scale the header ``texts`` state, or ``(None, why)``."""
+    texts = [_PER_AMOUNT.sub(" ", text) for text in texts]
     found = {scale for text in texts for scale, pattern in _SCALES if pattern.search(text)}
     if len(found) == 1:
         return found.pop(), ""
@@ -1097,8 +1104,11 @@ def import_tatqa(
         header, data = _split(rows, fiscal)
         header_texts = [c for i in header for c in rows[i]]
         header_texts += [r.section for r in data if r.section]
-        header_texts += [rows[i][0] for i in range(len(rows)) if i not in header and rows[i]]
-        # a heading or row stating its own unit ("(shares, thousands)") speaks for itself only
+        # a row's own note ("Gross profit (in thousands)") states its own scale, not the
+        # table's: the price in the row below it is no thousands
+        skipped_rows = {*header, *(r.index for r in data)}
+        header_texts += [rows[i][0] for i in range(len(rows)) if i not in skipped_rows and rows[i]]
+        # a heading stating its own unit ("(shares, thousands)") speaks for its rows only
         header_texts = [t for t in header_texts if not _own_unit(t)]
         scale, why = stated_scale(t for t in header_texts if t.strip() and not _is_number(t))
         scales[scale.value if scale else f"scale {why}"] += 1
@@ -1254,8 +1264,11 @@ def import_tatqa(
                 column_scale = caption.scale or scale if caption is not None else scale
                 if row.section and _OWN_UNIT.search(row.section):  # "(cents per share)"
                     column_scale = stated_scale([row.section])[0] or Scale.ONE
-                if _own_unit(row.label):  # "ROFE (%)", "Basic earnings per share (cents)"
-                    column_scale = stated_scale([row.label])[0] or Scale.ONE
+                own_scale = stated_scale([row.label])[0]
+                if own_scale is not None:  # "Gross profit (in thousands)"
+                    column_scale = own_scale
+                elif _own_unit(row.label):  # "ROFE (%)", "Basic earnings per share (cents)"
+                    column_scale = Scale.ONE
                 named_by = [label, row.section, *header_name.split(" / ")]
                 named_by = [t for t in named_by if t and not _EXCEPT.search(t)]
                 if any(p.search(t) for p in excepted for t in named_by):
