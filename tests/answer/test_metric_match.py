@@ -1810,3 +1810,59 @@ def test_second_ellipsis_review_wrong_numbers_are_gone(tmp_path: Path) -> None:
     )
     assert _answered_value(two) == 40, two.text
     ws.close()
+
+
+MARGINS = {
+    "table": {
+        "uid": "t-margin",
+        "table": [
+            ["(Dollars in millions)", "2019", "2018"],
+            ["Total revenues", "$32,582", "$32,041"],
+            ["Total Margin", "$21,587", "$21,387"],
+            ["Total Margin %", "66%", "67%"],
+        ],
+    },
+    "paragraphs": [
+        {
+            "uid": "p1",
+            "order": 1,
+            "text": "Our total margin increased in fiscal 2019 primarily due to increased revenues.",
+        }
+    ],
+    "questions": [],
+}
+
+
+def test_a_percent_row_is_a_metric_of_its_own_and_an_unclear_why_still_explains(
+    tmp_path: Path,
+) -> None:
+    """'Total Margin' and 'Total Margin %' had one metric code (the percent sign was dropped),
+    so the two rows collided and neither was stored. They are now two metrics, each answering
+    when named; and a why-question fitting both alike gets its explanation beside the
+    ask-back of which figure (it was asked back only, the explanation lost)."""
+    source = tmp_path / "tat.json"
+    other = {
+        "table": {"uid": "t-other", "table": [["", "2019"], ["Cloud", "5"]]},
+        "paragraphs": [],
+        "questions": [],
+    }
+    source.write_text(json.dumps([MARGINS, other]), "utf-8")
+    ws = Workspace.open(tmp_path / "ws", create=True)
+    ws.ingest_tatqa(source)
+    options = AskOptions(entity="tatqa-t-margin")
+    for question, value in (
+        ("What was the Total Margin % in 2019?", "66"),
+        ("What was the total margin in 2019?", "21587"),
+    ):
+        answer = ws.ask(question, options, principal=PUBLIC)
+        assert answer.status is AnswerStatus.ANSWERED, question
+        assert [f.result.value for f in answer.figures if f.result] == [Decimal(value)], question
+    # "cloud" is a metric of another table: the question is read among this one's rows,
+    # where its words fit both alike
+    unclear = ws.ask("What was the cloud total margin in 2019?", options, principal=PUBLIC)
+    assert unclear.status is AnswerStatus.NEEDS_CLARIFICATION and not unclear.figures
+    assert "Total Margin %" in unclear.text and unclear.route == "structured"
+    why = ws.ask("Why did the cloud total margin increase in 2019?", options, principal=PUBLIC)
+    assert why.route == "composite" and why.status is AnswerStatus.ANSWERED
+    assert "increased revenues" in why.text and "Total Margin %" in why.text
+    assert not why.figures  # the explanation gives no figure of either row

@@ -115,8 +115,9 @@ _AMBIGUOUS = "same row, entity and year twice with different values (ambiguous: 
 
 
 def metric_code(label: str) -> str:
-    """A glossary code for a row label: lower-case words joined by underscores."""
-    code = re.sub(r"[^a-z0-9]+", "_", label.casefold()).strip("_")
+    """A glossary code for a row label: lower-case words joined by underscores, a percent sign
+    spelled out (``Gross margin (%)`` is no ``Gross margin`` in dollars)."""
+    code = re.sub(r"[^a-z0-9]+", "_", label.casefold().replace("%", " percent ")).strip("_")
     return code[:80] or "unnamed"
 
 
