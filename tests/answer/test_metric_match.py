@@ -1826,7 +1826,7 @@ MARGINS = {
         {
             "uid": "p1",
             "order": 1,
-            "text": "Our total margin increased in fiscal 2019 primarily due to increased revenues.",
+            "text": "Our total margin increased in fiscal 2019 due to increased revenues.",
         }
     ],
     "questions": [],
