@@ -363,6 +363,41 @@ def test_a_row_stating_its_own_unit_is_not_at_the_tables_scale() -> None:
     assert real[("Sales", "FY2019")].scale is Scale.MILLION  # type: ignore[attr-defined]
 
 
+def test_per_share_years_and_terms_are_not_at_the_tables_scale() -> None:
+    """'(in millions, except per share amounts)' excepted 'Earnings per share' but not 'Cash
+    dividends declared per common share' (0.81 million), nor the rows under a 'Per Common Share
+    Data:' heading; a 'Last Fiscal Year of Expiration' column stored the year 2029 as 2029
+    thousand."""
+    table = [
+        ["(in millions, except per share amounts)", "2019", "2018"],
+        ["Net income", "11,083", "3,587"],
+        ["Cash dividends declared per common share", "$0.81", "$0.76"],
+        ["Per Common Share Data:", "", ""],
+        ["Book Value", "18.43", "16.82"],
+        ["Expected term (in years)", "4.6", "4.7"],
+    ]
+    document = {"table": {"uid": "u-pershare", "table": table}, "paragraphs": [], "questions": []}
+    facts = _labelled(import_tatqa([document], Glossary.from_terms([])))
+    assert facts[("Net income", "FY2019")].scale is Scale.MILLION  # type: ignore[attr-defined]
+    for label in (
+        "Cash dividends declared per common share",
+        "Book Value",
+        "Expected term (in years)",
+    ):
+        assert facts[(label, "FY2019")].scale is Scale.ONE, label  # type: ignore[attr-defined]
+    expiring = [
+        ["(dollars in thousands)", "Last Fiscal Year of Expiration", "Amount"],
+        ["Domestic-federal", "2029", "$39,784"],
+        ["Domestic-state", "2027", "$3,313"],
+    ]
+    document = {"table": {"uid": "u-expiry", "table": expiring}, "paragraphs": [], "questions": []}
+    result = import_tatqa([document], Glossary.from_terms([]))
+    by_column = {(f.value, f.scale) for f in result.facts}  # type: ignore[attr-defined]
+    assert (Decimal("2029"), Scale.ONE) in by_column
+    assert (Decimal("39784"), Scale.THOUSAND) in by_column
+    assert (Decimal("2029"), Scale.THOUSAND) not in by_column
+
+
 def test_a_rows_own_scale_note_is_that_rows_only() -> None:
     """'Gross profit (in thousands)' gave its scale to the whole table: the egg price below it
     (1.27) was stored as 1.27 thousand. And 'Normalised per $ million of revenues' made a table

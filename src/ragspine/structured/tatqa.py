@@ -250,7 +250,7 @@ _EXCEPTED_KINDS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
     (  # "(in thousands, except per share data)": "Diluted earnings per share", "Exercise price"
         re.compile(r"per[\s-]*share", re.IGNORECASE),
         re.compile(
-            r"per[\s-]*share|\beps\b"
+            r"per[\s-]*(?:(?:common|ordinary|diluted|basic)\s+)?share|\beps\b"
             r"|^\W*(?:weighted[\s-]*average\s+)?(?:exercise|grant(?:-date)?|share|stock|closing"
             r"|strike)\s+price(?:\s*\([^()]*\))*\W*$",
             re.IGNORECASE,
@@ -369,13 +369,15 @@ alone say (``Basic earnings per share`` under ``Weighted average number of share
 per share (shares, millions)`` is a number of shares)."""
 _LABEL_UNIT = re.compile(
     r"\(\s*(?:%|per\s*cent|percent(?:age)?|bps|basis\s+points|pence|x|times)(?!\w)[^()]*\)"
-    r"|%\s*$",
+    r"|%\s*$|\(\s*(?:in\s+)?(?:years?|months?|weeks?)\s*\)"
+    r"|\byears?\s+of\s+(?:expir|maturit)|\b(?:expir\w*|maturity)\s+(?:year|date)s?\b",
     re.IGNORECASE,
 )
 """A row label's own note of a unit that is no amount of money at the table's scale
-(``ROFE (%)``, ``Gross margin (% of sales)``, ``Cost to income %``), besides those of
+(``ROFE (%)``, ``Gross margin (% of sales)``, ``Cost to income %``, ``Expected term (in
+years)``, a year itself: ``Last Fiscal Year of Expiration``), besides those of
 :data:`_OWN_UNIT` (``Basic earnings per share (cents)``): under ``$ million`` its figures are
-as written, never millions."""
+as written, never millions. Column names are read the same way."""
 
 
 def _own_unit(label: str) -> bool:
@@ -1269,6 +1271,8 @@ def import_tatqa(
                     column_scale = own_scale
                 elif _own_unit(row.label):  # "ROFE (%)", "Basic earnings per share (cents)"
                     column_scale = Scale.ONE
+                if any(_own_unit(name) for name in header_name.split(" / ")):
+                    column_scale = Scale.ONE  # a "Last Fiscal Year of Expiration" column
                 named_by = [label, row.section, *header_name.split(" / ")]
                 named_by = [t for t in named_by if t and not _EXCEPT.search(t)]
                 if any(p.search(t) for p in excepted for t in named_by):
