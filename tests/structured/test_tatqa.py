@@ -398,6 +398,62 @@ def test_per_share_years_and_terms_are_not_at_the_tables_scale() -> None:
     assert (Decimal("2029"), Scale.THOUSAND) not in by_column
 
 
+def test_unit_notes_never_drop_a_stated_scale() -> None:
+    """Found by review of the unit rules above: a column header's '(Shares in thousands)',
+    a scale statement ending in '%', a rate in an instrument's name, a roman-numeral footnote
+    '(x)', a share count 'per common share' and rows past a 'Per common share data:' heading's
+    total all lost the scale the table states (3,380 thousand shares answered as 3,380)."""
+
+    def scales(rows: list[list[str]]) -> dict[str, Scale]:
+        document = {"table": {"uid": "u-review", "table": rows}, "paragraphs": [], "questions": []}
+        facts = _labelled(import_tatqa([document], Glossary.from_terms([])))
+        return {label: f.scale for (label, period), f in facts.items() if period == "FY2019"}  # type: ignore[attr-defined]
+
+    shares = scales(
+        [
+            ["", "2019", "2018"],
+            ["", "(Shares in thousands)", "(Shares in thousands)"],
+            ["Shares repurchased", "3,380", "262"],
+        ]
+    )
+    assert shares["Shares repurchased"] is Scale.THOUSAND
+    amounts = scales(
+        [
+            ["In millions, except %", "2019", "2018"],
+            ["Revenue", "100", "90"],
+            ["Senior notes 4.5%", "500", "500"],
+            ["Convertible notes (x)", "20", "20"],
+            ["Borrowings with maturity dates after one year", "250", "240"],
+            ["Cost to income %", "51.0", "52.3"],
+        ]
+    )
+    for label in (
+        "Revenue",
+        "Senior notes 4.5%",
+        "Convertible notes",
+        "Borrowings with maturity dates after one year",
+    ):
+        assert amounts[label] is Scale.MILLION, label
+    assert amounts["Cost to income %"] is Scale.ONE
+    per_share = scales(
+        [
+            ["(in millions, except per share amounts)", "2019", "2018"],
+            ["Shares used in computing diluted net income per common share", "3,732", "4,238"],
+            ["Per common share data:", "", ""],
+            ["Dividends", "0.81", "0.76"],
+            ["Total per share", "0.81", "0.76"],
+            ["Net income", "11,083", "3,587"],
+        ]
+    )
+    assert per_share["Shares used in computing diluted net income per common share"] is (
+        Scale.MILLION
+    )
+    assert per_share["Dividends"] is Scale.ONE
+    assert per_share["Net income"] is Scale.MILLION  # past the heading's total
+    euro = scales([["€ million", "2019", "2018"], ["Income taxes", "\u2212298", "\u2212216"]])
+    assert euro["Income taxes"] is Scale.MILLION
+
+
 def test_a_rows_own_scale_note_is_that_rows_only() -> None:
     """'Gross profit (in thousands)' gave its scale to the whole table: the egg price below it
     (1.27) was stored as 1.27 thousand. And 'Normalised per $ million of revenues' made a table

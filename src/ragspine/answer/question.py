@@ -996,8 +996,7 @@ def choose_route(reading: QuestionReading, *, entity_given: bool = False) -> tup
     if entity_given and not reading.entities:
         terms += "; entity given with the call"
     if reading.ambiguous:  # the question names stored metrics; which one is asked back
-        # ... beside the explanation asked for ("why did the total margin rise")
-        route = Route.COMPOSITE if reading.cues else Route.STRUCTURED
+        route = Route.STRUCTURED
         terms += f"; metrics that fit equally: {', '.join(reading.ambiguous)}"
     elif reading.structured or (
         reading.metrics

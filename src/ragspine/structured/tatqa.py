@@ -97,14 +97,15 @@ _SCALES: tuple[tuple[Scale, re.Pattern[str]], ...] = (
     (
         Scale.THOUSAND,
         re.compile(
-            r"\bin\s*thousands?\b|\bthousands\b|['\u2019]\s*000s?\b|\(\s*000s?\s*\)|\$\s*000\b",
+            r"\bin\s*thousands?\b|\bthousands\b|['\u2019]\s*000s?\b|\(\s*000s?\s*\)|[$€£¥]\s*000\b"
+            r"|[$€£¥]\s*thousands?\b",
             re.IGNORECASE,
         ),
     ),
     (
         Scale.MILLION,
         re.compile(
-            r"\bin\s*millions?\b|\bmillions\b|\$\s*millions?\b|[$€£¥]\s*m\b|\busdm\b"
+            r"\bin\s*millions?\b|\bmillions\b|[$€£¥]\s*millions?\b|[$€£¥]\s*m\b|\busdm\b"
             r"|\b(?:rmb|usd|us\$|hk\$)\s*['\u2019]\s*millions?\b"
             r"|^\s*\(?\s*\$?\s*million\s*\)?\s*$",
             re.IGNORECASE,
@@ -112,7 +113,9 @@ _SCALES: tuple[tuple[Scale, re.Pattern[str]], ...] = (
     ),
     (
         Scale.BILLION,
-        re.compile(r"\bin\s*billions?\b|\bbillions\b|[$€£¥]\s*bn\b", re.IGNORECASE),
+        re.compile(
+            r"\bin\s*billions?\b|\bbillions\b|[$€£¥]\s*(?:bn|billions?)\b", re.IGNORECASE
+        ),
     ),
 )
 _PER_AMOUNT = re.compile(
@@ -249,10 +252,10 @@ _EXCEPT = re.compile(r"\bexcept(?:ing)?\b(?P<clause>[^)]*)", re.IGNORECASE)
 _EXCEPTED_KINDS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
     (  # "(in thousands, except per share data)": "Diluted earnings per share", "Exercise price"
         re.compile(r"per[\s-]*share", re.IGNORECASE),
-        re.compile(
-            r"per[\s-]*(?:(?:common|ordinary|diluted|basic)\s+)?share|\beps\b"
-            r"|^\W*(?:weighted[\s-]*average\s+)?(?:exercise|grant(?:-date)?|share|stock|closing"
-            r"|strike)\s+price(?:\s*\([^()]*\))*\W*$",
+        re.compile(  # never a number of shares ("Shares used in computing ... per share")
+            r"^(?!.*\bshares\b)(?:.*?(?:per[\s-]*(?:(?:common|ordinary|diluted|basic)\s+)?share"
+            r"|\beps\b)|\W*(?:weighted[\s-]*average\s+)?(?:exercise|grant(?:-date)?|share|stock"
+            r"|closing|strike)\s+price(?:\s*\([^()]*\))*\W*$)",
             re.IGNORECASE,
         ),
     ),
@@ -266,7 +269,8 @@ _EXCEPTED_KINDS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
     ),
     (  # "except percentages", "except ratios": "Gross margin (%)", "Tax rate (percent)"
         re.compile(r"percent|%|\bratios?\b", re.IGNORECASE),
-        re.compile(r"%|percent", re.IGNORECASE),
+        # a label marked as a percentage, not a rate in an instrument's name ("Notes 4.5%")
+        re.compile(r"\(\s*%|(?:(?<=[^\W\d_])|(?<=\))|^)\s*%\s*$|percent", re.IGNORECASE),
     ),
 )
 """What a scale statement may except (its clause's pattern), and the rows or columns that are
@@ -368,21 +372,31 @@ what the heading names, and in the scale it states (none: as written), not what 
 alone say (``Basic earnings per share`` under ``Weighted average number of shares used in earnings
 per share (shares, millions)`` is a number of shares)."""
 _LABEL_UNIT = re.compile(
-    r"\(\s*(?:%|per\s*cent|percent(?:age)?|bps|basis\s+points|pence|x|times)(?!\w)[^()]*\)"
-    r"|%\s*$|\(\s*(?:in\s+)?(?:years?|months?|weeks?)\s*\)"
-    r"|\byears?\s+of\s+(?:expir|maturit)|\b(?:expir\w*|maturity)\s+(?:year|date)s?\b",
+    r"\(\s*(?:%|per\s*cent|percent(?:age)?|bps|basis\s+points|pence|times)(?!\w)[^()]*\)"
+    r"|(?:(?<=[^\W\d_])|(?<=\))|^)\s*%\s*$|\(\s*(?:in\s+)?(?:years?|months?|weeks?)\s*\)",
     re.IGNORECASE,
 )
 """A row label's own note of a unit that is no amount of money at the table's scale
 (``ROFE (%)``, ``Gross margin (% of sales)``, ``Cost to income %``, ``Expected term (in
-years)``, a year itself: ``Last Fiscal Year of Expiration``), besides those of
-:data:`_OWN_UNIT` (``Basic earnings per share (cents)``): under ``$ million`` its figures are
-as written, never millions. Column names are read the same way."""
+years)``), besides those of :data:`_OWN_UNIT` (``Basic earnings per share (cents)``): under
+``$ million`` its figures are as written, never millions. Not a rate in an instrument's name
+(``Senior notes 4.5%``), nor a scale statement's exception (``In millions, except %``)."""
+_YEAR_NAMED = re.compile(
+    r"^\W*(?:(?:last|first|final|latest|earliest)\s+)?(?:fiscal\s+)?years?\s+of\s+"
+    r"(?:expir|maturit)\w*(?:\s*\([^()]*\))*\W*$"
+    r"|^\W*(?:expir\w*|maturity)\s+(?:years?|dates?)(?:\s*\([^()]*\))*\W*$",
+    re.IGNORECASE,
+)
+"""A column whose name says its cells are years (``Last Fiscal Year of Expiration``,
+``Maturity date``): no amount at the table's scale."""
 
 
 def _own_unit(label: str) -> bool:
-    """Whether a row label or heading states a unit of its own (:data:`_OWN_UNIT`,
-    :data:`_LABEL_UNIT`): its figures are read in it, and it says nothing of the table's."""
+    """Whether a row label, heading or column name states a unit of its own
+    (:data:`_OWN_UNIT`, :data:`_LABEL_UNIT`): its figures are read in it (at the scale it
+    states, if any), never at the table's."""
+    if _EXCEPT.search(label):  # "(In millions, except %)" states the table's scale
+        return False
     return bool(_OWN_UNIT.search(label) or _LABEL_UNIT.search(label))
 
 
@@ -1104,14 +1118,15 @@ def import_tatqa(
         width = max((len(r) for r in rows), default=0)
         rows = [r + [""] * (width - len(r)) for r in rows]
         header, data = _split(rows, fiscal)
-        header_texts = [c for i in header for c in rows[i]]
-        header_texts += [r.section for r in data if r.section]
         # a row's own note ("Gross profit (in thousands)") states its own scale, not the
         # table's: the price in the row below it is no thousands
         skipped_rows = {*header, *(r.index for r in data)}
-        header_texts += [rows[i][0] for i in range(len(rows)) if i not in skipped_rows and rows[i]]
-        # a heading stating its own unit ("(shares, thousands)") speaks for its rows only
-        header_texts = [t for t in header_texts if not _own_unit(t)]
+        headings = [r.section for r in data if r.section]
+        headings += [rows[i][0] for i in range(len(rows)) if i not in skipped_rows and rows[i]]
+        # a heading stating its own unit ("(shares, thousands)") speaks for its rows only;
+        # a column header's note ("(Shares in thousands)") is the table's when no other is
+        header_texts = [c for i in header for c in rows[i]]
+        header_texts += [t for t in headings if not _own_unit(t)]
         scale, why = stated_scale(t for t in header_texts if t.strip() and not _is_number(t))
         scales[scale.value if scale else f"scale {why}"] += 1
         # only the header states exceptions ("Revenue from all regions except U.S." does not)
@@ -1271,9 +1286,11 @@ def import_tatqa(
                     column_scale = own_scale
                 elif _own_unit(row.label):  # "ROFE (%)", "Basic earnings per share (cents)"
                     column_scale = Scale.ONE
-                if any(_own_unit(name) for name in header_name.split(" / ")):
-                    column_scale = Scale.ONE  # a "Last Fiscal Year of Expiration" column
-                named_by = [label, row.section, *header_name.split(" / ")]
+                for name in header_name.split(" / "):  # "Weighted-Average Life (in years)"
+                    if _YEAR_NAMED.match(name) or _own_unit(name):
+                        column_scale = stated_scale([name])[0] or Scale.ONE
+                section = row.section if row.index in headed else ""  # not past its total
+                named_by = [label, section, *header_name.split(" / ")]
                 named_by = [t for t in named_by if t and not _EXCEPT.search(t)]
                 if any(p.search(t) for p in excepted for t in named_by):
                     column_scale = Scale.ONE  # "(in thousands, except per share data)"
