@@ -113,9 +113,7 @@ _SCALES: tuple[tuple[Scale, re.Pattern[str]], ...] = (
     ),
     (
         Scale.BILLION,
-        re.compile(
-            r"\bin\s*billions?\b|\bbillions\b|[$€£¥]\s*(?:bn|billions?)\b", re.IGNORECASE
-        ),
+        re.compile(r"\bin\s*billions?\b|\bbillions\b|[$€£¥]\s*(?:bn|billions?)\b", re.IGNORECASE),
     ),
 )
 _PER_AMOUNT = re.compile(
