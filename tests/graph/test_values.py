@@ -54,8 +54,8 @@ def test_scales_convert_exactly() -> None:
         ),
         max_size=20,
     ),
-    st.sampled_from(list(Scale)),
-    st.sampled_from(list(Scale)),
+    st.sampled_from([s for s in Scale if s is not Scale.UNKNOWN]),
+    st.sampled_from([s for s in Scale if s is not Scale.UNKNOWN]),
 )
 def test_sum_and_conversion_agree_with_fractions(
     values: list[Decimal], source: Scale, target: Scale
@@ -65,6 +65,23 @@ def test_sum_and_conversion_agree_with_fractions(
         (Fraction(v) * source.multiplier / target.multiplier for v in values), Fraction(0)
     )
     assert Fraction(exact_sum(converted)) == expected
+
+
+@pytest.mark.parametrize("stated", [s for s in Scale if s is not Scale.UNKNOWN])
+def test_a_scale_no_source_states_converts_only_to_itself(stated: Scale) -> None:
+    """A value whose source states no scale is worth no multiple of a stated one: converting
+    either way, or taking the finest of both, is an error rather than a silent 'one'."""
+    assert convert(Decimal("1.5"), Scale.UNKNOWN, Scale.UNKNOWN) == Decimal("1.5")
+    assert finest([Scale.UNKNOWN, Scale.UNKNOWN]) is Scale.UNKNOWN
+    for source, target in ((Scale.UNKNOWN, stated), (stated, Scale.UNKNOWN)):
+        with pytest.raises(QueryError, match="not stated in their source"):
+            convert(Decimal("1.5"), source, target)
+        with pytest.raises(QueryError, match="not stated in their source"):
+            convert_fraction(Fraction(3, 2), source, target)
+    with pytest.raises(QueryError, match="not stated in their source"):
+        finest([Scale.UNKNOWN, stated])
+    with pytest.raises(ValueError, match="not stated"):
+        _ = Scale.UNKNOWN.multiplier
 
 
 def test_exact_numbers_show_exact_digits_or_say_they_round() -> None:

@@ -40,7 +40,7 @@ def test_real_table_becomes_facts_with_locators() -> None:
     facts = {(f.metric, f.period): f for f in result.facts}
     fact = facts[("fixed_price", "FY2019")]
     assert fact.value == Decimal("1452.4") and fact.entity == entity_code(SALES)
-    assert fact.scale is Scale.ONE and "scale not stated" in fact.locator
+    assert fact.scale is Scale.UNKNOWN and "scale not stated" in fact.locator
     assert SALES in fact.locator and "'Fixed Price'" in fact.locator and "'2019'" in fact.locator
     assert facts[("total_sales", "FY2017")].value == Decimal("1107.7")
     assert len(result.facts) == 9
@@ -473,14 +473,14 @@ def test_a_rows_own_scale_note_is_that_rows_only() -> None:
     assert profit.scale is Scale.THOUSAND and profit.value == Decimal("222859")  # type: ignore[attr-defined]
     for label in ("Net average selling price", "Emissions normalised per $ million of revenues"):
         fact = facts[(label, "FY2019")]
-        assert fact.scale is Scale.ONE, label  # type: ignore[attr-defined]
+        assert fact.scale is Scale.UNKNOWN, label  # type: ignore[attr-defined]
         assert fact.locator.endswith("scale not stated"), label  # type: ignore[attr-defined]
     eggs = _labelled(import_tatqa([_document("82aee0df")], Glossary.from_terms([])))
     price = eggs[("Net average shell egg selling price (rounded)", "FY2019")]
-    assert price.value == Decimal("1.27") and price.scale is Scale.ONE  # type: ignore[attr-defined]
+    assert price.value == Decimal("1.27") and price.scale is Scale.UNKNOWN  # type: ignore[attr-defined]
     assert eggs[("Gross profit (in thousands)", "FY2019")].scale is Scale.THOUSAND  # type: ignore[attr-defined]
     emissions = _labelled(import_tatqa([_document("7d228e82")], Glossary.from_terms([])))
-    assert emissions[("Total emissions", "FY2019")].scale is Scale.ONE  # type: ignore[attr-defined]
+    assert emissions[("Total emissions", "FY2019")].scale is Scale.UNKNOWN  # type: ignore[attr-defined]
 
 
 def test_a_period_beside_two_columns_of_another_same_period_is_kept() -> None:

@@ -97,6 +97,8 @@ _EN: dict[str, str] = {
     "reason_one_period": "only one period has a stored fact, so there is nothing to pick among",
     "reason_zero": "the value it divides by is zero",
     "reason_units": "its inputs are in different units",
+    "reason_scale": "the scale of its inputs is not stated in their source, or not in one source",
+    "scale_unstated": "(scale not stated in the source)",
     "reason_part_exceeds_whole": (
         "the first figure is larger than the second, so it is no share of it; say which "
         "figure is the whole"
@@ -405,6 +407,8 @@ _IT: dict[str, str] = {
     ),
     "reason_zero": "il divisore è zero",
     "reason_units": "i dati di partenza hanno unità diverse",
+    "reason_scale": "la scala dei dati di partenza non è indicata nella fonte, o non in una sola",
+    "scale_unstated": "(scala non indicata nella fonte)",
     "reason_part_exceeds_whole": (
         "il primo valore è maggiore del secondo, quindi non ne è una quota; indicare quale "
         "valore è il totale"
@@ -654,7 +658,7 @@ def unit_words(
     unit: str, currency: str, scale: Scale | None, kind: MetricKind, locale: Locale
 ) -> str:
     """Scale, currency and unit spelled out (``million US dollars``, ``milioni dollari USA``)."""
-    words = [] if scale in (None, Scale.ONE) else [text(locale, scale.value)]
+    words = [] if scale in (None, Scale.ONE, Scale.UNKNOWN) else [text(locale, scale.value)]
     if kind is MetricKind.PERCENT or unit in {"%", "percent"}:
         words.append(text(locale, "percent"))
     elif currency:
@@ -668,6 +672,8 @@ def unit_words(
             words.append(unit)
     elif unit:
         words.append(unit)
+    if scale is Scale.UNKNOWN:
+        words.append(text(locale, "scale_unstated"))
     return " ".join(words)
 
 

@@ -43,7 +43,7 @@ from ragspine.glossary import DEFAULT_CHANNEL, Glossary, MetricKind
 from ragspine.graph.api import MAX_ITEMS
 from ragspine.graph.compare import CompareResult, compare
 from ragspine.graph.ratio import RatioResult, RatioStatus, ratio
-from ragspine.graph.values import ExactNumber, FactRef
+from ragspine.graph.values import ExactNumber, FactRef, scales_combine
 from ragspine.periods import (
     PERIOD_EXAMPLES,
     UNDATED,
@@ -816,7 +816,11 @@ def _lookups(
         for f in builder.figures
         if reading.duration_asked
         and f.result is not None
-        and (f.result.currency or f.result.unit == "%" or f.result.scale not in (None, Scale.ONE))
+        and (
+            f.result.currency
+            or f.result.unit == "%"
+            or f.result.scale in (Scale.THOUSAND, Scale.MILLION, Scale.BILLION)
+        )
     ]
     if found and money:
         # "how many years is the minimum lifespan of land": the row's stored amount ($117.2
@@ -1079,6 +1083,10 @@ def _metrics_sum(
         builder.add(text(builder.locale, "not_computable", what=what, reason=reason), ())
         return AnswerStatus.REFUSED
     measures = {(r.stored.unit, r.stored.currency, r.stored.scale) for r in refs}
+    if not scales_combine(refs):  # two tables' unstated scales
+        reason = text(builder.locale, "reason_scale")
+        builder.add(text(builder.locale, "not_computable", what=what, reason=reason), ())
+        return AnswerStatus.REFUSED
     if len(measures) > 1:
         reason = text(builder.locale, "reason_units")
         builder.add(text(builder.locale, "not_computable", what=what, reason=reason), ())
@@ -1476,7 +1484,7 @@ def _chosen(
     threshold = selection.threshold
     named = _THRESHOLD_SCALES.get((selection.scale or "").casefold())
     if named is not None:
-        if scale is None or scale is Scale.ONE:
+        if scale in (None, Scale.ONE, Scale.UNKNOWN):
             return None
         threshold = threshold * named.multiplier / scale.multiplier
     above = selection.pick is Pick.ABOVE

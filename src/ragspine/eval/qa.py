@@ -357,7 +357,7 @@ def score_numbers(
         return False
     wanted = _GOLD_SCALES.get(gold_scale)
     for _, scale, _ in predicted:
-        if wanted is not None and scale not in (None, Scale.ONE, wanted):
+        if wanted is not None and scale not in (None, Scale.ONE, Scale.UNKNOWN, wanted):
             return False
     shown = {_round(g) for g in golds if g is not None}
     if percent_as_fraction and all(unit == "%" for _, _, unit in predicted):

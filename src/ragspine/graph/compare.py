@@ -29,6 +29,7 @@ from ragspine.graph.values import (
     exact_sum,
     finest,
     plain,
+    scales_combine,
 )
 from ragspine.periods import UNDATED
 from ragspine.stores.facts import FactStore
@@ -147,10 +148,14 @@ def compare(
     stored = store.lookup_many(keys, max_level=max_level)
     facts = [FactRef.of(key, stored[key]) if key in stored else None for key in keys]
     found = [fact for fact in facts if fact is not None]
-    scale = finest(fact.scale for fact in found)
+    combinable = scales_combine(found)  # a scale no source states converts to no other
+    scale = finest(fact.scale for fact in found) if combinable else Scale.UNKNOWN
     measures = {fact.measure for fact in found}
-    values = [None if f is None else convert(f.value, f.scale, scale) for f in facts]
-    steps = _steps(facts, values)
+    values = [
+        None if f is None else convert(f.value, f.scale, scale) if combinable else f.value
+        for f in facts
+    ]
+    steps = _steps(facts, values, combinable)
 
     total: Decimal | None = None
     average: ExactNumber | None = None
@@ -159,6 +164,8 @@ def compare(
     elif len(measures) > 1:
         status = SetStatus.NOT_COMPUTABLE
         note = f"found items have different units ({', '.join(sorted(map(str, measures)))})"
+    elif not combinable:
+        status, note = SetStatus.NOT_COMPUTABLE, _UNSTATED_NOTE
     elif _mixes_undated(found):
         status = SetStatus.NOT_COMPUTABLE
         note = "an undated figure has no place in time: not added to dated ones"
@@ -212,13 +219,24 @@ def _mixes_undated(found: Sequence[FactRef]) -> bool:
     return UNDATED in periods and len(periods) > 1
 
 
-def _steps(facts: list[FactRef | None], values: list[Decimal | None]) -> tuple[CompareStep, ...]:
+_UNSTATED_NOTE = (
+    "the scale of some found items is not stated in their source: they are put on no common "
+    "scale with figures of another source"
+)
+
+
+def _steps(
+    facts: list[FactRef | None], values: list[Decimal | None], combinable: bool = True
+) -> tuple[CompareStep, ...]:
     found = [i for i, fact in enumerate(facts) if fact is not None]
     steps = []
     for earlier, later in itertools.pairwise(found):
         a, b = facts[earlier], facts[later]
         va, vb = values[earlier], values[later]
         assert a is not None and b is not None and va is not None and vb is not None
+        if not combinable:
+            steps.append(CompareStep(earlier, later, None, None, None, _UNSTATED_NOTE))
+            continue
         if _mixes_undated((a, b)):
             note = "an undated figure has no place in time: no change to or from it"
             steps.append(CompareStep(earlier, later, None, None, None, note))

@@ -29,12 +29,13 @@ from ragspine.graph.values import (
     ExactNumber,
     FactRef,
     Measure,
+    check_scales,
     convert_fraction,
     finest,
 )
 from ragspine.stores.facts import FactStore
 from ragspine.structured.facts import FactKey, Scale
-from ragspine.structured.query import currency_name
+from ragspine.structured.query import UNSTATED_SCALE, currency_name
 
 MAX_TREE_NODES = 10_000
 """A derivation tree larger than this is refused (derivations that reuse derived metrics many
@@ -241,6 +242,8 @@ class _Evaluator:
             dim, scale, x, y = a.dim, a.scale, a.value, b.value
         elif a.dim is None and node.op is Op.MUL:
             dim, scale, x, y = b.dim, b.scale, a.value, b.value
+        elif a.scale is Scale.UNKNOWN and b.scale is Scale.UNKNOWN:
+            dim, scale, x, y = _DERIVED, Scale.ONE, a.value, b.value  # one unstated scale cancels
         else:
             dim, scale = _DERIVED, Scale.ONE
             x = convert_fraction(a.value, a.scale, Scale.ONE) if a.dim is not None else a.value
@@ -304,6 +307,8 @@ def derive(
         return FactKey(code, entity, period, channel)
 
     facts = _read_facts(glossary, store, metric, key_of, max_level)
+    inputs = [fact for code, fact in facts.items() if fact is not None and code != metric]
+    check_scales(inputs, f"derive {metric}")  # one table's unstated scale at most
     evaluator = _Evaluator(glossary, facts, {code: key_of(code) for code in facts}, metric)
     tree, quantity = evaluator.metric(metric, 0, expand=True)
     stored = facts[metric]
@@ -354,6 +359,8 @@ def _difference(stored: FactRef, quantity: _Quantity) -> ExactNumber | None:
     """Stored minus computed, at the computed scale; ``None`` when their units differ."""
     if isinstance(quantity.dim, Measure) and stored.measure != quantity.dim:
         return None
+    if Scale.UNKNOWN in (stored.scale, quantity.scale) and stored.scale is not quantity.scale:
+        return None  # a scale nobody stated beside a stated one: no common scale
     value = convert_fraction(Fraction(stored.value), stored.scale, quantity.scale)
     return ExactNumber(value - quantity.value)
 
@@ -369,13 +376,15 @@ def _text(result: DeriveResult, glossary: Glossary) -> str:
         return f"{head}: not computed, since these inputs have no visible fact: {names}."
     if result.status is DeriveStatus.NOT_COMPUTABLE or result.value is None:
         return f"{head}: not computable ({result.reason})."
-    words = [] if result.scale in (None, Scale.ONE) else [str(result.scale)]
+    words = [] if result.scale in (None, Scale.ONE, Scale.UNKNOWN) else [str(result.scale)]
     if result.unit in ("%", "percent") or term.kind is MetricKind.PERCENT:
         words.append("percent")
     elif result.currency:
         words.append(currency_name(result.currency))
     elif result.unit:
         words.append(result.unit)
+    if result.scale is Scale.UNKNOWN:
+        words.append(UNSTATED_SCALE)
     unit = " ".join(words)
     text = f"{head}: {result.value.text(unit)}."
     if result.stored is not None:
@@ -403,6 +412,8 @@ def derivation_picture(result: DeriveResult) -> Picture:
                 else format(node.value.rounded(TEXT_PLACES), ",f")
             )
             scale = f" {node.scale}" if node.scale not in (None, Scale.ONE) else ""
+            if node.scale is Scale.UNKNOWN:
+                scale = f" {UNSTATED_SCALE}"
             label += f" {'=' if exact is not None else '≈'} {shown}{scale}"
         if node.kind is NodeKind.MISSING:
             label = f"{node.label}: no visible fact"

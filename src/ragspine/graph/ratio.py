@@ -12,7 +12,13 @@ from enum import StrEnum
 from fractions import Fraction
 from typing import Any
 
-from ragspine.graph.values import ROUNDING_NOTE, ExactNumber, FactRef, convert_fraction
+from ragspine.graph.values import (
+    ROUNDING_NOTE,
+    ExactNumber,
+    FactRef,
+    convert_fraction,
+    scales_combine,
+)
 from ragspine.stores.facts import FactStore
 from ragspine.structured.facts import FactKey, Scale
 
@@ -75,8 +81,13 @@ def ratio(
         return result(RatioStatus.NOT_FOUND, None, "missing")
     if top.measure != bottom.measure:
         return result(RatioStatus.NOT_COMPUTABLE, None, "units")
-    a = convert_fraction(Fraction(top.value), top.scale, Scale.ONE)
-    b = convert_fraction(Fraction(bottom.value), bottom.scale, Scale.ONE)
+    if not scales_combine((top, bottom)):
+        return result(RatioStatus.NOT_COMPUTABLE, None, "scale")
+    if top.scale is Scale.UNKNOWN:  # one table's unstated scale: it cancels out
+        a, b = Fraction(top.value), Fraction(bottom.value)
+    else:
+        a = convert_fraction(Fraction(top.value), top.scale, Scale.ONE)
+        b = convert_fraction(Fraction(bottom.value), bottom.scale, Scale.ONE)
     if b == 0:
         return result(RatioStatus.NOT_COMPUTABLE, None, "zero")
     quotient = a / b * (100 if percent else 1)

@@ -22,6 +22,7 @@ from ragspine.graph.values import (
     ROUNDING_NOTE,
     FactRef,
     check_one_measure,
+    check_scales,
     convert,
     exact_difference,
     exact_sum,
@@ -155,6 +156,7 @@ def roll_up(
     else:
         facts = {key.channel: FactRef(key, found) for key, found in stored.items()}
     measure = check_one_measure(facts.values(), f"roll up {metric} under {top}")
+    check_scales(facts.values(), f"roll up {metric} under {top}")
     scale = finest(fact.scale for fact in facts.values())
     built: dict[str, RollUpNode] = {}
     for code in reversed(nodes):  # children before their parents

@@ -55,20 +55,53 @@ ROUNDING_NOTE = (
 _EXPONENT = {Scale.ONE: 0, Scale.THOUSAND: 3, Scale.MILLION: 6, Scale.BILLION: 9}
 
 
+_UNSTATED = (
+    "the scale of some figures is not stated in their source; they combine only with "
+    "figures of the same source"
+)
+
+
 def finest(scales: Iterable[Scale]) -> Scale:
-    """The scale with the smallest multiplier among ``scales`` (``ONE`` when there are none)."""
+    """The scale with the smallest multiplier among ``scales`` (``ONE`` when there are none);
+    ``UNKNOWN`` when all are, and a :class:`QueryError` when only some are (check with
+    :func:`scales_combine` first)."""
+    scales = list(scales)
+    if Scale.UNKNOWN in scales:
+        if all(scale is Scale.UNKNOWN for scale in scales):
+            return Scale.UNKNOWN
+        raise QueryError(_UNSTATED)
     return min(scales, key=_EXPONENT.__getitem__, default=Scale.ONE)
 
 
+def scales_combine(facts: Iterable[FactRef]) -> bool:
+    """Whether ``facts`` can be put on one scale: every scale stated, or none stated and all
+    from one source document (one table's unstated scale; two tables' may differ)."""
+    facts = list(facts)
+    unstated = sum(1 for fact in facts if fact.scale is Scale.UNKNOWN)
+    if not unstated:
+        return True
+    return unstated == len(facts) and len({fact.stored.source_doc_id for fact in facts}) == 1
+
+
+def _shift(source: Scale, target: Scale) -> int:
+    if Scale.UNKNOWN in (source, target):
+        raise QueryError(_UNSTATED)
+    return _EXPONENT[source] - _EXPONENT[target]
+
+
 def convert(value: Decimal, source: Scale, target: Scale) -> Decimal:
-    """``value`` at scale ``source`` expressed at scale ``target``, exactly (a power of ten)."""
-    shift = _EXPONENT[source] - _EXPONENT[target]
+    """``value`` at scale ``source`` expressed at scale ``target``, exactly (a power of ten);
+    an unstated scale converts only to itself (a :class:`QueryError` otherwise)."""
+    if source is target:
+        return value
+    shift = _shift(source, target)
     return value if shift == 0 else value.scaleb(shift, EXACT)
 
 
 def convert_fraction(value: Fraction, source: Scale, target: Scale) -> Fraction:
-    shift = _EXPONENT[source] - _EXPONENT[target]
-    return value * Fraction(10) ** shift
+    if source is target:
+        return value
+    return value * Fraction(10) ** _shift(source, target)
 
 
 def exact_sum(values: Iterable[Decimal]) -> Decimal:
@@ -270,4 +303,23 @@ def check_one_measure(facts: Iterable[FactRef], what: str) -> Measure | None:
     raise QueryError(
         f"cannot {what}: the facts have different units ({'; '.join(parts)}); "
         "units and currencies never convert: restate the facts in one unit"
+    )
+
+
+def check_scales(facts: Iterable[FactRef], what: str) -> None:
+    """A :class:`~ragspine.errors.QueryError` naming the facts whose scale their source does
+    not state, unless :func:`scales_combine` holds."""
+    facts = list(facts)
+    if scales_combine(facts):
+        return
+    unstated = sorted(
+        f"{fact.entity} ({fact.stored.source_doc_id})"
+        for fact in {f.key: f for f in facts if f.scale is Scale.UNKNOWN}.values()
+    )
+    shown = ", ".join(unstated[:8]) + (
+        f" and {len(unstated) - 8} more" if len(unstated) > 8 else ""
+    )
+    raise QueryError(
+        f"cannot {what}: the scale of {shown} is not stated in its source, so it never "
+        "converts and combines only with figures of the same source: store the scale"
     )

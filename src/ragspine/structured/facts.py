@@ -14,12 +14,18 @@ from ragspine.structured.numbers import check_bounds
 
 
 class Scale(StrEnum):
-    """The multiplier a stored value is expressed in (``1,452.4`` at ``million``)."""
+    """The multiplier a stored value is expressed in (``1,452.4`` at ``million``).
+
+    ``UNKNOWN``: the source states none (a table with no ``in millions`` anywhere): the value
+    is as written, at a scale nobody stated. It is never converted; figures at it combine only
+    with figures of the same source document (the same table's one unstated scale), and an
+    answer says the scale is not stated."""
 
     ONE = "one"
     THOUSAND = "thousand"
     MILLION = "million"
     BILLION = "billion"
+    UNKNOWN = "unknown"
 
     @classmethod
     def parse(cls, raw: str | Scale | None) -> Scale:
@@ -40,6 +46,7 @@ class Scale(StrEnum):
             "billions": "billion",
             "bn": "billion",
             "b": "billion",
+            "not stated": "unknown",
         }
         try:
             return cls(aliases.get(text, text))
@@ -49,7 +56,10 @@ class Scale(StrEnum):
 
     @property
     def multiplier(self) -> int:
-        """What one unit at this scale is worth (``1000`` for ``thousand``)."""
+        """What one unit at this scale is worth (``1000`` for ``thousand``); a ValueError for
+        :attr:`UNKNOWN`, which is worth nothing anyone stated."""
+        if self is Scale.UNKNOWN:
+            raise ValueError("the scale is not stated: it has no multiplier")
         return _MULTIPLIERS[self]
 
 

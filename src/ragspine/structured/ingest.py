@@ -197,6 +197,8 @@ def check_count(value: Decimal, scale: Scale) -> None:
     numerator, denominator = value.as_integer_ratio()
     if numerator < 0:
         raise IngestError(f"value {value} is negative, but a count cannot be")
+    if scale is Scale.UNKNOWN:
+        return  # whole at a scale nobody stated: not known either way
     if numerator * scale.multiplier % denominator:
         at = "" if scale is Scale.ONE else f" at scale {scale.value}"
         raise IngestError(f"value {value} is not a whole number{at}, but a count must be")

@@ -99,7 +99,7 @@ def currency_name(currency: str) -> str:
 def render_amount(value: Decimal, unit: str, currency: str, scale: Scale, kind: MetricKind) -> str:
     """The value with its scale, currency and unit spelled out."""
     parts = [format_value(value)]
-    if scale is not Scale.ONE:
+    if scale not in (Scale.ONE, Scale.UNKNOWN):
         parts.append(scale.value)
     if kind is MetricKind.PERCENT or unit in {"%", "percent"}:
         parts.append("percent")
@@ -109,7 +109,13 @@ def render_amount(value: Decimal, unit: str, currency: str, scale: Scale, kind: 
             parts.append(unit)
     elif unit:
         parts.append(unit)
+    if scale is Scale.UNKNOWN:
+        parts.append(UNSTATED_SCALE)
     return " ".join(parts)
+
+
+UNSTATED_SCALE = "(scale not stated in the source)"
+"""What follows a value whose source states no scale (:attr:`Scale.UNKNOWN`)."""
 
 
 UNDATED_PHRASE = "an undated table"

@@ -379,6 +379,14 @@ _LABEL_UNIT = re.compile(
 years)``), besides those of :data:`_OWN_UNIT` (``Basic earnings per share (cents)``): under
 ``$ million`` its figures are as written, never millions. Not a rate in an instrument's name
 (``Senior notes 4.5%``), nor a scale statement's exception (``In millions, except %``)."""
+_IN_UNITS = re.compile(
+    r"\(\s*(?:in\s+)?(?:[a-z]{2,3}\s*)?(?:dollars?|euros?|pounds?|yen|yuan|rupees?|francs?"
+    r"|[$€£¥])\s*\)|^(?!.*\bshares\b).*\bper\s+(?:(?:common|ordinary|diluted|basic)\s+)?share\b",
+    re.IGNORECASE,
+)
+"""Where no scale is stated, a name saying its figures are plain currency units (``(NT
+dollars)``, ``(US$)``) or per share (``Cash dividend per share``; never a number of shares):
+such figures are as written, not at an unknown scale."""
 _YEAR_NAMED = re.compile(
     r"^\W*(?:(?:last|first|final|latest|earliest)\s+)?(?:fiscal\s+)?years?\s+of\s+"
     r"(?:expir|maturit)\w*(?:\s*\([^()]*\))*\W*$"
@@ -1292,6 +1300,8 @@ def import_tatqa(
                 named_by = [t for t in named_by if t and not _EXCEPT.search(t)]
                 if any(p.search(t) for p in excepted for t in named_by):
                     column_scale = Scale.ONE  # "(in thousands, except per share data)"
+                if column_scale is None and any(_IN_UNITS.search(t) for t in named_by):
+                    column_scale = Scale.ONE  # "Cash dividend per share (NT dollars)"
                 try:
                     parsed = _cell_value(cell)
                 except IngestError:
@@ -1317,7 +1327,7 @@ def import_tatqa(
                     value,
                     unit,
                     "",
-                    Scale.ONE if column_scale is None or unit == "%" else column_scale,
+                    Scale.ONE if unit == "%" else column_scale or Scale.UNKNOWN,
                     uid,
                     where,
                     Sensitivity.PUBLIC,

@@ -99,7 +99,10 @@ function renderFacts(figures) {
   box.textContent = "";
   for (const figure of figures || []) {
     const card = el("div", undefined, "fact");
-    const unit = [figure.scale, figure.currency || figure.unit].filter(Boolean).join(" ");
+    // "one" says nothing; a scale no source states is said after the unit, never hidden
+    const scale = figure.scale === "one" || figure.scale === "unknown" ? "" : figure.scale;
+    const unstated = figure.scale === "unknown" ? "(scale not stated in the source)" : "";
+    const unit = [scale, figure.currency || figure.unit, unstated].filter(Boolean).join(" ");
     card.append(el("div", (figure.value || "") + " " + unit, "value"));
     card.append(el("div", [figure.metric, figure.entity, figure.period].filter(Boolean).join(" · ")));
     card.append(el("div", "Source: " + [figure.source_doc_id, figure.locator].filter(Boolean).join(", ")));
