@@ -16,7 +16,8 @@ def test_demo_prints_three_statuses_with_sources(
 ) -> None:
     code, out, _ = run(capsys, "--workspace", str(tmp_path / "ws"), "demo")
     assert code == 0
-    assert "[found] IP's Revenue in FY2006 was 2,455.0. Source: Double_IP/2006/page_32.pdf" in out
+    found = "[found] IP's Revenue in FY2006 was 2,455.0 million. Source: Double_IP/2006/page_32.pdf"
+    assert found in out  # the table's "in millions", said
     assert "[not_found]" in out and "[unrecognized_param]" in out
     assert "source: Double_IP/2006/page_32.pdf" in out
     # Narrative channel: a cited extractive answer over the filings' text.

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ask_table, tatqa_workspace
-from graph.builders import PUBLIC, fact, make_workspace
+from graph.builders import GLOSSARY, PUBLIC, fact, make_workspace
 from ragspine.answer.options import AskOptions
 from ragspine.answer.types import AnswerStatus
 from ragspine.errors import QueryError
@@ -106,3 +106,44 @@ def test_one_sources_unstated_scale_combines_with_itself(tmp_path: Path) -> None
     assert apart.status is AnswerStatus.REFUSED and not any(
         f.value is not None for f in apart.figures
     )
+
+
+def test_review_cases_never_combine_or_claim_a_scale(tmp_path: Path) -> None:
+    """Found by review: 'which year was highest' ordered a figure in millions against one at
+    a scale nobody stated; a product of two unstated scales was shown at scale one (s * s does
+    not cancel); a stored figure of another source was subtracted from a derived one; a
+    section heading saying 'per share' put the net income under it at scale one."""
+    extra = '\n[metrics.revenue_times_cogs]\nlabel = "Revenue times COGS"\nunit = "USD"\n'
+    extra += 'kind = "currency"\nderivation = "revenue * cogs"\n'
+    ws = make_workspace(
+        tmp_path / "ws",
+        [
+            fact("revenue", "us", "5", period="FY2023", scale=Scale.MILLION),
+            _unstated("revenue", "us", "3000", source="report-b"),
+            _unstated("revenue", "de", "400"),
+            _unstated("cogs", "de", "100"),
+            _unstated("gross_profit", "de", "0.3", source="other-doc"),
+        ],
+        glossary=GLOSSARY + extra,
+    )
+    highest = ws.ask(
+        "In which year was revenue highest?", AskOptions(entity="us"), principal=PUBLIC
+    )
+    assert highest.status is AnswerStatus.REFUSED
+    assert "not stated in their source" in highest.text
+    assert not any(f.periods for f in highest.figures)
+    with pytest.raises(QueryError, match="not stated in their source"):
+        ws.graph.derive("revenue_times_cogs", entity="de", period="FY2024", principal=PUBLIC)
+    derived = ws.graph.derive("gross_profit", entity="de", period="FY2024", principal=PUBLIC)
+    assert derived.value is not None and derived.value.value == 300
+    assert derived.stored is not None and derived.difference is None
+    table = [
+        ["", "2019", "2018"],
+        ["Earnings per share computation:", "", ""],
+        ["Net income", "45,210", "40,100"],
+        ["Basic EPS", "4.52", "4.01"],
+    ]
+    (tmp_path / "tat").mkdir()
+    tat = tatqa_workspace(tmp_path / "tat", {"t-eps": table})
+    answer = ask_table(tat, "t-eps", "What was the net income in 2019?")
+    assert f"45,210 {UNSTATED}" in answer.text

@@ -741,3 +741,56 @@ def test_filings_whose_ids_become_one_entity_are_reported_not_merged(tmp_path: P
     ]
     answer = _ask_filing(ws, "Single_ABC/2019/page_1.pdf-1", "What was the revenue in 2019?")
     assert "was 10.0" in answer.text
+
+
+def test_a_filing_states_its_tables_scale_or_it_is_unknown() -> None:
+    """Every ConvFinQA fact was stored at scale one: `IP's revenue in FY2006 was 2,455.0` for
+    a table the sentence before it says is in millions. The scale is now read from a column
+    header or from the sentence right before the table when exactly one is stated there; a
+    rate, a per-share row and (where the statement excepts shares) a number of shares stay as
+    written; with no statement the scale is unknown, never one."""
+    from ragspine.structured.facts import Scale
+
+    def filing(filing_id: str, pre: str, table: dict[str, dict[str, float]]) -> dict[str, Any]:
+        made: dict[str, Any] = _filing(filing_id, table)
+        # prose further up saying "million" states no scale of the table
+        made["doc"]["pre_text"] = ["Revenue grew 5 % in 2006 to $ 20 million .", pre]
+        return made
+
+    filings = [
+        filing(
+            "Double_IP/2006/page_32.pdf",
+            "consumer packaging in millions 2006 2005 2004 .",
+            {"2006": {"sales": 2455.0, "operating margin": 5.3}, "2005": {"sales": 2445.0}},
+        ),
+        filing(
+            "Double_ADBE/2018/page_86.pdf",
+            "changes are summarized as follows ( in thousands , except share amounts ) : .",
+            {"2018": {"beginning balance": 172945.0, "shares outstanding": 491.0}},
+        ),
+        filing(
+            "Double_ETR/2013/page_118.pdf",
+            "the annual long-term debt maturities are as follows : .",
+            {"amount ( in thousands )": {"2014": 385373.0}},
+        ),
+        filing(
+            "Double_ADI/2011/page_81.pdf",
+            "the components of the investments were as follows : .",
+            {"2011": {"investments": 1.0, "earnings per share": 2.0}},
+        ),
+    ]
+    from ragspine.glossary import Glossary
+    from ragspine.structured.convfinqa import import_convfinqa
+
+    result = import_convfinqa(
+        filings, Glossary.from_terms([]), source_name="c.json", entities="filing"
+    )
+    scales = {(f.source_doc_id.split("/")[0], f.metric): f.scale for f in result.facts}
+    assert scales[("Double_IP", "sales")] is Scale.MILLION
+    assert scales[("Double_IP", "operating_margin")] is Scale.ONE
+    assert scales[("Double_ADBE", "beginning_balance")] is Scale.THOUSAND
+    assert scales[("Double_ADBE", "shares_outstanding")] is Scale.ONE
+    etr = [f for f in result.facts if f.source_doc_id.startswith("Double_ETR")]
+    assert [f.scale for f in etr] == [Scale.THOUSAND]
+    assert scales[("Double_ADI", "investments")] is Scale.UNKNOWN
+    assert scales[("Double_ADI", "earnings_per_share")] is Scale.ONE

@@ -1083,12 +1083,9 @@ def _metrics_sum(
         builder.add(text(builder.locale, "not_computable", what=what, reason=reason), ())
         return AnswerStatus.REFUSED
     measures = {(r.stored.unit, r.stored.currency, r.stored.scale) for r in refs}
-    if not scales_combine(refs):  # two tables' unstated scales
-        reason = text(builder.locale, "reason_scale")
-        builder.add(text(builder.locale, "not_computable", what=what, reason=reason), ())
-        return AnswerStatus.REFUSED
-    if len(measures) > 1:
-        reason = text(builder.locale, "reason_units")
+    if len(measures) > 1 or not scales_combine(refs):  # (two tables' unstated scales)
+        units = len({(r.stored.unit, r.stored.currency) for r in refs}) > 1
+        reason = text(builder.locale, "reason_units" if units else "reason_scale")
         builder.add(text(builder.locale, "not_computable", what=what, reason=reason), ())
         return AnswerStatus.REFUSED
     unit, currency, scale = measures.pop()
@@ -1168,7 +1165,7 @@ def _steps(
         )
         what = text(builder.locale, "decrease" if falling else "change", **labels)
         if step.difference is None or a.value is None or b.value is None:
-            reason = text(builder.locale, "reason_units")
+            reason = _apart_reason(builder, result)
             builder.add(text(builder.locale, "not_computable", what=what, reason=reason), ())
             continue
         x, y = builder.number(a.value), builder.number(b.value)
@@ -1200,6 +1197,13 @@ def _steps(
         )
 
 
+def _apart_reason(builder: _Builder, result: CompareResult) -> str:
+    """Why a compared set's figures are not put together: a scale no source states and not
+    one source (``reason_scale``), else different units."""
+    facts = [row.fact for row in result.rows if row.fact is not None]
+    return text(builder.locale, "reason_units" if scales_combine(facts) else "reason_scale")
+
+
 def _average(builder: _Builder, result: CompareResult, metric: str, *, total: bool) -> None:
     """The average (``total``: the sum) of a complete set of found rows."""
     found = [row for row in result.rows if row.fact is not None and row.value is not None]
@@ -1208,7 +1212,7 @@ def _average(builder: _Builder, result: CompareResult, metric: str, *, total: bo
     labels = builder.labels(metric, found[0].entity)
     what = text(builder.locale, "sum" if total else "average", items=items, **labels)
     if result.average is None or result.total is None:
-        reason = text(builder.locale, "reason_units")
+        reason = _apart_reason(builder, result)
         builder.add(text(builder.locale, "not_computable", what=what, reason=reason), ())
         return
     values = " + ".join(builder.number(row.value) for row in found if row.value is not None)
@@ -1407,8 +1411,18 @@ def _select(
         reason = text(builder.locale, "reason_one_period")
         builder.add(text(builder.locale, "not_computable", what=what, reason=reason), ())
         return AnswerStatus.REFUSED
-    if any(v is None for v in values) or (result.scale is None and selection.pick is not Pick.ALL):
-        reason = text(builder.locale, "reason_missing" if None in values else "reason_units")
+    facts = [row.fact for row in result.rows if row.fact is not None]
+    apart = not scales_combine(facts)  # two sources' unstated scales: no order between them
+    if (
+        any(v is None for v in values)
+        or apart
+        or (result.scale is None and selection.pick is not Pick.ALL)
+    ):
+        reason = (
+            text(builder.locale, "reason_missing")
+            if None in values
+            else _apart_reason(builder, result)
+        )
         builder.add(text(builder.locale, "not_computable", what=what, reason=reason), ())
         return AnswerStatus.REFUSED
     found = [(row.period, row.value) for row in result.rows if row.value is not None]

@@ -23,6 +23,8 @@ from ragspine.files import write_text_atomically
 from ragspine.graph.render import to_dot, to_svg
 from ragspine.graph.rollup import RollUpAxis, RollUpNode
 from ragspine.graph.values import TEXT_PLACES, plain
+from ragspine.structured.facts import Scale
+from ragspine.structured.query import UNSTATED_SCALE
 
 ROUNDING_LINE = (
     f"Values are exact; one with no finite decimal form is shown rounded half-even to "
@@ -41,7 +43,9 @@ def _print_tree(root: RollUpNode) -> None:
         value = "-" if node.value is None else plain(node.value)
         line = f"{'  ' * depth}{node.code}: {value} [{node.status.value}]"
         if node.children and node.fact is not None:
-            line += f" reported {plain(node.fact.value)} {node.fact.scale.value}"
+            scale = node.fact.scale
+            said = UNSTATED_SCALE if scale is Scale.UNKNOWN else scale.value
+            line += f" reported {plain(node.fact.value)} {said}"
             if node.difference is not None:
                 line += f" (difference {plain(node.difference)})"
         print(line)

@@ -32,6 +32,7 @@ from ragspine.graph.values import (
     check_scales,
     convert_fraction,
     finest,
+    scales_combine,
 )
 from ragspine.stores.facts import FactStore
 from ragspine.structured.facts import FactKey, Scale
@@ -242,7 +243,7 @@ class _Evaluator:
             dim, scale, x, y = a.dim, a.scale, a.value, b.value
         elif a.dim is None and node.op is Op.MUL:
             dim, scale, x, y = b.dim, b.scale, a.value, b.value
-        elif a.scale is Scale.UNKNOWN and b.scale is Scale.UNKNOWN:
+        elif node.op is Op.DIV and a.scale is Scale.UNKNOWN and b.scale is Scale.UNKNOWN:
             dim, scale, x, y = _DERIVED, Scale.ONE, a.value, b.value  # one unstated scale cancels
         else:
             dim, scale = _DERIVED, Scale.ONE
@@ -321,8 +322,8 @@ def derive(
         status, reason = DeriveStatus.FOUND, ""
     unit, currency, scale = _presented(quantity, term.unit)
     difference = None
-    if quantity is not None and stored is not None:
-        difference = _difference(stored, quantity)
+    if quantity is not None and stored is not None and scales_combine([stored, *inputs]):
+        difference = _difference(stored, quantity)  # (one source's unstated scale at most)
     result = DeriveResult(
         status,
         metric,

@@ -176,6 +176,51 @@ _UNIT_MARK = re.compile(
 )
 
 
+_SCALE_WORDS = {"thousands": Scale.THOUSAND, "millions": Scale.MILLION, "billions": Scale.BILLION}
+_STATED = re.compile(r"\bin\s+(thousands|millions|billions)\b", re.IGNORECASE)
+_AS_WRITTEN = re.compile(
+    r"\bper\s+(?:common\s+)?share\b|^\W*(?:%|percent)|\bpercent(?:age)?\s+of\b", re.IGNORECASE
+)
+"""A per-share or percentage row; not a rate in an instrument's name (``senior notes due 2027
+3.483% ( 3.483 % )``) nor an amount after a 10% change."""
+
+
+def table_scale(filing: Mapping[str, Any], table: Mapping[str, Any]) -> tuple[Scale, bool]:
+    """The scale a filing states for its table: in a column header (``2013 ( in millions
+    )``) or in the sentence right before the table (``... are as follows ( in thousands )``,
+    ``consumer packaging in millions 2006 2005 2004``), when exactly one is stated there;
+    :attr:`Scale.UNKNOWN` otherwise (never guessed from the prose further up). Second: whether
+    that statement excepts shares (``amounts in thousands , except share and per share
+    amounts``)."""
+    texts = [str(column) for column in table]
+    pre_text = filing["doc"].get("pre_text")
+    if isinstance(pre_text, list) and all(isinstance(s, str) for s in pre_text):
+        pre_text = " ".join(pre_text)
+    if isinstance(pre_text, str) and pre_text.strip():  # its asides too: "( in millions )"
+        texts.append(re.split(r"\s\.\s", " ".join(pre_text.split()).rstrip(" ."))[-1])
+    found = {_SCALE_WORDS[m[1].lower()] for text in texts for m in _STATED.finditer(text)}
+    if len(found) != 1:
+        return Scale.UNKNOWN, False
+    shares = any(_EXCEPT_SHARES.search(text) for text in texts)
+    return found.pop(), shares
+
+
+_EXCEPT_SHARES = re.compile(r"\bexcept\s+(?:for\s+)?(?:number\s+of\s+)?shares?\b", re.IGNORECASE)
+_SHARE_COUNT = re.compile(r"\bshares\b|\bnumber\s+of\b", re.IGNORECASE)
+
+
+def _row_scale(label: str, stated: tuple[Scale, bool]) -> Scale:
+    """A rate, a percentage or a per-share row is as written whatever the table's scale
+    (``operating margin``, ``earnings per share``; ``in millions, except percentages``), and
+    so is a number of shares where the scale statement excepts shares."""
+    scale, except_shares = stated
+    if _RATE_LABEL.search(label) or _AS_WRITTEN.search(label):
+        return Scale.ONE
+    if except_shares and _SHARE_COUNT.search(label):
+        return Scale.ONE
+    return scale
+
+
 def _period_of(header: str, glossary: Glossary) -> str | None:
     """The period of a column header (a year or a year-end date), a unit mark such as ``( in
     millions )`` aside: ``december 31 2013 ( in millions )`` is FY2013."""
@@ -542,7 +587,9 @@ def import_convfinqa(
             entity = ticker.lower() if resolved is None else resolved
             if resolved is None:
                 new_entities.setdefault(entity, Term(TermType.ENTITY, entity, ticker.upper()))
-        table, transposed = _oriented(_table(filing, source_name), glossary)
+        raw_table = _table(filing, source_name)
+        scale = table_scale(filing, raw_table)
+        table, transposed = _oriented(raw_table, glossary)
         filed = _FILED_YEAR.search(filing_id)  # "Single_ETFC/2014/page_26.pdf": a 2014 report
         periods = _column_periods(table, glossary, int(filed[1]) if filed else None)
         days = {c: said[0] for c in table if periods[c] and (said := days_in(c))}
@@ -639,7 +686,7 @@ def import_convfinqa(
                     value,
                     "",
                     "",
-                    Scale.ONE,
+                    _row_scale(name, scale),
                     filing_id,
                     (
                         f"{filing_id}, page {page}, row {column.strip()!r}, column {label!r}"

@@ -384,9 +384,10 @@ _IN_UNITS = re.compile(
     r"|[$€£¥])\s*\)|^(?!.*\bshares\b).*\bper\s+(?:(?:common|ordinary|diluted|basic)\s+)?share\b",
     re.IGNORECASE,
 )
-"""Where no scale is stated, a name saying its figures are plain currency units (``(NT
-dollars)``, ``(US$)``) or per share (``Cash dividend per share``; never a number of shares):
-such figures are as written, not at an unknown scale."""
+"""Where no scale is stated, a row or column name saying its figures are plain currency units
+(``(NT dollars)``, ``(US$)``) or per share (``Cash dividend per share``; never a number of
+shares): such figures are as written, not at an unknown scale. A section heading saying so
+(``Earnings per share computation:``) may head a net income: it is not read."""
 _YEAR_NAMED = re.compile(
     r"^\W*(?:(?:last|first|final|latest|earliest)\s+)?(?:fiscal\s+)?years?\s+of\s+"
     r"(?:expir|maturit)\w*(?:\s*\([^()]*\))*\W*$"
@@ -1300,7 +1301,8 @@ def import_tatqa(
                 named_by = [t for t in named_by if t and not _EXCEPT.search(t)]
                 if any(p.search(t) for p in excepted for t in named_by):
                     column_scale = Scale.ONE  # "(in thousands, except per share data)"
-                if column_scale is None and any(_IN_UNITS.search(t) for t in named_by):
+                names = [label, *header_name.split(" / ")]  # not a heading over other rows
+                if column_scale is None and any(_IN_UNITS.search(t) for t in names if t):
                     column_scale = Scale.ONE  # "Cash dividend per share (NT dollars)"
                 try:
                     parsed = _cell_value(cell)
