@@ -794,3 +794,74 @@ def test_a_filing_states_its_tables_scale_or_it_is_unknown() -> None:
     assert [f.scale for f in etr] == [Scale.THOUSAND]
     assert scales[("Double_ADI", "investments")] is Scale.UNKNOWN
     assert scales[("Double_ADI", "earnings_per_share")] is Scale.ONE
+
+
+def test_review_cases_of_convfinqa_scales() -> None:
+    """Found by review of the rule above: a header's `( in millions except percentages )` on
+    one garbled column was applied to a column of percentages; a `date completed` column beside
+    `sales proceeds ( in millions )` stored the year 2003 as 2,003 million; market inputs
+    (`correlation`, `credit spreads ( bps )`, `recovery rates`) and a glued `amountper share`
+    were in millions; and `2013.0`, the cleaned source's en dash, was stored as a value."""
+    from ragspine.glossary import Glossary
+    from ragspine.structured.convfinqa import import_convfinqa
+    from ragspine.structured.facts import Scale
+
+    def filing(filing_id: str, pre: str, table: dict[str, dict[str, float]]) -> dict[str, Any]:
+        made: dict[str, Any] = _filing(filing_id, table)
+        made["doc"]["pre_text"] = [pre]
+        return made
+
+    filings = [
+        filing(
+            "Single_AES/2003/page_52.pdf-1",
+            "the following sales were completed in 2003 ( in millions ) : .",
+            {
+                "date completed": {"kelvin": 2003.0, "songas": 2003.0},
+                "sales proceeds ( in millions )": {"kelvin": 29.0, "songas": 94.0},
+                "other": {"kelvin": 5.0},
+            },
+        ),
+        filing(
+            "Single_GS/2017/page_143.pdf-1",
+            "the ranges of significant unobservable inputs are as follows : $ in millions .",
+            {
+                "2017": {
+                    "correlation": -36.0,
+                    "credit spreads ( bps )": 30.0,
+                    "recovery rates": 22.0,
+                    "fair value decrease in interest rates": 12.0,
+                    "total level 3 assets": 5000.0,
+                    "inventory step-up": 2013.0,
+                }
+            },
+        ),
+        filing(
+            "Single_HUM/2017/page_133.pdf-4",
+            "dividends declared ( in millions , except per share amounts and shares ) : .",
+            {
+                "2017": {
+                    "amountper share": 1.49,
+                    "total cost of shares purchased": 500.0,
+                    "shares purchased": 2.5,
+                }
+            },
+        ),
+    ]
+    result = import_convfinqa(
+        filings, Glossary.from_terms([]), source_name="c.json", entities="filing"
+    )
+    scales = {(f.source_doc_id.split("/")[0], f.metric): f.scale for f in result.facts}
+    values = {f.value for f in result.facts}
+    assert Decimal("2003.0") not in values and Decimal("2013.0") not in values
+    assert scales[("Single_AES", "kelvin_sales_proceeds_in_millions")] is Scale.MILLION
+    assert scales[("Single_AES", "kelvin_other")] is Scale.UNKNOWN  # its own header says none
+    for metric in ("correlation", "credit_spreads_bps", "recovery_rates"):
+        assert scales[("Single_GS", metric)] is Scale.ONE, metric
+    assert scales[("Single_GS", "fair_value_decrease_in_interest_rates")] is Scale.MILLION
+    assert scales[("Single_GS", "total_level_3_assets")] is Scale.MILLION
+    assert scales[("Single_HUM", "amountper_share")] is Scale.ONE
+    assert scales[("Single_HUM", "total_cost_of_shares_purchased")] is Scale.MILLION
+    assert scales[("Single_HUM", "shares_purchased")] is Scale.ONE
+    reasons = result.skip_reasons()
+    assert reasons["2013.0 stands for a dash (missing value)"] == 1
+    assert reasons["column holds dates, not amounts"] == 2

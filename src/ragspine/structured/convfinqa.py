@@ -58,6 +58,10 @@ from ragspine.structured.numbers import parse_value, shown
 from ragspine.structured.tables import read_json_file
 
 DASH_PLACEHOLDER = Decimal("2014.0")
+DASH_PLACEHOLDERS = frozenset({DASH_PLACEHOLDER, Decimal("2013.0")})
+"""What the cleaned source made of an em dash (U+2014: ``2014.0``) and of an en dash (U+2013:
+``2013.0``, 24 dev cells, every one a missing value: ``legal settlement`` due in 1-3 years,
+an ``inventory step-up`` the column's total leaves out)."""
 _YEAR = re.compile(r"^(19|20)\d{2}$")
 _FILING_ID = re.compile(
     r"^(?:[A-Za-z]+_)?(?P<ticker>[A-Za-z.\-]+)/(?P<year>\d{4})/page_(?P<page>\d+)"
@@ -179,19 +183,56 @@ _UNIT_MARK = re.compile(
 _SCALE_WORDS = {"thousands": Scale.THOUSAND, "millions": Scale.MILLION, "billions": Scale.BILLION}
 _STATED = re.compile(r"\bin\s+(thousands|millions|billions)\b", re.IGNORECASE)
 _AS_WRITTEN = re.compile(
-    r"\bper\s+(?:common\s+)?share\b|^\W*(?:%|percent)|\bpercent(?:age)?\s+of\b", re.IGNORECASE
+    r"^(?!.*\bshares\b).*per\s+(?:common\s+)?share\b|^\W*(?:%|percent)"
+    r"|\bpercent(?:age)?\s+of\b|(?<!in )(?<!of )(?<!on )(?<!interest )\brates\s*$|\bbps\b"
+    r"|\bbasis\s+points\b|\bcorrelation\b"
+    r"|\bspreads?\s*$|\bpoints\s*$",
+    re.IGNORECASE,
 )
-"""A per-share or percentage row; not a rate in an instrument's name (``senior notes due 2027
-3.483% ( 3.483 % )``) nor an amount after a 10% change."""
+"""A per-share (``amountper share``, glued by the source; never a number of shares used in
+computing one), percentage or market-input row (``recovery rates``, ``credit spreads``,
+``correlation``, ``upfront credit points``): as written at any scale. Not a rate in an
+instrument's name (``senior notes due 2027 3.483% ( 3.483 % )``) nor an amount after a 10%
+change (``fair market value ... decrease in interest rates``)."""
 
 
-def table_scale(filing: Mapping[str, Any], table: Mapping[str, Any]) -> tuple[Scale, bool]:
-    """The scale a filing states for its table: in a column header (``2013 ( in millions
-    )``) or in the sentence right before the table (``... are as follows ( in thousands )``,
-    ``consumer packaging in millions 2006 2005 2004``), when exactly one is stated there;
-    :attr:`Scale.UNKNOWN` otherwise (never guessed from the prose further up). Second: whether
-    that statement excepts shares (``amounts in thousands , except share and per share
+@dataclass(frozen=True, slots=True)
+class StatedScale:
+    """The scale a filing states for its table (:func:`table_scale`)."""
+
+    table: Scale
+    """For every column: the sentence before the table's, else :attr:`Scale.UNKNOWN`."""
+    columns: Mapping[str, Scale]
+    """Columns whose own header states one (``sales proceeds ( in millions )``): then only
+    they are at a stated scale, the others (``date completed``, a garbled percentage
+    column) are not."""
+    except_shares: bool
+    """The statement excepts shares (``amounts in thousands , except share and per share
     amounts``)."""
+
+    def of(self, column: str, label: str) -> Scale:
+        """The scale of the figure in ``column`` (the source's column header) and row
+        ``label``: a rate, a percentage or a per-share row is as written (``operating
+        margin``, ``earnings per share``, ``correlation``, ``credit spreads``), and so is a
+        number of shares where the statement excepts shares."""
+        if _RATE_LABEL.search(label) or _AS_WRITTEN.search(label):
+            return Scale.ONE
+        if self.except_shares and _SHARE_COUNT.search(label) and not _MONEY.search(label):
+            return Scale.ONE
+        return self.columns.get(column, Scale.UNKNOWN) if self.columns else self.table
+
+
+def table_scale(filing: Mapping[str, Any], table: Mapping[str, Any]) -> StatedScale:
+    """The scale a filing states for its table: in a column header (``2013 ( in millions
+    )``: that column's only), else in the sentence right before the table (``... are as
+    follows ( in thousands )``, ``consumer packaging in millions 2006 2005 2004``) when
+    exactly one is stated there; :attr:`Scale.UNKNOWN` otherwise (never guessed from the
+    prose further up)."""
+    columns: dict[str, Scale] = {}
+    for column in table:
+        said = {_SCALE_WORDS[m[1].lower()] for m in _STATED.finditer(str(column))}
+        if len(said) == 1:
+            columns[str(column)] = said.pop()
     texts = [str(column) for column in table]
     pre_text = filing["doc"].get("pre_text")
     if isinstance(pre_text, list) and all(isinstance(s, str) for s in pre_text):
@@ -199,26 +240,22 @@ def table_scale(filing: Mapping[str, Any], table: Mapping[str, Any]) -> tuple[Sc
     if isinstance(pre_text, str) and pre_text.strip():  # its asides too: "( in millions )"
         texts.append(re.split(r"\s\.\s", " ".join(pre_text.split()).rstrip(" ."))[-1])
     found = {_SCALE_WORDS[m[1].lower()] for text in texts for m in _STATED.finditer(text)}
-    if len(found) != 1:
-        return Scale.UNKNOWN, False
-    shares = any(_EXCEPT_SHARES.search(text) for text in texts)
-    return found.pop(), shares
+    scale = found.pop() if len(found) == 1 and not columns else Scale.UNKNOWN
+    shares = any(
+        _SHARES_EXCEPTED.search(clause[1]) for text in texts for clause in _EXCEPT.finditer(text)
+    )
+    return StatedScale(scale, columns, shares)
 
 
-_EXCEPT_SHARES = re.compile(r"\bexcept\s+(?:for\s+)?(?:number\s+of\s+)?shares?\b", re.IGNORECASE)
+_EXCEPT = re.compile(r"\bexcept\b([^)]*)", re.IGNORECASE)
+_SHARES_EXCEPTED = re.compile(
+    r"\bshares\b|(?<!per )\bshare\s+(?:and|data|amounts?|counts?|numbers?)\b", re.IGNORECASE
+)
+"""An exception naming numbers of shares (``except per share amounts and shares``, ``except
+share amounts``, ``except share and per share amounts``; not ``except per share amounts``)."""
 _SHARE_COUNT = re.compile(r"\bshares\b|\bnumber\s+of\b", re.IGNORECASE)
-
-
-def _row_scale(label: str, stated: tuple[Scale, bool]) -> Scale:
-    """A rate, a percentage or a per-share row is as written whatever the table's scale
-    (``operating margin``, ``earnings per share``; ``in millions, except percentages``), and
-    so is a number of shares where the scale statement excepts shares."""
-    scale, except_shares = stated
-    if _RATE_LABEL.search(label) or _AS_WRITTEN.search(label):
-        return Scale.ONE
-    if except_shares and _SHARE_COUNT.search(label):
-        return Scale.ONE
-    return scale
+_MONEY = re.compile(r"\b(?:costs?|proceeds|value|amount|price|paid|purchases?)\b", re.IGNORECASE)
+_DATES = re.compile(r"\bdates?\b|\byear\s+(?:completed|acquired|of)\b", re.IGNORECASE)
 
 
 def _period_of(header: str, glossary: Glossary) -> str | None:
@@ -267,7 +304,7 @@ def _walk(rows: Mapping[str, Any], glossary: Glossary) -> dict[str, tuple[str, s
     except IngestError:
         return {}
     middle = labels[1:-1]
-    if DASH_PLACEHOLDER in values or any(_row_period(label, glossary) for label in middle):
+    if DASH_PLACEHOLDERS & set(values) or any(_row_period(label, glossary) for label in middle):
         return {}
     if sum(values[1:-1], Decimal(0)) != values[-1] - values[0]:
         return {}
@@ -404,9 +441,9 @@ def _closing_row(
         except IngestError:
             return None
         found = values[year]
-        if DASH_PLACEHOLDER in (found[0], found[-1]):
+        if found[0] in DASH_PLACEHOLDERS or found[-1] in DASH_PLACEHOLDERS:
             return None
-        between = [v for v in found[1:-1] if v != DASH_PLACEHOLDER]
+        between = [v for v in found[1:-1] if v not in DASH_PLACEHOLDERS]
         if not between or found[0] + sum(between, Decimal(0)) != found[-1]:
             return None
     if any(values[year][0] != values[year - 1][-1] for year in order[1:]):
@@ -529,7 +566,7 @@ def _unsigned_rates(table: Mapping[str, Mapping[str, Any]], read: Iterable[str])
                 value = parse_value(cell)
             except IngestError:
                 continue
-            if value != DASH_PLACEHOLDER:
+            if value not in DASH_PLACEHOLDERS:
                 values.setdefault(str(label), []).append(value)
     negative = {
         label
@@ -588,7 +625,7 @@ def import_convfinqa(
             if resolved is None:
                 new_entities.setdefault(entity, Term(TermType.ENTITY, entity, ticker.upper()))
         raw_table = _table(filing, source_name)
-        scale = table_scale(filing, raw_table)
+        stated = table_scale(filing, raw_table)
         table, transposed = _oriented(raw_table, glossary)
         filed = _FILED_YEAR.search(filing_id)  # "Single_ETFC/2014/page_26.pdf": a 2014 report
         periods = _column_periods(table, glossary, int(filed[1]) if filed else None)
@@ -665,10 +702,15 @@ def import_convfinqa(
                 except IngestError:
                     skipped.append(Skip(filing_id, column, label, "cell is not a number"))
                     continue
-                if value == DASH_PLACEHOLDER:
-                    skipped.append(
-                        Skip(filing_id, column, label, "2014.0 stands for a dash (missing value)")
-                    )
+                if value in DASH_PLACEHOLDERS:
+                    reason = f"{value} stands for a dash (missing value)"
+                    skipped.append(Skip(filing_id, column, label, reason))
+                    continue
+                if dated is None and _DATES.search(" ".join(column.split())):
+                    # "date completed" beside "sales proceeds ( in millions )": a year, no
+                    # amount (and no figure at the table's scale)
+                    reason = "column holds dates, not amounts"
+                    skipped.append(Skip(filing_id, column, label, reason))
                     continue
                 if str(row_label) in unsigned:
                     skipped.append(Skip(filing_id, column, label, _UNSIGNED))
@@ -686,7 +728,7 @@ def import_convfinqa(
                     value,
                     "",
                     "",
-                    _row_scale(name, scale),
+                    stated.of(str(row_label) if transposed else column, name),
                     filing_id,
                     (
                         f"{filing_id}, page {page}, row {column.strip()!r}, column {label!r}"
