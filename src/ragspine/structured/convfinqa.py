@@ -234,11 +234,9 @@ def table_scale(filing: Mapping[str, Any], table: Mapping[str, Any]) -> StatedSc
         if len(said) == 1:
             columns[str(column)] = said.pop()
     texts = [str(column) for column in table]
-    pre_text = filing["doc"].get("pre_text")
-    if isinstance(pre_text, list) and all(isinstance(s, str) for s in pre_text):
-        pre_text = " ".join(pre_text)
-    if isinstance(pre_text, str) and pre_text.strip():  # its asides too: "( in millions )"
-        texts.append(re.split(r"\s\.\s", " ".join(pre_text.split()).rstrip(" ."))[-1])
+    last = _last_raw_sentence(filing["doc"].get("pre_text"))
+    if last is not None:  # its asides too: "( in millions )"
+        texts.append(last)
     found = {_SCALE_WORDS[m[1].lower()] for text in texts for m in _STATED.finditer(text)}
     scale = found.pop() if len(found) == 1 and not columns else Scale.UNKNOWN
     shares = any(
@@ -395,14 +393,19 @@ is the subject's only when no other word names what moves: ``stock option activi
 equity compensation plans`` rolls the options forward, not the plans."""
 
 
-def _last_sentence(pre_text: object) -> str | None:
-    """The last sentence of a filing's text before its table, parenthesised asides left out."""
+def _last_raw_sentence(pre_text: object) -> str | None:
+    """The last sentence of a filing's text before its table, as written."""
     if isinstance(pre_text, list) and all(isinstance(s, str) for s in pre_text):
         pre_text = " ".join(pre_text)  # the source's sentences, one string each
     if not isinstance(pre_text, str) or not pre_text.strip():
         return None
-    sentences = re.split(r"\s\.\s", " ".join(pre_text.split()).rstrip(" ."))
-    return " ".join(_PARENTHESES.sub(" ", sentences[-1]).split())
+    return re.split(r"\s\.\s", " ".join(pre_text.split()).rstrip(" ."))[-1]
+
+
+def _last_sentence(pre_text: object) -> str | None:
+    """The last sentence of a filing's text before its table, parenthesised asides left out."""
+    last = _last_raw_sentence(pre_text)
+    return None if last is None else " ".join(_PARENTHESES.sub(" ", last).split())
 
 
 def roll_subject(pre_text: object) -> str | None:

@@ -247,13 +247,19 @@ def header_period(text: str, fiscal_start_month: int = 1) -> str | None:
 
 
 _EXCEPT = re.compile(r"\bexcept(?:ing)?\b(?P<clause>[^)]*)", re.IGNORECASE)
+_PER_SHARE = r"(?!.*\bshares\b).*?per[\s-]*(?:(?:common|ordinary|diluted|basic)\s+)?share"
+"""A per-share figure's name (``Cash dividends declared per common share``), never a number of
+shares (``Shares used in computing ... per share``): matched from the start of a name."""
+_PERCENT_MARK = r"(?:(?<=[^\W\d_])|(?<=\))|^)\s*%\s*$"
+"""A percent sign ending a name as its unit (``Cost to income %``, ``Margin (2) %``, a column
+``%``), not a rate in an instrument's name (``Senior notes 4.5%``)."""
 _EXCEPTED_KINDS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
     (  # "(in thousands, except per share data)": "Diluted earnings per share", "Exercise price"
         re.compile(r"per[\s-]*share", re.IGNORECASE),
-        re.compile(  # never a number of shares ("Shares used in computing ... per share")
-            r"^(?!.*\bshares\b)(?:.*?(?:per[\s-]*(?:(?:common|ordinary|diluted|basic)\s+)?share"
-            r"|\beps\b)|\W*(?:weighted[\s-]*average\s+)?(?:exercise|grant(?:-date)?|share|stock"
-            r"|closing|strike)\s+price(?:\s*\([^()]*\))*\W*$)",
+        re.compile(
+            rf"^(?:{_PER_SHARE}|(?!.*\bshares\b).*?\beps\b|\W*(?:weighted[\s-]*average\s+)?"
+            r"(?:exercise|grant(?:-date)?|share|stock|closing|strike)\s+price"
+            r"(?:\s*\([^()]*\))*\W*$)",
             re.IGNORECASE,
         ),
     ),
@@ -268,7 +274,7 @@ _EXCEPTED_KINDS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
     (  # "except percentages", "except ratios": "Gross margin (%)", "Tax rate (percent)"
         re.compile(r"percent|%|\bratios?\b", re.IGNORECASE),
         # a label marked as a percentage, not a rate in an instrument's name ("Notes 4.5%")
-        re.compile(r"\(\s*%|(?:(?<=[^\W\d_])|(?<=\))|^)\s*%\s*$|percent", re.IGNORECASE),
+        re.compile(rf"\(\s*%|{_PERCENT_MARK}|percent", re.IGNORECASE),
     ),
 )
 """What a scale statement may except (its clause's pattern), and the rows or columns that are
@@ -371,7 +377,7 @@ alone say (``Basic earnings per share`` under ``Weighted average number of share
 per share (shares, millions)`` is a number of shares)."""
 _LABEL_UNIT = re.compile(
     r"\(\s*(?:%|per\s*cent|percent(?:age)?|bps|basis\s+points|pence|times)(?!\w)[^()]*\)"
-    r"|(?:(?<=[^\W\d_])|(?<=\))|^)\s*%\s*$|\(\s*(?:in\s+)?(?:years?|months?|weeks?)\s*\)",
+    rf"|{_PERCENT_MARK}|\(\s*(?:in\s+)?(?:years?|months?|weeks?)\s*\)",
     re.IGNORECASE,
 )
 """A row label's own note of a unit that is no amount of money at the table's scale
@@ -381,7 +387,7 @@ years)``), besides those of :data:`_OWN_UNIT` (``Basic earnings per share (cents
 (``Senior notes 4.5%``), nor a scale statement's exception (``In millions, except %``)."""
 _IN_UNITS = re.compile(
     r"\(\s*(?:in\s+)?(?:[a-z]{2,3}\s*)?(?:dollars?|euros?|pounds?|yen|yuan|rupees?|francs?"
-    r"|[$€£¥])\s*\)|^(?!.*\bshares\b).*\bper\s+(?:(?:common|ordinary|diluted|basic)\s+)?share\b",
+    rf"|[$€£¥])\s*\)|^{_PER_SHARE}\b",
     re.IGNORECASE,
 )
 """Where no scale is stated, a row or column name saying its figures are plain currency units
