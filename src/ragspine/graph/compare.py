@@ -149,12 +149,12 @@ def compare(
     facts = [FactRef.of(key, stored[key]) if key in stored else None for key in keys]
     found = [fact for fact in facts if fact is not None]
     combinable = scales_combine(found)  # a scale no source states converts to no other
-    scale = finest(fact.scale for fact in found) if combinable else Scale.ONE  # (unused)
+    scale: Scale | None = None  # no common scale: none is claimed
+    values: list[Decimal | None] = [None if f is None else f.value for f in facts]
+    if combinable:
+        scale = finest(fact.scale for fact in found)
+        values = [None if f is None else convert(f.value, f.scale, scale) for f in facts]
     measures = {fact.measure for fact in found}
-    values = [
-        None if f is None else convert(f.value, f.scale, scale) if combinable else f.value
-        for f in facts
-    ]
     steps = _steps(facts, values, combinable)
 
     total: Decimal | None = None
@@ -197,7 +197,7 @@ def compare(
         status,
         None if measure is None else measure.unit,
         None if measure is None else measure.currency,
-        scale if found and combinable else None,  # no common scale: none is claimed
+        scale if found else None,
         total,
         average,
         len(found),
