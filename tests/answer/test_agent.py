@@ -11,7 +11,7 @@ import pytest
 from fake_openai import FakeEndpoint, Reply
 from llm_workspace import PUBLIC, build, fact, guard_off
 from ragspine import Workspace
-from ragspine.answer import agent, generate
+from ragspine.answer import agent, composite, generate
 from ragspine.answer.guard import GuardVerdict, numbers_in
 from ragspine.answer.question import Route
 from ragspine.answer.types import Answer, AnswerStatus
@@ -144,6 +144,32 @@ def test_facts_and_documents_make_a_composite_answer(
     assert "250000" not in shown(answer)
     assert [s.kind.value for s in answer.sources] == ["fact", "chunk"]
     assert [d.verdict.value for d in answer.guard] == ["kept", "kept", "unsupported_number"]
+
+
+@pytest.mark.parametrize("guarded", [True, False])
+def test_a_fact_value_at_a_magnitude_it_is_not_stored_at_is_dropped(
+    ws: Workspace, fake_endpoint: FakeEndpoint, monkeypatch: pytest.MonkeyPatch, guarded: bool
+) -> None:
+    # the fact is 179,260.3 US dollars (units): the model's "million" is a magnitude nobody
+    # stated, a number a thousand thousand times the stored one. Both guards check it: the
+    # reply's, and the composite answer's again on each explanation sentence
+    if not guarded:
+        monkeypatch.setattr(generate, "guard_sentences", guard_off)
+        monkeypatch.setattr(composite, "unsupported_numbers", lambda *_: [])
+    search = ("search_documents", json.dumps({"query": "why did ACME revenue rise"}))
+    answer = run(
+        ws,
+        fake_endpoint,
+        Reply(tool_calls=[lookup("FY2024"), search]),
+        Reply(
+            "Revenue rose 12% in FY2024 as online demand grew. [1] "
+            "It reached 179,260.3 million dollars. [1]"
+        ),
+    )
+    assert ("179,260.3 million" not in answer.text) is guarded
+    if guarded:
+        assert [d.verdict.value for d in answer.guard] == ["kept", "unsupported_number"]
+        assert "ACME Corp's Revenue in FY2024 was 179,260.3 US dollars. [1]" in answer.text
 
 
 def test_the_models_searches_keep_to_the_entity_asked_about(

@@ -18,8 +18,10 @@ from ragspine import Workspace
 from ragspine.answer import generate
 from ragspine.answer.generate import parse_reply
 from ragspine.answer.guard import (
+    PERCENT,
     DraftSentence,
     GuardVerdict,
+    StatedValue,
     guard_sentences,
     numbers_in,
 )
@@ -105,6 +107,19 @@ def test_a_fabricated_number_is_dropped_with_its_sentence(
         assert answer.text.startswith("ACME revenue rose 12% in FY2024. [1]\n\nSome sentences")
         assert [d.to_dict()["reason"] for d in answer.guard] == ["kept", "unsupported_number"]
         assert answer.guard[1].unsupported == 1
+
+
+@pytest.mark.parametrize("guarded", [True, False])
+def test_a_number_at_a_magnitude_its_source_does_not_state_is_dropped(
+    ws: Workspace, fake_endpoint: FakeEndpoint, monkeypatch: pytest.MonkeyPatch, guarded: bool
+) -> None:
+    # [1] says "cost savings of 40 million": the number is there, the billion is not
+    reply = Reply("Cost savings reached 40 billion. [1] ACME revenue rose 12% in FY2024. [2]")
+    answer = ask(ws, fake_endpoint, reply, guarded, monkeypatch)
+    assert ("40 billion" not in answer.text) is guarded
+    if guarded:
+        assert answer.text.startswith("ACME revenue rose 12% in FY2024. [1]\n\nSome sentences")
+        assert [d.to_dict()["reason"] for d in answer.guard] == ["unsupported_number", "kept"]
 
 
 @pytest.mark.parametrize("guarded", [True, False])
@@ -258,3 +273,27 @@ def test_guard_sentences_uses_cited_chunks_and_found_facts_only() -> None:
     assert [d.verdict.value for d in decisions] == [
         "kept", "unsupported_number", "kept", "kept", "unknown_source",
     ]  # fmt: skip
+
+
+def test_guard_sentences_compares_the_magnitude_a_number_is_written_with() -> None:
+    evidence = {1: "Revenue rose 12% to 1,200 million; 7 new plants.", 2: "A table: 1,200 | 35"}
+    facts = [StatedValue(Decimal("2455"), "million"), StatedValue(Decimal("31.5"), PERCENT)]
+    said = {
+        "Revenue reached 1,200 million.": (1,),  # as the chunk says
+        "Revenue reached 1,200 billion.": (1,),  # the chunk says million only
+        "Revenue rose 1,200%.": (1,),  # an amount is no percentage
+        "The table shows 1,200 billion.": (2,),  # a bare cell supports any magnitude
+        "Revenue was 2,455 million.": (1,),  # the fact's own scale
+        "Revenue was 2,455 thousand.": (1,),
+        "Revenue was 2,455.": (1,),  # no magnitude said: nothing contradicted
+        "The margin was 31.5%.": (1,),
+        "The margin was 31.5 million.": (1,),
+        "Revenue rose 12 percent.": (1,),
+        "Revenue rose 12 million.": (1,),
+    }
+    drafts = [DraftSentence(text, markers) for text, markers in said.items()]
+    kept = [d.kept for d in guard_sentences(drafts, evidence, facts)]
+    assert kept == [True, False, False, True, True, False, True, True, False, True, False]
+    # a plain Decimal is a value with no magnitude: a scale word added to it is unsupported
+    plain = guard_sentences([DraftSentence("It was 2,455 million.", (1,))], evidence, [2455])
+    assert not plain[0].kept

@@ -6,7 +6,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ragspine.answer.guard import GuardReport, check_numbers, numbers_in
+from ragspine.answer.guard import (
+    PERCENT,
+    GuardReport,
+    check_numbers,
+    numbers_in,
+    stated_numbers,
+)
 
 
 @pytest.mark.parametrize(
@@ -24,6 +30,39 @@ from ragspine.answer.guard import GuardReport, check_numbers, numbers_in
 )
 def test_numbers_in_reads_numbers_as_the_answer_always_has(text: str, numbers: list[str]) -> None:
     assert numbers_in(text) == numbers
+
+
+@pytest.mark.parametrize(
+    ("text", "stated"),
+    [
+        ("Revenue was 1,234 million.", [("1234", "million")]),
+        ("Sales of $3.4bn and €1,200.50m.", [("3.4", "billion"), ("1200.50", "million")]),
+        ("Margin rose to 12.5% from 11 per cent.", [("12.5", PERCENT), ("11", PERCENT)]),
+        (
+            "Costs of 5k, 4mm and 7 Thousand.",
+            [("5", "thousand"), ("4", "million"), ("7", "thousand")],
+        ),
+        ("Ricavi di 2,4 milioni e 3 miliardi.", [("24", "million"), ("3", "billion")]),
+        ("It took 12 months and 3 m of cable.", [("12", ""), ("3", "")]),  # "m" only glued
+        ("In 2019 many more, 5 millionths.", [("2019", ""), ("5", "")]),  # a whole word only
+    ],
+)
+def test_stated_numbers_reads_the_magnitude_written_after_a_number(
+    text: str, stated: list[tuple[str, str]]
+) -> None:
+    assert stated_numbers(text) == stated
+    assert [n for n, _ in stated_numbers(text)] == numbers_in(text)
+
+
+def test_a_magnitude_the_evidence_contradicts_is_unsupported() -> None:
+    evidence = ["Revenue was 2,455 million and the margin 31.5%; the table: 80"]
+    assert check_numbers("Revenue was 2,455 million.", evidence).supported
+    assert check_numbers("Revenue was $2,455m.", evidence).supported
+    assert check_numbers("Revenue was 2,455.", evidence).supported
+    assert check_numbers("Revenue was 2,455 billion.", evidence).unsupported == ("2455",)
+    assert check_numbers("The margin was 31.5 million.", evidence).unsupported == ("31.5",)
+    assert check_numbers("Revenue was 31.5%.", evidence).supported
+    assert check_numbers("Revenue was 80 billion.", evidence).supported  # a bare number
 
 
 def test_a_number_missing_from_the_evidence_is_reported() -> None:

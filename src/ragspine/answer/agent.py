@@ -19,10 +19,10 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
-from decimal import Decimal
 from typing import Any
 
 from ragspine.answer.generate import source_block
+from ragspine.answer.guard import StatedValue, fact_magnitude
 from ragspine.answer.history import Turn
 from ragspine.answer.locale import Locale
 from ragspine.answer.question import Operation, QuestionReading, Route
@@ -107,15 +107,16 @@ class AgentRun:
     rejected: int
 
     @property
-    def fact_values(self) -> tuple[Decimal, ...]:
+    def fact_values(self) -> tuple[StatedValue, ...]:
         """The stored values of the facts found (evidence for the guard)."""
         return () if self.part is None else found_values(self.part)
 
 
-def found_values(part: FiguresPart) -> tuple[Decimal, ...]:
-    """The stored values of the facts ``part`` found."""
+def found_values(part: FiguresPart) -> tuple[StatedValue, ...]:
+    """The stored values of the facts ``part`` found, each with the magnitude it may be
+    written with (:func:`~ragspine.answer.guard.fact_magnitude`)."""
     return tuple(
-        f.result.value
+        StatedValue(f.result.value, fact_magnitude(f.result.scale, f.result.unit))
         for f in part.figures
         if f.kind is FigureKind.FACT and f.result is not None and f.result.value is not None
     )

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal, InvalidOperation
 
-from ragspine.answer.guard import check_numbers, is_fact_value, numbers_in
+from ragspine.answer.guard import StatedValue, fact_magnitude, numbers_in, unsupported_numbers
 from ragspine.answer.locale import Locale, format_amount, text
 from ragspine.answer.question import read_question
 from ragspine.answer.structured import FiguresPart
@@ -92,7 +92,9 @@ def explanation(
         for f in figures.figures
         if f.kind is FigureKind.FACT and f.result is not None and f.result.value is not None
     ]
-    values = frozenset(f.value for f in facts if f.value is not None)
+    values = frozenset(
+        StatedValue(f.value, fact_magnitude(f.scale, f.unit)) for f in facts if f.value is not None
+    )
     start = len(figures.sources)
     renumbered: dict[tuple[str | None, str | None], int] = {}
     sources: list[Source] = []
@@ -105,8 +107,7 @@ def explanation(
         if not cited or any(e is None for e in evidence):
             left_out += 1  # a sentence citing nothing it came with is never shown
             continue
-        report = check_numbers(sentence.text, [e for e in evidence if e is not None])
-        if any(not is_fact_value(n, values) for n in report.unsupported):
+        if unsupported_numbers(sentence.text, [e for e in evidence if e is not None], values):
             left_out += 1
             continue
         markers = []

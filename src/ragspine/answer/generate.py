@@ -17,7 +17,7 @@ from collections.abc import Collection, Sequence
 from decimal import Decimal
 
 from ragspine.answer.extractive import ROUTE, cited_chunk, split_sentences
-from ragspine.answer.guard import DraftSentence, GuardDecision, guard_sentences
+from ragspine.answer.guard import DraftSentence, GuardDecision, StatedValue, guard_sentences
 from ragspine.answer.history import Turn
 from ragspine.answer.locale import TEXTS, Locale
 from ragspine.answer.types import Answer, AnswerStatus, CitedSentence, Source
@@ -90,7 +90,7 @@ def answer_from_reply(
     reply: Generation,
     snippets: Sequence[Snippet],
     *,
-    fact_values: Collection[Decimal] = (),
+    fact_values: Collection[StatedValue | Decimal] = (),
     locale: Locale = Locale.EN,
     trace: Trace | None = None,
 ) -> Answer:
@@ -167,7 +167,7 @@ def generate_answer(
     *,
     principal: Principal | None = None,
     history: Sequence[Turn] = (),
-    fact_values: Collection[Decimal] = (),
+    fact_values: Collection[StatedValue | Decimal] = (),
     locale: Locale = Locale.EN,
     trace: Trace | None = None,
 ) -> Answer:

@@ -8,6 +8,13 @@ currency symbols, percent signs and scale words are not part of it. So ``1,234``
 ``$1234m`` all state ``1234``, ``12.5%`` states ``12.5`` and ``$3.4bn`` states ``3.4``; a comma
 between digits is always read as a thousands separator (``3,4`` states ``34``).
 
+A scale word or percent sign right after a number is its *magnitude* (:func:`stated_numbers`:
+``1,234 million`` and ``$1234m`` state 1234 at ``million``, ``12.5%`` at ``percent``). The
+number alone is what must be in the evidence; a magnitude must not contradict it: ``2,455
+billion`` is unsupported by a chunk that says only ``2,455 million``, and by a found fact stored
+at ``million`` (or at no stated scale, or as units). A bare number in the evidence (a table cell
+under an ``in millions`` heading the chunk may not hold) supports it at any magnitude.
+
 :func:`guard_sentences` is the stage a generated reply goes through: each sentence is kept only
 when it cites a source the model was given and every number it states is in its cited chunks'
 text or is a found fact's stored value; each decision is reported (:class:`GuardDecision`).
@@ -23,14 +30,87 @@ from enum import StrEnum
 
 from ragspine.answer.types import Answer, AnswerStatus
 from ragspine.narrative.retrieve.snippets import Snippet
+from ragspine.structured.facts import Scale
 
 _NUMBER_RE = re.compile(r"[0-9]+(?:[.,][0-9]+)*")
 _MARKED_RE = re.compile(r"(.+?) \[([0-9]+)\](?: |$)", re.DOTALL)
+_MAGNITUDE_WORDS = {
+    "thousand": ("thousand", "thousands", "mila", "migliaia"),
+    "million": ("million", "millions", "mn", "mln", "milioni"),
+    "billion": ("billion", "billions", "bn", "mld", "miliardi"),
+    "trillion": ("trillion", "trillions", "tn"),
+}
+_MAGNITUDE_OF = {word: name for name, words in _MAGNITUDE_WORDS.items() for word in words}
+_MAGNITUDE_OF.update({"k": "thousand", "m": "million", "mm": "million"})
+_STATED_RE = re.compile(
+    r"(?P<number>[0-9]+(?:[.,][0-9]+)*)"
+    r"(?:[ \t\u00a0]*(?P<percent>%|percent(?![^\W\d_])|per[ \t\u00a0]?cent(?![^\W\d_]))"
+    r"|[ \t\u00a0]*(?P<word>"
+    + "|".join(sorted((w for ws in _MAGNITUDE_WORDS.values() for w in ws), key=len, reverse=True))
+    + r")(?![^\W\d_])"
+    r"|(?P<glued>mm|m|k)(?![^\W\d_]))?",  # only glued to the number: "$1234m", "5k"
+    re.IGNORECASE,
+)
+PERCENT = "percent"
+"""The magnitude of a number written with ``%`` (or ``percent``, ``per cent``)."""
+
+
+def stated_numbers(text: str) -> list[tuple[str, str]]:
+    """The numbers written in ``text`` in order (as :func:`numbers_in` reads them), each with
+    the magnitude written right after it: ``thousand``, ``million``, ``billion``, ``trillion``,
+    :data:`PERCENT`, or ``""`` when none is (``2,455`` alone, ``12 months``)."""
+    found = []
+    for match in _STATED_RE.finditer(text):
+        if match["percent"]:
+            magnitude = PERCENT
+        else:
+            word = (match["word"] or match["glued"] or "").casefold()
+            magnitude = _MAGNITUDE_OF.get(word, "")
+        found.append((match["number"].replace(",", ""), magnitude))
+    return found
 
 
 def numbers_in(text: str) -> list[str]:
     """The numbers written in ``text`` in order, thousands separators removed."""
     return [match.replace(",", "") for match in _NUMBER_RE.findall(text)]
+
+
+@dataclass(frozen=True, slots=True)
+class StatedValue:
+    """A found fact's stored value with the magnitude it may be written with: ``million`` for
+    a figure stored at that scale, :data:`PERCENT` for a percentage, ``""`` for a figure in
+    units or at a scale its source never stated (no scale word may be added to it)."""
+
+    value: Decimal
+    magnitude: str = ""
+
+
+def fact_magnitude(scale: Scale | None, unit: str | None) -> str:
+    """The magnitude a stored figure may be written with: :data:`PERCENT` for a percentage,
+    the scale's word for one stored at a thousand, a million or a billion, and ``""`` (no
+    scale word) for one in units or at a scale its source never stated."""
+    if unit == "%":
+        return PERCENT
+    if scale in (Scale.THOUSAND, Scale.MILLION, Scale.BILLION):
+        return scale.value
+    return ""
+
+
+def _supported(number: str, magnitude: str, seen: Mapping[str, set[str]]) -> bool:
+    """Whether ``number`` written at ``magnitude`` is supported by ``seen`` (each evidence
+    number -> the magnitudes it is written with there, ``""`` for bare)."""
+    found = seen.get(number)
+    if found is None:
+        return False
+    return not magnitude or "" in found or magnitude in found
+
+
+def _magnitudes(texts: Iterable[str]) -> dict[str, set[str]]:
+    seen: dict[str, set[str]] = {}
+    for evidence in texts:
+        for number, magnitude in stated_numbers(evidence):
+            seen.setdefault(number, set()).add(magnitude)
+    return seen
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,10 +129,28 @@ class GuardReport:
 
 
 def check_numbers(text: str, evidence_texts: Iterable[str]) -> GuardReport:
-    """Check every number in ``text`` against the numbers of ``evidence_texts``."""
-    available = {number for evidence in evidence_texts for number in numbers_in(evidence)}
-    numbers = tuple(numbers_in(text))
-    return GuardReport(numbers, tuple(n for n in numbers if n not in available))
+    """Check every number in ``text`` against the numbers of ``evidence_texts``: a number is
+    unsupported when no evidence text holds it, or when its magnitude contradicts every one
+    that does (see the module docstring)."""
+    seen = _magnitudes(evidence_texts)
+    stated = stated_numbers(text)
+    return GuardReport(
+        tuple(n for n, _ in stated),
+        tuple(n for n, magnitude in stated if not _supported(n, magnitude, seen)),
+    )
+
+
+def unsupported_numbers(
+    text: str, evidence_texts: Iterable[str], facts: Collection[StatedValue | Decimal] = ()
+) -> list[str]:
+    """The numbers of ``text`` (in order, repeats kept) that neither ``evidence_texts`` nor a
+    found fact's value (``facts``) supports at the magnitude they are written with."""
+    seen = _magnitudes(evidence_texts)
+    return [
+        n
+        for n, magnitude in stated_numbers(text)
+        if not _supported(n, magnitude, seen) and not is_fact_value(n, facts, magnitude)
+    ]
 
 
 def citation_violations(answer: Answer, snippets: Sequence[Snippet]) -> list[tuple[int, str]]:
@@ -135,17 +233,19 @@ class GuardDecision:
 def guard_sentences(
     sentences: Sequence[DraftSentence],
     evidence: Mapping[int, str],
-    fact_values: Collection[Decimal] = (),
+    fact_values: Collection[StatedValue | Decimal] = (),
 ) -> tuple[GuardDecision, ...]:
     """Decide for each of ``sentences`` whether it may be shown.
 
     ``evidence`` maps each marker the model was given to its child chunk's text; ``fact_values``
-    are the stored values of found facts. A sentence is dropped when it cites nothing, cites a
-    marker ``evidence`` lacks, or states a number that none of its cited chunks holds and that
-    equals no found fact's value. History and the model's own words are never evidence.
+    are the stored values of found facts (a plain ``Decimal`` is a value with no magnitude). A
+    sentence is dropped when it cites nothing, cites a marker ``evidence`` lacks, or states a
+    number that none of its cited chunks holds (at its magnitude, see the module docstring) and
+    that is no found fact's value at that magnitude. History and the model's own words are
+    never evidence.
     """
-    numbers_of: dict[int, set[str]] = {}
-    facts = frozenset(fact_values)
+    numbers_of: dict[int, dict[str, set[str]]] = {}
+    facts = _stated(fact_values)
     decisions = []
     for position, sentence in enumerate(sentences, start=1):
         markers = sentence.markers
@@ -155,27 +255,41 @@ def guard_sentences(
         if any(marker not in evidence for marker in markers):
             decisions.append(GuardDecision(position, GuardVerdict.UNKNOWN_SOURCE, markers))
             continue
-        available: set[str] = set()
+        available: dict[str, set[str]] = {}
         for marker in markers:
             found = numbers_of.get(marker)
             if found is None:
-                found = numbers_of[marker] = set(numbers_in(evidence[marker]))
-            available |= found
+                found = numbers_of[marker] = _magnitudes([evidence[marker]])
+            for number, magnitudes in found.items():
+                available.setdefault(number, set()).update(magnitudes)
         missing = [
             n
-            for n in numbers_in(sentence.text)
-            if n not in available and not is_fact_value(n, facts)
+            for n, magnitude in stated_numbers(sentence.text)
+            if not _supported(n, magnitude, available) and not is_fact_value(n, facts, magnitude)
         ]
         verdict = GuardVerdict.UNSUPPORTED_NUMBER if missing else GuardVerdict.KEPT
         decisions.append(GuardDecision(position, verdict, markers, len(missing)))
     return tuple(decisions)
 
 
-def is_fact_value(number: str, facts: Collection[Decimal]) -> bool:
-    """Whether ``number`` (as :func:`numbers_in` reads it) equals one of ``facts``."""
+def _stated(values: Collection[StatedValue | Decimal]) -> frozenset[StatedValue]:
+    return frozenset(v if isinstance(v, StatedValue) else StatedValue(v) for v in values)
+
+
+def is_fact_value(
+    number: str, facts: Collection[StatedValue | Decimal], magnitude: str = ""
+) -> bool:
+    """Whether ``number`` (as :func:`numbers_in` reads it) written at ``magnitude`` is one of
+    ``facts``: equal to its value, and with no magnitude or the fact's own (a plain
+    ``Decimal`` has none: ``5 million`` is not the fact ``5``)."""
     if not facts:
         return False
     try:
-        return Decimal(number) in facts
+        value = Decimal(number)
     except InvalidOperation:  # "1.2.3" is a number to the guard but not a decimal
         return False
+    for fact in facts:
+        stated = fact if isinstance(fact, StatedValue) else StatedValue(fact)
+        if stated.value == value and (not magnitude or magnitude == stated.magnitude):
+            return True
+    return False
