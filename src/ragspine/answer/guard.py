@@ -41,14 +41,11 @@ _MAGNITUDE_WORDS = {
     "trillion": ("trillion", "trillions", "tn"),
 }
 _MAGNITUDE_OF = {word: name for name, words in _MAGNITUDE_WORDS.items() for word in words}
-_MAGNITUDE_OF.update({"k": "thousand", "m": "million", "mm": "million"})
+_GLUED = {"k": "thousand", "m": "million", "mm": "million"}
+"""Magnitudes written only right against the number (``$1234m``, ``5k``): apart, ``3 m`` may
+be metres."""
 _STATED_RE = re.compile(
-    r"(?P<number>[0-9]+(?:[.,][0-9]+)*)"
-    r"(?:[ \t\u00a0]*(?P<percent>%|percent(?![^\W\d_])|per[ \t\u00a0]?cent(?![^\W\d_]))"
-    r"|[ \t\u00a0]*(?P<word>"
-    + "|".join(sorted((w for ws in _MAGNITUDE_WORDS.values() for w in ws), key=len, reverse=True))
-    + r")(?![^\W\d_])"
-    r"|(?P<glued>mm|m|k)(?![^\W\d_]))?",  # only glued to the number: "$1234m", "5k"
+    r"([0-9]+(?:[.,][0-9]+)*)([ \t\u00a0]*)(%|per[ \t\u00a0]?cent(?![^\W\d_])|[^\W\d_]+)?",
     re.IGNORECASE,
 )
 PERCENT = "percent"
@@ -60,13 +57,15 @@ def stated_numbers(text: str) -> list[tuple[str, str]]:
     the magnitude written right after it: ``thousand``, ``million``, ``billion``, ``trillion``,
     :data:`PERCENT`, or ``""`` when none is (``2,455`` alone, ``12 months``)."""
     found = []
-    for match in _STATED_RE.finditer(text):
-        if match["percent"]:
-            magnitude = PERCENT
-        else:
-            word = (match["word"] or match["glued"] or "").casefold()
-            magnitude = _MAGNITUDE_OF.get(word, "")
-        found.append((match["number"].replace(",", ""), magnitude))
+    for number, gap, word in _STATED_RE.findall(text):
+        magnitude = ""
+        if word:
+            folded = word.casefold()
+            if folded == "%" or "".join(folded.split()) == "percent":  # "per cent" too
+                magnitude = PERCENT
+            else:
+                magnitude = _MAGNITUDE_OF.get(folded, "") or ("" if gap else _GLUED.get(folded, ""))
+        found.append((number.replace(",", ""), magnitude))
     return found
 
 
@@ -245,7 +244,7 @@ def guard_sentences(
     never evidence.
     """
     numbers_of: dict[int, dict[str, set[str]]] = {}
-    facts = _stated(fact_values)
+    facts = _fact_index(fact_values)
     decisions = []
     for position, sentence in enumerate(sentences, start=1):
         markers = sentence.markers
@@ -255,35 +254,51 @@ def guard_sentences(
         if any(marker not in evidence for marker in markers):
             decisions.append(GuardDecision(position, GuardVerdict.UNKNOWN_SOURCE, markers))
             continue
-        available: dict[str, set[str]] = {}
+        cited = []
         for marker in markers:
             found = numbers_of.get(marker)
             if found is None:
                 found = numbers_of[marker] = _magnitudes([evidence[marker]])
-            for number, magnitudes in found.items():
-                available.setdefault(number, set()).update(magnitudes)
+            cited.append(found)
         missing = [
             n
             for n, magnitude in stated_numbers(sentence.text)
-            if not _supported(n, magnitude, available) and not is_fact_value(n, facts, magnitude)
+            if not any(_supported(n, magnitude, seen) for seen in cited)
+            and not is_fact_value(n, facts, magnitude)
         ]
         verdict = GuardVerdict.UNSUPPORTED_NUMBER if missing else GuardVerdict.KEPT
         decisions.append(GuardDecision(position, verdict, markers, len(missing)))
     return tuple(decisions)
 
 
-def _stated(values: Collection[StatedValue | Decimal]) -> frozenset[StatedValue]:
-    return frozenset(v if isinstance(v, StatedValue) else StatedValue(v) for v in values)
+_FactIndex = dict[Decimal, set[str]]
+
+
+def _fact_index(values: Collection[StatedValue | Decimal] | _FactIndex) -> _FactIndex:
+    """Each found fact's value -> the magnitudes it may be written with."""
+    if isinstance(values, dict):
+        return values
+    index: _FactIndex = {}
+    for fact in values:
+        stated = fact if isinstance(fact, StatedValue) else StatedValue(fact)
+        index.setdefault(stated.value, set()).add(stated.magnitude)
+    return index
 
 
 def is_fact_value(
-    number: str, facts: Collection[StatedValue | Decimal], magnitude: str = ""
+    number: str, facts: Collection[StatedValue | Decimal] | _FactIndex, magnitude: str = ""
 ) -> bool:
     """Whether ``number`` (as :func:`numbers_in` reads it) written at ``magnitude`` is one of
     ``facts``: equal to its value, and with no magnitude or the fact's own (a plain
     ``Decimal`` has none: ``5 million`` is not the fact ``5``)."""
     if not facts:
         return False
+    try:
+        value = Decimal(number)
+    except InvalidOperation:  # "1.2.3" is a number to the guard but not a decimal
+        return False
+    magnitudes = _fact_index(facts).get(value)
+    return magnitudes is not None and (not magnitude or magnitude in magnitudes)
     try:
         value = Decimal(number)
     except InvalidOperation:  # "1.2.3" is a number to the guard but not a decimal
