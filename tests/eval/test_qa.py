@@ -11,7 +11,7 @@ import pytest
 from conftest import shared_data
 from ragspine import Principal, Workspace
 from ragspine.answer.options import AskOptions
-from ragspine.answer.types import CitedSentence
+from ragspine.answer.types import Answer, CitedSentence
 from ragspine.eval.qa import (
     fabricated_numbers,
     gold_number,
@@ -85,6 +85,38 @@ def test_the_fabrication_check_can_fail(tmp_path: Path) -> None:
     cited = {1: "Sales were 1,596.5 in total."}
     fabricated, invalid = fabricated_numbers(forged, question, ws.facts, cited, (SALES,))
     assert fabricated == []
+    ws.close()
+
+
+def test_the_fabrication_check_reads_the_magnitude_a_number_is_written_with(
+    tmp_path: Path,
+) -> None:
+    """Reverse proof for magnitudes: the stored 1,496.5 at a scale the table never stated,
+    written as ``1,496.5 million``, is a number no source gave (a million times another), and
+    a change written as a percentage is not the change; a cited chunk saying ``1,496.5 million``
+    supports it for the sentence citing it."""
+    ws = _sales_workspace(tmp_path)
+    question = "How much did total sales decrease from 2018 to 2019?"
+    answer = ws.ask(question, AskOptions(entity=f"tatqa-{SALES}"), principal=PUBLIC)
+    assert fabricated_numbers(answer, question, ws.facts, {}, (SALES,)) == ([], False)
+
+    def forged(old: str, new: str) -> Answer:
+        texts = [s.text.replace(old, new) for s in answer.sentences]
+        assert texts != [s.text for s in answer.sentences]
+        return replace(
+            answer,
+            sentences=tuple(
+                CitedSentence(t, s.markers) for t, s in zip(texts, answer.sentences, strict=True)
+            ),
+        )
+
+    scaled = forged("1,496.5 (scale not stated in the source)", "1,496.5 million")
+    assert fabricated_numbers(scaled, question, ws.facts, {}, (SALES,)) == (["1496.5"], True)
+    as_percent = forged("= -293.6 (scale", "= -293.6 % (scale")
+    assert fabricated_numbers(as_percent, question, ws.facts, {}, (SALES,))[0] == ["293.6"]
+    marker = next(s.markers[0] for s in scaled.sentences if "1,496.5 million" in s.text)
+    cited = {marker: "Total sales were 1,496.5 million in 2019."}
+    assert fabricated_numbers(scaled, question, ws.facts, cited, (SALES,)) == ([], False)
     ws.close()
 
 

@@ -12,7 +12,8 @@ scores each answer:
   normalised text (lower case, punctuation and articles removed) equals a gold span, and its
   token F1 is kept as ``f1``;
 - ``fabricated`` counts answers holding a number that is neither a stored fact, nor computed
-  from stored facts, nor in a cited chunk, nor in the question (:func:`fabricated_numbers`);
+  from stored facts, nor in a cited chunk, nor in the question, or one written with a scale
+  word its source does not have (:func:`fabricated_numbers`);
   ``citation_invalid`` counts answers with a number its own markers do not support;
 - ``route_correct``: ``answer_from`` ``table`` wants the structured route, ``text`` the
   narrative one, ``table-text`` either structured or composite.
@@ -37,7 +38,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ragspine.answer.guard import numbers_in
+from ragspine.answer.guard import fact_magnitude, numbers_in, stated_numbers
 from ragspine.answer.options import AskOptions
 from ragspine.answer.question import Operation, read_question
 from ragspine.answer.types import Answer, AnswerStatus, FigureKind
@@ -368,15 +369,44 @@ def score_numbers(
 # --- fabrication and citations -------------------------------------------------------------
 
 
-def _fact_numbers(answer: Answer, facts: FactStore) -> dict[int, set[str]]:
-    """Per fact marker, the numbers of the stored fact it cites and of its row's label in the
-    locator (empty when not stored)."""
-    found: dict[int, set[str]] = {}
+_Seen = dict[str, set[str]]
+"""Numbers a source holds -> the magnitudes each may be written with there
+(:func:`~ragspine.answer.guard.stated_numbers`); :data:`_ANY` for a bare number of a chunk or
+the question (a table cell under its heading: any magnitude)."""
+_ANY = "*"
+
+
+def _seen(numbers: Iterable[str], magnitude: str) -> _Seen:
+    return {number: {magnitude} for number in numbers}
+
+
+def _merged(*seen: _Seen) -> _Seen:
+    merged: _Seen = {}
+    for one in seen:
+        for number, magnitudes in one.items():
+            merged.setdefault(number, set()).update(magnitudes)
+    return merged
+
+
+def _said_by(number: str, magnitude: str, seen: _Seen) -> bool:
+    """Whether ``seen`` holds ``number`` at ``magnitude`` (none said: any)."""
+    found = seen.get(number)
+    return found is not None and (not magnitude or _ANY in found or magnitude in found)
+
+
+def _fact_numbers(answer: Answer, facts: FactStore) -> dict[int, _Seen]:
+    """Per fact marker, the numbers of the stored fact it cites at the fact's magnitude (empty
+    when not stored)."""
+    found: dict[int, _Seen] = {}
     for source in answer.sources:
         if source.fact is None:
             continue
         stored = facts.lookup(source.fact, max_level=PUBLIC.clearance)
-        found[source.marker] = set() if stored is None else _renderings(stored.value)
+        found[source.marker] = (
+            {}
+            if stored is None
+            else _seen(_renderings(stored.value), fact_magnitude(stored.scale, stored.unit))
+        )
     return found
 
 
@@ -415,9 +445,10 @@ def _renderings(value: Decimal | Fraction) -> set[str]:
     return {f.lstrip("-") for f in forms} | {f.rstrip("0").rstrip(".") for f in forms if "." in f}
 
 
-def _computed_numbers(answer: Answer, facts: FactStore) -> set[str]:
-    """Numbers of computed figures whose every input is a stored fact with the same value."""
-    numbers: set[str] = set()
+def _computed_numbers(answer: Answer, facts: FactStore) -> _Seen:
+    """Numbers of computed figures whose every input is a stored fact with the same value, each
+    at its figure's magnitude (an input at its fact's; a count, a fraction's terms at none)."""
+    numbers: _Seen = {}
     for figure in answer.figures:
         if figure.kind is FigureKind.FACT or figure.value is None or not figure.inputs:
             continue
@@ -427,11 +458,17 @@ def _computed_numbers(answer: Answer, facts: FactStore) -> set[str]:
         ) and _recomputes(
             figure.value.value, [Fraction(i.value) for i in figure.inputs], figure.kind
         ):
-            numbers |= _renderings(figure.value.value)
             exact = figure.value.value  # shown as "exactly 200/7" when not a finite decimal
-            numbers |= {str(abs(exact.numerator)), str(exact.denominator)}
-            numbers |= {n for i in figure.inputs for n in _renderings(i.value)}
-            numbers.add(str(len(figure.inputs)))  # "/ 2" of an average
+            numbers = _merged(
+                numbers,
+                _seen(_renderings(exact), fact_magnitude(figure.scale, figure.unit)),
+                _seen({str(abs(exact.numerator)), str(exact.denominator)}, ""),
+                *(
+                    _seen(_renderings(i.value), fact_magnitude(i.stored.scale, i.stored.unit))
+                    for i in figure.inputs
+                ),
+                _seen({str(len(figure.inputs))}, ""),  # "/ 2" of an average
+            )
     return numbers
 
 
@@ -466,21 +503,23 @@ def fabricated_numbers(
     A number of the answer's sentences is fabricated when it is none of: a stored fact's value
     (cited), a number computed from stored facts, a number in a cited chunk (``chunk_texts``:
     marker -> text), a number of the question, a year of a period label or ``extra_allowed``
-    (entity and metric names the answer writes). A citation is invalid when a sentence's number
-    is not supported by that sentence's own markers.
+    (entity and metric names the answer writes). A scale word or ``%`` written after a number
+    (:func:`~ragspine.answer.guard.stated_numbers`) must be its source's own: the stored fact's
+    or the computed figure's scale (none for units or an unstated scale), or the chunk's (a
+    bare number there, a cell under its heading, allows any). A citation is invalid when a
+    sentence's number is not supported by that sentence's own markers.
     """
     # Glossary names the answer suggests ("2018: Gross margin") are names, not figures.
     extra_allowed = [*extra_allowed, *answer.suggestions]
     by_fact = _fact_numbers(answer, facts)
     cited_names = _cited_names(answer)
     computed = _computed_numbers(answer, facts)
-    chunk_numbers = {m: set(numbers_in(t)) for m, t in chunk_texts.items()}
-    base = set(numbers_in(question))
-    for text in extra_allowed:
-        base |= set(numbers_in(text))
-    every_source: set[str] = set(computed)
-    for numbers in (*by_fact.values(), *chunk_numbers.values()):
-        every_source |= numbers
+    chunk_numbers = {
+        marker: _merged(*({n: {m or _ANY}} for n, m in stated_numbers(text)))
+        for marker, text in chunk_texts.items()
+    }
+    base = _seen((n for t in (question, *extra_allowed) for n in numbers_in(t)), _ANY)
+    every_source = _merged(computed, *by_fact.values(), *chunk_numbers.values())
     names = _whole(extra_allowed)
     fabricated: list[str] = []
     invalid = False
@@ -491,15 +530,17 @@ def fabricated_numbers(
         cited = _whole([n for m in sentence.markers for n in cited_names.get(m, ())])
         if cited is not None:  # a listed row's own label ("Notes due 2025")
             text = cited.sub(" ", text)
-        own: set[str] = set(computed)
-        for marker in sentence.markers:
-            own |= by_fact.get(marker, set()) | chunk_numbers.get(marker, set())
-        for number in numbers_in(text):
-            if number in base:
+        own = _merged(
+            computed,
+            *(by_fact.get(m, {}) for m in sentence.markers),
+            *(chunk_numbers.get(m, {}) for m in sentence.markers),
+        )
+        for number, magnitude in stated_numbers(text):
+            if _said_by(number, magnitude, base):
                 continue
-            if number not in every_source:
+            if not _said_by(number, magnitude, every_source):
                 fabricated.append(number)
-            if number not in own:
+            if not _said_by(number, magnitude, own):
                 invalid = True
     return fabricated, invalid
 
