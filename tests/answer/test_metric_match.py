@@ -47,6 +47,20 @@ def test_loose_reading_finds_the_most_specific_row(question: str, expected: tupl
     assert match_metrics(question, ROWS).metrics == expected
 
 
+def test_a_row_named_within_its_column_group() -> None:
+    # "Legal reserve within Appropriation of earnings": the row, then the group it is read in
+    rows = {
+        "legal": ("Appropriation of earnings: Legal reserve",),
+        "special": ("Appropriation of earnings: Special reserve",),
+        "dividends": ("Cash dividend per share: Cash dividends",),
+    }
+    question = "What is the average Legal reserve within Appropriation of earnings?"
+    assert match_metrics(question, rows).metrics == ("legal",)
+    # any other word between them still keeps the words apart
+    question = "What is the average Legal reserve beside Appropriation of earnings?"
+    assert match_metrics(question, rows).metrics == ()
+
+
 def test_two_rows_that_fit_equally_are_a_tie_not_a_guess() -> None:
     rows = {"x": ("Tax assets",), "y": ("Deferred tax",)}  # both fit "deferred tax assets"
     match = match_metrics("What were the deferred tax assets in 2019?", rows)

@@ -40,8 +40,8 @@ _WORD = re.compile(r"[^\W_]+")
 _JOINING = frozenset(
     re.split(
         r"\s+",
-        "a an and the of in for to on at by from as with or per its their our is are was were "
-        "e di del della dei delle il la lo le gli da al",
+        "a an and the of in within for to on at by from as with or per its their our is are "
+        "was were e di del della dei delle il la lo le gli da al",
     )
 )
 _JOINED = re.compile(r"(?<!\w)(?:and|e|vs\.?|versus|less|minus)(?!\w)|,|;|/|&")
