@@ -75,6 +75,29 @@ TABLES = {
         ["Rent", "20", "15"],
         ["Total operating expenses and capital expenditures", "30", "23"],
     ],
+    # a bare "Total" adding up every expense row
+    "staff": [
+        ["", "2019", "2018"],
+        ["Wages and salaries", "191,459", "158,371"],
+        ["Pension expenses", "8,408", "6,937"],
+        ["Restructuring expenses", "108", "178"],
+        ["Total", "199,975", "165,486"],
+    ],
+    # the same, with an expense row outside the sum (after the total)
+    "staff2": [
+        ["", "2019", "2018"],
+        ["Wages and salaries", "191,459", "158,371"],
+        ["Pension expenses", "8,408", "6,937"],
+        ["Total", "199,867", "165,308"],
+        ["Travel expenses", "500", "400"],
+    ],
+    # a bare "Total" that is no proven sum of the rows above it
+    "staff3": [
+        ["", "2019", "2018"],
+        ["Wages and salaries", "191,459", "158,371"],
+        ["Pension expenses", "8,408", "6,937"],
+        ["Total", "999,999", "888,888"],
+    ],
     "roll": [
         ["", "Shares", "Weighted-Average Grant Date Fair Value"],
         ["Non-vested at December 31, 2018", "100,000", "$10.00"],
@@ -212,3 +235,24 @@ def test_a_negative_measure_or_another_metric_is_no_negative_count(
     answer = ask_table(ws, "signed", question)
     assert answer.status is AnswerStatus.ANSWERED, question
     assert figure in answer.text
+
+
+def test_a_bare_total_is_named_by_the_words_of_the_rows_it_adds_up(ws: Workspace) -> None:
+    """'expenses' is said by rows that 'Total' is the proven sum of: the total personnel
+    expenses are that Total. Before, the question was asked back."""
+    answer = ask_table(
+        ws, "staff", "What is the change in total personnel expenses from 2018 to 2019?"
+    )
+    assert answer.status is AnswerStatus.ANSWERED
+    assert "= 34,489" in answer.text
+
+
+@pytest.mark.parametrize("uid", ["staff2", "staff3"])
+def test_a_bare_total_is_not_named_by_words_of_rows_outside_its_sum(
+    ws: Workspace, uid: str
+) -> None:
+    """'Travel expenses' is outside the sum, and a Total that is no proven sum proves nothing:
+    both still ask which figure is meant."""
+    answer = ask_table(ws, uid, "What is the change in total personnel expenses from 2018 to 2019?")
+    assert answer.status is AnswerStatus.NEEDS_CLARIFICATION
+    assert "expenses" in answer.text

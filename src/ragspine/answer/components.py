@@ -329,6 +329,21 @@ expenses | and capital expenditures``)."""
 _TOTAL_WORD = re.compile(r"^\s*(?:totals?|totale|totali)(?!\w)", re.IGNORECASE)
 
 
+def parts_of_total(facts: Sequence[Fact], metric: str) -> frozenset[str] | None:
+    """The metrics of the rows ``metric``'s rows are the proven total of (:func:`_above_total`:
+    the fewest rows right above it that sum to it in every period, like things), in every
+    document that stores ``metric``; None when one document stores it as no such total.
+    ``facts`` are one entity's, as the asker sees them."""
+    found: set[str] = set()
+    for rows in _rows(facts).values():
+        for total in (row for row in rows if row.metric == metric):
+            parts = _above_total(rows, total)
+            if not parts or not _alike(parts):
+                return None
+            found.update(part.metric for part in parts)
+    return frozenset(found) if found else None
+
+
 def _alike(parts: Sequence[_Row]) -> bool:
     """Whether ``parts`` are like things: none a percentage, and all of one sign wherever
     stored (nil counts with either)."""

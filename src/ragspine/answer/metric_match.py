@@ -639,7 +639,7 @@ _TURNING = frozenset(
 _YEAR_WORD = re.compile(r"^(?:19|20)\d{2}$")
 
 
-_WHOLE = frozenset(_stem(w) for w in ("total", "totals"))
+TOTAL_STEMS = _WHOLE = frozenset(_stem(w) for w in ("total", "totals"))
 """Words a label may add and still name the plain figure (``Sales: Total``); not ``amount``,
 which beside ``Shares`` is the dollars, not the number asked."""
 

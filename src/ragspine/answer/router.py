@@ -20,13 +20,19 @@ from datetime import date
 from typing import Protocol
 
 from ragspine.answer.agent import found_values, run_agent
-from ragspine.answer.components import answer_components, components_asked, summed_into
+from ragspine.answer.components import (
+    answer_components,
+    components_asked,
+    parts_of_total,
+    summed_into,
+)
 from ragspine.answer.composite import explanation
 from ragspine.answer.extractive import answer_from_snippets
 from ragspine.answer.generate import answer_from_reply, generate_answer
 from ragspine.answer.history import Turn, check_history
 from ragspine.answer.locale import Locale, parse_locale, text
 from ragspine.answer.metric_match import (
+    TOTAL_STEMS,
     MetricMatch,
     heading_words,
     match_by_question_words,
@@ -166,6 +172,9 @@ def _stored_reading(
             unexplained, asked, candidates, names, spelled,
             store=facts(), entity=entity, level=level, pairs=pairs,
         )  # fmt: skip
+        unexplained = _summed_words(
+            unexplained, candidates, spelled, store=facts(), entity=entity, level=level
+        )
         return replace(reading, unexplained=tuple(unexplained)) if unexplained else reading
     match = match_metrics(asked, candidates, pairs=pairs)
     if not match.found and not pairs:  # the glossary's metrics, if any, are not stored here
@@ -184,6 +193,9 @@ def _stored_reading(
             unexplained, asked, candidates, names, match,
             store=facts(), entity=entity, level=level, pairs=pairs,
         )  # fmt: skip
+        unexplained = _summed_words(
+            unexplained, candidates, match, store=facts(), entity=entity, level=level
+        )
         if unexplained:
             return replace(found, unexplained=tuple(unexplained))
     return found
@@ -300,6 +312,44 @@ def _untotalled(
     if set(match.metrics) != set(found.metrics):
         return words
     return unexplained_words(question, match, read, names)
+
+
+def _summed_words(
+    words: list[str],
+    candidates: Mapping[str, Sequence[str]],
+    found: MetricMatch,
+    *,
+    store: FactStore,
+    entity: str,
+    level: int,
+) -> list[str]:
+    """The ``words`` left doubtful once a bare ``Total`` row is read as the total of the rows
+    it is the proven sum of (:func:`ragspine.answer.components.parts_of_total`).
+
+    ``the total personnel expenses`` matched to ``Total`` beside ``Pension expenses`` and
+    ``Restructuring expenses``: ``expenses`` is a word of rows that ``Total`` adds up, so it
+    says what the total counts, not another figure. Only for one matched row whose every
+    spelling says nothing but ``total``, and only for a word that every other row using it is
+    a part of that total (``liabilities`` beside a ``Current liabilities`` outside the sum
+    still asks back)."""
+    if not words or len(found.metrics) != 1:
+        return words
+    (metric,) = found.metrics
+    if any(spelling_words(s) - TOTAL_STEMS for s in candidates[metric]):
+        return words
+    parts = parts_of_total(list(store.scan(max_level=level, entity=entity)), metric)
+    if parts is None:
+        return words
+    users = {
+        stem: {code for code, spellings in candidates.items() for sp in spellings
+               if stem in spelling_words(sp)} - {metric}
+        for word in words for stem in word_stems(word)
+    }  # fmt: skip
+    return [
+        word
+        for word in words
+        if not all(users[stem] and users[stem] <= parts for stem in word_stems(word))
+    ]
 
 
 _PAIRS = (Operation.SHARE, Operation.RATIO)
