@@ -4,6 +4,8 @@ may name the total); a count asked for is never answered with a negative figure 
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from conftest import ask_table, tatqa_workspace
@@ -97,6 +99,19 @@ TABLES = {
         ["Wages and salaries", "191,459", "158,371"],
         ["Pension expenses", "8,408", "6,937"],
         ["Total", "999,999", "888,888"],
+    ],
+    # sections of one row each: the heading names its row
+    "affil": [
+        ["", "2019", "2018"],
+        ["Sales:", "", ""],
+        ["Product and equipment sales to affiliates", "$10,436", "$26,069"],
+        ["Purchases", "", ""],
+        ["Purchases of resale inventories and services", "9,399", "256,660"],
+        ["Fees:", "", ""],
+        ["Management fees", "500", "400"],
+        ["Licence fees", "300", "200"],
+        ["Other", "", ""],
+        ["Dividends paid", "56,028", "54,810"],
     ],
     "roll": [
         ["", "Shares", "Weighted-Average Grant Date Fair Value"],
@@ -256,3 +271,24 @@ def test_a_bare_total_is_not_named_by_words_of_rows_outside_its_sum(
     answer = ask_table(ws, uid, "What is the change in total personnel expenses from 2018 to 2019?")
     assert answer.status is AnswerStatus.NEEDS_CLARIFICATION
     assert "expenses" in answer.text
+
+
+def test_a_row_alone_under_its_heading_is_named_by_the_heading(ws: Workspace) -> None:
+    """'Sales:' and 'Purchases' each head one row, the next table row being another heading:
+    the sales and the purchases are those rows. Before, neither was named."""
+    answer = ask_table(ws, "affil", "What are the respective sales and purchases for 2019?")
+    assert answer.status is AnswerStatus.ANSWERED
+    assert "10,436" in answer.text and "9,399" in answer.text
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What were the fees in 2019?",  # two rows under 'Fees:': which one is not known
+        "What was other in 2019?",  # the table's last section: a row below may be unread
+    ],
+)
+def test_a_heading_names_no_row_it_is_not_proven_alone_over(ws: Workspace, question: str) -> None:
+    answer = ask_table(ws, "affil", question)
+    assert answer.status is not AnswerStatus.ANSWERED
+    assert not {"500", "300", "56,028"} & set(re.findall(r"[\d,]+", answer.text))

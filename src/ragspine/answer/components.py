@@ -329,6 +329,36 @@ expenses | and capital expenditures``)."""
 _TOTAL_WORD = re.compile(r"^\s*(?:totals?|totale|totali)(?!\w)", re.IGNORECASE)
 
 
+def sole_rows(facts: Sequence[Fact]) -> dict[str, str]:
+    """Metric -> the section heading it is the only row of (``Product and equipment sales to
+    affiliates``, alone under ``Sales:``): the row right after its heading's row, with the
+    table's next row a heading of other stored rows, so that no row of the section can be
+    unseen. A metric read under other headings, or alone in one document only, is left out.
+    ``facts`` are one entity's, as the asker sees them."""
+    found: dict[str, set[str]] = defaultdict(set)
+    for rows in _rows(facts).values():
+        headed: dict[int, set[int]] = defaultdict(set)  # heading's row -> its rows
+        for row in rows:
+            if row.heading_row is not None:
+                headed[row.heading_row].add(row.index)
+        for row in rows:
+            heading, at = row.heading, row.heading_row
+            alone = (
+                heading is not None
+                and at is not None
+                and row.index == at + 1
+                and len(headed[at]) == 1
+                and bool(headed.get(row.index + 1))
+            )
+            named = footnote_free(heading).rstrip(":").strip() if alone and heading else ""
+            found[row.metric].add(named)
+    return {
+        metric: next(iter(headings))
+        for metric, headings in found.items()
+        if len(headings) == 1 and next(iter(headings))
+    }
+
+
 def parts_of_total(facts: Sequence[Fact], metric: str) -> frozenset[str] | None:
     """The metrics of the rows ``metric``'s rows are the proven total of (:func:`_above_total`:
     the fewest rows right above it that sum to it in every period, like things), in every

@@ -24,6 +24,7 @@ from ragspine.answer.components import (
     answer_components,
     components_asked,
     parts_of_total,
+    sole_rows,
     summed_into,
 )
 from ragspine.answer.composite import explanation
@@ -147,6 +148,11 @@ def _stored_reading(
         else (code,)
         for code in codes
     }
+    # a row alone under its section heading is named by the heading too ("the sales" for the
+    # one row under "Sales:")
+    for code, heading in sole_rows(list(facts().scan(max_level=level, entity=entity))).items():
+        if code in candidates and spelling_words(heading):
+            candidates[code] = (*candidates[code], heading)
     pairs = reading.operation in _PAIRS
     term = glossary.entities.terms.get(entity)
     names = (term.label, *term.aliases) if term is not None else (entity,)
