@@ -149,9 +149,15 @@ def _stored_reading(
         for code in codes
     }
     # a row alone under its section heading is named by the heading too ("the sales" for the
-    # one row under "Sales:")
+    # one row under "Sales:"), when the question says the heading whole: its words are then
+    # the row's ("maintenance revenue" says no "Cost of revenue:" of a row "Maintenance")
+    asked_stems = word_stems(asked)
     for code, heading in sole_rows(list(facts().scan(max_level=level, entity=entity))).items():
-        if code in candidates and spelling_words(heading):
+        if (
+            code in candidates
+            and spelling_words(heading)
+            and spelling_words(heading) <= asked_stems
+        ):
             candidates[code] = (*candidates[code], heading)
     pairs = reading.operation in _PAIRS
     term = glossary.entities.terms.get(entity)
