@@ -22,11 +22,13 @@ from ragspine.answer.guard import (
     DraftSentence,
     GuardVerdict,
     StatedValue,
+    fact_magnitude,
     guard_sentences,
     numbers_in,
 )
 from ragspine.answer.types import Answer, AnswerStatus
 from ragspine.cli import main
+from ragspine.structured.facts import Scale
 
 QUESTION = "What happened to revenue, net income and the plants?"
 
@@ -294,6 +296,11 @@ def test_guard_sentences_compares_the_magnitude_a_number_is_written_with() -> No
     drafts = [DraftSentence(text, markers) for text, markers in said.items()]
     kept = [d.kept for d in guard_sentences(drafts, evidence, facts)]
     assert kept == [True, False, False, True, True, False, True, True, False, True, False]
+    # a percentage metric's value is written in percent whatever its stored unit
+    margin = [StatedValue(Decimal("40.5"), fact_magnitude(Scale.ONE, "", percent=True))]
+    assert guard_sentences([DraftSentence("The margin was 40.5%.", (1,))], evidence, margin)[0].kept
+    percent = [StatedValue(Decimal("40.5"), fact_magnitude(Scale.ONE, "percent"))]
+    assert guard_sentences([DraftSentence("It was 40.5 percent.", (1,))], evidence, percent)[0].kept
     # a plain Decimal is a value with no magnitude: a scale word added to it is unsupported
     plain = guard_sentences([DraftSentence("It was 2,455 million.", (1,))], evidence, [2455])
     assert not plain[0].kept

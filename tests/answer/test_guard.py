@@ -45,6 +45,22 @@ def test_numbers_in_reads_numbers_as_the_answer_always_has(text: str, numbers: l
         ("Ricavi di 2,4 milioni e 3 miliardi.", [("24", "million"), ("3", "billion")]),
         ("It took 12 months and 3 m of cable.", [("12", ""), ("3", "")]),  # "m" only glued
         ("In 2019 many more, 5 millionths.", [("2019", ""), ("5", "")]),  # a whole word only
+        (
+            "$40B, 40 bln, 40 mio, 40 Mrd, a $40-billion deal.",
+            [("40", "billion")] * 2 + [("40", "million"), ("40", "billion"), ("40", "billion")],
+        ),
+        (
+            "1 miliardo, 2 milione, 5 pct, 6 per  cent, 7 per cento.",
+            [("1", "billion"), ("2", "million"), ("5", PERCENT), ("6", PERCENT), ("7", PERCENT)],
+        ),
+        (
+            "It was 40\u200bbillion and 9\u202fmillion; 40 B of Class B.",
+            [("40", "billion"), ("9", "million"), ("40", "")],
+        ),  # a spaced letter is no magnitude
+        (
+            "From 2019-2020 on the 10-K, a 5-year plan.",
+            [("2019", ""), ("2020", ""), ("10", ""), ("5", "")],
+        ),
     ],
 )
 def test_stated_numbers_reads_the_magnitude_written_after_a_number(
@@ -63,6 +79,15 @@ def test_a_magnitude_the_evidence_contradicts_is_unsupported() -> None:
     assert check_numbers("The margin was 31.5 million.", evidence).unsupported == ("31.5",)
     assert check_numbers("Revenue was 31.5%.", evidence).supported
     assert check_numbers("Revenue was 80 billion.", evidence).supported  # a bare number
+
+
+def test_a_number_followed_by_another_word_supports_no_magnitude() -> None:
+    """'12 months' states 12 of something else: '12 billion' is not in it. A joining word
+    after a number leaves it bare ('2,455 in 2019': the heading may say 'in millions')."""
+    assert check_numbers("Revenue was 12 billion.", ["over 12 months"]).unsupported == ("12",)
+    assert check_numbers("Revenue was 12.", ["over 12 months"]).supported
+    assert check_numbers("Revenue was 2,455 million.", ["Revenue 2,455 in 2019"]).supported
+    assert check_numbers("Revenue was 2,455 million.", ["| Revenue | 2,455 |"]).supported
 
 
 def test_a_number_missing_from_the_evidence_is_reported() -> None:

@@ -5,12 +5,17 @@ may name the total); a count asked for is never answered with a negative figure 
 from __future__ import annotations
 
 import re
+from decimal import Decimal
+from pathlib import Path
 
 import pytest
 
 from conftest import ask_table, tatqa_workspace
 from ragspine import Workspace
+from ragspine.answer.options import AskOptions
 from ragspine.answer.types import AnswerStatus
+from ragspine.security import PUBLIC, Sensitivity
+from ragspine.structured.facts import Fact, Scale, utc_now
 
 TABLES = {
     "geo": [
@@ -292,3 +297,52 @@ def test_a_heading_names_no_row_it_is_not_proven_alone_over(ws: Workspace, quest
     answer = ask_table(ws, "affil", question)
     assert answer.status is not AnswerStatus.ANSWERED
     assert not {"500", "300", "56,028"} & set(re.findall(r"[\d,]+", answer.text))
+
+
+@pytest.mark.parametrize("word", ["pension", "wages", "restructuring"])
+def test_a_word_of_one_part_names_that_part_not_the_total(ws: Workspace, word: str) -> None:
+    """Found by review: 'the total pension' was answered with the grand Total. A word that
+    only some parts say (not most of them) picks those parts out: it is asked back."""
+    answer = ask_table(ws, "staff", f"What was the total {word} in 2019?")
+    assert answer.status is AnswerStatus.NEEDS_CLARIFICATION
+    assert "199,975" not in answer.text
+
+
+def test_a_total_stored_in_two_tables_of_one_entity_proves_no_sum(tmp_path: Path) -> None:
+    """Found by review: the parts of two tables' 'Total' rows were pooled, and the revenue
+    question got the personnel table's total. With two such rows, which one is asked is not
+    known: the question is asked back."""
+    ws = Workspace.init(tmp_path / "ws")
+    ws.set_glossary(
+        "[metrics.wages]\nlabel = 'Wages and salaries'\n[metrics.pension]\n"
+        "label = 'Pension expenses'\n[metrics.restructuring]\nlabel = 'Restructuring expenses'\n"
+        "[metrics.total]\nlabel = 'Total'\n[metrics.product_revenue]\nlabel = 'Product revenue'\n"
+        "[metrics.service_revenue]\nlabel = 'Service revenue'\n[entities.acme]\nlabel = 'ACME'\n"
+    )
+
+    def fact(metric: str, period: str, value: int, doc: str, row: int, label: str) -> Fact:
+        where = f"{doc}, table, row {row} {label!r}"
+        return Fact(
+            metric, "acme", period, "total", Decimal(value), "", "", Scale.MILLION, doc, where,
+            Sensitivity.PUBLIC, "", utc_now(),
+        )  # fmt: skip
+
+    rows = []
+    for period, (wages, pension, other) in (("FY2018", (158, 7, 2)), ("FY2019", (191, 8, 1))):
+        rows += [
+            fact("wages", period, wages, "hr", 1, "Wages and salaries"),
+            fact("pension", period, pension, "hr", 2, "Pension expenses"),
+            fact("restructuring", period, other, "hr", 3, "Restructuring expenses"),
+            fact("total", period, wages + pension + other, "hr", 4, "Total"),
+        ]
+    for period, (product, service) in (("FY2020", (300, 200)), ("FY2021", (330, 210))):
+        rows += [
+            fact("product_revenue", period, product, "rev", 1, "Product revenue"),
+            fact("service_revenue", period, service, "rev", 2, "Service revenue"),
+            fact("total", period, product + service, "rev", 3, "Total"),
+        ]
+    ws.facts.write(rows)
+    options = AskOptions(entity="acme")
+    answer = ws.ask("What was the total revenue in FY2019?", options, principal=PUBLIC)
+    assert answer.status is AnswerStatus.NEEDS_CLARIFICATION and "200" not in answer.text
+    ws.close()

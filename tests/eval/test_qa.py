@@ -120,6 +120,37 @@ def test_the_fabrication_check_reads_the_magnitude_a_number_is_written_with(
     ws.close()
 
 
+def test_the_fabrication_check_writes_a_percentage_metric_in_percent(tmp_path: Path) -> None:
+    """Found by review: a metric of kind percent stored with no unit is written '12.5
+    percent', and its change '2.5 percent'; with the glossary the check reads them as the
+    facts' own magnitude, and a 'million' there is still fabricated."""
+    ws = Workspace.init(tmp_path / "ws")
+    ws.set_glossary(
+        "[metrics.op_margin]\nlabel = 'Operating margin'\nkind = 'percent'\n"
+        "[entities.acme]\nlabel = 'ACME Corp'\n"
+    )
+    facts = tmp_path / "facts.csv"
+    facts.write_text(
+        "metric,entity,period,value,sensitivity\n"
+        "op_margin,acme,FY2024,12.5,public\nop_margin,acme,FY2023,10,public\n",
+        "utf-8",
+    )
+    ws.ingest_facts(facts)
+    question = "What was the change in ACME Corp's operating margin from FY2023 to FY2024?"
+    answer = ws.ask(question, AskOptions(), principal=PUBLIC)
+    assert any("= 2.5 percent" in s.text for s in answer.sentences)
+    assert fabricated_numbers(answer, question, ws.facts, {}, (), ws.glossary) == ([], False)
+    forged = replace(
+        answer,
+        sentences=tuple(
+            CitedSentence(s.text.replace("= 2.5 percent", "= 2.5 million"), s.markers)
+            for s in answer.sentences
+        ),
+    )
+    assert fabricated_numbers(forged, question, ws.facts, {}, (), ws.glossary)[0] == ["2.5"]
+    ws.close()
+
+
 def test_the_fabrication_check_takes_a_percentage_decrease_and_no_other(tmp_path: Path) -> None:
     """A percentage decrease ((earlier - later) / earlier) is computed from its facts; the same
     sentence with another percentage is not."""

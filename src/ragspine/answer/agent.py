@@ -29,7 +29,7 @@ from ragspine.answer.question import Operation, QuestionReading, Route
 from ragspine.answer.structured import FiguresPart, answer_figures
 from ragspine.answer.types import AnswerStatus, CitedSentence, FigureKind, Source
 from ragspine.errors import PeriodError, quote_input
-from ragspine.glossary import Glossary, Vocabulary
+from ragspine.glossary import Glossary, MetricKind, Vocabulary
 from ragspine.llm.provider import Generation, Message, Provider, Role, ToolCall, ToolSpec
 from ragspine.narrative.retrieve.expansion import screen_snippets
 from ragspine.narrative.retrieve.retriever import SearchResult
@@ -106,20 +106,28 @@ class AgentRun:
     calls: int
     rejected: int
 
-    @property
-    def fact_values(self) -> tuple[StatedValue, ...]:
-        """The stored values of the facts found (evidence for the guard)."""
-        return () if self.part is None else found_values(self.part)
 
-
-def found_values(part: FiguresPart) -> tuple[StatedValue, ...]:
+def found_values(part: FiguresPart, glossary: Glossary) -> tuple[StatedValue, ...]:
     """The stored values of the facts ``part`` found, each with the magnitude it may be
-    written with (:func:`~ragspine.answer.guard.fact_magnitude`)."""
+    written with (:func:`~ragspine.answer.guard.fact_magnitude`; a percentage metric's in
+    percent)."""
     return tuple(
-        StatedValue(f.result.value, fact_magnitude(f.result.scale, f.result.unit))
+        StatedValue(
+            f.result.value,
+            fact_magnitude(
+                f.result.scale, f.result.unit, percent=is_percent(glossary, f.result.metric)
+            ),
+        )
         for f in part.figures
         if f.kind is FigureKind.FACT and f.result is not None and f.result.value is not None
     )
+
+
+def is_percent(glossary: Glossary, metric: str | None) -> bool:
+    """Whether ``metric`` is a percentage metric of ``glossary`` (its values are written in
+    percent whatever their unit)."""
+    term = glossary.metrics.terms.get(metric) if metric is not None else None
+    return term is not None and term.kind is MetricKind.PERCENT
 
 
 @dataclass(slots=True)

@@ -360,18 +360,19 @@ def sole_rows(facts: Sequence[Fact]) -> dict[str, str]:
 
 
 def parts_of_total(facts: Sequence[Fact], metric: str) -> frozenset[str] | None:
-    """The metrics of the rows ``metric``'s rows are the proven total of (:func:`_above_total`:
-    the fewest rows right above it that sum to it in every period, like things), in every
-    document that stores ``metric``; None when one document stores it as no such total.
-    ``facts`` are one entity's, as the asker sees them."""
-    found: set[str] = set()
-    for rows in _rows(facts).values():
-        for total in (row for row in rows if row.metric == metric):
-            parts = _above_total(rows, total)
-            if not parts or not _alike(parts):
-                return None
-            found.update(part.metric for part in parts)
-    return frozenset(found) if found else None
+    """The metrics of the rows ``metric``'s row is the proven total of (:func:`_above_total`:
+    the fewest rows right above it that sum to it in every period, like things); None when it
+    is no such total, or when several rows or documents store ``metric`` (which one a question
+    asks for is then not known: two tables' ``Total`` rows total different things). ``facts``
+    are one entity's, as the asker sees them."""
+    totals = [(rows, row) for rows in _rows(facts).values() for row in rows if row.metric == metric]
+    if len(totals) != 1:
+        return None
+    rows, total = totals[0]
+    parts = _above_total(rows, total)
+    if not parts or not _alike(parts):
+        return None
+    return frozenset(part.metric for part in parts)
 
 
 def _alike(parts: Sequence[_Row]) -> bool:

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal, InvalidOperation
 
+from ragspine.answer.agent import is_percent
 from ragspine.answer.guard import StatedValue, fact_magnitude, numbers_in, unsupported_numbers
 from ragspine.answer.locale import Locale, format_amount, text
 from ragspine.answer.question import read_question
@@ -93,7 +94,11 @@ def explanation(
         if f.kind is FigureKind.FACT and f.result is not None and f.result.value is not None
     ]
     values = frozenset(
-        StatedValue(f.value, fact_magnitude(f.scale, f.unit)) for f in facts if f.value is not None
+        StatedValue(
+            f.value, fact_magnitude(f.scale, f.unit, percent=is_percent(glossary, f.metric))
+        )
+        for f in facts
+        if f.value is not None
     )
     start = len(figures.sources)
     renumbered: dict[tuple[str | None, str | None], int] = {}

@@ -36,35 +36,55 @@ _NUMBER_RE = re.compile(r"[0-9]+(?:[.,][0-9]+)*")
 _MARKED_RE = re.compile(r"(.+?) \[([0-9]+)\](?: |$)", re.DOTALL)
 _MAGNITUDE_WORDS = {
     "thousand": ("thousand", "thousands", "mila", "migliaia"),
-    "million": ("million", "millions", "mn", "mln", "milioni"),
-    "billion": ("billion", "billions", "bn", "mld", "miliardi"),
+    "million": ("million", "millions", "mn", "mln", "mio", "milione", "milioni"),
+    "billion": ("billion", "billions", "bn", "bln", "bil", "mld", "mrd", "miliardo", "miliardi"),
     "trillion": ("trillion", "trillions", "tn"),
 }
 _MAGNITUDE_OF = {word: name for name, words in _MAGNITUDE_WORDS.items() for word in words}
-_GLUED = {"k": "thousand", "m": "million", "mm": "million"}
-"""Magnitudes written only right against the number (``$1234m``, ``5k``): apart, ``3 m`` may
-be metres."""
+_GLUED = {"k": "thousand", "m": "million", "mm": "million", "b": "billion"}
+"""Magnitudes written only right against the number (``$1234m``, ``5k``, ``$40B``): apart,
+``3 m`` may be metres and ``Class 40 B`` a name."""
+_PERCENT_WORDS = frozenset({"%", "percent", "pct", "percento"})  # "per cent", "per cento" too
+_GAP = "[ \t\u00a0\u2009\u202f\u200b]"
 _STATED_RE = re.compile(
-    r"([0-9]+(?:[.,][0-9]+)*)([ \t\u00a0]*)(%|per[ \t\u00a0]?cent(?![^\W\d_])|[^\W\d_]+)?",
+    rf"([0-9]+(?:[.,][0-9]+)*)({_GAP}*-?{_GAP}*)"
+    rf"(%|per{_GAP}*cent[oi]?(?![^\W\d_])|[^\W\d_]+)?",
     re.IGNORECASE,
 )
 PERCENT = "percent"
-"""The magnitude of a number written with ``%`` (or ``percent``, ``per cent``)."""
+"""The magnitude of a number written with ``%`` (``percent``, ``per cent``, ``pct``)."""
+WORDED = "word"
+"""What :func:`stated_numbers` gives, with ``worded=True``, for a number followed by a word that
+is no magnitude (``12 months``): unlike a bare number (a table cell), it supports none. A
+joining word after it (``2,455 in 2019``, ``2,455 and 1,900``) leaves it bare: the
+magnitude may be stated elsewhere (a heading's ``in millions``)."""
+_JOINING = frozenset(
+    re.split(
+        r"\s+",
+        "and or in to from of for at on by as vs versus compared while with than e o a da di "
+        "del nel",
+    )
+)
 
 
-def stated_numbers(text: str) -> list[tuple[str, str]]:
+def stated_numbers(text: str, *, worded: bool = False) -> list[tuple[str, str]]:
     """The numbers written in ``text`` in order (as :func:`numbers_in` reads them), each with
-    the magnitude written right after it: ``thousand``, ``million``, ``billion``, ``trillion``,
-    :data:`PERCENT`, or ``""`` when none is (``2,455`` alone, ``12 months``)."""
+    the magnitude written right after it (a hyphen or spaces between them allowed:
+    ``$40-billion``): ``thousand``, ``million``, ``billion``, ``trillion``, :data:`PERCENT`, or
+    ``""`` when none is (``2,455`` alone, ``12 months``). With ``worded``, a number followed by a
+    word that is no magnitude gives :data:`WORDED` instead of ``""``."""
     found = []
     for number, gap, word in _STATED_RE.findall(text):
         magnitude = ""
         if word:
-            folded = word.casefold()
-            if folded == "%" or "".join(folded.split()) == "percent":  # "per cent" too
+            folded = "".join(word.casefold().split())  # "per cent": one word
+            if folded in _PERCENT_WORDS or folded.startswith("percent"):
                 magnitude = PERCENT
             else:
-                magnitude = _MAGNITUDE_OF.get(folded, "") or ("" if gap else _GLUED.get(folded, ""))
+                glued = "" if gap else _GLUED.get(folded, "")
+                magnitude = _MAGNITUDE_OF.get(folded, "") or glued
+                if not magnitude and worded and folded not in _JOINING:
+                    magnitude = WORDED
         found.append((number.replace(",", ""), magnitude))
     return found
 
@@ -84,11 +104,15 @@ class StatedValue:
     magnitude: str = ""
 
 
-def fact_magnitude(scale: Scale | None, unit: str | None) -> str:
-    """The magnitude a stored figure may be written with: :data:`PERCENT` for a percentage,
-    the scale's word for one stored at a thousand, a million or a billion, and ``""`` (no
-    scale word) for one in units or at a scale its source never stated."""
-    if unit == "%":
+_PERCENT_UNITS = frozenset({"%", "percent"})
+
+
+def fact_magnitude(scale: Scale | None, unit: str | None, *, percent: bool = False) -> str:
+    """The magnitude a stored figure may be written with: :data:`PERCENT` for a percentage
+    (unit ``%`` or ``percent``, or ``percent``: a metric of that kind), the scale's word for
+    one stored at a thousand, a million or a billion, and ``""`` (no scale word) for one in
+    units or at a scale its source never stated."""
+    if percent or (unit or "").casefold() in _PERCENT_UNITS:
         return PERCENT
     if scale in (Scale.THOUSAND, Scale.MILLION, Scale.BILLION):
         return scale.value
@@ -97,7 +121,8 @@ def fact_magnitude(scale: Scale | None, unit: str | None) -> str:
 
 def _supported(number: str, magnitude: str, seen: Mapping[str, set[str]]) -> bool:
     """Whether ``number`` written at ``magnitude`` is supported by ``seen`` (each evidence
-    number -> the magnitudes it is written with there, ``""`` for bare)."""
+    number -> the magnitudes it is written with there: ``""`` for bare, which supports any;
+    :data:`WORDED` for one followed by another word, which supports none)."""
     found = seen.get(number)
     if found is None:
         return False
@@ -107,7 +132,7 @@ def _supported(number: str, magnitude: str, seen: Mapping[str, set[str]]) -> boo
 def _magnitudes(texts: Iterable[str]) -> dict[str, set[str]]:
     seen: dict[str, set[str]] = {}
     for evidence in texts:
-        for number, magnitude in stated_numbers(evidence):
+        for number, magnitude in stated_numbers(evidence, worded=True):
             seen.setdefault(number, set()).add(magnitude)
     return seen
 
@@ -299,12 +324,3 @@ def is_fact_value(
         return False
     magnitudes = _fact_index(facts).get(value)
     return magnitudes is not None and (not magnitude or magnitude in magnitudes)
-    try:
-        value = Decimal(number)
-    except InvalidOperation:  # "1.2.3" is a number to the guard but not a decimal
-        return False
-    for fact in facts:
-        stated = fact if isinstance(fact, StatedValue) else StatedValue(fact)
-        if stated.value == value and (not magnitude or magnitude == stated.magnitude):
-            return True
-    return False

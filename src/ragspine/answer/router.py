@@ -338,12 +338,13 @@ def _summed_words(
     """The ``words`` left doubtful once a bare ``Total`` row is read as the total of the rows
     it is the proven sum of (:func:`ragspine.answer.components.parts_of_total`).
 
-    ``the total personnel expenses`` matched to ``Total`` beside ``Pension expenses`` and
-    ``Restructuring expenses``: ``expenses`` is a word of rows that ``Total`` adds up, so it
-    says what the total counts, not another figure. Only for one matched row whose every
-    spelling says nothing but ``total``, and only for a word that every other row using it is
-    a part of that total (``liabilities`` beside a ``Current liabilities`` outside the sum
-    still asks back)."""
+    ``the total personnel expenses`` matched to ``Total`` beside ``Pension expenses``,
+    ``Restructuring expenses`` and ``Wages and salaries``: ``expenses`` is a word of most rows
+    that ``Total`` adds up, so it says what the total counts, not another figure. Only for one
+    matched row whose every spelling says nothing but ``total``, and only for a word that
+    more than half of the parts (two at least) say and no row outside the sum uses
+    (``liabilities`` beside a ``Current liabilities`` outside the sum still asks back, and
+    so does ``the total pension``: one part's word names that part)."""
     if not words or len(found.metrics) != 1:
         return words
     (metric,) = found.metrics
@@ -357,11 +358,12 @@ def _summed_words(
                if stem in spelling_words(sp)} - {metric}
         for word in words for stem in word_stems(word)
     }  # fmt: skip
-    return [
-        word
-        for word in words
-        if not all(users[stem] and users[stem] <= parts for stem in word_stems(word))
-    ]
+
+    def says_the_sum(stem: str) -> bool:
+        found = users[stem]
+        return bool(found) and found <= parts and len(found) >= 2 and 2 * len(found) > len(parts)
+
+    return [word for word in words if not all(says_the_sum(s) for s in word_stems(word))]
 
 
 _PAIRS = (Operation.SHARE, Operation.RATIO)
@@ -465,7 +467,7 @@ def ask(
             provider,
             principal=principal,
             history=turns,
-            fact_values=() if part is None else found_values(part),
+            fact_values=() if part is None else found_values(part, glossary),
             locale=locale,
             trace=builder.build().merged(result.trace),
         )
@@ -564,7 +566,11 @@ def _agent(
         assert run.part is not None  # the model's own text is never shown here
         return _structured_answer(run.part, run.route.value, run.reason, locale, trace)
     narrative = answer_from_reply(
-        run.reply, run.search.snippets, fact_values=run.fact_values, locale=locale, trace=trace
+        run.reply,
+        run.search.snippets,
+        fact_values=() if run.part is None else found_values(run.part, glossary),
+        locale=locale,
+        trace=trace,
     )
     if run.part is None:
         return replace(narrative, route_reason=run.reason, notices=run.search.notices)

@@ -38,7 +38,8 @@ from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ragspine.answer.guard import fact_magnitude, numbers_in, stated_numbers
+from ragspine.answer.agent import is_percent
+from ragspine.answer.guard import PERCENT, fact_magnitude, numbers_in, stated_numbers
 from ragspine.answer.options import AskOptions
 from ragspine.answer.question import Operation, read_question
 from ragspine.answer.types import Answer, AnswerStatus, FigureKind
@@ -51,6 +52,7 @@ from ragspine.structured.facts import Scale
 from ragspine.structured.tatqa import entity_code, load_tatqa
 
 if TYPE_CHECKING:
+    from ragspine.glossary import Glossary
     from ragspine.workspace import Workspace
 
 DATASETS = ("tatqa", "convfinqa")
@@ -394,7 +396,14 @@ def _said_by(number: str, magnitude: str, seen: _Seen) -> bool:
     return found is not None and (not magnitude or _ANY in found or magnitude in found)
 
 
-def _fact_numbers(answer: Answer, facts: FactStore) -> dict[int, _Seen]:
+def _magnitude(
+    scale: Scale | None, unit: str | None, metric: str, glossary: Glossary | None
+) -> str:
+    percent = glossary is not None and is_percent(glossary, metric)
+    return fact_magnitude(scale, unit, percent=percent)
+
+
+def _fact_numbers(answer: Answer, facts: FactStore, glossary: Glossary | None) -> dict[int, _Seen]:
     """Per fact marker, the numbers of the stored fact it cites at the fact's magnitude (empty
     when not stored)."""
     found: dict[int, _Seen] = {}
@@ -405,7 +414,10 @@ def _fact_numbers(answer: Answer, facts: FactStore) -> dict[int, _Seen]:
         found[source.marker] = (
             {}
             if stored is None
-            else _seen(_renderings(stored.value), fact_magnitude(stored.scale, stored.unit))
+            else _seen(
+                _renderings(stored.value),
+                _magnitude(stored.scale, stored.unit, source.fact.metric, glossary),
+            )
         )
     return found
 
@@ -445,7 +457,7 @@ def _renderings(value: Decimal | Fraction) -> set[str]:
     return {f.lstrip("-") for f in forms} | {f.rstrip("0").rstrip(".") for f in forms if "." in f}
 
 
-def _computed_numbers(answer: Answer, facts: FactStore) -> _Seen:
+def _computed_numbers(answer: Answer, facts: FactStore, glossary: Glossary | None) -> _Seen:
     """Numbers of computed figures whose every input is a stored fact with the same value, each
     at its figure's magnitude (an input at its fact's; a count, a fraction's terms at none)."""
     numbers: _Seen = {}
@@ -459,13 +471,19 @@ def _computed_numbers(answer: Answer, facts: FactStore) -> _Seen:
             figure.value.value, [Fraction(i.value) for i in figure.inputs], figure.kind
         ):
             exact = figure.value.value  # shown as "exactly 200/7" when not a finite decimal
+            inputs = [
+                _magnitude(i.stored.scale, i.stored.unit, i.metric, glossary) for i in figure.inputs
+            ]
+            # a change, sum or average of percentages is written in percent too
+            own = fact_magnitude(figure.scale, figure.unit)
+            percents = {PERCENT} if figure.kind in _IN_KIND and PERCENT in inputs else set()
             numbers = _merged(
                 numbers,
-                _seen(_renderings(exact), fact_magnitude(figure.scale, figure.unit)),
+                {n: {own, *percents} for n in _renderings(exact)},
                 _seen({str(abs(exact.numerator)), str(exact.denominator)}, ""),
                 *(
-                    _seen(_renderings(i.value), fact_magnitude(i.stored.scale, i.stored.unit))
-                    for i in figure.inputs
+                    _seen(_renderings(i.value), magnitude)
+                    for i, magnitude in zip(figure.inputs, inputs, strict=True)
                 ),
                 _seen({str(len(figure.inputs))}, ""),  # "/ 2" of an average
             )
@@ -491,12 +509,17 @@ def _recomputes(value: Fraction, inputs: list[Fraction], kind: FigureKind) -> bo
     return value in candidates
 
 
+_IN_KIND = frozenset({FigureKind.CHANGE, FigureKind.SUM, FigureKind.AVERAGE})
+"""Computations whose result is in the unit of their inputs."""
+
+
 def fabricated_numbers(
     answer: Answer,
     question: str,
     facts: FactStore,
     chunk_texts: Mapping[int, str],
     extra_allowed: Iterable[str] = (),
+    glossary: Glossary | None = None,
 ) -> tuple[list[str], bool]:
     """``(fabricated, citation_invalid)`` for one answer.
 
@@ -511,11 +534,11 @@ def fabricated_numbers(
     """
     # Glossary names the answer suggests ("2018: Gross margin") are names, not figures.
     extra_allowed = [*extra_allowed, *answer.suggestions]
-    by_fact = _fact_numbers(answer, facts)
+    by_fact = _fact_numbers(answer, facts, glossary)
     cited_names = _cited_names(answer)
-    computed = _computed_numbers(answer, facts)
+    computed = _computed_numbers(answer, facts, glossary)
     chunk_numbers = {
-        marker: _merged(*({n: {m or _ANY}} for n, m in stated_numbers(text)))
+        marker: _merged(*({n: {m or _ANY}} for n, m in stated_numbers(text, worded=True)))
         for marker, text in chunk_texts.items()
     }
     base = _seen((n for t in (question, *extra_allowed) for n in numbers_in(t)), _ANY)
@@ -608,7 +631,12 @@ def score_answer(
         normalise_text(g) in normalise_text(sentences) for g in item.gold
     )
     fabricated, invalid = fabricated_numbers(
-        answer, item.question, workspace.facts, _chunk_texts(workspace, answer), (label, *names)
+        answer,
+        item.question,
+        workspace.facts,
+        _chunk_texts(workspace, answer),
+        (label, *names),
+        workspace.glossary,
     )
     predicted = tuple(str(_round(v)) for v, _, _ in numbers) or (
         (sentences[:200],) if answered else ()
