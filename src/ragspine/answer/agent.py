@@ -22,14 +22,14 @@ from datetime import date
 from typing import Any
 
 from ragspine.answer.generate import source_block
-from ragspine.answer.guard import StatedValue, fact_magnitude
+from ragspine.answer.guard import StatedValue, fact_magnitude, is_percent
 from ragspine.answer.history import Turn
 from ragspine.answer.locale import Locale
 from ragspine.answer.question import Operation, QuestionReading, Route
 from ragspine.answer.structured import FiguresPart, answer_figures
 from ragspine.answer.types import AnswerStatus, CitedSentence, FigureKind, Source
 from ragspine.errors import PeriodError, quote_input
-from ragspine.glossary import Glossary, MetricKind, Vocabulary
+from ragspine.glossary import Glossary, Vocabulary
 from ragspine.llm.provider import Generation, Message, Provider, Role, ToolCall, ToolSpec
 from ragspine.narrative.retrieve.expansion import screen_snippets
 from ragspine.narrative.retrieve.retriever import SearchResult
@@ -121,13 +121,6 @@ def found_values(part: FiguresPart, glossary: Glossary) -> tuple[StatedValue, ..
         for f in part.figures
         if f.kind is FigureKind.FACT and f.result is not None and f.result.value is not None
     )
-
-
-def is_percent(glossary: Glossary, metric: str | None) -> bool:
-    """Whether ``metric`` is a percentage metric of ``glossary`` (its values are written in
-    percent whatever their unit)."""
-    term = glossary.metrics.terms.get(metric) if metric is not None else None
-    return term is not None and term.kind is MetricKind.PERCENT
 
 
 @dataclass(slots=True)

@@ -15,8 +15,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal, InvalidOperation
 
-from ragspine.answer.agent import is_percent
-from ragspine.answer.guard import StatedValue, fact_magnitude, numbers_in, unsupported_numbers
+from ragspine.answer.guard import (
+    StatedValue,
+    fact_magnitude,
+    is_percent,
+    numbers_in,
+    unsupported_numbers,
+)
 from ragspine.answer.locale import Locale, format_amount, text
 from ragspine.answer.question import read_question
 from ragspine.answer.structured import FiguresPart
@@ -63,11 +68,11 @@ def contradictions(
         if reading.entities and fact.entity not in reading.entities:
             continue
         assert fact.value is not None and fact.metric is not None
-        is_percent = glossary.metrics.terms[fact.metric].kind is MetricKind.PERCENT
+        percent_metric = glossary.metrics.terms[fact.metric].kind is MetricKind.PERCENT
         numbers = tuple(
             n
             for n in numbers_in(sentence)
-            if not _YEAR.match(n) and (is_percent or n not in percents)
+            if not _YEAR.match(n) and (percent_metric or n not in percents)
         )
         if numbers and not any(_same_number(n, fact.value) for n in numbers):
             found.append((fact, numbers))

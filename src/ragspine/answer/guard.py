@@ -29,6 +29,7 @@ from decimal import Decimal, InvalidOperation
 from enum import StrEnum
 
 from ragspine.answer.types import Answer, AnswerStatus
+from ragspine.glossary import Glossary, MetricKind
 from ragspine.narrative.retrieve.snippets import Snippet
 from ragspine.structured.facts import Scale
 
@@ -117,6 +118,13 @@ def fact_magnitude(scale: Scale | None, unit: str | None, *, percent: bool = Fal
     if scale in (Scale.THOUSAND, Scale.MILLION, Scale.BILLION):
         return scale.value
     return ""
+
+
+def is_percent(glossary: Glossary, metric: str | None) -> bool:
+    """Whether ``metric`` is a percentage metric of ``glossary`` (its values are written in
+    percent whatever their unit)."""
+    term = glossary.metrics.terms.get(metric) if metric is not None else None
+    return term is not None and term.kind is MetricKind.PERCENT
 
 
 def _supported(number: str, magnitude: str, seen: Mapping[str, set[str]]) -> bool:

@@ -38,8 +38,13 @@ from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ragspine.answer.agent import is_percent
-from ragspine.answer.guard import PERCENT, fact_magnitude, numbers_in, stated_numbers
+from ragspine.answer.guard import (
+    PERCENT,
+    fact_magnitude,
+    is_percent,
+    numbers_in,
+    stated_numbers,
+)
 from ragspine.answer.options import AskOptions
 from ragspine.answer.question import Operation, read_question
 from ragspine.answer.types import Answer, AnswerStatus, FigureKind
