@@ -81,6 +81,24 @@ def test_a_magnitude_the_evidence_contradicts_is_unsupported() -> None:
     assert check_numbers("Revenue was 80 billion.", evidence).supported  # a bare number
 
 
+def test_magnitudes_found_by_the_second_review() -> None:
+    # a table's text: the next row's label after a cell leaves the cell bare
+    table = "Results (in millions) Net sales | 2,455 | 2,100 Cost of sales | 1,200 | 1,100"
+    assert check_numbers("Net sales were $2,100 million.", [table]).supported
+    assert check_numbers("Cost of sales was $1,100 million.", [table]).supported
+    # a verbatim copy of "per\ncent" is a percentage on both sides
+    assert check_numbers(
+        "The margin rose 12 per cent.", ["The margin rose 12 per\ncent."]
+    ).supported
+    # spaced letters after a currency, other dashes, basis points
+    million = ["Revenue was $40 million; the margin 12%."]
+    for said in ("$40 B", "€ 40 MM", "$40\u2011billion", "$40\u2013billion"):
+        expected = () if said == "€ 40 MM" else ("40",)
+        assert check_numbers(f"Revenue was {said}.", million).unsupported == expected, said
+    assert check_numbers("The margin fell 12 bps.", million).unsupported == ("12",)
+    assert check_numbers("A class 40 B share.", million).supported  # no currency: a name
+
+
 def test_a_number_followed_by_another_word_supports_no_magnitude() -> None:
     """'12 months' states 12 of something else: '12 billion' is not in it. A joining word
     after a number leaves it bare ('2,455 in 2019': the heading may say 'in millions')."""

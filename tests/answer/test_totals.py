@@ -118,6 +118,40 @@ TABLES = {
         ["Other", "", ""],
         ["Dividends paid", "56,028", "54,810"],
     ],
+    # found by the second review: each answered with a lone row before its rules
+    "cogs": [  # the question says a longer heading
+        ["(in thousands)", "2019", "2018"],
+        ["Revenue:", "", ""],
+        ["Product revenue", "900", "800"],
+        ["Cost of revenue:", "", ""],
+        ["Product", "400", "350"],
+        ["Services", "100", "90"],
+        ["Gross profit", "400", "360"],
+    ],
+    "nrv": [  # the next heading is a sub-section: "Product" is one line of net revenues
+        ["(in millions)", "2019", "2018"],
+        ["Net revenues:", "", ""],
+        ["Product", "300", "250"],
+        ["Services:", "", ""],
+        ["Maintenance", "50", "40"],
+        ["Consulting", "30", "20"],
+        ["Total net revenues", "380", "310"],
+    ],
+    "ns": [  # another row says the heading's words
+        ["", "2019", "2018"],
+        ["Net sales", "50,000", "45,000"],
+        ["Sales:", "", ""],
+        ["Product and equipment sales to affiliates", "10,436", "26,069"],
+        ["Purchases:", "", ""],
+        ["Purchases of inventories", "9,399", "8,660"],
+    ],
+    "mix": [  # a part of another kind: the Total is no total revenue
+        ["", "2019", "2018"],
+        ["Domestic revenue", "500", "450"],
+        ["Foreign revenue", "300", "280"],
+        ["Interest income", "50", "40"],
+        ["Total", "850", "770"],
+    ],
     "roll": [
         ["", "Shares", "Weighted-Average Grant Date Fair Value"],
         ["Non-vested at December 31, 2018", "100,000", "$10.00"],
@@ -346,3 +380,22 @@ def test_a_total_stored_in_two_tables_of_one_entity_proves_no_sum(tmp_path: Path
     answer = ws.ask("What was the total revenue in FY2019?", options, principal=PUBLIC)
     assert answer.status is AnswerStatus.NEEDS_CLARIFICATION and "200" not in answer.text
     ws.close()
+
+
+@pytest.mark.parametrize(
+    ("uid", "question", "wrong"),
+    [
+        ("cogs", "What was the cost of revenue in 2019?", "900"),
+        ("nrv", "What were the net revenues in 2019?", "300"),
+        ("ns", "What were the sales in 2019?", "10,436"),
+        ("mix", "What was the total revenue in 2019?", "850"),
+    ],
+)
+def test_a_lone_row_or_a_total_is_not_named_where_the_table_says_otherwise(
+    ws: Workspace, uid: str, question: str, wrong: str
+) -> None:
+    """Found by the second review: a longer heading the question says, a sub-section after the
+    lone row, another row saying the heading's words, and a part of another kind beside the
+    parts saying 'revenue' each made the answer a wrong row's figure."""
+    answer = ask_table(ws, uid, question)
+    assert f" was {wrong}" not in answer.text and f" were {wrong}" not in answer.text

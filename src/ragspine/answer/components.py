@@ -329,26 +329,42 @@ expenses | and capital expenditures``)."""
 _TOTAL_WORD = re.compile(r"^\s*(?:totals?|totale|totali)(?!\w)", re.IGNORECASE)
 
 
-def sole_rows(facts: Sequence[Fact]) -> dict[str, str]:
-    """Metric -> the section heading it is the only row of (``Product and equipment sales to
-    affiliates``, alone under ``Sales:``): the row right after its heading's row, with the
-    table's next row a heading of other stored rows, so that no row of the section can be
-    unseen. A metric read under other headings, or alone in one document only, is left out.
-    ``facts`` are one entity's, as the asker sees them."""
+def sole_rows(facts: Sequence[Fact], said: frozenset[str] | set[str]) -> dict[str, str]:
+    """Metric -> the section heading a question saying the stems ``said`` names it by, as the
+    only row of that section (``Product and equipment sales to affiliates``, alone under
+    ``Sales:``, for ``the sales``).
+
+    The row must be right after its heading's row, with the table's next row a heading of other
+    stored rows (so no row of the section can be unseen); its own label must say a word of the
+    heading (``Product`` under ``Net revenues:`` may be one line of them, with more under a
+    sub-heading); the question must say every word of the heading and of no other heading that
+    says more (``the cost of revenue`` names ``Cost of revenue:``, not ``Revenue:``); and no
+    other row's label may say every word of the heading (``Net sales`` beside ``Sales:``). A
+    metric read under other headings, or alone in one document only, is left out. ``facts`` are
+    one entity's, as the asker sees them."""
     found: dict[str, set[str]] = defaultdict(set)
     for rows in _rows(facts).values():
         headed: dict[int, set[int]] = defaultdict(set)  # heading's row -> its rows
         for row in rows:
             if row.heading_row is not None:
                 headed[row.heading_row].add(row.index)
+        headings = {heading_words(row.heading) for row in rows if row.heading}
         for row in rows:
             heading, at = row.heading, row.heading_row
+            words = heading_words(heading) if heading else frozenset()
             alone = (
                 heading is not None
                 and at is not None
                 and row.index == at + 1
                 and len(headed[at]) == 1
                 and bool(headed.get(row.index + 1))
+                and bool(words)
+                and words <= said
+                and bool(words & spelling_words(_own_label(row.label, heading)))
+                and not any(words < other <= said for other in headings)
+                and not any(
+                    other is not row and words <= spelling_words(other.label) for other in rows
+                )
             )
             named = footnote_free(heading).rstrip(":").strip() if alone and heading else ""
             found[row.metric].add(named)

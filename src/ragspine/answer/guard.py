@@ -38,26 +38,40 @@ _MARKED_RE = re.compile(r"(.+?) \[([0-9]+)\](?: |$)", re.DOTALL)
 _MAGNITUDE_WORDS = {
     "thousand": ("thousand", "thousands", "mila", "migliaia"),
     "million": ("million", "millions", "mn", "mln", "mio", "milione", "milioni"),
-    "billion": ("billion", "billions", "bn", "bln", "bil", "mld", "mrd", "miliardo", "miliardi"),
+    "billion": (
+        "billion", "billions", "bn", "bln", "bil", "mld", "mrd", "miliardo", "miliardi",
+        "milliard", "milliards",
+    ),
     "trillion": ("trillion", "trillions", "tn"),
-}
+    "basis point": ("bp", "bps", "basispoint", "basispoints"),
+}  # fmt: skip
 _MAGNITUDE_OF = {word: name for name, words in _MAGNITUDE_WORDS.items() for word in words}
-_GLUED = {"k": "thousand", "m": "million", "mm": "million", "b": "billion"}
-"""Magnitudes written only right against the number (``$1234m``, ``5k``, ``$40B``): apart,
-``3 m`` may be metres and ``Class 40 B`` a name."""
+_LETTERS = {"k": "thousand", "m": "million", "mm": "million", "b": "billion"}
+"""Magnitudes of one or two letters: right against the number (``$1234m``, ``5k``, ``40B``),
+or apart after a currency sign (``$40 B``, ``€ 5 MM``); apart with none, ``3 m`` may be
+metres and ``Class 40 B`` a name."""
 _PERCENT_WORDS = frozenset({"%", "percent", "pct", "percento"})  # "per cent", "per cento" too
 _GAP = "[ \t\u00a0\u2009\u202f\u200b]"
-_STATED_RE = re.compile(
-    rf"([0-9]+(?:[.,][0-9]+)*)({_GAP}*-?{_GAP}*)"
-    rf"(%|per{_GAP}*cent[oi]?(?![^\W\d_])|[^\W\d_]+)?",
-    re.IGNORECASE,
+_DASH = "[-\u2010-\u2015]"
+_STATED = (
+    rf"([0-9]+(?:[.,][0-9]+)*)({_GAP}*{_DASH}?{_GAP}*)"
+    r"(%|per[\s\u200b]*cent[oi]?(?![^\W\d_])|basis[\s\u200b]*points?(?![^\W\d_])"
+    r"|[^\W\d_]+)?"
+)
+_STATED_RE = re.compile(rf"(){_STATED}", re.IGNORECASE)
+_STATED_AFTER_SIGN_RE = re.compile(rf"(?:([$€£])[ \t\u00a0]*)?{_STATED}", re.IGNORECASE)
+"""The same with the currency sign before the number: slower, so only for a text with a
+sign before a number and a spaced letter after it (:data:`_SIGN_SPACED_RE`)."""
+_SIGN_SPACED_RE = re.compile(
+    r"[$€£][ \t\u00a0]*[0-9][0-9.,]*[ \t\u00a0]+(?:k|m|mm|b)(?![^\W\d_])", re.IGNORECASE
 )
 PERCENT = "percent"
 """The magnitude of a number written with ``%`` (``percent``, ``per cent``, ``pct``)."""
 WORDED = "word"
 """What :func:`stated_numbers` gives, with ``worded=True``, for a number followed by a word that
-is no magnitude (``12 months``): unlike a bare number (a table cell), it supports none. A
-joining word after it (``2,455 in 2019``, ``2,455 and 1,900``) leaves it bare: the
+is no magnitude (``12 months``, ``Form 10-K``): unlike a bare number (a table cell), it supports
+none. A joining word after it (``2,455 in 2019``, ``2,455 and 1,900``) or a capitalised one
+(the next row's label in a table's text: ``| 2,100 Cost of sales |``) leaves it bare: the
 magnitude may be stated elsewhere (a heading's ``in millions``)."""
 _JOINING = frozenset(
     re.split(
@@ -70,21 +84,27 @@ _JOINING = frozenset(
 
 def stated_numbers(text: str, *, worded: bool = False) -> list[tuple[str, str]]:
     """The numbers written in ``text`` in order (as :func:`numbers_in` reads them), each with
-    the magnitude written right after it (a hyphen or spaces between them allowed:
-    ``$40-billion``): ``thousand``, ``million``, ``billion``, ``trillion``, :data:`PERCENT`, or
-    ``""`` when none is (``2,455`` alone, ``12 months``). With ``worded``, a number followed by a
-    word that is no magnitude gives :data:`WORDED` instead of ``""``."""
+    the magnitude written right after it (a dash or spaces between them allowed:
+    ``$40-billion``): ``thousand``, ``million``, ``billion``, ``trillion``, ``basis point``,
+    :data:`PERCENT`, or ``""`` when none is (``2,455`` alone, ``12 months``). With ``worded``, a
+    number followed by a word that is no magnitude gives :data:`WORDED` instead of ``""``."""
     found = []
-    for number, gap, word in _STATED_RE.findall(text):
+    pattern = _STATED_AFTER_SIGN_RE if _SIGN_SPACED_RE.search(text) else _STATED_RE
+    for currency, number, gap, word in pattern.findall(text):
         magnitude = ""
         if word:
             folded = "".join(word.casefold().split())  # "per cent": one word
             if folded in _PERCENT_WORDS or folded.startswith("percent"):
                 magnitude = PERCENT
             else:
-                glued = "" if gap else _GLUED.get(folded, "")
-                magnitude = _MAGNITUDE_OF.get(folded, "") or glued
-                if not magnitude and worded and folded not in _JOINING:
+                letters = _LETTERS.get(folded, "") if currency or not gap else ""
+                magnitude = _MAGNITUDE_OF.get(folded, "") or letters
+                if (
+                    not magnitude
+                    and worded
+                    and folded not in _JOINING
+                    and (word[0].islower() or re.search(_DASH, gap))
+                ):
                     magnitude = WORDED
         found.append((number.replace(",", ""), magnitude))
     return found

@@ -149,15 +149,11 @@ def _stored_reading(
         for code in codes
     }
     # a row alone under its section heading is named by the heading too ("the sales" for the
-    # one row under "Sales:"), when the question says the heading whole: its words are then
-    # the row's ("maintenance revenue" says no "Cost of revenue:" of a row "Maintenance")
-    asked_stems = word_stems(asked)
-    for code, heading in sole_rows(list(facts().scan(max_level=level, entity=entity))).items():
-        if (
-            code in candidates
-            and spelling_words(heading)
-            and spelling_words(heading) <= asked_stems
-        ):
+    # one row under "Sales:"), when the question says the heading whole ("maintenance
+    # revenue" says no "Cost of revenue:" of a row "Maintenance"; see sole_rows)
+    stored = list(facts().scan(max_level=level, entity=entity))
+    for code, heading in sole_rows(stored, word_stems(asked)).items():
+        if code in candidates:
             candidates[code] = (*candidates[code], heading)
     pairs = reading.operation in _PAIRS
     term = glossary.entities.terms.get(entity)
@@ -361,11 +357,25 @@ def _summed_words(
 
     def says_the_sum(stem: str) -> bool:
         found = users[stem]
-        return bool(found) and found <= parts and len(found) >= 2 and 2 * len(found) > len(parts)
+        if not found or not found <= parts or len(found) < 2 or 2 * len(found) <= len(parts):
+            return False
+        # a part not saying it must not name another kind of line ("Interest income" beside
+        # "Domestic revenue" and "Foreign revenue": their Total is no total revenue)
+        other_kinds = _LINE_ITEMS - {stem}
+        return not any(
+            spelling_words(spelling) & other_kinds
+            for code in parts - found
+            for spelling in candidates.get(code, ())
+        )
 
     return [word for word in words if not all(says_the_sum(s) for s in word_stems(word))]
 
 
+_LINE_ITEMS = frozenset(
+    word_stems("income revenue sales cost expense gain loss profit asset liability fee tax")
+)
+"""Words naming a kind of line (an income, a cost, an asset): a part saying another kind than
+the one asked makes its Total no total of the kind asked."""
 _PAIRS = (Operation.SHARE, Operation.RATIO)
 
 
