@@ -26,7 +26,7 @@ from ragspine.answer.locale import Locale, format_amount, text
 from ragspine.answer.question import read_question
 from ragspine.answer.structured import FiguresPart
 from ragspine.answer.types import Answer, CitedSentence, FigureKind, Source
-from ragspine.glossary import Glossary, MetricKind
+from ragspine.glossary import Glossary
 from ragspine.narrative.retrieve.snippets import Snippet
 from ragspine.structured.query import MetricResult
 
@@ -68,7 +68,7 @@ def contradictions(
         if reading.entities and fact.entity not in reading.entities:
             continue
         assert fact.value is not None and fact.metric is not None
-        percent_metric = glossary.metrics.terms[fact.metric].kind is MetricKind.PERCENT
+        percent_metric = is_percent(glossary, fact.metric)
         numbers = tuple(
             n
             for n in numbers_in(sentence)

@@ -53,6 +53,7 @@ metres and ``Class 40 B`` a name."""
 _PERCENT_WORDS = frozenset({"%", "percent", "pct", "percento"})  # "per cent", "per cento" too
 _GAP = "[ \t\u00a0\u2009\u202f\u200b]"
 _DASH = "[-\u2010-\u2015]"
+_DASH_RE = re.compile(_DASH)
 _STATED = (
     rf"([0-9]+(?:[.,][0-9]+)*)({_GAP}*{_DASH}?{_GAP}*)"
     r"(%|per[\s\u200b]*cent[oi]?(?![^\W\d_])|basis[\s\u200b]*points?(?![^\W\d_])"
@@ -103,7 +104,7 @@ def stated_numbers(text: str, *, worded: bool = False) -> list[tuple[str, str]]:
                     not magnitude
                     and worded
                     and folded not in _JOINING
-                    and (word[0].islower() or re.search(_DASH, gap))
+                    and (word[0].islower() or _DASH_RE.search(gap))
                 ):
                     magnitude = WORDED
         found.append((number.replace(",", ""), magnitude))

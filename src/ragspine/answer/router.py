@@ -148,13 +148,6 @@ def _stored_reading(
         else (code,)
         for code in codes
     }
-    # a row alone under its section heading is named by the heading too ("the sales" for the
-    # one row under "Sales:"), when the question says the heading whole ("maintenance
-    # revenue" says no "Cost of revenue:" of a row "Maintenance"; see sole_rows)
-    stored = list(facts().scan(max_level=level, entity=entity))
-    for code, heading in sole_rows(stored, word_stems(asked)).items():
-        if code in candidates:
-            candidates[code] = (*candidates[code], heading)
     pairs = reading.operation in _PAIRS
     term = glossary.entities.terms.get(entity)
     names = (term.label, *term.aliases) if term is not None else (entity,)
@@ -185,6 +178,16 @@ def _stored_reading(
         )
         return replace(reading, unexplained=tuple(unexplained)) if unexplained else reading
     match = match_metrics(asked, candidates, pairs=pairs)
+    if not match.found:
+        # a row alone under its section heading is named by the heading too ("the sales" for
+        # the one row under "Sales:"), when the question says the heading whole ("maintenance
+        # revenue" says no "Cost of revenue:" of a row "Maintenance"; see sole_rows). Read
+        # only when no row's own name is found: it scans the entity's facts
+        stored = list(facts().scan(max_level=level, entity=entity))
+        headed = {c: h for c, h in sole_rows(stored, word_stems(asked)).items() if c in candidates}
+        if headed:
+            candidates.update({c: (*candidates[c], h) for c, h in headed.items()})
+            match = match_metrics(asked, candidates, pairs=pairs)
     if not match.found and not pairs:  # the glossary's metrics, if any, are not stored here
         said = operation_stems(reading.operation_word)  # what to compute, not which figure
         match = match_by_question_words(asked, candidates, said)
