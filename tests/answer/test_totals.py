@@ -399,3 +399,31 @@ def test_a_lone_row_or_a_total_is_not_named_where_the_table_says_otherwise(
     parts saying 'revenue' each made the answer a wrong row's figure."""
     answer = ask_table(ws, uid, question)
     assert f" was {wrong}" not in answer.text and f" were {wrong}" not in answer.text
+
+
+def test_a_last_total_is_named_by_what_every_line_of_its_table_says(tmp_path: Path) -> None:
+    """Every line above the last 'Total' is under a heading saying 'assets' (the subtotal
+    aside): the total assets are that Total. Before, the question was asked back, 'assets'
+    being a word of the row 'Assets held for sale'. With a section of liabilities among the
+    lines, the Total is no total of assets: still asked back."""
+    assets = [
+        ["(In millions)", "2019", "2018"],
+        ["Assets allocated to segments:", "", ""],
+        ["Food Care", "1,997.8", "1,914.4"],
+        ["Product Care", "2,762.9", "2,273.8"],
+        ["Total segments", "4,760.7", "4,188.2"],
+        ["Assets not allocated:", "", ""],
+        ["Cash and cash equivalents", "262.4", "271.7"],
+        ["Assets held for sale", "2.8", "0.6"],
+        ["Other", "387.6", "279.5"],
+        ["Total", "5,413.5", "4,740.0"],
+    ]
+    mixed = [row[:] for row in assets]
+    mixed[5] = ["Liabilities not allocated:", "", ""]
+    ws = tatqa_workspace(tmp_path, {"t-last": assets, "t-mixed": mixed})
+    answer = ask_table(ws, "t-last", "What is the total assets for year 2019?")
+    assert answer.status is AnswerStatus.ANSWERED
+    assert "5,413.5" in answer.text
+    other = ask_table(ws, "t-mixed", "What is the total assets for year 2019?")
+    assert other.status is AnswerStatus.NEEDS_CLARIFICATION and "5,413.5" not in other.text
+    ws.close()

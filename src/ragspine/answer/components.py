@@ -375,6 +375,36 @@ def sole_rows(facts: Sequence[Fact], said: frozenset[str] | set[str]) -> dict[st
     }
 
 
+def table_says(facts: Sequence[Fact], metric: str) -> tuple[frozenset[str], frozenset[str]]:
+    """(the stems every other line of ``metric``'s table says in its label or heading, the
+    metrics of those lines) when ``metric`` is stored by one row of one table only and that row
+    is the table's last; subtotals (``Total segments``) aside. Empty sets otherwise. Under
+    ``Assets allocated to segments:`` and ``Assets not allocated:``, a last ``Total`` is the
+    total of assets. ``facts`` are one entity's, as the asker sees them."""
+    tables = [rows for rows in _rows(facts).values() if any(r.metric == metric for r in rows)]
+    if len(tables) != 1:
+        return frozenset(), frozenset()
+    rows = tables[0]
+    totals = [row for row in rows if row.metric == metric]
+    if len(totals) != 1 or totals[0].index != max(row.index for row in rows):
+        return frozenset(), frozenset()
+    lines = [
+        row
+        for row in rows
+        if row is not totals[0] and not _TOTAL_LABEL.match(_own_label(row.label, row.heading))
+    ]
+    if len(lines) < 2:
+        return frozenset(), frozenset()
+    said = frozenset.intersection(
+        *(
+            spelling_words(_own_label(row.label, row.heading))
+            | (heading_words(row.heading) if row.heading else frozenset())
+            for row in lines
+        )
+    )
+    return said, frozenset(row.metric for row in rows)
+
+
 def parts_of_total(facts: Sequence[Fact], metric: str) -> frozenset[str] | None:
     """The metrics of the rows ``metric``'s row is the proven total of (:func:`_above_total`:
     the fewest rows right above it that sum to it in every period, like things); None when it

@@ -26,6 +26,7 @@ from ragspine.answer.components import (
     parts_of_total,
     sole_rows,
     summed_into,
+    table_says,
 )
 from ragspine.answer.composite import explanation
 from ragspine.answer.extractive import answer_from_snippets
@@ -335,7 +336,10 @@ def _summed_words(
     level: int,
 ) -> list[str]:
     """The ``words`` left doubtful once a bare ``Total`` row is read as the total of the rows
-    it is the proven sum of (:func:`ragspine.answer.components.parts_of_total`).
+    it is the proven sum of (:func:`ragspine.answer.components.parts_of_total`), or of the
+    table it closes (:func:`ragspine.answer.components.table_says`: a word every other line of
+    the table says in its label or heading, as ``assets`` under ``Assets allocated to
+    segments:`` and ``Assets not allocated:``, names what the last ``Total`` counts).
 
     ``the total personnel expenses`` matched to ``Total`` beside ``Pension expenses``,
     ``Restructuring expenses`` and ``Wages and salaries``: ``expenses`` is a word of most rows
@@ -349,8 +353,10 @@ def _summed_words(
     (metric,) = found.metrics
     if any(spelling_words(s) - TOTAL_STEMS for s in candidates[metric]):
         return words
-    parts = parts_of_total(list(store.scan(max_level=level, entity=entity)), metric)
-    if parts is None:
+    facts = list(store.scan(max_level=level, entity=entity))
+    parts = parts_of_total(facts, metric) or frozenset()
+    every, lines = table_says(facts, metric)
+    if not parts and not every:
         return words
     users = {
         stem: {code for code, spellings in candidates.items() for sp in spellings
@@ -360,6 +366,8 @@ def _summed_words(
 
     def says_the_sum(stem: str) -> bool:
         found = users[stem]
+        if stem in every and found <= lines:  # every line of the table says it
+            return True
         if not found or not found <= parts or len(found) < 2 or 2 * len(found) <= len(parts):
             return False
         # a part not saying it must not name another kind of line ("Interest income" beside
