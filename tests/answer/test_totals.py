@@ -5,6 +5,7 @@ may name the total); a count asked for is never answered with a negative figure 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
 
@@ -426,4 +427,26 @@ def test_a_last_total_is_named_by_what_every_line_of_its_table_says(tmp_path: Pa
     assert "5,413.5" in answer.text
     other = ask_table(ws, "t-mixed", "What is the total assets for year 2019?")
     assert other.status is AnswerStatus.NEEDS_CLARIFICATION and "5,413.5" not in other.text
+    ws.close()
+
+
+def test_a_hidden_line_keeps_a_last_total_unnamed(tmp_path: Path) -> None:
+    """A line the asker may not see might say something else: the visible lines all saying
+    'assets' prove nothing then, and the question is asked back."""
+    table = [
+        ["(In millions)", "2019", "2018"],
+        ["Assets:", "", ""],
+        ["Cash", "262.4", "271.7"],
+        ["Assets held for sale", "2.8", "0.6"],
+        ["Accrued liabilities", "50.0", "40.0"],
+        ["Total", "999.9", "888.8"],
+    ]
+    ws = tatqa_workspace(tmp_path, {"t-hid": table})
+    question = "What is the total assets for year 2019?"
+    # the row is read under 'Assets:' like the others: visible, the question is answered
+    assert ask_table(ws, "t-hid", question).status is AnswerStatus.ANSWERED
+    hidden = [f for f in ws.facts.scan(max_level=9) if "Accrued liabilities" in f.locator]
+    ws.facts.write([replace(f, sensitivity=Sensitivity.RESTRICTED) for f in hidden])
+    answer = ask_table(ws, "t-hid", question)
+    assert answer.status is AnswerStatus.NEEDS_CLARIFICATION and "999.9" not in answer.text
     ws.close()

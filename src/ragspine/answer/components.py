@@ -378,7 +378,8 @@ def sole_rows(facts: Sequence[Fact], said: frozenset[str] | set[str]) -> dict[st
 def table_says(facts: Sequence[Fact], metric: str) -> tuple[frozenset[str], frozenset[str]]:
     """(the stems every other line of ``metric``'s table says in its label or heading, the
     metrics of those lines) when ``metric`` is stored by one row of one table only and that row
-    is the table's last; subtotals (``Total segments``) aside. Empty sets otherwise. Under
+    is the table's last, and no row of the table from its first read row or heading on is
+    unread or hidden; subtotals (``Total segments``) aside. Empty sets otherwise. Under
     ``Assets allocated to segments:`` and ``Assets not allocated:``, a last ``Total`` is the
     total of assets. ``facts`` are one entity's, as the asker sees them."""
     tables = [rows for rows in _rows(facts).values() if any(r.metric == metric for r in rows)]
@@ -393,8 +394,9 @@ def table_says(facts: Sequence[Fact], metric: str) -> tuple[frozenset[str], froz
         for row in rows
         if row is not totals[0] and not _TOTAL_LABEL.match(_own_label(row.label, row.heading))
     ]
-    if len(lines) < 2:
-        return frozenset(), frozenset()
+    seen = {row.index for row in rows} | {r.heading_row for r in rows if r.heading_row}
+    if len(lines) < 2 or seen != set(range(min(seen), totals[0].index + 1)):
+        return frozenset(), frozenset()  # a row unread or hidden: what it says is not known
     said = frozenset.intersection(
         *(
             spelling_words(_own_label(row.label, row.heading))
