@@ -139,3 +139,21 @@ def test_unsupported_is_exactly_the_numbers_absent_from_the_evidence(
     report = check_numbers(text, [" ".join(map(str, known))])
     assert report.numbers == tuple(map(str, said))
     assert report.unsupported == tuple(str(n) for n in said if n not in known)
+
+
+_PIECES = st.sampled_from(
+    [
+        *"0123456789,.-%$€£ kmbKMB\u2011\u2013\u00a0\u200b\n",
+        *("per", "cent", "basis", "points", "bps", "million", "bn", "Class", "of", "in"),
+    ]
+)
+
+
+@given(st.lists(_PIECES, max_size=30).map("".join))
+def test_magnitudes_read_the_same_numbers_and_any_text_supports_itself(text: str) -> None:
+    """The magnitude reading finds exactly the numbers numbers_in finds, in order, and a text
+    copied verbatim from its evidence is always supported (the guard never drops a sentence
+    for repeating its cited passage)."""
+    for worded in (False, True):
+        assert [n for n, _ in stated_numbers(text, worded=worded)] == numbers_in(text)
+    assert check_numbers(text, [text]).supported
