@@ -148,7 +148,7 @@ def is_percent(glossary: Glossary, metric: str | None) -> bool:
     return term is not None and term.kind is MetricKind.PERCENT
 
 
-def _supported(number: str, magnitude: str, seen: Mapping[str, set[str]]) -> bool:
+def supported_at(number: str, magnitude: str, seen: Mapping[str, set[str]]) -> bool:
     """Whether ``number`` written at ``magnitude`` is supported by ``seen`` (each evidence
     number -> the magnitudes it is written with there: ``""`` for bare, which supports any;
     :data:`WORDED` for one followed by another word, which supports none)."""
@@ -158,7 +158,9 @@ def _supported(number: str, magnitude: str, seen: Mapping[str, set[str]]) -> boo
     return not magnitude or "" in found or magnitude in found
 
 
-def _magnitudes(texts: Iterable[str]) -> dict[str, set[str]]:
+def evidence_magnitudes(texts: Iterable[str]) -> dict[str, set[str]]:
+    """Each number of ``texts`` -> the magnitudes it is written with there (``""`` bare,
+    :data:`WORDED` before another word): what :func:`supported_at` reads."""
     seen: dict[str, set[str]] = {}
     for evidence in texts:
         for number, magnitude in stated_numbers(evidence, worded=True):
@@ -185,11 +187,11 @@ def check_numbers(text: str, evidence_texts: Iterable[str]) -> GuardReport:
     """Check every number in ``text`` against the numbers of ``evidence_texts``: a number is
     unsupported when no evidence text holds it, or when its magnitude contradicts every one
     that does (see the module docstring)."""
-    seen = _magnitudes(evidence_texts)
+    seen = evidence_magnitudes(evidence_texts)
     stated = stated_numbers(text)
     return GuardReport(
         tuple(n for n, _ in stated),
-        tuple(n for n, magnitude in stated if not _supported(n, magnitude, seen)),
+        tuple(n for n, magnitude in stated if not supported_at(n, magnitude, seen)),
     )
 
 
@@ -198,11 +200,11 @@ def unsupported_numbers(
 ) -> list[str]:
     """The numbers of ``text`` (in order, repeats kept) that neither ``evidence_texts`` nor a
     found fact's value (``facts``) supports at the magnitude they are written with."""
-    seen = _magnitudes(evidence_texts)
+    seen = evidence_magnitudes(evidence_texts)
     return [
         n
         for n, magnitude in stated_numbers(text)
-        if not _supported(n, magnitude, seen) and not is_fact_value(n, facts, magnitude)
+        if not supported_at(n, magnitude, seen) and not is_fact_value(n, facts, magnitude)
     ]
 
 
@@ -312,12 +314,12 @@ def guard_sentences(
         for marker in markers:
             found = numbers_of.get(marker)
             if found is None:
-                found = numbers_of[marker] = _magnitudes([evidence[marker]])
+                found = numbers_of[marker] = evidence_magnitudes([evidence[marker]])
             cited.append(found)
         missing = [
             n
             for n, magnitude in stated_numbers(sentence.text)
-            if not any(_supported(n, magnitude, seen) for seen in cited)
+            if not any(supported_at(n, magnitude, seen) for seen in cited)
             and not is_fact_value(n, facts, magnitude)
         ]
         verdict = GuardVerdict.UNSUPPORTED_NUMBER if missing else GuardVerdict.KEPT

@@ -40,10 +40,12 @@ from typing import TYPE_CHECKING, Any
 
 from ragspine.answer.guard import (
     PERCENT,
+    evidence_magnitudes,
     fact_magnitude,
     is_percent,
     numbers_in,
     stated_numbers,
+    supported_at,
 )
 from ragspine.answer.options import AskOptions
 from ragspine.answer.question import Operation, read_question
@@ -377,14 +379,21 @@ def score_numbers(
 
 
 _Seen = dict[str, set[str]]
-"""Numbers a source holds -> the magnitudes each may be written with there
-(:func:`~ragspine.answer.guard.stated_numbers`); :data:`_ANY` for a bare number of a chunk or
-the question (a table cell under its heading: any magnitude)."""
-_ANY = "*"
+"""Numbers a source holds -> the magnitudes each may be written with there, as
+:func:`~ragspine.answer.guard.supported_at` reads them: ``""`` for a bare number of a chunk or
+the question (a table cell under its heading: any magnitude), :data:`_NO_SCALE` for a figure
+in units or at a scale its source never stated (no scale word)."""
+_NO_SCALE = "none"
 
 
 def _seen(numbers: Iterable[str], magnitude: str) -> _Seen:
     return {number: {magnitude} for number in numbers}
+
+
+def _figure_seen(numbers: Iterable[str], magnitude: str) -> _Seen:
+    """A stored or computed figure's numbers: its own magnitude only, no scale word when it
+    has none."""
+    return _seen(numbers, magnitude or _NO_SCALE)
 
 
 def _merged(*seen: _Seen) -> _Seen:
@@ -393,12 +402,6 @@ def _merged(*seen: _Seen) -> _Seen:
         for number, magnitudes in one.items():
             merged.setdefault(number, set()).update(magnitudes)
     return merged
-
-
-def _said_by(number: str, magnitude: str, seen: _Seen) -> bool:
-    """Whether ``seen`` holds ``number`` at ``magnitude`` (none said: any)."""
-    found = seen.get(number)
-    return found is not None and (not magnitude or _ANY in found or magnitude in found)
 
 
 def _magnitude(
@@ -419,7 +422,7 @@ def _fact_numbers(answer: Answer, facts: FactStore, glossary: Glossary | None) -
         found[source.marker] = (
             {}
             if stored is None
-            else _seen(
+            else _figure_seen(
                 _renderings(stored.value),
                 _magnitude(stored.scale, stored.unit, source.fact.metric, glossary),
             )
@@ -484,13 +487,13 @@ def _computed_numbers(answer: Answer, facts: FactStore, glossary: Glossary | Non
             percents = {PERCENT} if figure.kind in _IN_KIND and PERCENT in inputs else set()
             numbers = _merged(
                 numbers,
-                {n: {own, *percents} for n in _renderings(exact)},
-                _seen({str(abs(exact.numerator)), str(exact.denominator)}, ""),
+                {n: {own or _NO_SCALE, *percents} for n in _renderings(exact)},
+                _figure_seen({str(abs(exact.numerator)), str(exact.denominator)}, ""),
                 *(
-                    _seen(_renderings(i.value), magnitude)
+                    _figure_seen(_renderings(i.value), magnitude)
                     for i, magnitude in zip(figure.inputs, inputs, strict=True)
                 ),
-                _seen({str(len(figure.inputs))}, ""),  # "/ 2" of an average
+                _figure_seen({str(len(figure.inputs))}, ""),  # "/ 2" of an average
             )
     return numbers
 
@@ -542,11 +545,8 @@ def fabricated_numbers(
     by_fact = _fact_numbers(answer, facts, glossary)
     cited_names = _cited_names(answer)
     computed = _computed_numbers(answer, facts, glossary)
-    chunk_numbers = {
-        marker: _merged(*({n: {m or _ANY}} for n, m in stated_numbers(text, worded=True)))
-        for marker, text in chunk_texts.items()
-    }
-    base = _seen((n for t in (question, *extra_allowed) for n in numbers_in(t)), _ANY)
+    chunk_numbers = {marker: evidence_magnitudes([text]) for marker, text in chunk_texts.items()}
+    base = _seen((n for t in (question, *extra_allowed) for n in numbers_in(t)), "")
     every_source = _merged(computed, *by_fact.values(), *chunk_numbers.values())
     names = _whole(extra_allowed)
     fabricated: list[str] = []
@@ -564,11 +564,11 @@ def fabricated_numbers(
             *(chunk_numbers.get(m, {}) for m in sentence.markers),
         )
         for number, magnitude in stated_numbers(text):
-            if _said_by(number, magnitude, base):
+            if supported_at(number, magnitude, base):
                 continue
-            if not _said_by(number, magnitude, every_source):
+            if not supported_at(number, magnitude, every_source):
                 fabricated.append(number)
-            if not _said_by(number, magnitude, own):
+            if not supported_at(number, magnitude, own):
                 invalid = True
     return fabricated, invalid
 
