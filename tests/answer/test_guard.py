@@ -99,6 +99,41 @@ def test_magnitudes_found_by_the_second_review() -> None:
     assert check_numbers("A class 40 B share.", million).supported  # no currency: a name
 
 
+@pytest.mark.parametrize(
+    ("text", "stated"),
+    [
+        ("€m 40, £bn 1.2, USD bn 2.5, $ m 3", "40 million|1.2 billion|2.5 billion|3 million"),
+        ("EUR 40 m and USD mln 4.5 and EUR thousands 30", "40 million|4.5 million|30 thousand"),
+        ("2,455 USD million; 7 EUR bn", "2455 million|7 billion"),
+        ("In 2019 USD 40 m; in 2018 USD bn 3", "2019 |40 million|2018 |3 billion"),
+        ("40 MM, 40 mm of rain, 40 thousand million", "40 million|40 |40 billion"),
+        ("3.5 trn, Rs 40 crore, 9 lakhs", "3.5 trillion|40 crore|9 lakh"),
+        ("eur 40 m, 40 usd bn, $m 40 million", "40 |40 |40 million"),
+    ],
+)
+def test_magnitudes_written_before_the_number_or_after_a_currency_code(
+    text: str, stated: str
+) -> None:
+    """A currency sign or code may carry the magnitude before its number (`€m 40`), and a
+    code may stand between a number and its magnitude (`2,455 USD million`); codes are
+    capitals only, and a code before the next number is not the previous number's word."""
+    assert stated_numbers(text) == [tuple(said.split(" ")) for said in stated.split("|")]
+    assert [n for n, _ in stated_numbers(text)] == numbers_in(text)
+
+
+def test_a_magnitude_before_the_number_or_after_a_code_must_agree_with_the_evidence() -> None:
+    """Each was read as a bare number before, which any passage holding the digits supported:
+    `USD bn 40` passed against `USD 40 million`."""
+    million = ["Revenue was USD 40 million, costs 2,455 thousand and 9 lakh of units."]
+    for said in ("USD bn 40", "€bn 40", "40 thousand million", "2,455 USD million", "9 crore"):
+        assert check_numbers(f"It was {said}.", million).unsupported, said
+    for said in ("USD m 40", "€m 40", "40 MM", "2,455 USD thousand", "EUR 40 m", "9 lakhs"):
+        assert check_numbers(f"It was {said}.", million).supported, said
+    # in the evidence, a magnitude before the number is read as well: it supports only itself
+    assert check_numbers("It was 40 billion.", ["Revenue: €m 40."]).unsupported == ("40",)
+    assert check_numbers("It was 40 million.", ["Revenue: €m 40."]).supported
+
+
 def test_a_number_followed_by_another_word_supports_no_magnitude() -> None:
     """'12 months' states 12 of something else: '12 billion' is not in it. A joining word
     after a number leaves it bare ('2,455 in 2019': the heading may say 'in millions')."""
@@ -145,6 +180,7 @@ _PIECES = st.sampled_from(
     [
         *"0123456789,.-%$€£ kmbKMB\u2011\u2013\u00a0\u200b\n",
         *("per", "cent", "basis", "points", "bps", "million", "bn", "Class", "of", "in"),
+        *("USD", "EUR", "thousand", "MM", "trn", "crore", "mln"),
     ]
 )
 

@@ -9,7 +9,9 @@ currency symbols, percent signs and scale words are not part of it. So ``1,234``
 between digits is always read as a thousands separator (``3,4`` states ``34``).
 
 A scale word or percent sign right after a number is its *magnitude* (:func:`stated_numbers`:
-``1,234 million`` and ``$1234m`` state 1234 at ``million``, ``12.5%`` at ``percent``). The
+``1,234 million`` and ``$1234m`` state 1234 at ``million``, ``12.5%`` at ``percent``), and so
+is one between a currency and its number (``€m 40``, ``USD bn 2.5``) or after a code that
+follows the number (``2,455 USD million``). The
 number alone is what must be in the evidence; a magnitude must not contradict it: ``2,455
 billion`` is unsupported by a chunk that says only ``2,455 million``, and by a found fact stored
 at ``million`` (or at no stated scale, or as units). A bare number in the evidence (a table cell
@@ -42,30 +44,52 @@ _MAGNITUDE_WORDS = {
         "billion", "billions", "bn", "bln", "bil", "mld", "mrd", "miliardo", "miliardi",
         "milliard", "milliards",
     ),
-    "trillion": ("trillion", "trillions", "tn"),
+    "trillion": ("trillion", "trillions", "tn", "trn"),
     "basis point": ("bp", "bps", "basispoint", "basispoints"),
+    "lakh": ("lakh", "lakhs"),  # 100 thousand
+    "crore": ("crore", "crores"),  # 10 million
 }  # fmt: skip
+_MAGNITUDE_WORDS["billion"] += ("thousandmillion", "thousandmillions")  # the British billion
 _MAGNITUDE_OF = {word: name for name, words in _MAGNITUDE_WORDS.items() for word in words}
 _LETTERS = {"k": "thousand", "m": "million", "mm": "million", "b": "billion"}
 """Magnitudes of one or two letters: right against the number (``$1234m``, ``5k``, ``40B``),
-or apart after a currency sign (``$40 B``, ``€ 5 MM``); apart with none, ``3 m`` may be
-metres and ``Class 40 B`` a name."""
+or apart after a currency sign or code (``$40 B``, ``€ 5 MM``, ``EUR 40 m``) or before the
+number after one (``€m 40``, ``USD bn 2.5``); apart with none, ``3 m`` may be metres and
+``Class 40 B`` a name (but ``40 MM``, in capitals, is a million)."""
+_CODES = "USD|EUR|GBP|CHF|JPY|CNY|RMB|INR|CAD|AUD|HKD|SGD|SEK|NOK|DKK|ZAR|BRL|MXN|KRW"
+"""Currency codes read like a currency sign: in capitals only (``eur`` is no code)."""
+_PREFIX = "mm|mn|mln|m|bn|b|k|millions?|billions?|thousands?"
+"""A magnitude written between a currency and its number: ``€m 40``, ``USD bn 2.5``."""
 _PERCENT_WORDS = frozenset({"%", "percent", "pct", "percento"})  # "per cent", "per cento" too
 _GAP = "[ \t\u00a0\u2009\u202f\u200b]"
 _DASH = "[-\u2010-\u2015]"
 _DASH_RE = re.compile(_DASH)
-_STATED = (
-    rf"([0-9]+(?:[.,][0-9]+)*)({_GAP}*{_DASH}?{_GAP}*)"
+_NUMBER_GAP = rf"([0-9]+(?:[.,][0-9]+)*)({_GAP}*{_DASH}?{_GAP}*)"
+_WORD = (
     r"(%|per[\s\u200b]*cent[oi]?(?![^\W\d_])|basis[\s\u200b]*points?(?![^\W\d_])"
-    r"|[^\W\d_]+)?"
+    r"|thousand[\s\u200b]+millions?(?![^\W\d_])|[^\W\d_]+)?"
 )
-_STATED_RE = re.compile(rf"(){_STATED}", re.IGNORECASE)
-_STATED_AFTER_SIGN_RE = re.compile(rf"(?:([$€£])[ \t\u00a0]*)?{_STATED}", re.IGNORECASE)
-"""The same with the currency sign before the number: slower, so only for a text with a
-sign before a number and a spaced letter after it (:data:`_SIGN_SPACED_RE`)."""
-_SIGN_SPACED_RE = re.compile(
-    r"[$€£][ \t\u00a0]*[0-9][0-9.,]*[ \t\u00a0]+(?:k|m|mm|b)(?![^\W\d_])", re.IGNORECASE
+_STATED_RE = re.compile(rf"()(){_NUMBER_GAP}(){_WORD}", re.IGNORECASE)
+_STATED_WITH_CURRENCY_RE = re.compile(
+    rf"(?:([$€£]|\b(?-i:{_CODES}))[ \t\u00a0]*(?:({_PREFIX})\.?[ \t\u00a0]*(?=[0-9]))?)?"
+    rf"{_NUMBER_GAP}(?:\b((?-i:{_CODES}))[ \t\u00a0]+(?=[^\W\d_])"
+    rf"(?!(?:{_PREFIX})\.?[ \t\u00a0]*[0-9]))?"
+    # a code before the next number is that number's ("2019 USD 40 m"), not this one's word
+    rf"(?!\b(?-i:{_CODES})[ \t\u00a0]*(?:(?:{_PREFIX})\.?[ \t\u00a0]*)?[0-9]){_WORD}",
+    re.IGNORECASE,
 )
+"""The same reading a currency before the number, a magnitude between the two and a currency
+code between the number and its magnitude (``2,455 USD million``): slower, so only for a text
+where :data:`_CURRENCY_CUE_RE` finds one of them next to a magnitude it alone can read."""
+_CURRENCY_CUE_RE = re.compile(
+    rf"(?:[$€£]|\b(?-i:{_CODES}))[ \t\u00a0]*(?:(?:{_PREFIX})\.?[ \t\u00a0]*[0-9]"
+    r"|[0-9][0-9.,]*[ \t\u00a0]+(?:k|m|mm|b)(?![^\W\d_]))"
+    rf"|[0-9][ \t\u00a0]+(?-i:{_CODES})[ \t\u00a0]+[^\W\d_]",
+    re.IGNORECASE,
+)
+_CAPITALS_RE = re.compile("[A-Z]{3}")
+"""With a look for a currency sign, a first look for any currency (a code is three capitals):
+much faster than :data:`_CURRENCY_CUE_RE`, which only a text with one of them needs."""
 PERCENT = "percent"
 """The magnitude of a number written with ``%`` (``percent``, ``per cent``, ``pct``)."""
 WORDED = "word"
@@ -90,21 +114,28 @@ def stated_numbers(text: str, *, worded: bool = False) -> list[tuple[str, str]]:
     :data:`PERCENT`, or ``""`` when none is (``2,455`` alone, ``12 months``). With ``worded``, a
     number followed by a word that is no magnitude gives :data:`WORDED` instead of ``""``."""
     found = []
-    pattern = _STATED_AFTER_SIGN_RE if _SIGN_SPACED_RE.search(text) else _STATED_RE
-    for currency, number, gap, word in pattern.findall(text):
+    currency_cue = (
+        "$" in text or "€" in text or "£" in text or _CAPITALS_RE.search(text)
+    ) and _CURRENCY_CUE_RE.search(text)
+    pattern = _STATED_WITH_CURRENCY_RE if currency_cue else _STATED_RE
+    for currency, before, number, gap, code, word in pattern.findall(text):
         magnitude = ""
+        if before:  # "€m 40": the magnitude before the number, unless one follows it
+            folded = before.casefold()
+            magnitude = _LETTERS.get(folded) or _MAGNITUDE_OF.get(folded, "")
         if word:
             folded = "".join(word.casefold().split())  # "per cent": one word
             if folded in _PERCENT_WORDS or folded.startswith("percent"):
                 magnitude = PERCENT
             else:
-                letters = _LETTERS.get(folded, "") if currency or not gap else ""
-                magnitude = _MAGNITUDE_OF.get(folded, "") or letters
+                apart = currency or code or not gap or word == "MM"
+                letters = _LETTERS.get(folded, "") if apart else ""
+                magnitude = _MAGNITUDE_OF.get(folded, "") or letters or magnitude
                 if (
                     not magnitude
                     and worded
                     and folded not in _JOINING
-                    and (word[0].islower() or _DASH_RE.search(gap))
+                    and (word[0].islower() or _DASH_RE.search(gap) or code)
                 ):
                     magnitude = WORDED
         found.append((number.replace(",", ""), magnitude))
