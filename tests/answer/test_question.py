@@ -258,6 +258,27 @@ def test_a_split_year_is_the_year_it_ends_in_as_a_header_says(tmp_path: Path) ->
     assert pair.periods == ("FY2019", "FY2018")
 
 
+def test_the_whole_a_share_is_represented_by_or_made_of_is_named_first(tmp_path: Path) -> None:
+    """'the percentage of revenue represented by cost of sales' asked for revenue as a
+    percentage of cost of sales (refused: the first is larger); the whole is named first
+    in every phrasing of it, and the part first in 'X as a percentage of Y'."""
+    ws = tatqa_workspace(
+        tmp_path,
+        {"made": [["", "2019"], ["Revenue", "200"], ["Cost of sales", "50"], ["Other", "150"]]},
+    )
+    for question in (
+        "What was the percentage of revenue represented by cost of sales in 2019?",
+        "What is the share of revenue that was made up of cost of sales in 2019?",
+        "What was the portion of revenue accounted for by cost of sales in 2019?",
+        "What percentage of revenue is represented by cost of sales in 2019?",
+        "What was cost of sales as a percentage of revenue in 2019?",
+    ):
+        answer = ask_table(ws, "made", question)
+        assert answer.status is AnswerStatus.ANSWERED, question
+        assert "Cost of sales FY2019 as a percentage of" in answer.text, question
+        assert "50 / 200 = 25 %" in answer.text, question
+
+
 def test_a_number_the_question_multiplies_by_is_a_constant(glossary: Glossary) -> None:
     """``1000 times X`` asks for arithmetic with a number only the question gives, like ``X
     times 1000``: it must not be answered with X alone."""
