@@ -8,8 +8,10 @@ from hypothesis import strategies as st
 
 from ragspine.answer.guard import (
     PERCENT,
+    DraftSentence,
     GuardReport,
     check_numbers,
+    guard_sentences,
     numbers_in,
     stated_numbers,
 )
@@ -132,6 +134,33 @@ def test_a_magnitude_before_the_number_or_after_a_code_must_agree_with_the_evide
     # in the evidence, a magnitude before the number is read as well: it supports only itself
     assert check_numbers("It was 40 billion.", ["Revenue: €m 40."]).unsupported == ("40",)
     assert check_numbers("It was 40 million.", ["Revenue: €m 40."]).supported
+
+
+def test_magnitudes_before_the_number_found_by_the_review() -> None:
+    # a heading's scale run into a count is not the count's magnitude
+    assert check_numbers("Operating profit was £52m.", ["£m 52 weeks to 30 March"]).unsupported
+    assert check_numbers("It grew USD 12 million.", ["All in USD m. 12 months ended"]).unsupported
+    # a code before the next row's capitalised label leaves a cell bare, as any label does
+    table = ["Net sales 2,455 USD Operating income 300 USD"]
+    assert check_numbers("Net sales were 2,455 million.", table).supported
+    # every magnitude word may stand before the number
+    for said, evidence in (
+        ("USD bln 40", "USD 40 million"),
+        ("USD trn 3", "USD 3 million"),
+        ("INR crore 40", "INR 40 lakh"),
+        ("EUR Mio. 40", "EUR 40 billion"),
+        ("€m\u202f40", "€40bn"),
+    ):
+        assert check_numbers(f"It was {said}.", [evidence]).unsupported, said
+    # a text reads the same whatever else is in it: "$40-m" with or without a "€m 5" beside it
+    decision = guard_sentences(
+        [DraftSentence("Revenue was $40-m and costs were €m 5.", (1, 2))],
+        {1: "Revenue was $40-m.", 2: "Costs were €m 5."},
+    )
+    assert decision[0].kept
+    for text in ("$40\u2009m", "$40-m", "40\u202fUSD million"):
+        alone = stated_numbers(text, worded=True)
+        assert stated_numbers(f"{text}; EUR 5 m", worded=True)[: len(alone)] == alone, text
 
 
 def test_a_number_followed_by_another_word_supports_no_magnitude() -> None:

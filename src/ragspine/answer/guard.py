@@ -58,12 +58,21 @@ number after one (``€m 40``, ``USD bn 2.5``); apart with none, ``3 m`` may be 
 ``Class 40 B`` a name (but ``40 MM``, in capitals, is a million)."""
 _CODES = "USD|EUR|GBP|CHF|JPY|CNY|RMB|INR|CAD|AUD|HKD|SGD|SEK|NOK|DKK|ZAR|BRL|MXN|KRW"
 """Currency codes read like a currency sign: in capitals only (``eur`` is no code)."""
-_PREFIX = "mm|mn|mln|m|bn|b|k|millions?|billions?|thousands?"
-"""A magnitude written between a currency and its number: ``€m 40``, ``USD bn 2.5``."""
 _PERCENT_WORDS = frozenset({"%", "percent", "pct", "percento"})  # "per cent", "per cento" too
 _GAP = "[ \t\u00a0\u2009\u202f\u200b]"
 _DASH = "[-\u2010-\u2015]"
 _DASH_RE = re.compile(_DASH)
+_MAGNITUDE_BEFORE = "|".join(
+    re.escape(word)
+    for word in sorted(
+        {*_LETTERS, *(w for w, name in _MAGNITUDE_OF.items() if name != "basis point")}
+        - {"thousandmillion", "thousandmillions"},
+        key=len,
+        reverse=True,
+    )
+)
+"""A magnitude written between a currency and its number (``€m 40``, ``USD bn 2.5``, ``INR
+crore 40``): any of :data:`_MAGNITUDE_WORDS` (basis points aside) or :data:`_LETTERS`."""
 _NUMBER_GAP = rf"([0-9]+(?:[.,][0-9]+)*)({_GAP}*{_DASH}?{_GAP}*)"
 _WORD = (
     r"(%|per[\s\u200b]*cent[oi]?(?![^\W\d_])|basis[\s\u200b]*points?(?![^\W\d_])"
@@ -71,20 +80,21 @@ _WORD = (
 )
 _STATED_RE = re.compile(rf"()(){_NUMBER_GAP}(){_WORD}", re.IGNORECASE)
 _STATED_WITH_CURRENCY_RE = re.compile(
-    rf"(?:([$€£]|\b(?-i:{_CODES}))[ \t\u00a0]*(?:({_PREFIX})\.?[ \t\u00a0]*(?=[0-9]))?)?"
-    rf"{_NUMBER_GAP}(?:\b((?-i:{_CODES}))[ \t\u00a0]+(?=[^\W\d_])"
-    rf"(?!(?:{_PREFIX})\.?[ \t\u00a0]*[0-9]))?"
+    rf"(?:([$€£]|\b(?-i:{_CODES})){_GAP}*(?:({_MAGNITUDE_BEFORE})\.?{_GAP}*(?=[0-9]))?)?"
+    rf"{_NUMBER_GAP}(?:\b((?-i:{_CODES})){_GAP}+(?=[^\W\d_])"
+    rf"(?!(?:{_MAGNITUDE_BEFORE})\.?{_GAP}*[0-9]))?"
     # a code before the next number is that number's ("2019 USD 40 m"), not this one's word
-    rf"(?!\b(?-i:{_CODES})[ \t\u00a0]*(?:(?:{_PREFIX})\.?[ \t\u00a0]*)?[0-9]){_WORD}",
+    rf"(?!\b(?-i:{_CODES}){_GAP}*(?:(?:{_MAGNITUDE_BEFORE})\.?{_GAP}*)?[0-9]){_WORD}",
     re.IGNORECASE,
 )
 """The same reading a currency before the number, a magnitude between the two and a currency
 code between the number and its magnitude (``2,455 USD million``): slower, so only for a text
-where :data:`_CURRENCY_CUE_RE` finds one of them next to a magnitude it alone can read."""
+where :data:`_CURRENCY_CUE_RE` finds a currency next to a number it may read differently
+(the cue is looser than the reading: it may pick this pattern for nothing, never miss it)."""
 _CURRENCY_CUE_RE = re.compile(
-    rf"(?:[$€£]|\b(?-i:{_CODES}))[ \t\u00a0]*(?:(?:{_PREFIX})\.?[ \t\u00a0]*[0-9]"
-    r"|[0-9][0-9.,]*[ \t\u00a0]+(?:k|m|mm|b)(?![^\W\d_]))"
-    rf"|[0-9][ \t\u00a0]+(?-i:{_CODES})[ \t\u00a0]+[^\W\d_]",
+    rf"(?:[$€£]|\b(?-i:{_CODES})){_GAP}*(?:(?:{_MAGNITUDE_BEFORE})\.?{_GAP}*[0-9]"
+    rf"|[0-9][0-9.,]*(?:{_GAP}|{_DASH})+(?:k|m|mm|b)(?![^\W\d_]))"
+    rf"|[0-9](?:{_GAP}|{_DASH})+(?-i:{_CODES}){_GAP}+[^\W\d_]",
     re.IGNORECASE,
 )
 _CAPITALS_RE = re.compile("[A-Z]{3}")
@@ -109,10 +119,13 @@ _JOINING = frozenset(
 
 def stated_numbers(text: str, *, worded: bool = False) -> list[tuple[str, str]]:
     """The numbers written in ``text`` in order (as :func:`numbers_in` reads them), each with
-    the magnitude written right after it (a dash or spaces between them allowed:
-    ``$40-billion``): ``thousand``, ``million``, ``billion``, ``trillion``, ``basis point``,
-    :data:`PERCENT`, or ``""`` when none is (``2,455`` alone, ``12 months``). With ``worded``, a
-    number followed by a word that is no magnitude gives :data:`WORDED` instead of ``""``."""
+    the magnitude written with it: right after it (a dash or spaces between them allowed:
+    ``$40-billion``; a currency code too: ``2,455 USD million``) or between a currency and it
+    (``€m 40``, unless a word that is no magnitude follows the number: ``£m 52 weeks`` is a
+    heading's scale run into a count): ``thousand``, ``million``, ``billion``, ``trillion``,
+    ``basis point``, ``lakh``, ``crore``, :data:`PERCENT`, or ``""`` when none is (``2,455``
+    alone, ``12 months``). With ``worded``, a number followed by a word that is no magnitude
+    gives :data:`WORDED` instead of ``""``."""
     found = []
     currency_cue = (
         "$" in text or "€" in text or "£" in text or _CAPITALS_RE.search(text)
@@ -130,12 +143,15 @@ def stated_numbers(text: str, *, worded: bool = False) -> list[tuple[str, str]]:
             else:
                 apart = currency or code or not gap or word == "MM"
                 letters = _LETTERS.get(folded, "") if apart else ""
-                magnitude = _MAGNITUDE_OF.get(folded, "") or letters or magnitude
+                named = _MAGNITUDE_OF.get(folded, "") or letters
+                if not named and folded not in _JOINING and word[0].islower():
+                    magnitude = ""  # "£m 52 weeks": a heading's scale, not this number's
+                magnitude = named or magnitude
                 if (
                     not magnitude
                     and worded
                     and folded not in _JOINING
-                    and (word[0].islower() or _DASH_RE.search(gap) or code)
+                    and (word[0].islower() or _DASH_RE.search(gap))
                 ):
                     magnitude = WORDED
         found.append((number.replace(",", ""), magnitude))
