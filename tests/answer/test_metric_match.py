@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from conftest import ask_table, tatqa_workspace
 from ragspine import Workspace
-from ragspine.answer.metric_match import match_metrics, unexplained_words
+from ragspine.answer.metric_match import match_metrics, unexplained_words, unglued
 from ragspine.answer.options import AskOptions
 from ragspine.answer.types import Answer, AnswerStatus, FigureKind
 from ragspine.security import PUBLIC, Principal, Sensitivity
@@ -1878,3 +1879,33 @@ def test_a_percent_row_is_a_metric_of_its_own(tmp_path: Path) -> None:
     why = ws.ask("Why did the cloud total margin increase in 2019?", options, principal=PUBLIC)
     assert why.route == "structured" and why.status is AnswerStatus.NEEDS_CLARIFICATION
     assert "Total Margin %" in why.text and not why.figures
+
+
+def test_words_a_pdf_ran_together_are_read_apart_as_the_question_writes_them(
+    tmp_path: Path,
+) -> None:
+    """``othercurrent`` and ``sharespurchased`` are how a PDF's text runs words together; the
+    row was asked back (``accounts payable`` and ``other`` matched, ``liabilities`` left
+    over). The question's own words in a row name it; a word it says itself is never split."""
+    ws = tatqa_workspace(
+        tmp_path,
+        {
+            "glued": [
+                ["", "2014", "2013"],
+                ["Accounts payable", "877", "803"],
+                ["Dividends payable", "438", "356"],
+                ["Income and other taxes payable", "412", "491"],
+                ["Other", "640", "579"],
+                ["Total accounts payable and othercurrent liabilities", "2,367", "2,229"],
+            ]
+        },
+    )
+    for question in (
+        "What is the balance of total accounts payable and other current liabilities in 2014?",
+        "What is total accounts payable and other current liabilities in 2014?",
+    ):
+        answer = ask_table(ws, "glued", question)
+        assert answer.status is AnswerStatus.ANSWERED, answer.text
+        assert "was 2,367" in answer.text, answer.text
+    assert unglued(["othercurrent"], "the othercurrent and other current") == ("othercurrent",)
+    assert unglued(["Incomes"], "income in come") == ("Incomes",)

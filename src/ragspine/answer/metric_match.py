@@ -610,6 +610,30 @@ def with_optional_parts(spellings: Sequence[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys([*spellings, *(s for s in shorter if spelling_words(s))]))
 
 
+def unglued(spellings: Sequence[str], question: str) -> tuple[str, ...]:
+    """``spellings`` with each word that a PDF's text ran together (``othercurrent``,
+    ``numberof``, ``sharespurchased``) spelled apart where the question writes its two or
+    three words in a row (``other current``), each two letters at least; the glued
+    spellings stay. A word the question says itself is never split."""
+    said = [word.casefold() for word in _WORD.findall(question)]
+    whole = set(said)
+    runs: dict[str, str] = {}
+    for size in (2, 3):
+        for at in range(len(said) - size + 1):
+            parts = said[at : at + size]
+            if all(len(part) >= 2 and part.isalpha() for part in parts):
+                runs.setdefault("".join(parts), " ".join(parts))
+    if not runs:
+        return tuple(spellings)
+
+    def apart(found: re.Match[str]) -> str:
+        word = found.group(0).casefold()
+        return found.group(0) if word in whole else runs.get(word, found.group(0))
+
+    split = [_WORD.sub(apart, spelling) for spelling in spellings]
+    return tuple(dict.fromkeys([*spellings, *split]))
+
+
 def _optional(part: re.Match[str]) -> str:
     """A part in parentheses, dropped unless it changes the figure (``(excluding special
     items)``, ``(non-GAAP)``: kept, so the row is only named with it)."""

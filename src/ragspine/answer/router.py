@@ -43,6 +43,7 @@ from ragspine.answer.metric_match import (
     operation_stems,
     spelling_words,
     unexplained_words,
+    unglued,
     with_optional_parts,
     word_stems,
     words_amid,
@@ -144,11 +145,11 @@ def _stored_reading(
         return reading
     terms = glossary.metrics.terms
     candidates = {
-        code: with_optional_parts((terms[code].label, *terms[code].aliases))
+        code: unglued(with_optional_parts((terms[code].label, *terms[code].aliases)), asked)
         if code in terms
         else (code,)
         for code in codes
-    }
+    }  # "othercurrent liabilities" as the PDF ran it together: "other current liabilities"
     pairs = reading.operation in _PAIRS
     term = glossary.entities.terms.get(entity)
     names = (term.label, *term.aliases) if term is not None else (entity,)
