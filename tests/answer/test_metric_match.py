@@ -1909,3 +1909,22 @@ def test_words_a_pdf_ran_together_are_read_apart_as_the_question_writes_them(
         assert "was 2,367" in answer.text, answer.text
     assert unglued(["othercurrent"], "the othercurrent and other current") == ("othercurrent",)
     assert unglued(["Incomes"], "income in come") == ("Incomes",)
+
+
+def test_a_caption_every_column_says_names_the_rows_under_it(tmp_path: Path) -> None:
+    """``pension plans 2018 | pension plans 2017`` captions the whole table: ``the pension
+    service cost`` names the row ``service cost`` (it was asked back, ``net pension cost``
+    saying ``pension``). Columns that say only their period caption nothing: there the
+    question is still asked back."""
+    rows = {"service cost": 136.0, "interest cost": 90.0, "net pension cost": 226.0}
+    question = "What was the pension service cost in 2018?"
+    for captioned in (True, False):
+        table = {f"pension plans {y}" if captioned else y: dict(rows) for y in ("2018", "2017")}
+        ws = _filing_workspace(tmp_path / str(captioned), table)
+        answer = ws.ask(question, AskOptions(entity="ACME"), principal=PUBLIC)
+        ws.close()
+        if captioned:
+            assert answer.status is AnswerStatus.ANSWERED, answer.text
+            assert "was 136" in answer.text, answer.text
+        else:
+            assert answer.status is AnswerStatus.NEEDS_CLARIFICATION, answer.text
