@@ -277,6 +277,27 @@ def test_the_whole_a_share_is_represented_by_or_made_of_is_named_first(tmp_path:
         assert answer.status is AnswerStatus.ANSWERED, question
         assert "Cost of sales FY2019 as a percentage of" in answer.text, question
         assert "50 / 200 = 25 %" in answer.text, question
+    # found by review: a clause describing a figure, "as a percentage of" and a ratio keep
+    # the order they name
+    for question, shown in (
+        (
+            "What was cost of sales as a percentage of revenue, where revenue is made up of "
+            "product and service sales, in 2019?",
+            "50 / 200 = 25 %",
+        ),
+        (
+            "What was cost of sales in 2019 as a percentage of revenue, which is made up of "
+            "product and service sales?",
+            "50 / 200 = 25 %",
+        ),
+        (
+            "What is the ratio of revenue to cost of sales in 2019, given the portion of "
+            "revenue represented by other?",
+            "200 / 50 = 4",
+        ),
+    ):
+        answer = ask_table(ws, "made", question)
+        assert answer.status is AnswerStatus.ANSWERED and shown in answer.text, answer.text
 
 
 def test_a_number_the_question_multiplies_by_is_a_constant(glossary: Glossary) -> None:

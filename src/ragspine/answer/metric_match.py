@@ -614,13 +614,17 @@ def unglued(spellings: Sequence[str], question: str) -> tuple[str, ...]:
     """``spellings`` with each word that a PDF's text ran together (``othercurrent``,
     ``numberof``, ``sharespurchased``) spelled apart where the question writes its two or
     three words in a row (``other current``), each two letters at least; the glued
-    spellings stay. A word the question says itself is never split."""
+    spellings stay. A word the question says itself is never split, nor one whose first part
+    is a word English also uses as a prefix (:data:`_NOT_GLUED_AFTER`: ``Intangible assets``
+    is no ``in tangible assets``, ``Overtime`` no ``over time``, ``asset`` no ``as set``)."""
     said = [word.casefold() for word in _WORD.findall(question)]
     whole = set(said)
     runs: dict[str, str] = {}
     for size in (2, 3):
         for at in range(len(said) - size + 1):
             parts = said[at : at + size]
+            if parts[0] in _NOT_GLUED_AFTER:
+                continue
             if all(len(part) >= 2 and part.isalpha() for part in parts):
                 runs.setdefault("".join(parts), " ".join(parts))
     if not runs:
@@ -632,6 +636,15 @@ def unglued(spellings: Sequence[str], question: str) -> tuple[str, ...]:
 
     split = [_WORD.sub(apart, spelling) for spelling in spellings]
     return tuple(dict.fromkeys([*spellings, *split]))
+
+
+_NOT_GLUED_AFTER = frozenset({
+    "a", "an", "as", "at", "by", "de", "dis", "for", "in", "into", "inter", "mis", "non", "of",
+    "off", "on", "or", "out", "over", "per", "post", "pre", "re", "sub", "the", "to", "un",
+    "under", "up", "with",
+})  # fmt: skip
+"""First parts a real word may start with (``in-``, ``as-``, ``over-``, ``out-``, ``under-``):
+a label word starting so is read as written, never as two words run together."""
 
 
 def _optional(part: re.Match[str]) -> str:

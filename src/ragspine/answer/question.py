@@ -207,11 +207,15 @@ _WHOLE_FIRST_RE = re.compile(
 """``what percentage of X was Y``: X, named first, is the whole (``what is the percentage of X
 in Y`` names the part first)."""
 _WHOLE_MADE_OF_RE = re.compile(
-    r"(?<!\w)(?:percentage|percent|portion|share|proportion|fraction) of [^?]{1,120}?"
-    r"\s(?:represented by|made up of|made of|accounted for by|comprised of|consisting of)(?!\w)"
+    r"(?<!\w)(?:the|what|which)\s+(?:percentage|percent|portion|share|fraction) of"
+    r"\s[^,;:?]{1,80}?\s(?:(?:that|which)\s+(?:is|was|are|were)\s+)?"
+    r"(?:represented by|made up of|made of|accounted for by|comprised of|consisting of)(?!\w)"
 )
 """``the percentage of sales represented by gross profit``, ``the percentage of total other
-assets that was made of goodwill``: the whole is named first, wherever the question puts it."""
+assets that was made of goodwill``: the whole is named first. Only for a share (a ratio
+keeps the order it names), and never beside ``as a percentage of`` (that names the part
+first) or across a comma (``..., where revenue is made up of ...`` describes a figure)."""
+_AS_A_SHARE_RE = re.compile(r"(?<!\w)as\s+a\s+(?:percentage|percent|share|proportion) of(?!\w)")
 _MORE_TERMS_RE = re.compile(r"(?<!\w)(?:than|and|plus|minus|less)(?!\w)|[,;&+]")
 _PLANNED_RE = re.compile(r"(?<!\w)(?:budget|plan|forecast|target|estimate)s?(?!\w)")
 _PERCENT_ASKED_RE = re.compile(
@@ -800,7 +804,14 @@ def read_question(
         constant.group(0) if (constant := _CONSTANT_RE.search(text)) else "",
         bool(_COUNTED_RE.search(text)),
         ambiguous=metrics_found.ambiguous if metrics_found is not None else (),
-        whole_first=bool(_WHOLE_FIRST_RE.match(text) or _WHOLE_MADE_OF_RE.search(text)),
+        whole_first=bool(
+            _WHOLE_FIRST_RE.match(text)
+            or (
+                operation is Operation.SHARE
+                and _WHOLE_MADE_OF_RE.search(text)
+                and not _AS_A_SHARE_RE.search(text)
+            )
+        ),
         percent_asked=bool(_PERCENT_RE.search(rest)),
         second_operation=second,
         duration_asked=duration,

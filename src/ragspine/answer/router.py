@@ -68,7 +68,7 @@ from ragspine.narrative.retrieve.trace import Trace, TraceBuilder
 from ragspine.periods import UNDATED
 from ragspine.security import Principal, max_visible_level
 from ragspine.stores.facts import FactStore
-from ragspine.structured.facts import locator_column, locator_heading
+from ragspine.structured.facts import locator_heading
 
 
 class Search(Protocol):
@@ -250,23 +250,21 @@ def _unheaded(
     make the match doubtful. Only when the question says every word of the heading (outside
     parentheses: ``Cost of revenue:`` is not named by ``services revenue``), the heading is the
     same for every fact of every matched metric, and the word only names a figure (never a
-    word naming another measure such as ``adjusted``, nor ``per share``). A column header's
-    words count only where every column of every fact of the metric says them (``pension
-    plans 2018 | pension plans 2017``: a caption of the whole table, so ``the pension service
-    cost`` names its row ``service cost``): ``Carrying Amount`` over one column of two does
-    not make ``the carrying amount of total debt`` the figure of the other."""
+    word naming another measure such as ``adjusted``, nor ``per share``). Not a column
+    header's words: ``Carrying Amount`` over the column does not make ``the fair value of
+    total debt`` its figure."""
     if not words:
         return words
     asked = word_stems(question)
     shared: list[frozenset[str]] = []
     for metric in metrics:
-        facts = list(store.scan(max_level=level, metric=metric, entity=entity))
-        headings = {locator_heading(fact.locator) for fact in facts}
+        headings = {
+            locator_heading(fact.locator)
+            for fact in store.scan(max_level=level, metric=metric, entity=entity)
+        }
         heading = headings.pop() if len(headings) == 1 else None
         stems = heading_words(heading) if heading is not None else frozenset()
-        captions = [heading_words(locator_column(fact.locator)) for fact in facts]
-        caption = frozenset.intersection(*captions) if captions else frozenset()
-        shared.append((stems if stems <= asked else frozenset()) | caption)
+        shared.append(stems if stems <= asked else frozenset())
     if not shared:
         return words
     return [
