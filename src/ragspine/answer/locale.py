@@ -230,8 +230,8 @@ _EN: dict[str, str] = {
         "exactly: {candidates}. Name the one meant."
     ),
     "unexplained_words": (
-        "Which figure? The question matches {metrics}, but also says {words}, which other "
-        "stored metrics use and this one does not. Name the figure as stored."
+        "Which figure? The question matches {metrics}, but also says {words}, which its "
+        "stored name does not say. Name the figure as stored."
     ),
     "needs_stored_metric": (
         "Which metric? The question names none of the metrics stored for {entity}, which "
@@ -366,8 +366,8 @@ _IT: dict[str, str] = {
         "una esattamente: {candidates}. Indicare quella intesa."
     ),
     "unexplained_words": (
-        "Quale valore? La domanda corrisponde a {metrics}, ma dice anche {words}, parole che "
-        "altre metriche memorizzate usano e questa no. Indicare il valore come memorizzato."
+        "Quale valore? La domanda corrisponde a {metrics}, ma dice anche {words}, che il suo "
+        "nome memorizzato non dice. Indicare il valore come memorizzato."
     ),
     "needs_stored_metric": (
         "Quale metrica? La domanda non nomina alcuna delle metriche memorizzate per {entity}, "
