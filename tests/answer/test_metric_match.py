@@ -1933,3 +1933,53 @@ def test_a_real_word_starting_with_a_prefix_is_never_read_as_two(
     ws = tatqa_workspace(tmp_path, {"prefixed": table})
     answer = ask_table(ws, "prefixed", f"What was the {question} from 2018 to 2019?")
     assert answer.status is not AnswerStatus.ANSWERED or rows[0] not in answer.text, answer.text
+
+
+def test_a_number_naming_a_column_is_read_and_one_written_as_a_word_is_its_digit(
+    tmp_path: Path,
+) -> None:
+    """``the total of X due in 2-5 years`` was answered with the row ``X: Total`` (4,000): the
+    numbers were skipped as if they were years. A number another row's name says and the
+    matched one's does not now asks back; a year, a day beside its month and a split year's
+    end still name periods. ``one`` compares as ``1``."""
+    ws = tatqa_workspace(
+        tmp_path,
+        {
+            "due": [
+                ["Contractual Obligations", "Less Than 1 Year", "2-5 Years", "Total"],
+                ["Operating lease obligations", "773", "2,055", "2,828"],
+                ["Future commitment", "2,000", "2,000", "4,000"],
+            ]
+        },
+    )
+    for question in (
+        "What is the total of future commitment due in 2-5 years?",
+        "What is the total of future commitment due in two to five years?",
+        "What is the total of future commitment due in less than one year?",
+    ):
+        answer = ask_table(ws, "due", question)
+        assert answer.status is AnswerStatus.NEEDS_CLARIFICATION, answer.text
+        assert "4,000" not in answer.text
+    for said in ("one", "1"):
+        question = f"What is the value of operating lease obligations less than {said} year?"
+        answer = ask_table(ws, "due", question)
+        assert answer.status is AnswerStatus.ANSWERED and "was 773" in answer.text, answer.text
+    (tmp_path / "dated").mkdir()
+    dated = tatqa_workspace(
+        tmp_path / "dated",
+        {
+            "dated": [
+                ["", "2019", "2018"],
+                ["Revenue", "200", "100"],
+                ["Balance at December 31", "50", "40"],
+                ["Notes due 2025", "10", "10"],
+            ]
+        },
+    )
+    for question in (
+        "What was the revenue as of December 31, 2019?",
+        "What was the revenue in 2025 and 2019?",
+        "What was the revenue in 2018/19?",
+    ):
+        answer = ask_table(dated, "dated", question)
+        assert answer.status is AnswerStatus.ANSWERED and "Revenue" in answer.text, answer.text

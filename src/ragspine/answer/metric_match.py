@@ -51,7 +51,17 @@ _stemmer = Stemmer.Stemmer("english")
 
 @lru_cache(maxsize=65536)
 def _stem(word: str) -> str:
-    return str(_stemmer.stemWord(word))
+    return _NUMBER_WORDS.get(word) or str(_stemmer.stemWord(word))
+
+
+_NUMBER_WORDS = {
+    word: str(value)
+    for value, word in enumerate(
+        re.split(r"\s+", "zero one two three four five six seven eight nine ten eleven twelve")
+    )
+}
+"""Small numbers written as words compare as their digits (``less than one year`` says the
+column ``Less Than 1 Year``)."""
 
 
 _MONTHS = MONTH_WORDS | frozenset(_stem(word) for word in MONTH_WORDS)
@@ -247,6 +257,11 @@ def unexplained_words(
         else set()
     )
     for index, (stem, start, end) in enumerate(tokens):
+        if stem.isdigit() and stem in others and stem not in taken and not _dated(tokens, index):
+            # "the total ... due in 2-5 years" beside a row "... 2-5 Years": a number naming a
+            # column or a row (never a year, a day or a split year's end, which name periods)
+            found.append(key[start:end])
+            continue
         if stem in taken or stem in plain or stem.isdigit() or stem in _MONTHS:
             continue
         if _net_of_operation(tokens, index):
@@ -328,6 +343,18 @@ def _net_of_operation(tokens: Sequence[tuple[str, int, int]], index: int) -> boo
         and index + 1 < len(tokens)
         and tokens[index + 1][0] in _NET_OPERATIONS
     )
+
+
+def _dated(tokens: Sequence[tuple[str, int, int]], index: int) -> bool:
+    """Whether number token ``index`` is part of a date: a year (``2019``), a day beside a
+    month (``December 31``, ``31 March``) or the end of a split year (``2017/18``)."""
+    stem = tokens[index][0]
+    if _YEAR_WORD.match(stem):
+        return True
+    near = [tokens[i][0] for i in (index - 1, index + 1) if 0 <= i < len(tokens)]
+    if any(word in _MONTHS for word in near):
+        return True
+    return index > 0 and bool(_YEAR_WORD.match(tokens[index - 1][0])) and len(stem) <= 2
 
 
 _HOW_MANY = re.compile(r"(?<!\w)how\s+many\s+(?:of\s+the\s+)?([^\W\d_]+)")
