@@ -1983,3 +1983,36 @@ def test_a_number_naming_a_column_is_read_and_one_written_as_a_word_is_its_digit
     ):
         answer = ask_table(dated, "dated", question)
         assert answer.status is AnswerStatus.ANSWERED and "Revenue" in answer.text, answer.text
+
+
+def test_change_verbs_and_a_measure_named_after_the_row(tmp_path: Path) -> None:
+    """Found by an adversarial pass: 'By how much did operating expenses drop in 2019?' was
+    answered with 2019's level (500), 'What was EBITDA margin in 2019?' with EBITDA (300).
+    Drop, jump, climb, go up / down, widen, improve ... ask for a change (a drop is given as
+    the fall); 'margin', 'rate' or 'yield' right after a row's name is another measure of it,
+    so the row alone is asked back, unless its own name says it."""
+    ws = tatqa_workspace(
+        tmp_path,
+        {
+            "moves": [
+                ["", "2019", "2018"],
+                ["Revenue", "1,234", "1,100"],
+                ["Operating expenses", "500", "520"],
+                ["EBITDA", "300", "250"],
+                ["Effective income tax rate", "13.0%", "18.3%"],
+            ]
+        },
+    )
+    for question, shown in (
+        ("By how much did operating expenses drop in 2019?", "520 \N{MINUS SIGN} 500 = 20"),
+        ("How much did operating expenses go down in 2019?", "520 \N{MINUS SIGN} 500 = 20"),
+        ("How much did revenue jump in 2019?", "1,234 \N{MINUS SIGN} 1,100 = 134"),
+        ("By how much did revenue go up from 2018 to 2019?", "1,234 \N{MINUS SIGN} 1,100 = 134"),
+    ):
+        answer = ask_table(ws, "moves", question)
+        assert answer.status is AnswerStatus.ANSWERED and shown in answer.text, answer.text
+    for question in ("What was EBITDA margin in 2019?", "What was the revenue yield in 2019?"):
+        answer = ask_table(ws, "moves", question)
+        assert answer.status is AnswerStatus.NEEDS_CLARIFICATION, answer.text
+    answer = ask_table(ws, "moves", "What was the effective tax rate in 2019?")
+    assert answer.status is AnswerStatus.ANSWERED and "13.0" in answer.text, answer.text

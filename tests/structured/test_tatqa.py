@@ -1057,3 +1057,39 @@ def test_a_year_0000_header_and_an_id_in_another_form_do_not_break_an_import(
     result, summary, _ = ws.ingest_tatqa(again)
     assert not [s for s in result.skipped if "rename" in s.reason]
     assert summary.replaced == 1
+
+
+def test_a_price_a_rate_or_days_are_never_at_the_tables_scale() -> None:
+    """Found by an adversarial pass: under '(in millions)' with no 'except per share data',
+    'Diluted earnings per share' 2.10 was stored as 2.10 million, 'Effective tax rate' 21.0 as
+    21.0 million. A per-share figure, a rate or ratio named at the label's end and days are
+    read in units; an instrument named by a rate and an amount at a rate keep the scale."""
+    read = _tables_read(
+        scaled=[
+            ["", "2019", "2018"],
+            ["", "(in millions)", ""],
+            ["Revenue", "1,234", "1,100"],
+            ["Diluted earnings per share", "$2.10", "$1.90"],
+            ["Diluted EPS", "2.10", "1.90"],
+            ["Effective tax rate", "21.0", "20.0"],
+            ["Current ratio", "1.4", "1.3"],
+            ["Days sales outstanding", "45", "44"],
+            ["Interest rate swaps", "40", "30"],
+            ["Amount computed at the statutory federal income tax rate", "182", "128"],
+        ]
+    )
+    scales = {label: fact.scale for (_, label, period), fact in read.items() if period == "FY2019"}
+    for label in (
+        "Diluted earnings per share",
+        "Diluted EPS",
+        "Effective tax rate",
+        "Current ratio",
+        "Days sales outstanding",
+    ):
+        assert scales[label] is Scale.ONE, label
+    for label in (
+        "Revenue",
+        "Interest rate swaps",
+        "Amount computed at the statutory federal income tax rate",
+    ):
+        assert scales[label] is Scale.MILLION, label

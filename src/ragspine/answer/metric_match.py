@@ -291,7 +291,7 @@ def unexplained_words(
         unit = tokens[index + 2]
         if stem == "per" and unit[1] not in matched and unit[0] not in taken:
             found.append(key[start : unit[2]])
-        elif stem in _NARROWING_AFTER:
+        elif stem in _NARROWING_AFTER and stem not in taken:
             found.append(key[start:end])
     return list(dict.fromkeys(found))
 
@@ -318,8 +318,12 @@ without ``than`` and a number (``Below-market leases``, ``Greater China``, ``hig
 education`` are rows' words)."""
 _THAN = re.compile(r"\s+than\s+(?:[$€£]\s*)?[-(]?\d")
 _COMPARED = re.compile(r"(?<!\w)([^\W\d_]+)\s+than(?!\w)")
-_NARROWING_AFTER = frozenset({"attribut", "alloc", "relat", "associ"})
-"""Stems that, right after a row's words, narrow it (``net income attributable to ...``)."""
+_NARROWING_AFTER = frozenset(
+    {"attribut", "alloc", "relat", "associ", *(_stem(w) for w in ("margin", "rate", "yield"))}
+)
+"""Stems that, right after a row's words, narrow it (``net income attributable to ...``) or
+name another measure of it (``EBITDA margin`` beside a row ``EBITDA``: a ratio to revenue,
+not the amount; ``tax rate``, ``dividend yield``)."""
 _CONNECTING = frozenset({"less", "minus", "plus", "vs", "versus", "than"})
 _OPERATIVE = frozenset(
     _stem(w)

@@ -1016,14 +1016,15 @@ def _last_word(words: str) -> str:
 _SUBTRACTING = ("less", "minus")
 _FALLING = frozenset(
     ("decrease", "decreased", "decline", "declined", "fall", "fell", "fallen", "calo", "calato",
-     "calata", "diminuito", "diminuita")
+     "calata", "diminuito", "diminuita", "drop", "dropped", "shrink", "shrank", "shrunk", "down")
 )  # fmt: skip
 """Words asking how much a figure fell (``how much did X decrease by``): the fall is given, the
 earlier value less the later (a rise is then negative), as the asker counts it; not when a value
 is negative (a plain change is given then)."""
 _DIRECTED = _FALLING | frozenset(
     ("increase", "increased", "grow", "grew", "grown", "growth", "rise", "rose", "risen",
-     "aumento", "aumentato", "aumentata", "crescita", "cresciuto", "cresciuta")
+     "aumento", "aumentato", "aumentata", "crescita", "cresciuto", "cresciuta", "jump", "jumped",
+     "climb", "climbed", "expand", "expanded", "up")
 )  # fmt: skip
 """Change words with a direction (a rise, a fall): over a span named back in time, which way
 the asker counts is not known."""

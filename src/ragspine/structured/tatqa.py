@@ -385,6 +385,18 @@ _LABEL_UNIT = re.compile(
 years)``), besides those of :data:`_OWN_UNIT` (``Basic earnings per share (cents)``): under
 ``$ million`` its figures are as written, never millions. Not a rate in an instrument's name
 (``Senior notes 4.5%``), nor a scale statement's exception (``In millions, except %``)."""
+_NEVER_SCALED = re.compile(
+    rf"^(?:{_PER_SHARE}|(?!.*\bshares\b).*?\beps\b)"
+    r"|^(?!.*\b(?:at|amounts?|expense|benefit|provision)\b).*\b(?:rates?|ratios?|yield|days)"
+    r"\s*(?:\([^()]*\)\s*)*$|^\W*days\b",
+    re.IGNORECASE,
+)
+"""A row whose label names a figure no table scale applies to: per share (``Diluted earnings per
+share``, ``EPS``), a rate or a ratio at the label's end (``Effective tax rate``, ``Current
+ratio``; not ``Interest rate swaps``, nor an amount at a rate: ``Amount computed at the
+statutory federal income tax rate``), days (``Days sales outstanding``). Such a row is read in
+units even when the table says ``(in millions)`` and forgets ``except per share data``; a
+scale its own label states still counts."""
 _IN_UNITS = re.compile(
     r"\(\s*(?:in\s+)?(?:[a-z]{2,3}\s*)?(?:dollars?|euros?|pounds?|yen|yuan|rupees?|francs?"
     rf"|[$€£¥])\s*\)|^{_PER_SHARE}\b",
@@ -1307,6 +1319,10 @@ def import_tatqa(
                 named_by = [t for t in named_by if t and not _EXCEPT.search(t)]
                 if any(p.search(t) for p in excepted for t in named_by):
                     column_scale = Scale.ONE  # "(in thousands, except per share data)"
+                elif own_scale is None and _NEVER_SCALED.search(label):
+                    # "Diluted earnings per share", "Effective tax rate" under "(in millions)"
+                    # with no "except": a price or a rate is never millions of anything
+                    column_scale = Scale.ONE
                 names = [label, *header_name.split(" / ")]  # not a heading over other rows
                 if column_scale is None and any(_IN_UNITS.search(t) for t in names if t):
                     column_scale = Scale.ONE  # "Cash dividend per share (NT dollars)"
