@@ -300,6 +300,45 @@ def test_the_whole_a_share_is_represented_by_or_made_of_is_named_first(tmp_path:
         assert answer.status is AnswerStatus.ANSWERED and shown in answer.text, answer.text
 
 
+def test_a_part_of_a_year_or_another_year_said_apart_is_no_year(tmp_path: Path) -> None:
+    """Found by an adversarial pass: 'What was Q4 revenue in 2019?' and 'the year before
+    2019' were answered with 2019's annual figure. A quarter, a half, months, 'quarterly',
+    'mid-2019', 'the year before / after 2019' or 'since 2018' said apart from the year is a
+    period not understood; a row named 'Quarterly dividend' and a year read whole still
+    answer."""
+    ws = tatqa_workspace(
+        tmp_path,
+        {
+            "parts": [
+                ["", "2019", "2018"],
+                ["Revenue", "1,234", "1,100"],
+                ["Quarterly dividend", "0.25", "0.20"],
+            ]
+        },
+    )
+    for question in (
+        "What was fourth-quarter revenue in 2019?",
+        "What was Q4 revenue in 2019?",
+        "What was 2019 fourth quarter revenue?",
+        "What was the revenue of the fourth quarter in 2019?",
+        "What was revenue for the first nine months in 2019?",
+        "What was quarterly revenue in 2019?",
+        "What was revenue in mid-2019?",
+        "What was revenue in the year before 2019?",
+        "What was revenue in the year after 2018?",
+        "How much has revenue grown since 2018?",
+    ):
+        answer = ask_table(ws, "parts", question)
+        assert answer.status is AnswerStatus.UNRECOGNIZED_PARAM, (question, answer.text)
+    for question, shown in (
+        ("What was the quarterly dividend in 2019?", "was 0.25"),
+        ("What was revenue in the year ended 2019?", "was 1,234"),
+        ("What was revenue in 2019?", "was 1,234"),
+    ):
+        answer = ask_table(ws, "parts", question)
+        assert answer.status is AnswerStatus.ANSWERED and shown in answer.text, answer.text
+
+
 def test_a_number_the_question_multiplies_by_is_a_constant(glossary: Glossary) -> None:
     """``1000 times X`` asks for arithmetic with a number only the question gives, like ``X
     times 1000``: it must not be answered with X alone."""

@@ -362,6 +362,25 @@ _PART_AFTER_RE = re.compile(
 1H``, ``2019 (9M)``, ``YTD 2019``): a part of it, which no year's figure answers."""
 
 
+_PART_APART_RE = re.compile(
+    r"(?<!\w)(?:q[1-4]|[1-4]q|h[12]|[12]h|(?:first|second|third|fourth|1st|2nd|3rd|4th|last)"
+    r"[\s-]+(?:fiscal\s+)?(?:quarter|half)|quarterly|monthly|weekly|(?:three|six|nine)[\s-]+"
+    r"months?|half[\s-]+year(?:ly)?|semi[\s-]?annual(?:ly)?|year[\s-]+to[\s-]+date|ytd"
+    r"|mid[\s-]+year)(?!\w)"
+)
+_OTHER_YEAR_RE = re.compile(
+    r"(?<!\w)(?:(?:fiscal\s+)?years?\s+(?:before|prior\s+to|after|preceding|following)\s+"
+    r"(?:the\s+)?(?:fiscal\s+)?(?:year\s+)?(?:fy\s*)?|since\s+(?:fiscal\s+)?(?:fy\s*)?|mid[\s-]+)"
+    r"(?:19|20)\d\d(?!\w)"
+)
+"""A part of a year or another year said apart from the year the question names (``Q4
+revenue in 2019``, ``the fourth quarter revenue of 2019``, ``quarterly revenue in 2019``,
+``mid-2019``, ``the year before 2019``, ``since 2018``): no figure of that year answers it,
+so the period is reported as not understood rather than read as the year. Matched on the
+question with its periods and metric names blanked, so a row named ``Quarterly dividend`` or
+a year read whole is never taken for it."""
+
+
 _SHORTER_SPAN_RE = re.compile(
     r"(?<!\w)(?:(?:three|six|nine|[369])[\s-]+months?|quarter|q[1-4]|half(?:[\s-]*year)?"
     r"|interim|(?:[1-9]|[12]\d)[\s-]+weeks?)(?:\s+period)?\s*,?\s+(?:ended|ending)\s*$"
@@ -728,6 +747,13 @@ def read_question(
             years.append((match.start(), match.end(), period.year))
         read.append((match.start(), match.end(), period))
         found_spans.append(match.span())
+    if bad_period is None and read and all(p.kind is PeriodKind.YEAR for _, _, p in read):
+        # "fourth-quarter revenue in 2019", "the year before 2019": a part of the year or
+        # another year, said apart from the year read; no figure of that year answers it
+        apart = _PART_APART_RE.search(_blanked(scanned, found_spans))
+        apart = apart or _OTHER_YEAR_RE.search(scanned)
+        if apart is not None:
+            bad_period = " ".join(apart.group(0).split())
     rest = _blanked(rest, found_spans)
     year_range = None
     for (before, end, first), (start, _, last) in itertools.pairwise(years):
