@@ -303,7 +303,7 @@ def test_the_whole_a_share_is_represented_by_or_made_of_is_named_first(tmp_path:
 def test_a_part_of_a_year_or_another_year_said_apart_is_no_year(tmp_path: Path) -> None:
     """Found by an adversarial pass: 'What was Q4 revenue in 2019?' and 'the year before
     2019' were answered with 2019's annual figure. A quarter, a half, months, 'quarterly',
-    'mid-2019', 'the year before / after 2019' or 'since 2018' said apart from the year is a
+    'mid-2019' or 'the year before / after 2019' said apart from the year is a
     period not understood; a row named 'Quarterly dividend' and a year read whole still
     answer."""
     ws = tatqa_workspace(
@@ -326,7 +326,6 @@ def test_a_part_of_a_year_or_another_year_said_apart_is_no_year(tmp_path: Path) 
         "What was revenue in mid-2019?",
         "What was revenue in the year before 2019?",
         "What was revenue in the year after 2018?",
-        "How much has revenue grown since 2018?",
     ):
         answer = ask_table(ws, "parts", question)
         assert answer.status is AnswerStatus.UNRECOGNIZED_PARAM, (question, answer.text)
