@@ -617,7 +617,7 @@ def test_spans_leave_share_and_amount_captions_unread_and_scales_keep_exceptions
     read = _tables_read(share=share, years=years, stock=stock, opt=options)
     assert {(e, m) for e, m, _ in read} == {
         ("share", "Maintenance"),
-        ("years", "Member aged 65"),
+        ("years", "Men: Member aged 65"),  # peers: no column is the row's own (below)
         ("years", "Women: Member aged 65"),
         ("stock", "Shares: Common stock"),
         ("opt", "Granted"),
@@ -1093,3 +1093,29 @@ def test_a_price_a_rate_or_days_are_never_at_the_tables_scale() -> None:
         "Amount computed at the statutory federal income tax rate",
     ):
         assert scales[label] is Scale.MILLION, label
+
+
+def test_peer_captions_under_a_period_name_every_column() -> None:
+    """Found by an adversarial pass: under '2019 | | 2018 |' over 'Domestic | Foreign |
+    Domestic | Foreign' the first column was stored as the bare row ('Income before taxes'
+    800, the domestic part), so 'the total income before taxes' was answered 800. Captions
+    that name no measure split the row: each column is named by its caption. A caption
+    naming a measure ('Carrying Amount | Fair Value') keeps the first column the row's own."""
+    read = _tables_read(
+        peers=[
+            ["", "2019", "", "2018", ""],
+            ["", "Domestic", "Foreign", "Domestic", "Foreign"],
+            ["Income before taxes", "800", "200", "700", "150"],
+        ],
+        measures=[
+            ["", "2019", "", "2018", ""],
+            ["", "Carrying Amount", "Fair Value", "Carrying Amount", "Fair Value"],
+            ["Total debt", "3,774", "4,074", "3,500", "3,600"],
+        ],
+    )
+    labels = {(uid, label) for uid, label, _ in read}
+    assert ("peers", "Income before taxes") not in labels
+    assert read["peers", "Domestic: Income before taxes", "FY2019"].value == Decimal("800")
+    assert read["peers", "Foreign: Income before taxes", "FY2019"].value == Decimal("200")
+    assert read["measures", "Total debt", "FY2019"].value == Decimal("3774")
+    assert read["measures", "Fair Value: Total debt", "FY2019"].value == Decimal("4074")

@@ -733,13 +733,30 @@ def _spanned_periods(
             # by its caption ("Shares: Common stock"), never taken for "the amount of ..."
             parts = any(_TOTAL_CAPTION.match(captions[c]) for c in span)
             plain = any(_PLAIN_CAPTION.match(captions[c]) for c in span[1:])
-            for c in span if parts or plain else span[1:]:
+            # "Domestic | Foreign", "Men | Women", "Gross | Net": peers, none of them the row's
+            # own figure; "Carrying Amount | Fair Value": the first is the figure as booked
+            peers = not any(_MEASURE_CAPTION.search(captions[c]) for c in span)
+            for c in span if parts or plain or peers else span[1:]:
                 if not _SHARE_CAPTION.search(captions[c]) and not _PLAIN_CAPTION.match(captions[c]):
                     spanned[c] = (span[0], captions[c])
                 else:
                     spanned[c] = (span[0], "")  # in the span, not read
         return spanned
     return {}
+
+
+_MEASURE_CAPTION = re.compile(
+    r"%|\b(?:amounts?|values?|costs?|prices?|sales|revenues?|shares?|numbers?|balances?|income"
+    r"|expenses?|rates?|fair|carrying|book|gross|net|accumulated|weighted|average|reported"
+    r"|adjust\w*|actual|budget|change|total|units?|volume|margin|profit|loss|fees?|charges?"
+    r"|assets?|liabilit\w*|payments?|obligations?|years?|life|term|grant\w*|exercise)\b",
+    re.IGNORECASE,
+)
+"""A span caption naming a measure (``Carrying Amount``, ``Fair Value``, ``Net Sales``, ``Number
+of Shares``, ``Gross``): the span's first column stays the row's own figure, the others named
+by their captions. Where no caption names one (``Domestic | Foreign``, ``Men | Women``), the
+captions are peers that split the row: every column is named by its caption, so a question
+naming none of them is asked which, never answered with the first."""
 
 
 _TOTAL_CAPTION = re.compile(r"^\W*totals?\W*$", re.IGNORECASE)
