@@ -2016,3 +2016,7 @@ def test_change_verbs_and_a_measure_named_after_the_row(tmp_path: Path) -> None:
         assert answer.status is AnswerStatus.NEEDS_CLARIFICATION, answer.text
     answer = ask_table(ws, "moves", "What was the effective tax rate in 2019?")
     assert answer.status is AnswerStatus.ANSWERED and "13.0" in answer.text, answer.text
+    # a change of a percentage is in percentage points, never "percent" (a relative change)
+    question = "How much did the effective income tax rate improve from 2018 to 2019?"
+    answer = ask_table(ws, "moves", question)
+    assert "= -5.3 percentage points." in answer.text, answer.text

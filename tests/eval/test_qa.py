@@ -122,7 +122,7 @@ def test_the_fabrication_check_reads_the_magnitude_a_number_is_written_with(
 
 def test_the_fabrication_check_writes_a_percentage_metric_in_percent(tmp_path: Path) -> None:
     """Found by review: a metric of kind percent stored with no unit is written '12.5
-    percent', and its change '2.5 percent'; with the glossary the check reads them as the
+    percent', and its change '2.5 percentage points'; with the glossary the check reads them as the
     facts' own magnitude, and a 'million' there is still fabricated."""
     ws = Workspace.init(tmp_path / "ws")
     ws.set_glossary(
@@ -138,12 +138,12 @@ def test_the_fabrication_check_writes_a_percentage_metric_in_percent(tmp_path: P
     ws.ingest_facts(facts)
     question = "What was the change in ACME Corp's operating margin from FY2023 to FY2024?"
     answer = ws.ask(question, AskOptions(), principal=PUBLIC)
-    assert any("= 2.5 percent" in s.text for s in answer.sentences)
+    assert any("= 2.5 percentage points" in s.text for s in answer.sentences)
     assert fabricated_numbers(answer, question, ws.facts, {}, (), ws.glossary) == ([], False)
     forged = replace(
         answer,
         sentences=tuple(
-            CitedSentence(s.text.replace("= 2.5 percent", "= 2.5 million"), s.markers)
+            CitedSentence(s.text.replace("= 2.5 percentage points", "= 2.5 million"), s.markers)
             for s in answer.sentences
         ),
     )

@@ -1156,6 +1156,9 @@ def _steps(
     later, over the earlier for the percentage)."""
     entities = len({row.entity for row in result.rows})
     unit = _unit(builder, result, metric)
+    percent = text(builder.locale, "percent")
+    if unit == percent or unit.endswith(f" {percent}"):  # 42.2 % less 40.0 %: 2.2 points
+        unit = unit.removesuffix(percent) + text(builder.locale, "percentage_points")
     for step in result.steps:
         a, b = result.rows[step.earlier], result.rows[step.later]
         assert a.fact is not None and b.fact is not None
