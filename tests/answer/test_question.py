@@ -338,6 +338,49 @@ def test_a_part_of_a_year_or_another_year_said_apart_is_no_year(tmp_path: Path) 
         assert answer.status is AnswerStatus.ANSWERED and shown in answer.text, answer.text
 
 
+def test_named_calculations_are_computed_or_refused_never_answered_with_inputs(
+    tmp_path: Path,
+) -> None:
+    """Found by an adversarial pass: 'the CAGR of revenue', 'the gap between revenue and
+    operating expenses', 'how much higher was revenue than cost of revenue', 'cumulative
+    revenue' were ANSWERED with the input figures and no result. The gap, the spread and 'how
+    much higher ... than' are differences, 'cumulative' and 'plus' sums, 'multiple of' a
+    ratio; a CAGR, an annualized figure or a median is refused with its inputs shown."""
+    ws = tatqa_workspace(
+        tmp_path,
+        {
+            "calc": [
+                ["", "2019", "2018", "2017"],
+                ["Revenue", "1,234", "1,100", "1,000"],
+                ["Cost of revenue", "500", "450", "400"],
+                ["Net income", "150", "120", "100"],
+                ["Annualized return", "7.5%", "6.5%", "6.0%"],
+            ]
+        },
+    )
+    minus = "\N{MINUS SIGN}"
+    for question, shown in (
+        ("What was the gap between revenue and cost of revenue in 2019?", f"1,234 {minus} 500"),
+        ("What was the spread between revenue and cost of revenue in 2019?", "= 734"),
+        ("How much higher was revenue than cost of revenue in 2019?", "= 734"),
+        ("What was cumulative revenue from 2017 to 2019?", "= 3,334"),
+        ("What was revenue plus net income in 2019?", "1,234 + 150 = 1,384"),
+        ("What is the multiple of revenue to net income in 2019?", "1,234 / 150"),
+        ("What was the annualized return in 2019?", "was 7.5"),
+    ):
+        answer = ask_table(ws, "calc", question)
+        assert answer.status is AnswerStatus.ANSWERED and shown in answer.text, answer.text
+    for question in (
+        "What was the CAGR of revenue from 2017 to 2019?",
+        "What was the median revenue from 2017 to 2019?",
+    ):
+        answer = ask_table(ws, "calc", question)
+        assert answer.status is AnswerStatus.REFUSED, answer.text
+        assert "not computed here" in answer.text, answer.text
+    question = "What was the compound annual growth rate of revenue from 2017 to 2019?"
+    assert ask_table(ws, "calc", question).status is not AnswerStatus.ANSWERED
+
+
 def test_a_number_the_question_multiplies_by_is_a_constant(glossary: Glossary) -> None:
     """``1000 times X`` asks for arithmetic with a number only the question gives, like ``X
     times 1000``: it must not be answered with X alone."""

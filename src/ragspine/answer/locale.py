@@ -245,6 +245,10 @@ _EN: dict[str, str] = {
         "The question asks to combine these figures with a number it gives ({words}); answers "
         "are computed from stored facts only, so that step is not taken."
     ),
+    "not_computed_here": (
+        "The question asks for a calculation that is not computed here ({words}); the figures "
+        "it would use are shown, and no result is given."
+    ),
     "assume_average_year": (
         "Periods: {earlier} and {later} (the average of one year: of its value and the year "
         "before's, as for an average balance)."
@@ -382,6 +386,10 @@ _IT: dict[str, str] = {
         "La domanda chiede di combinare questi valori con un numero che indica essa stessa "
         "({words}); le risposte si calcolano solo da fatti memorizzati, quindi quel passaggio "
         "non viene fatto."
+    ),
+    "not_computed_here": (
+        "La domanda chiede un calcolo che qui non si esegue ({words}); sono mostrati i valori "
+        "che userebbe, senza alcun risultato."
     ),
     "assume_average_year": (
         "Periodi: {earlier} e {later} (la media di un anno: del suo valore e di quello "

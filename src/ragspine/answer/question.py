@@ -83,7 +83,10 @@ _OPERATION_WORDS: tuple[tuple[Operation, str], ...] = (
         r"|in percentuale (?:di|del|della|dei|delle|sul|sulla|sui|sulle)"
         r"|quota (?:di|del|della|dei|delle|sul|sulla)|percentuale (?:di|del|della|dei|delle)",
     ),
-    (Operation.RATIO, r"ratio|rapporto|(?:as a )?proportion of|represent(?:s|ed)? in relation to"),
+    (
+        Operation.RATIO,
+        r"ratio|rapporto|(?:as a )?proportion of|represent(?:s|ed)? in relation to|multiple of",
+    ),
     (Operation.AVERAGE, r"(?<!weighted )(?<!weighted-)(?:average|mean)|media|medio"),
     (
         Operation.CHANGE,
@@ -95,7 +98,8 @@ _OPERATION_WORDS: tuple[tuple[Operation, str], ...] = (
         r"|rise|rose|risen|fall|fell|fallen|decline|declined|difference|variation"
         r"|drop|dropped|jump|jumped|climb|climbed|expand|expanded|shrink|shrank|shrunk"
         r"|widen|widened|narrow|narrowed|improve|improved|worsen|worsened|deteriorate"
-        r"|deteriorated|(?:go|goes|gone|went)\s+(?:up|down)"
+        r"|deteriorated|(?:go|goes|gone|went)\s+(?:up|down)|gap|spread"
+        r"|how\s+much\s+(?:higher|more|greater|larger|bigger|lower|smaller)(?=\s.{1,120}\sthan\s)"
         r"|variance"
         r"|fluctuation|less(?! than)|minus"
         r"|variazione|variato|variata|cambiato|cambiata|crescita|cresciuto|cresciuta"
@@ -106,7 +110,8 @@ _OPERATION_RE = re.compile(
     "|".join(rf"(?<!\w)(?P<{op.name}>{words})(?!\w)" for op, words in _OPERATION_WORDS)
 )
 _SUM_RE = re.compile(
-    r"(?<!\w)(?:sum|summed|combined|total|totals|altogether|somma|totale|complessivo)(?!\w)"
+    r"(?<!\w)(?:sum|summed|combined|total|totals|altogether|cumulative|plus|somma|totale"
+    r"|complessivo)(?!\w)"
 )
 """Words asking for a sum; read only when no other operation word is present, and only over
 two or more periods or metrics (one of each is a lookup). ``respectively`` asks for each value
@@ -203,6 +208,13 @@ _CONSTANT_RE = re.compile(
     r"(?:(?:an?|and|assumed|initial|starting)\s+)*[$€£]?\s*\d[\d,]*(?:\.\d+)?(?![\d,])"
     r"|(?<![\w.,])\d[\d,]*(?:\.\d+)?\s+times(?!\w)"
 )
+_UNCOMPUTED_RE = re.compile(
+    r"(?<!\w)(?:cagr|compound(?:ed)?\s+(?:annual\s+)?growth(?:\s+rate)?|annuali[sz]ed"
+    r"|standard\s+deviation|median)(?!\w)"
+)
+"""Calculations the answer does not compute: a question naming one is shown its figures and
+refused, never answered with them as if they were the result (``the CAGR of revenue from 2016
+to 2019``). Read outside metric names (a row ``Annualized return`` is a stored figure)."""
 _WHOLE_FIRST_RE = re.compile(
     r"\W*(?:in\s[^,?]{0,40},\s*)?(?:what|which)\s+(?:percentage|percent|portion|share"
     r"|proportion|fraction)\s+of(?!\w)"
@@ -520,6 +532,9 @@ class QuestionReading:
     whole_first: bool = False
     """The question names the whole of a share first (``what percentage of revenue was net
     income``): the second metric is the part."""
+    uncomputed: str = ""
+    """A calculation the answer does not compute (``the CAGR``, ``annualized``, ``the
+    median``): the figures it would use are shown and the answer is refused."""
     percent_asked: bool = False
     """The question says ``percentage`` / ``percent`` / ``%`` outside its metrics' names: a
     stored amount that is no percentage does not answer it as a lookup."""
@@ -833,6 +848,9 @@ def read_question(
         selection,
         constant.group(0) if (constant := _CONSTANT_RE.search(text)) else "",
         bool(_COUNTED_RE.search(text)),
+        uncomputed=found_uncomputed.group(0)
+        if (found_uncomputed := _UNCOMPUTED_RE.search(rest))
+        else "",
         ambiguous=metrics_found.ambiguous if metrics_found is not None else (),
         whole_first=bool(
             _WHOLE_FIRST_RE.match(text)

@@ -576,6 +576,10 @@ def answer_figures(
         status = (
             AnswerStatus.REFUSED
         )  # the figures are shown; the step with the given number is not
+    elif status is AnswerStatus.ANSWERED and reading.uncomputed:
+        words = quote_input(reading.uncomputed)
+        builder.add(text(locale, "not_computed_here", words=words), ())
+        status = AnswerStatus.REFUSED  # the figures are shown; the calculation is not
     return builder.part(status, assumptions)
 
 
@@ -908,7 +912,7 @@ def _compared(
     two = len(items) == 1 and len(reading.metrics) == 2
     # "the difference between X and Y in 2019"; not when a percentage is asked ("what
     # percentage is the difference between ...": no plain difference answers it)
-    differing = reading.operation_word in _DIFFERENCE and operation is Operation.CHANGE
+    differing = _differing(reading.operation_word) and operation is Operation.CHANGE
     if two and (subtracting or (differing and not reading.percent_asked)):
         # "X less Y in 2008", "the difference between X and Y in 2019"
         return _metrics_sum(
@@ -998,7 +1002,7 @@ def _undirected_fall(reading: QuestionReading, result: CompareResult) -> bool:
     """Whether a *difference* between two periods that the question names with no direction
     (``between 2018 and 2019``, not ``from 2018 to 2019`` nor ``2019 compared to 2018``) fell:
     the change over time is then negative, the gap between the two is not."""
-    if reading.operation_word not in _DIFFERENCE or reading.base_period or reading.backward:
+    if not _differing(reading.operation_word) or reading.base_period or reading.backward:
         return False
     if len(result.steps) != 1 or len({row.entity for row in result.rows}) != 1:
         return False
@@ -1029,7 +1033,14 @@ _DIRECTED = _FALLING | frozenset(
 """Change words with a direction (a rise, a fall): over a span named back in time, which way
 the asker counts is not known."""
 _POINTS = ("absolute", "percentage point", "percent point", "change in percentage points")
-_DIFFERENCE = ("difference", "differenza")
+_DIFFERENCE = ("difference", "differenza", "gap", "spread")
+"""Words asking for the gap between two figures, with no direction: ``how much higher was X
+than Y`` asks it too (:func:`_differing`)."""
+
+
+def _differing(word: str) -> bool:
+    """Whether an operation's words ask for an undirected difference (:data:`_DIFFERENCE`)."""
+    return word in _DIFFERENCE or word.startswith("how much ")
 
 
 _PERCENT_LIKE = re.compile(
