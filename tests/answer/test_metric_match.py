@@ -2020,3 +2020,24 @@ def test_change_verbs_and_a_measure_named_after_the_row(tmp_path: Path) -> None:
     question = "How much did the effective income tax rate improve from 2018 to 2019?"
     answer = ask_table(ws, "moves", question)
     assert "= -5.3 percentage points." in answer.text, answer.text
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What was net income from discontinued operations in 2019?",
+        "What was revenue excluding acquisitions in 2019?",
+        "What was the revenue guidance for 2019?",
+        "What was the budgeted revenue in 2019?",
+        "What was the revenue target for 2019?",
+        "What was the forecast revenue for 2019?",
+    ],
+)
+def test_a_plan_or_a_part_of_a_row_is_not_the_row(tmp_path: Path, question: str) -> None:
+    """Found by an adversarial pass: each was answered with the row's reported figure."""
+    ws = tatqa_workspace(
+        tmp_path,
+        {"plan": [["", "2019", "2018"], ["Revenue", "1,234", "1,100"], ["Net income", "150", "1"]]},
+    )
+    answer = ask_table(ws, "plan", question)
+    assert answer.status is AnswerStatus.NEEDS_CLARIFICATION, answer.text

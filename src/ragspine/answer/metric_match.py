@@ -300,11 +300,14 @@ _QUALIFIERS = frozenset(
     re.split(
         r"\s+",
         "adjusted unadjusted restated revised unrevised normalised normalized underlying organic"
-        " proforma forma constant gaap",
+        " proforma forma constant gaap guidance budget budgeted target targeted forecast"
+        " forecasted outlook planned projected discontinued excluding",
     )
 )  # as written: the stems of "normalized" and "underlying" are "normal" and "under"
 """Words naming another measure of a figure (``adjusted EBITDA``, ``the unrevised value``,
-``in constant currency``, ``non-GAAP``): anywhere in the question, a row whose label lacks one
+``in constant currency``, ``non-GAAP``), a plan rather than an outcome (``the revenue
+guidance``, ``budgeted``, ``target``, ``projected``) or a part of it (``from discontinued
+operations``, ``excluding acquisitions``): anywhere in the question, a row whose label lacks one
 is not the figure asked for."""
 _COMPARING = frozenset(
     _stem(w)
