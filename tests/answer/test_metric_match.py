@@ -2016,6 +2016,16 @@ def test_change_verbs_and_a_measure_named_after_the_row(tmp_path: Path) -> None:
         assert answer.status is AnswerStatus.NEEDS_CLARIFICATION, answer.text
     answer = ask_table(ws, "moves", "What was the effective tax rate in 2019?")
     assert answer.status is AnswerStatus.ANSWERED and "13.0" in answer.text, answer.text
+    # found by review: a movement word that describes is no change asked for, and a number
+    # after "than" is no figure to subtract from
+    for question in (
+        "What were operating expenses to expand capacity in 2019?",
+        "What was revenue in 2019 after the price drop?",
+        "Why did revenue improve in 2019?",
+        "How much more was revenue in 2019 than 1,100?",
+    ):
+        answer = ask_table(ws, "moves", question)
+        assert not [f for f in answer.figures if f.kind is FigureKind.CHANGE], answer.text
     # a change of a percentage is in percentage points, never "percent" (a relative change)
     question = "How much did the effective income tax rate improve from 2018 to 2019?"
     answer = ask_table(ws, "moves", question)

@@ -617,7 +617,7 @@ def test_spans_leave_share_and_amount_captions_unread_and_scales_keep_exceptions
     read = _tables_read(share=share, years=years, stock=stock, opt=options)
     assert {(e, m) for e, m, _ in read} == {
         ("share", "Maintenance"),
-        ("years", "Men: Member aged 65"),  # peers: no column is the row's own (below)
+        ("years", "Member aged 65"),
         ("years", "Women: Member aged 65"),
         ("stock", "Shares: Common stock"),
         ("opt", "Granted"),
@@ -1059,63 +1059,38 @@ def test_a_year_0000_header_and_an_id_in_another_form_do_not_break_an_import(
     assert summary.replaced == 1
 
 
-def test_a_price_a_rate_or_days_are_never_at_the_tables_scale() -> None:
+def test_a_per_share_figure_is_never_at_the_tables_scale() -> None:
     """Found by an adversarial pass: under '(in millions)' with no 'except per share data',
-    'Diluted earnings per share' 2.10 was stored as 2.10 million, 'Effective tax rate' 21.0 as
-    21.0 million. A per-share figure, a rate or ratio named at the label's end and days are
-    read in units; an instrument named by a rate and an amount at a rate keep the scale."""
+    'Diluted earnings per share' 2.10 was stored as 2.10 million. A row that is a per-share
+    figure by its whole name is read in units; a review of a first version found rates,
+    ratios and days rows that were amounts (`Effect of foreign tax rates`, `Past due over 90
+    days`) and a section's own '($M)' losing their scale: those keep it."""
     read = _tables_read(
         scaled=[
             ["", "2019", "2018"],
             ["", "(in millions)", ""],
             ["Revenue", "1,234", "1,100"],
             ["Diluted earnings per share", "$2.10", "$1.90"],
-            ["Diluted EPS", "2.10", "1.90"],
-            ["Effective tax rate", "21.0", "20.0"],
-            ["Current ratio", "1.4", "1.3"],
-            ["Days sales outstanding", "45", "44"],
+            ["Basic EPS", "2.10", "1.90"],
+            ["Cash dividends declared per common share", "0.50", "0.45"],
+            ["Effect of foreign tax rates", "(35)", "(30)"],
+            ["Past due over 90 days", "120", "100"],
+            ["Net income used in computing basic earnings per share", "45,000", "40,000"],
             ["Interest rate swaps", "40", "30"],
-            ["Amount computed at the statutory federal income tax rate", "182", "128"],
         ]
     )
     scales = {label: fact.scale for (_, label, period), fact in read.items() if period == "FY2019"}
     for label in (
         "Diluted earnings per share",
-        "Diluted EPS",
-        "Effective tax rate",
-        "Current ratio",
-        "Days sales outstanding",
+        "Basic EPS",
+        "Cash dividends declared per common share",
     ):
         assert scales[label] is Scale.ONE, label
     for label in (
         "Revenue",
+        "Effect of foreign tax rates",
+        "Past due over 90 days",
+        "Net income used in computing basic earnings per share",
         "Interest rate swaps",
-        "Amount computed at the statutory federal income tax rate",
     ):
         assert scales[label] is Scale.MILLION, label
-
-
-def test_peer_captions_under_a_period_name_every_column() -> None:
-    """Found by an adversarial pass: under '2019 | | 2018 |' over 'Domestic | Foreign |
-    Domestic | Foreign' the first column was stored as the bare row ('Income before taxes'
-    800, the domestic part), so 'the total income before taxes' was answered 800. Captions
-    that name no measure split the row: each column is named by its caption. A caption
-    naming a measure ('Carrying Amount | Fair Value') keeps the first column the row's own."""
-    read = _tables_read(
-        peers=[
-            ["", "2019", "", "2018", ""],
-            ["", "Domestic", "Foreign", "Domestic", "Foreign"],
-            ["Income before taxes", "800", "200", "700", "150"],
-        ],
-        measures=[
-            ["", "2019", "", "2018", ""],
-            ["", "Carrying Amount", "Fair Value", "Carrying Amount", "Fair Value"],
-            ["Total debt", "3,774", "4,074", "3,500", "3,600"],
-        ],
-    )
-    labels = {(uid, label) for uid, label, _ in read}
-    assert ("peers", "Income before taxes") not in labels
-    assert read["peers", "Domestic: Income before taxes", "FY2019"].value == Decimal("800")
-    assert read["peers", "Foreign: Income before taxes", "FY2019"].value == Decimal("200")
-    assert read["measures", "Total debt", "FY2019"].value == Decimal("3774")
-    assert read["measures", "Fair Value: Total debt", "FY2019"].value == Decimal("4074")

@@ -96,10 +96,8 @@ _OPERATION_WORDS: tuple[tuple[Operation, str], ...] = (
         r"|(?:percentage|percent) points? (?:change|difference)|change in percentage points"
         r"|change|changed|changes|grow|grew|grown|growth|increase|increased|decrease|decreased"
         r"|rise|rose|risen|fall|fell|fallen|decline|declined|difference|variation"
-        r"|drop|dropped|jump|jumped|climb|climbed|expand|expanded|shrink|shrank|shrunk"
-        r"|widen|widened|narrow|narrowed|improve|improved|worsen|worsened|deteriorate"
-        r"|deteriorated|(?:go|goes|gone|went)\s+(?:up|down)|gap|spread"
-        r"|how\s+much\s+(?:higher|more|greater|larger|bigger|lower|smaller)(?=\s.{1,120}\sthan\s)"
+        r"|gap|spread|how\s+much\s+(?:higher|more|greater|larger|bigger|lower|smaller)"
+        r"(?=\s.{1,120}\sthan\s+(?!(?:\S+\s+){0,3}?\S*\d|twice|double|triple|half))"
         r"|variance"
         r"|fluctuation|less(?! than)|minus"
         r"|variazione|variato|variata|cambiato|cambiata|crescita|cresciuto|cresciuta"
@@ -207,6 +205,19 @@ _CONSTANT_RE = re.compile(
     r"(?<!\w)(?:times|multiplied by|divided by|less|minus|plus)\s+"
     r"(?:(?:an?|and|assumed|initial|starting)\s+)*[$€£]?\s*\d[\d,]*(?:\.\d+)?(?![\d,])"
     r"|(?<![\w.,])\d[\d,]*(?:\.\d+)?\s+times(?!\w)"
+)
+_MOVED_RE = re.compile(
+    r"(?<!\w)(?P<CHANGE>drop|dropped|jump|jumped|climb|climbed|expand|expanded|shrink|shrank"
+    r"|shrunk|widen|widened|narrow|narrowed|improve|improved|worsen|worsened|deteriorate"
+    r"|deteriorated|(?:go|goes|gone|went)\s+(?:up|down))(?!\w)"
+)
+"""Words of a movement that ask for a change only in a question asking how much (``by how
+much did operating expenses drop``, ``how much did revenue go up``, ``what was the drop in
+X``): elsewhere they describe (``capital expenditures to expand capacity``, ``revenue after
+the price drop``, ``when margins improved``) and the figure asked is a plain one."""
+_ASKS_HOW_MUCH_RE = re.compile(
+    r"^\W*(?:by\s+)?how\s+(?:much|far)\b|^\W*what\s+(?:was|is|were)\s+the\s+(?:size\s+of\s+the\s+)?"
+    r"(?:drop|jump|climb|expansion|widening|narrowing|improvement|deterioration)\s+(?:in|of)\b"
 )
 _UNCOMPUTED_RE = re.compile(
     r"(?<!\w)(?:cagr|compound(?:ed)?\s+(?:annual\s+)?growth(?:\s+rate)?|annuali[sz]ed"
@@ -791,6 +802,8 @@ def read_question(
 
     operation, word, second = Operation.LOOKUP, "", ""
     found = _OPERATION_RE.search(rest)
+    if found is None and _ASKS_HOW_MUCH_RE.search(text):  # "by how much did X drop"
+        found = _MOVED_RE.search(rest)
     counted = which is not None and which.re is _COUNT_PERIODS_RE
     duration = over is not None or (
         counted and (selection is None or selection.pick not in (Pick.ABOVE, Pick.BELOW))

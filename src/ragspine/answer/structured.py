@@ -1116,12 +1116,15 @@ def _metrics_sum(
         builder.add(text(builder.locale, "not_computable", what=what, reason=reason), ())
         return AnswerStatus.REFUSED
     total = values[0] - sum(values[1:], Decimal(0)) if subtract else sum(values, Decimal(0))
+    shown_unit = unit_words(unit, currency, scale, builder.kind(metrics[0]), builder.locale)
+    if subtract:  # 41.7 % less 20.0 %: 21.7 points
+        shown_unit = _in_points(builder, shown_unit)
     builder.computed(
         FigureKind.CHANGE if subtract else FigureKind.SUM,
         what,
         sign.join(builder.number(value) for value in values),
         ExactNumber.of(total),
-        unit_words(unit, currency, scale, builder.kind(metrics[0]), builder.locale),
+        shown_unit,
         refs,
         measure=(unit, currency, scale),
         exact=total,
@@ -1155,6 +1158,15 @@ def _item_label(builder: _Builder, entity: str, period: str, entities: int) -> s
     return shown if entities == 1 else f"{builder.glossary.entities.terms[entity].label} {shown}"
 
 
+def _in_points(builder: _Builder, unit: str) -> str:
+    """``unit`` for a difference of two figures: a percentage's becomes percentage points
+    (42.2 % less 40.0 % is 2.2 points, not a relative 2.2 %)."""
+    percent = text(builder.locale, "percent")
+    if unit == percent or unit.endswith(f" {percent}"):
+        return unit.removesuffix(percent) + text(builder.locale, "percentage_points")
+    return unit
+
+
 def _steps(
     builder: _Builder,
     result: CompareResult,
@@ -1166,10 +1178,7 @@ def _steps(
     """Each step's change and percentage change; ``falling``: as a decrease (earlier less
     later, over the earlier for the percentage)."""
     entities = len({row.entity for row in result.rows})
-    unit = _unit(builder, result, metric)
-    percent = text(builder.locale, "percent")
-    if unit == percent or unit.endswith(f" {percent}"):  # 42.2 % less 40.0 %: 2.2 points
-        unit = unit.removesuffix(percent) + text(builder.locale, "percentage_points")
+    unit = _in_points(builder, _unit(builder, result, metric))
     for step in result.steps:
         a, b = result.rows[step.earlier], result.rows[step.later]
         assert a.fact is not None and b.fact is not None

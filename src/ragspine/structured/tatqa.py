@@ -386,17 +386,18 @@ years)``), besides those of :data:`_OWN_UNIT` (``Basic earnings per share (cents
 ``$ million`` its figures are as written, never millions. Not a rate in an instrument's name
 (``Senior notes 4.5%``), nor a scale statement's exception (``In millions, except %``)."""
 _NEVER_SCALED = re.compile(
-    rf"^(?:{_PER_SHARE}|(?!.*\bshares\b).*?\beps\b)"
-    r"|^(?!.*\b(?:at|amounts?|expense|benefit|provision)\b).*\b(?:rates?|ratios?|yield|days)"
-    r"\s*(?:\([^()]*\)\s*)*$|^\W*days\b",
+    r"^\W*(?:(?:basic|diluted)\s+(?:and\s+diluted\s+)?)?(?:net\s+)?(?:earnings|income|loss"
+    r"|\(loss\)|dividends?|cash\s+dividends?)(?:\s+(?:\(loss\)|declared|paid))*\s+per\s+"
+    r"(?:(?:basic|diluted|common|ordinary)\s+)?share\b(?:\s*[-:,]?\s*(?:basic|diluted))?"
+    r"\s*(?:\([^()]*\)\s*)*$|^\W*(?:(?:basic|diluted)\s+)?eps\s*(?:\([^()]*\)\s*)*$",
     re.IGNORECASE,
 )
-"""A row whose label names a figure no table scale applies to: per share (``Diluted earnings per
-share``, ``EPS``), a rate or a ratio at the label's end (``Effective tax rate``, ``Current
-ratio``; not ``Interest rate swaps``, nor an amount at a rate: ``Amount computed at the
-statutory federal income tax rate``), days (``Days sales outstanding``). Such a row is read in
-units even when the table says ``(in millions)`` and forgets ``except per share data``; a
-scale its own label states still counts."""
+"""A row that is a per-share figure by its whole name (``Diluted earnings per share``, ``Cash
+dividends declared per common share``, ``Basic EPS``; not ``Net income used in computing basic
+earnings per share``): read in units even where the table says ``(in millions)`` and forgets
+``except per share data``, unless its own label or its section heading states a scale. A
+rate or a count of days is not read so: under ``(in millions)`` such a row is often an amount
+(``Effect of foreign tax rates``, ``Past due over 90 days``)."""
 _IN_UNITS = re.compile(
     r"\(\s*(?:in\s+)?(?:[a-z]{2,3}\s*)?(?:dollars?|euros?|pounds?|yen|yuan|rupees?|francs?"
     rf"|[$€£¥])\s*\)|^{_PER_SHARE}\b",
@@ -733,30 +734,13 @@ def _spanned_periods(
             # by its caption ("Shares: Common stock"), never taken for "the amount of ..."
             parts = any(_TOTAL_CAPTION.match(captions[c]) for c in span)
             plain = any(_PLAIN_CAPTION.match(captions[c]) for c in span[1:])
-            # "Domestic | Foreign", "Men | Women", "Gross | Net": peers, none of them the row's
-            # own figure; "Carrying Amount | Fair Value": the first is the figure as booked
-            peers = not any(_MEASURE_CAPTION.search(captions[c]) for c in span)
-            for c in span if parts or plain or peers else span[1:]:
+            for c in span if parts or plain else span[1:]:
                 if not _SHARE_CAPTION.search(captions[c]) and not _PLAIN_CAPTION.match(captions[c]):
                     spanned[c] = (span[0], captions[c])
                 else:
                     spanned[c] = (span[0], "")  # in the span, not read
         return spanned
     return {}
-
-
-_MEASURE_CAPTION = re.compile(
-    r"%|\b(?:amounts?|values?|costs?|prices?|sales|revenues?|shares?|numbers?|balances?|income"
-    r"|expenses?|rates?|fair|carrying|book|gross|net|accumulated|weighted|average|reported"
-    r"|adjust\w*|actual|budget|change|total|units?|volume|margin|profit|loss|fees?|charges?"
-    r"|assets?|liabilit\w*|payments?|obligations?|years?|life|term|grant\w*|exercise)\b",
-    re.IGNORECASE,
-)
-"""A span caption naming a measure (``Carrying Amount``, ``Fair Value``, ``Net Sales``, ``Number
-of Shares``, ``Gross``): the span's first column stays the row's own figure, the others named
-by their captions. Where no caption names one (``Domestic | Foreign``, ``Men | Women``), the
-captions are peers that split the row: every column is named by its caption, so a question
-naming none of them is asked which, never answered with the first."""
 
 
 _TOTAL_CAPTION = re.compile(r"^\W*totals?\W*$", re.IGNORECASE)
@@ -1336,9 +1320,11 @@ def import_tatqa(
                 named_by = [t for t in named_by if t and not _EXCEPT.search(t)]
                 if any(p.search(t) for p in excepted for t in named_by):
                     column_scale = Scale.ONE  # "(in thousands, except per share data)"
-                elif own_scale is None and _NEVER_SCALED.search(label):
-                    # "Diluted earnings per share", "Effective tax rate" under "(in millions)"
-                    # with no "except": a price or a rate is never millions of anything
+                elif (
+                    own_scale is None
+                    and _NEVER_SCALED.search(row_label(row.label))
+                    and stated_scale([row.section])[0] is None
+                ):  # "Diluted earnings per share" under "(in millions)" with no "except"
                     column_scale = Scale.ONE
                 names = [label, *header_name.split(" / ")]  # not a heading over other rows
                 if column_scale is None and any(_IN_UNITS.search(t) for t in names if t):
