@@ -396,13 +396,12 @@ _OTHER_YEAR_RE = re.compile(
     r"(?:the\s+)?(?:fiscal\s+)?(?:year\s+)?(?:fy\s*)?|mid[\s-]+)"
     r"(?:19|20)\d\d(?!\w)"
 )
-"""A part of a year or another year said apart from the year the question names (``Q4
-revenue in 2019``, ``the fourth quarter revenue of 2019``, ``quarterly revenue in 2019``,
-``mid-2019``, ``the year before 2019``): no figure of that year answers it (a change
-``since 2018`` is asked back for its end, as before),
-so the period is reported as not understood rather than read as the year. Matched on the
-question with its periods and metric names blanked, so a row named ``Quarterly dividend`` or
-a year read whole is never taken for it."""
+"""A part of a year (:data:`_PART_APART_RE`, matched on the question with its periods and
+metric names blanked, so a row named ``Quarterly dividend`` is never taken for it) or another
+year (this one) said apart from the year the question names: ``Q4 revenue in 2019``, ``the
+fourth quarter revenue of 2019``, ``quarterly revenue in 2019``, ``mid-2019``, ``the year
+before 2019``. No figure of that year answers it, so the period is reported as not understood
+rather than read as the year. (A change ``since 2018`` is asked back for its end, as before.)"""
 
 
 _SHORTER_SPAN_RE = re.compile(
