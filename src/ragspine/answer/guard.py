@@ -42,14 +42,13 @@ _MAGNITUDE_WORDS = {
     "million": ("million", "millions", "mn", "mln", "mio", "milione", "milioni"),
     "billion": (
         "billion", "billions", "bn", "bln", "bil", "mld", "mrd", "miliardo", "miliardi",
-        "milliard", "milliards",
+        "milliard", "milliards", "thousandmillion", "thousandmillions",  # the British billion
     ),
     "trillion": ("trillion", "trillions", "tn", "trn"),
     "basis point": ("bp", "bps", "basispoint", "basispoints"),
     "lakh": ("lakh", "lakhs"),  # 100 thousand
     "crore": ("crore", "crores"),  # 10 million
 }  # fmt: skip
-_MAGNITUDE_WORDS["billion"] += ("thousandmillion", "thousandmillions")  # the British billion
 _MAGNITUDE_OF = {word: name for name, words in _MAGNITUDE_WORDS.items() for word in words}
 _LETTERS = {"k": "thousand", "m": "million", "mm": "million", "b": "billion"}
 """Magnitudes of one or two letters: right against the number (``$1234m``, ``5k``, ``40B``),
