@@ -303,9 +303,9 @@ def test_the_whole_a_share_is_represented_by_or_made_of_is_named_first(tmp_path:
 def test_a_part_of_a_year_or_another_year_said_apart_is_no_year(tmp_path: Path) -> None:
     """Found by an adversarial pass: 'What was Q4 revenue in 2019?' and 'the year before
     2019' were answered with 2019's annual figure. A quarter, a half, months, 'quarterly',
-    'mid-2019' or 'the year before / after 2019' said apart from the year is a
-    period not understood; a row named 'Quarterly dividend' and a year read whole still
-    answer."""
+    'mid-2019' or 'the years before 2019' said apart from the year is a period not
+    understood; 'the year before 2019' is 2018; a row named 'Quarterly dividend' and a year
+    read whole still answer."""
     ws = tatqa_workspace(
         tmp_path,
         {
@@ -324,8 +324,7 @@ def test_a_part_of_a_year_or_another_year_said_apart_is_no_year(tmp_path: Path) 
         "What was revenue for the first nine months in 2019?",
         "What was quarterly revenue in 2019?",
         "What was revenue in mid-2019?",
-        "What was revenue in the year before 2019?",
-        "What was revenue in the year after 2018?",
+        "What was revenue in the years before 2019?",
     ):
         answer = ask_table(ws, "parts", question)
         assert answer.status is AnswerStatus.UNRECOGNIZED_PARAM, (question, answer.text)
@@ -333,6 +332,12 @@ def test_a_part_of_a_year_or_another_year_said_apart_is_no_year(tmp_path: Path) 
         ("What was the quarterly dividend in 2019?", "was 0.25"),
         ("What was revenue in the year ended 2019?", "was 1,234"),
         ("What was revenue in 2019?", "was 1,234"),
+        # the year named by the one next to it (a review: "from the year before 2019 to 2019"
+        # had become a period not understood)
+        ("What was revenue in the year before 2019?", "FY2018 was 1,100"),
+        ("What was revenue in the fiscal year preceding fiscal 2019?", "FY2018 was 1,100"),
+        ("What was revenue in the year after 2018?", "FY2019 was 1,234"),
+        ("What was the change in revenue from the year before 2019 to 2019?", "= 134"),
     ):
         answer = ask_table(ws, "parts", question)
         assert answer.status is AnswerStatus.ANSWERED and shown in answer.text, answer.text

@@ -392,16 +392,16 @@ _PART_APART_RE = re.compile(
     r"|mid[\s-]+year)(?!\w)"
 )
 _OTHER_YEAR_RE = re.compile(
-    r"(?<!\w)(?:(?:fiscal\s+)?years?\s+(?:before|prior\s+to|after|preceding|following)\s+"
-    r"(?:the\s+)?(?:fiscal\s+)?(?:year\s+)?(?:fy\s*)?|mid[\s-]+)"
-    r"(?:19|20)\d\d(?!\w)"
+    r"(?<!\w)(?:years\s+(?:before|prior\s+to|after|preceding|following)\s+(?:the\s+)?"
+    r"(?:fiscal\s+)?(?:year\s+)?(?:fy\s*)?|mid[\s-]+)(?:19|20)\d\d(?!\w)"
 )
 """A part of a year (:data:`_PART_APART_RE`, matched on the question with its periods and
 metric names blanked, so a row named ``Quarterly dividend`` is never taken for it) or another
 year (this one) said apart from the year the question names: ``Q4 revenue in 2019``, ``the
-fourth quarter revenue of 2019``, ``quarterly revenue in 2019``, ``mid-2019``, ``the year
+fourth quarter revenue of 2019``, ``quarterly revenue in 2019``, ``mid-2019``, ``the years
 before 2019``. No figure of that year answers it, so the period is reported as not understood
-rather than read as the year. (A change ``since 2018`` is asked back for its end, as before.)"""
+rather than read as the year. (``The year before 2019`` is 2018: :data:`_YEAR_SHIFT_RE`; a
+change ``since 2018`` is asked back for its end, as before.)"""
 
 
 _SHORTER_SPAN_RE = re.compile(
@@ -456,6 +456,23 @@ _PART_OF_YEAR_RE = re.compile(
 """A half or a quarter of a year said in words (``the first half of 2019``, ``the third
 quarter of fiscal 2019``, ``il primo semestre 2019``): read as that half or quarter, never as
 the year (a figure stored for the year is not the half's)."""
+
+
+_YEAR_SHIFT_RE = re.compile(
+    r"(?<!\w)(?:the\s+)?(?:fiscal\s+)?year\s+(?P<way>before|prior\s+to|preceding|after"
+    r"|following)\s+(?:the\s+)?(?:fiscal\s+)?(?:year\s+)?(?P<fy>fy\s*)?(?P<year>(?:19|20)\d\d)"
+    r"(?![\w/\u2013-])"
+)
+"""A year named by the one next to it (``the year before 2019``, ``the fiscal year prior to
+2019``, ``the year after 2018``): read as that year (2018, 2019), never as the year said."""
+
+
+def _shifted_year(found: re.Match[str]) -> str:
+    """``found`` written as the year it names (:data:`_YEAR_SHIFT_RE`), padded to its length
+    so that every place in the question stays where it was."""
+    later = found["way"] in ("after", "following")
+    year = int(found["year"]) + (1 if later else -1)
+    return f"{'fy' if found['fy'] else ''}{year}".ljust(len(found.group(0)))
 
 
 def _part_of_year(found: re.Match[str]) -> str:
@@ -718,7 +735,7 @@ def read_question(
     base_period: str | None = None
     years: list[tuple[int, int, int]] = []  # (start, end, year) of each bare-year period
     reference = reference_date or date.today()
-    scanned = _PART_OF_YEAR_RE.sub(_part_of_year, rest)
+    scanned = _YEAR_SHIFT_RE.sub(_shifted_year, _PART_OF_YEAR_RE.sub(_part_of_year, rest))
     found_spans: list[tuple[int, int]] = []
     read: list[tuple[int, int, Period]] = []  # every period read, where it was said
     for match in _PERIOD_RE.finditer(scanned):
