@@ -30,6 +30,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from types import MappingProxyType
 
 import Stemmer
 
@@ -651,16 +652,7 @@ def unglued(spellings: Sequence[str], question: str) -> tuple[str, ...]:
     spellings stay. A word the question says itself is never split, nor one whose first part
     is a word English also uses as a prefix (:data:`_NOT_GLUED_AFTER`: ``Intangible assets``
     is no ``in tangible assets``, ``Overtime`` no ``over time``, ``asset`` no ``as set``)."""
-    said = [word.casefold() for word in _WORD.findall(question)]
-    whole = set(said)
-    runs: dict[str, str] = {}
-    for size in (2, 3):
-        for at in range(len(said) - size + 1):
-            parts = said[at : at + size]
-            if parts[0] in _NOT_GLUED_AFTER:
-                continue
-            if all(len(part) >= 2 and part.isalpha() for part in parts):
-                runs.setdefault("".join(parts), " ".join(parts))
+    whole, runs = _glued_runs(question)
     if not runs:
         return tuple(spellings)
 
@@ -670,6 +662,22 @@ def unglued(spellings: Sequence[str], question: str) -> tuple[str, ...]:
 
     split = [_WORD.sub(apart, spelling) for spelling in spellings]
     return tuple(dict.fromkeys([*spellings, *split]))
+
+
+@lru_cache(maxsize=256)
+def _glued_runs(question: str) -> tuple[frozenset[str], Mapping[str, str]]:
+    """The question's words, and each run of two or three of them written together -> the run
+    spelled apart (:func:`unglued`): read once per question, not once per stored row."""
+    said = [word.casefold() for word in _WORD.findall(question)]
+    runs: dict[str, str] = {}
+    for size in (2, 3):
+        for at in range(len(said) - size + 1):
+            parts = said[at : at + size]
+            if parts[0] in _NOT_GLUED_AFTER:
+                continue
+            if all(len(part) >= 2 and part.isalpha() for part in parts):
+                runs.setdefault("".join(parts), " ".join(parts))
+    return frozenset(said), MappingProxyType(runs)
 
 
 _NOT_GLUED_AFTER = frozenset({
