@@ -766,6 +766,34 @@ def test_a_word_right_before_the_row_narrows_it(tmp_path: Path) -> None:
     ws.close()
 
 
+def test_a_word_before_a_row_starting_with_a_joining_word_narrows_it(tmp_path: Path) -> None:
+    """'the decrease in Blizzard in-game net bookings' was answered with all in-game net
+    bookings (837 for a gold 539): the row's own 'in' stood between the segment's name and
+    the matched words, and a joining word never narrows. The word before the row's leading
+    'in' is now read; the row said alone, or after a plain word, still answers."""
+    table = [
+        ["", "2019", "2018"],
+        ["Net bookings", "$6,388", "$7,262"],
+        ["In-game net bookings", "$3,366", "$4,203"],
+    ]
+    ws = _tatqa_workspace(tmp_path, {"u1": table})
+    options = AskOptions(entity="u1")
+    narrower = ws.ask(
+        "What was the decrease in Blizzard in-game net bookings for 2019, as compared to 2018?",
+        options,
+        principal=PUBLIC,
+    )
+    assert narrower.status is AnswerStatus.NEEDS_CLARIFICATION, narrower.text
+    assert "'blizzard'" in narrower.text and not narrower.figures
+    for question in (
+        "What was the decrease in in-game net bookings for 2019, as compared to 2018?",
+        "What were the in-game net bookings in 2019?",
+    ):
+        answer = ws.ask(question, options, principal=PUBLIC)
+        assert answer.status is AnswerStatus.ANSWERED, (question, answer.text)
+    ws.close()
+
+
 def _answered_value(answer) -> Fraction | None:  # type: ignore[no-untyped-def]
     computed = [f for f in answer.figures if f.kind is not FigureKind.FACT]
     if answer.status is not AnswerStatus.ANSWERED or not computed:

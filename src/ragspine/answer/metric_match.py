@@ -276,9 +276,17 @@ def unexplained_words(
             found.append(key[start:end])
     matched = {start for start, _ in match.spans}
     named = {stem for text in excused for stem, _, _ in _words(text)}
+    leading = {  # "In-game net bookings": its "in" is the row's own, not the question's
+        stem for code in chosen for s in candidates[code] for stem in _leading_joins(s)
+    }
     for index in range(1, len(tokens)):  # "fuel surcharge program freight revenues"
-        stem, start, end = tokens[index - 1]
-        if tokens[index][1] not in matched or start in matched:
+        if tokens[index][1] not in matched:
+            continue
+        before = index - 1
+        while before > 0 and tokens[before][0] in leading and tokens[before][1] not in matched:
+            before -= 1  # "Blizzard in-game net bookings": the word before the row's "in"
+        stem, start, end = tokens[before]
+        if start in matched:
             continue
         if stem in plain or stem in _CONNECTING or stem in _OPERATIVE or len(stem) < 2:
             continue  # "the company's X", "X less Y", "the mean X": no word of the figure's own
@@ -295,6 +303,16 @@ def unexplained_words(
         elif stem in _NARROWING_AFTER and stem not in taken:
             found.append(key[start:end])
     return list(dict.fromkeys(found))
+
+
+def _leading_joins(spelling: str) -> list[str]:
+    """The joining words a spelling begins with (``in`` of ``In-game net bookings``)."""
+    leading = []
+    for stem, _, _ in _words(spelling):
+        if stem not in _JOINING:
+            break
+        leading.append(stem)
+    return leading
 
 
 _QUALIFIERS = frozenset(
