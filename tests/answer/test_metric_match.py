@@ -620,14 +620,14 @@ def test_two_rows_that_fit_equally_are_asked_back_end_to_end(tmp_path: Path) -> 
     """The tie reached the answer as 'unexplained words' with no metric (a positional
     argument one place off), so the question went to the documents and was refused as 'no
     relevant material'; it must ask which of the two rows is meant."""
-    rows = {"raw materials net": 527.7, "raw materials step-up": 3.0, "x y": 1.0}
+    rows = {"raw materials gross": 527.7, "raw materials step-up": 3.0, "x y": 1.0}
     ws = _filing_workspace(tmp_path, {"2003": rows})
     answer = ws.ask(
         "What was the total of raw materials in 2003?", AskOptions(entity="ACME"), principal=PUBLIC
     )
     assert answer.route == "structured", answer.route_reason
     assert answer.status is AnswerStatus.NEEDS_CLARIFICATION
-    assert "raw materials net" in answer.text and "raw materials step-up" in answer.text
+    assert "raw materials gross" in answer.text and "raw materials step-up" in answer.text
     assert not answer.figures
     ws.close()
 
@@ -791,6 +791,49 @@ def test_a_word_before_a_row_starting_with_a_joining_word_narrows_it(tmp_path: P
     ):
         answer = ws.ask(question, options, principal=PUBLIC)
         assert answer.status is AnswerStatus.ANSWERED, (question, answer.text)
+    ws.close()
+
+
+def test_a_closing_net_is_the_figure_itself(tmp_path: Path) -> None:
+    """'the total of inventories' found no row 'inventories net' (a cleaned filing lost the
+    comma of 'Inventories, net') and was refused; a closing 'net' is now optional. A row
+    that is more than the closing 'net' ('net sales') still needs its words."""
+    ws = _filing_workspace(
+        tmp_path,
+        {"2003": {"finished goods": 384.3, "inventories net": 527.7, "net sales": 900.0}},
+    )
+    options = AskOptions(entity="ACME")
+    answer = ws.ask("What was the total of inventories in 2003?", options, principal=PUBLIC)
+    assert answer.status is AnswerStatus.ANSWERED, answer.text
+    assert [f.result.value for f in answer.figures if f.result] == [Decimal("527.7")]
+    sales = ws.ask("What were the sales in 2003?", options, principal=PUBLIC)
+    assert sales.status is AnswerStatus.ANSWERED, sales.text
+    assert [f.result.value for f in sales.figures if f.result] == [Decimal(900)]
+    ws.close()
+
+
+def test_a_word_after_a_glossary_spelled_row_still_narrows_it(tmp_path: Path) -> None:
+    """With 'Internal use software, net' also named by 'internal use software', the exact
+    glossary spelling was kept without the places it is said at, so 'related to continuing
+    operations' right after it was not read and the row was answered (a wrong number: the
+    gold, from the text, is the amount capitalized)."""
+    table = [
+        ["", "2019", "2018"],
+        ["Internal use software", "33,351", "31,565"],
+        ["Internal use software, net", "10,471", "15,622"],
+    ]
+    ws = _tatqa_workspace(tmp_path, {"u1": table})
+    options = AskOptions(entity="u1")
+    question = (
+        "What are the respective amounts capitalized to internal use software related to "
+        "continuing operations for the years ended December 31, 2019 and 2018?"
+    )
+    narrower = ws.ask(question, options, principal=PUBLIC)
+    assert narrower.status is AnswerStatus.NEEDS_CLARIFICATION, narrower.text
+    assert "'related'" in narrower.text and not narrower.figures
+    plain = ws.ask("What was the internal use software in 2019?", options, principal=PUBLIC)
+    assert plain.status is AnswerStatus.ANSWERED, plain.text
+    assert [f.result.value for f in plain.figures if f.result] == [Decimal(33351)]
     ws.close()
 
 

@@ -660,7 +660,14 @@ def with_optional_parts(spellings: Sequence[str]) -> tuple[str, ...]:
     spellings = [*spellings, *(spelling for spelling in unmarked if spelling_words(spelling))]
     shorter = [_PARENTHESISED.sub(_optional, spelling) for spelling in spellings if "(" in spelling]
     shorter = [" ".join(s.split()) for s in shorter]
-    return tuple(dict.fromkeys([*spellings, *(s for s in shorter if spelling_words(s))]))
+    spellings = [*spellings, *(s for s in shorter if spelling_words(s))]
+    unnetted = [_TRAILING_NET.sub("", s) for s in spellings if _TRAILING_NET.search(s)]
+    return tuple(dict.fromkeys([*spellings, *(s for s in unnetted if spelling_words(s))]))
+
+
+_TRAILING_NET = re.compile(r"(?:\s*,)?\s+net\s*\.?\s*$", re.IGNORECASE)
+"""A closing ``, net`` (``Inventories, net``; ``inventories net`` where a cleaned source lost
+its comma): the figure itself, net of what its notes deduct, so ``the inventories`` names it."""
 
 
 def unglued(spellings: Sequence[str], question: str) -> tuple[str, ...]:

@@ -164,7 +164,7 @@ def _stored_reading(
         # total capital less tier 1 capital": the row "total capital (tier 1 and tier 2)" too).
         match = match_metrics(asked, candidates, pairs=pairs)
         same = set(match.metrics) == set(reading.metrics)  # then with the words' places
-        spelled = match if same else MetricMatch(reading.metrics)
+        spelled = match if same else _placed(asked, reading.metrics, candidates, pairs)
         unexplained = unexplained_words(asked, spelled, candidates, names)
         better = bool(unexplained) or set(reading.metrics) < set(match.metrics)
         loose = better and match.metrics and not same
@@ -212,6 +212,16 @@ def _stored_reading(
         if unexplained:
             return replace(found, unexplained=tuple(unexplained))
     return found
+
+
+def _placed(
+    asked: str, metrics: Sequence[str], candidates: Mapping[str, Sequence[str]], pairs: bool
+) -> MetricMatch:
+    """``metrics`` with where ``asked`` says them, so that a word right before or after them
+    is read (``internal use software related to ...``: not the row ``Internal use
+    software``); without places when they are not all found among their own spellings."""
+    own = match_metrics(asked, {code: candidates[code] for code in metrics}, pairs=pairs)
+    return own if set(own.metrics) == set(metrics) else MetricMatch(tuple(metrics))
 
 
 def _undated_only(
