@@ -837,6 +837,62 @@ def test_a_word_after_a_glossary_spelled_row_still_narrows_it(tmp_path: Path) ->
     ws.close()
 
 
+_PARTS_TABLE = [
+    ["(in millions)", "2019", "2018"],
+    ["Revenue", "1,200", "1,000"],
+    ["Operating income", "300", "250"],
+    ["Interest expense", "50", "40"],
+    ["Deferred revenue", "300", "200"],
+    ["Operating lease liabilities", "400", "300"],
+]
+
+
+@pytest.mark.parametrize(
+    ("question", "word"),
+    [
+        ("What was revenue in Europe in 2019?", "europe"),
+        ("What was revenue for the cloud segment in 2019?", "cloud"),
+        ("What was the change in revenue in Europe from 2018 to 2019?", "europe"),
+        ("What was Europe's revenue in 2019?", "europe"),
+        ("What was China\u2019s revenue in 2019?", "china"),
+        ("What was operating income in the US in 2019?", "us"),
+        ("What was interest expense on senior notes in 2019?", "senior"),
+        ("What were net revenues from mobile in 2019?", "mobile"),
+        ("What was current deferred revenue in 2019?", "current"),
+        ("What were current operating lease liabilities in 2019?", "current"),
+        ("What was deferred revenue, current in 2019?", "current"),
+    ],
+)
+def test_a_part_named_around_a_row_asks_back(tmp_path: Path, question: str, word: str) -> None:
+    """Found by an adversarial pass: each was answered with the whole row (revenue in Europe
+    given as all revenue, the current part of deferred revenue as all of it): a wrong number.
+    A place, segment or instrument after the row (in / for / from / on ...), an owner before
+    it ('Europe's'), and 'current' right before or after it now ask back."""
+    ws = _tatqa_workspace(tmp_path, {"u1": _PARTS_TABLE})
+    answer = ws.ask(question, AskOptions(entity="u1"), principal=PUBLIC)
+    assert answer.status is AnswerStatus.NEEDS_CLARIFICATION, answer.text
+    assert f"'{word}'" in answer.text and not answer.figures
+    ws.close()
+
+
+def test_words_around_a_row_that_name_no_part_still_answer(tmp_path: Path) -> None:
+    ws = _tatqa_workspace(tmp_path, {"u1": _PARTS_TABLE})
+    for question in (
+        "What was revenue in 2019?",
+        "What was the company's revenue in 2019?",
+        "What was revenue in the year 2019?",
+        "What was revenue in fiscal 2019?",
+        "What was revenue in thousands in 2019?",
+        "What was revenue for the fiscal year ended December 31, 2019?",
+        "What was the change in revenue from 2018 to 2019?",
+        "What was deferred revenue at the end of 2019?",
+        "What was revenue in u1 in 2019?",
+    ):
+        answer = ws.ask(question, AskOptions(entity="u1"), principal=PUBLIC)
+        assert answer.status is AnswerStatus.ANSWERED, (question, answer.text)
+    ws.close()
+
+
 def _answered_value(answer) -> Fraction | None:  # type: ignore[no-untyped-def]
     computed = [f for f in answer.figures if f.kind is not FigureKind.FACT]
     if answer.status is not AnswerStatus.ANSWERED or not computed:

@@ -285,8 +285,13 @@ def unexplained_words(
         before = index - 1
         while before > 0 and tokens[before][0] in leading and tokens[before][1] not in matched:
             before -= 1  # "Blizzard in-game net bookings": the word before the row's "in"
+        if before > 0 and tokens[before][0] == "s" and key[tokens[before][1] - 1] in "'\u2019":
+            before -= 1  # "Europe's revenue": the owner before the possessive
         stem, start, end = tokens[before]
         if start in matched:
+            continue
+        if stem == _CURRENT and stem not in taken:
+            found.append(key[start:end])  # "current deferred revenue": the current part
             continue
         if stem in plain or stem in _CONNECTING or stem in _OPERATIVE or len(stem) < 2:
             continue  # "the company's X", "X less Y", "the mean X": no word of the figure's own
@@ -300,9 +305,46 @@ def unexplained_words(
         unit = tokens[index + 2]
         if stem == "per" and unit[1] not in matched and unit[0] not in taken:
             found.append(key[start : unit[2]])
-        elif stem in _NARROWING_AFTER and stem not in taken:
-            found.append(key[start:end])
+        elif (stem in _NARROWING_AFTER or stem == _CURRENT) and stem not in taken:
+            found.append(key[start:end])  # also "deferred revenue, current"
+    for index in range(len(tokens) - 2):  # "revenue in Europe", "interest expense on notes"
+        if tokens[index][1] not in matched or tokens[index + 1][1] in matched:
+            continue
+        if tokens[index + 1][0] not in _PLACING:
+            continue
+        after = index + 2
+        while after < len(tokens) - 1 and tokens[after][0] in _DETERMINERS:
+            after += 1
+        stem, start, end = tokens[after]
+        if start in matched or len(stem) < 2 or stem[0].isdigit() or _PERIODISH.match(stem):
+            continue  # "revenue in 2019", "as of the 31st of December", "in FY19"
+        if stem in _FISCAL_MARKS:
+            continue  # "revenue in FY 2018/2019"
+        if stem in taken or stem in named or stem in plain or stem in _MONTHS:
+            continue
+        if stem in _OPERATIVE or stem in _CONNECTING or stem in _SCALE_WORDS:
+            continue  # "revenue in the prior year", "revenue in thousands"
+        found.append(key[start:end])
     return list(dict.fromkeys(found))
+
+
+_CURRENT = _stem("current")
+"""Right before a row's words, ``current`` names a part of it (``current deferred revenue``:
+the part due within a year), not the period (``the current year`` puts ``year`` before)."""
+_FISCAL_MARKS = frozenset({"fy", "fye", "ye", "ytd"})
+_PLACING = frozenset({"in", "for", "from", "on", "at", "within"})
+"""Prepositions that, right after a row's words, may narrow it to a part: ``revenue in
+Europe``, ``net sales for the cloud segment``, ``interest expense on senior notes``."""
+_DETERMINERS = frozenset({"the", "a", "an", "our", "its", "their", "this", "that", "each"})
+_SCALE_WORDS = frozenset(
+    _stem(w)
+    for w in re.split(
+        r"\s+",
+        "thousand thousands million millions billion billions usd dollars dollar eur euro euros "
+        "gbp pounds rmb yen cents terms",
+    )
+)
+"""Words saying how a figure is written (``revenue in thousands``, ``in USD``), not a part."""
 
 
 def _leading_joins(spelling: str) -> list[str]:
