@@ -63,6 +63,13 @@ _EN: dict[str, str] = {
     "select_lowest": "Period(s) of {entity}'s lowest {metric}{channel}",
     "select_above": "Periods in which {entity}'s {metric}{channel} was above the value asked",
     "select_below": "Periods in which {entity}'s {metric}{channel} was below the value asked",
+    "select_unread": "Periods in which {entity}'s {metric}{channel} passes the value asked",
+    "select_above_or_equal": (
+        "Periods in which {entity}'s {metric}{channel} was at or above the value asked"
+    ),
+    "select_below_or_equal": (
+        "Periods in which {entity}'s {metric}{channel} was at or below the value asked"
+    ),
     "select_count": "{what}: {count} of {total} periods ({periods}).",
     "select_negative": (
         "In value or in size? {entity}'s {metric}{channel} has negative values: the {pick} in "
@@ -82,6 +89,16 @@ _EN: dict[str, str] = {
     "sign_what_change": "change (the percentage change is the same either way)",
     "sign_what_average": "average",
     "sign_what_sum": "sum",
+    "select_negative_threshold": (
+        "In value or in size? {entity}'s {metric}{channel} has negative values: the periods "
+        "{side} the value asked are {by_value} in value, {by_size} in size."
+    ),
+    "side_above": "above",
+    "side_below": "below",
+    "reason_threshold_unread": (
+        "the value asked is not written in a form read here (digits grouped by a space or a "
+        "dot, or a decimal comma); write it as 1,000 or 1000, with a decimal point"
+    ),
     "pick_highest": "highest",
     "pick_lowest": "lowest",
     "size_highest": "largest",
@@ -338,6 +355,13 @@ _IT: dict[str, str] = {
     "select_lowest": "Periodo/i con il valore più basso di {metric}{channel} di {entity}",
     "select_above": "Periodi in cui {metric}{channel} di {entity} supera il valore indicato",
     "select_below": ("Periodi in cui {metric}{channel} di {entity} è inferiore al valore indicato"),
+    "select_unread": "Periodi in cui {metric}{channel} di {entity} supera il valore indicato",
+    "select_above_or_equal": (
+        "Periodi in cui {metric}{channel} di {entity} è pari o superiore al valore indicato"
+    ),
+    "select_below_or_equal": (
+        "Periodi in cui {metric}{channel} di {entity} è pari o inferiore al valore indicato"
+    ),
     "select_count": "{what}: {count} su {total} periodi ({periods}).",
     "select_negative": (
         "Per valore o per grandezza? {metric}{channel} di {entity} ha valori negativi: il {pick} "
@@ -357,6 +381,16 @@ _IT: dict[str, str] = {
     "sign_what_change": "la variazione (la variazione percentuale è la stessa in ogni caso)",
     "sign_what_average": "la media",
     "sign_what_sum": "la somma",
+    "select_negative_threshold": (
+        "Per valore o per grandezza? {metric}{channel} di {entity} ha valori negativi: i periodi "
+        "{side} il valore indicato sono {by_value} per valore, {by_size} per grandezza."
+    ),
+    "side_above": "sopra",
+    "side_below": "sotto",
+    "reason_threshold_unread": (
+        "il valore indicato non è scritto in una forma letta qui (cifre separate da uno spazio o "
+        "da un punto, o una virgola decimale); scriverlo come 1,000 o 1000, con il punto decimale"
+    ),
     "pick_highest": "più alto",
     "pick_lowest": "più basso",
     "size_highest": "più grande",

@@ -324,6 +324,8 @@ def unexplained_words(
             continue
         if stem in _OPERATIVE or stem in _CONNECTING or stem in _SCALE_WORDS:
             continue  # "revenue in the prior year", "revenue in thousands"
+        if stem in _BOUNDS:
+            continue  # "revenue at least 1,000": how to pick periods
         found.append(key[start:end])
     return list(dict.fromkeys(found))
 
@@ -331,6 +333,7 @@ def unexplained_words(
 _CURRENT = _stem("current")
 """Right before a row's words, ``current`` names a part of it (``current deferred revenue``:
 the part due within a year), not the period (``the current year`` puts ``year`` before)."""
+_BOUNDS = frozenset({"least", "most"})
 _FISCAL_MARKS = frozenset({"fy", "fye", "ye", "ytd"})
 _PLACING = frozenset({"in", "for", "from", "on", "at", "within"})
 """Prepositions that, right after a row's words, may narrow it to a part: ``revenue in

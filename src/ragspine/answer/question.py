@@ -137,6 +137,8 @@ class Pick(StrEnum):
     LOWEST = "lowest"
     ABOVE = "above"
     BELOW = "below"
+    UNREAD = "unread"
+    """A threshold written in a way not read here (``1 000``, ``1.000``, ``1,1 billion``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,17 +149,27 @@ class Selection:
     pick: Pick
     threshold: Decimal | None = None
     scale: str | None = None
+    inclusive: bool = False
+    """Whether a value equal to the threshold is selected (``at least``, ``not more than``)."""
 
 
 _ABOVE = (
     r"more than|greater than|higher than|larger than|bigger than|above|over|exceed(?:s|ed|ing)?"
+    r"|at least"
 )
-_BELOW = r"less than|lower than|fewer than|smaller than|below|under"
+_BELOW = r"less than|lower than|fewer than|smaller than|below|under|at most"
 _THRESHOLD_RE = re.compile(
     rf"(?<!\w)(?P<dir>{_ABOVE}|{_BELOW})\s*(?:the\s+)?(?P<minus>[-\u2212])?\s*"
-    r"(?:[$€£¥]|usd|eur|gbp)?\s*(?P<num>\d[\d,]*(?:\.\d+)?)(?:\s*(?P<scale>thousands?|millions?|billions?|bn|m|k)\b)?"
+    r"(?:[$€£¥]|usd|eur|gbp)?\s*(?P<num>\d(?:[\d,.]|[ \u00a0\u202f](?=\d))*)"
+    r"(?:\s*(?P<scale>thousands?|millions?|billions?|bn|m|k)\b)?"
 )
 _BELOW_RE = re.compile(rf"^(?:{_BELOW})$")
+_THRESHOLD_NUMBER_RE = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?")
+"""A threshold as read: digits with comma thousands and a decimal point, or none. Digits
+grouped by a space or a dot, or a decimal comma, are ambiguous (``1 000``, ``1.000``, ``1,1``)
+and are not read as a smaller number."""
+_DOT_THOUSANDS_RE = re.compile(r"\d{1,3}\.\d{3}")
+_NEGATED_RE = re.compile(r"(?:(?<!\w)(?:not|no|never)|n['\u2019]t)\s*$")
 _HIGHEST_RE = re.compile(
     r"(?<!\w)(?:larger|largest|higher|highest|more|most|greater|greatest|bigger|biggest|maximum"
     r"|max|peak|better|best)(?!\w)"
@@ -183,13 +195,20 @@ def _selection(rest: str) -> tuple[Selection, tuple[int, int] | None]:
     read, so ``more than 2,000`` is not a year)."""
     found = _THRESHOLD_RE.search(rest)
     if found is not None:
-        pick = Pick.BELOW if _BELOW_RE.match(found["dir"]) else Pick.ABOVE
+        below = bool(_BELOW_RE.match(found["dir"]))
+        inclusive = found["dir"].startswith("at ")
+        if _NEGATED_RE.search(rest, 0, found.start()):  # "did not exceed": at most
+            below, inclusive = not below, not inclusive
+        written = found["num"].rstrip(",.")
+        if not _THRESHOLD_NUMBER_RE.fullmatch(written) or _DOT_THOUSANDS_RE.fullmatch(written):
+            return Selection(Pick.UNREAD), found.span()
         try:
-            number = Decimal(found["num"].replace(",", ""))
+            number = Decimal(written.replace(",", ""))
             number = -number if found["minus"] else number
         except ArithmeticError:
             return Selection(Pick.ALL), None
-        return Selection(pick, number, found["scale"]), found.span()
+        pick = Pick.BELOW if below else Pick.ABOVE
+        return Selection(pick, number, found["scale"], inclusive), found.span()
     sign = _SIGN_RE.search(rest)
     if sign is not None:
         pick = Pick.BELOW if sign["sign"] == "negative" else Pick.ABOVE
@@ -822,7 +841,8 @@ def read_question(
         found = _MOVED_RE.search(rest)
     counted = which is not None and which.re is _COUNT_PERIODS_RE
     duration = over is not None or (
-        counted and (selection is None or selection.pick not in (Pick.ABOVE, Pick.BELOW))
+        counted
+        and (selection is None or selection.pick not in (Pick.ABOVE, Pick.BELOW, Pick.UNREAD))
     )
     if duration:
         which = selection = None  # "how many years is the lifespan": a duration, not a count

@@ -1428,7 +1428,13 @@ def _select(
     _check_items(len(periods))
     result = _compare_shown(builder, store, metric, [(entity, p) for p in periods], level)
     labels = builder.labels(metric, entity)
-    what = text(builder.locale, f"select_{selection.pick.value}", **labels)
+    if selection.pick is Pick.UNREAD:  # "exceed 1 000": never read as 1
+        what = text(builder.locale, "select_unread", **labels)
+        reason = text(builder.locale, "reason_threshold_unread")
+        builder.add(text(builder.locale, "not_computable", what=what, reason=reason), ())
+        return AnswerStatus.REFUSED
+    key = f"select_{selection.pick.value}" + ("_or_equal" if selection.inclusive else "")
+    what = text(builder.locale, key, **labels)
     values = [row.value for row in result.rows]
     if len(values) == 1 and selection.pick is not Pick.ALL:
         # "in which year was X less than 500" with one year stored (a dash in the other)
@@ -1459,6 +1465,16 @@ def _select(
         by_value = ", ".join(_chosen(selection, found, result.scale) or ())
         words = {"pick": pick, "size": size, "by_value": by_value, "by_size": ", ".join(by_size)}
         builder.add(text(builder.locale, "select_negative", **labels, **words), ())
+        return AnswerStatus.NEEDS_CLARIFICATION
+    sized = _threshold_by_size(selection, found, result.scale)
+    if sized is not None:
+        # "how many years did cost of sales exceed 650" over (700), (600), (800): in value
+        # none is above 650, in size two are; which one is meant is asked, both are named
+        by_value, by_size = (", ".join(periods) or text(builder.locale, "no_period_selected")
+                             for periods in sized)  # fmt: skip
+        side = text(builder.locale, f"side_{selection.pick.value}")
+        words = {"side": side, "by_value": by_value, "by_size": by_size}
+        builder.add(text(builder.locale, "select_negative_threshold", **labels, **words), ())
         return AnswerStatus.NEEDS_CLARIFICATION
     chosen = _chosen(selection, found, result.scale)
     if chosen is None:
@@ -1507,6 +1523,22 @@ def _by_size(selection: Selection, found: Sequence[tuple[str, Decimal]]) -> list
     return None if by_value is None or set(by_value) == set(by_size) else by_size
 
 
+def _threshold_by_size(
+    selection: Selection, found: Sequence[tuple[str, Decimal]], scale: Scale | None
+) -> tuple[list[str], list[str]] | None:
+    """For a positive threshold over values some of which are negative (an expense shown as
+    ``(700)``), the periods picked by value and by size when the two differ; None otherwise."""
+    if selection.pick not in (Pick.ABOVE, Pick.BELOW) or selection.threshold is None:
+        return None
+    if selection.threshold <= 0 or not any(value < 0 for _, value in found):
+        return None
+    by_value = _chosen(selection, found, scale)
+    by_size = _chosen(selection, [(period, abs(value)) for period, value in found], scale)
+    if by_value is None or by_size is None or set(by_value) == set(by_size):
+        return None
+    return by_value, by_size
+
+
 def _chosen(
     selection: Selection, found: Sequence[tuple[str, Decimal | None]], scale: Scale | None
 ) -> list[str] | None:
@@ -1526,9 +1558,14 @@ def _chosen(
             return None
         threshold = threshold * named.multiplier / scale.multiplier
     above = selection.pick is Pick.ABOVE
-    return [
-        period for period, value in values if (value > threshold if above else value < threshold)
-    ]
+    return [period for period, value in values if _beyond(value, threshold, above, selection)]
+
+
+def _beyond(value: Decimal, threshold: Decimal, above: bool, selection: Selection) -> bool:
+    """Whether ``value`` is on the asked side of ``threshold`` (equal counts when inclusive)."""
+    if selection.inclusive and value == threshold:
+        return True
+    return value > threshold if above else value < threshold
 
 
 _OPERATIONS: dict[Operation, _Operation] = {

@@ -1,0 +1,93 @@
+"""Period selections against a threshold (``how many years did X exceed N``): found by an
+adversarial pass, each of these gave a confident wrong count or list."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import ask_table, tatqa_workspace
+from ragspine import Workspace
+from ragspine.answer.types import AnswerStatus, FigureKind
+
+_TABLE = [
+    ["(in millions)", "2019", "2018", "2017"],
+    ["Cost of sales", "(700)", "(600)", "(800)"],
+    ["Operating expenses", "(300)", "(350)", "(200)"],
+    ["Revenue", "1,200", "1,000", "900"],
+]
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
+    root = tmp_path_factory.mktemp("thresholds")
+    ws = tatqa_workspace(root, {"zqw": _TABLE})
+    yield ws  # type: ignore[misc]
+    ws.close()
+
+
+def _periods(workspace: Workspace, question: str) -> tuple[str, ...]:
+    answer = ask_table(workspace, "zqw", question)
+    assert answer.status is AnswerStatus.ANSWERED, (question, answer.text)
+    kinds = (FigureKind.PERIODS, FigureKind.COUNT)
+    (figure,) = [f for f in answer.figures if f.kind in kinds]
+    return figure.periods
+
+
+@pytest.mark.parametrize(
+    ("question", "periods"),
+    [
+        ("How many years did revenue not exceed 1,000?", ("FY2017", "FY2018")),
+        ("How many years didn't revenue exceed 1,000?", ("FY2017", "FY2018")),
+        ("How many years was revenue not less than 1,000?", ("FY2018", "FY2019")),
+        ("In which years was revenue at least 1,000?", ("FY2018", "FY2019")),
+        ("In which years was revenue at most 1,000?", ("FY2017", "FY2018")),
+        ("How many years did revenue exceed 1,000?", ("FY2019",)),
+        ("In which years was cost of sales less than -650?", ("FY2017", "FY2019")),
+    ],
+)
+def test_negated_and_bounded_thresholds(
+    workspace: Workspace, question: str, periods: tuple[str, ...]
+) -> None:
+    """'not exceed 1,000' was read as 'exceed 1,000' (FY2019 only: the opposite set); 'at
+    least' and 'at most' include the threshold itself."""
+    assert sorted(_periods(workspace, question)) == sorted(periods)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "How many years did revenue exceed 1 000?",
+        "How many years did revenue exceed 1\u00a0000?",
+        "How many years did revenue exceed 1.000?",
+        "How many years did revenue exceed 1,1 billion?",
+    ],
+)
+def test_a_threshold_grouped_another_way_is_not_read_as_a_smaller_number(
+    workspace: Workspace, question: str
+) -> None:
+    """'1 000' was read as 1 (3 of 3 years above it) and '1,1 billion' as 11 billion."""
+    answer = ask_table(workspace, "zqw", question)
+    assert answer.status is AnswerStatus.REFUSED, answer.text
+    assert "1,000 or 1000" in answer.text
+    assert not [f for f in answer.figures if f.kind in (FigureKind.PERIODS, FigureKind.COUNT)]
+
+
+@pytest.mark.parametrize(
+    ("question", "by_value", "by_size"),
+    [
+        ("How many years did cost of sales exceed 650?", "none", "FY2017, FY2019"),
+        ("In which years were operating expenses above 250?", "none", "FY2018, FY2019"),
+        ("In which years were operating expenses below 250?", "FY2017, FY2018, FY2019", "FY2017"),
+    ],
+)
+def test_a_positive_threshold_over_negative_values_asks_value_or_size(
+    workspace: Workspace, question: str, by_value: str, by_size: str
+) -> None:
+    """Costs stored as (700) were compared in value with a positive 650: '0 of 3 years', where
+    the asker almost surely meant the size. Both readings are named and asked back."""
+    answer = ask_table(workspace, "zqw", question)
+    assert answer.status is AnswerStatus.NEEDS_CLARIFICATION, answer.text
+    assert f"are {by_value} in value, {by_size} in size" in answer.text
+    assert not [f for f in answer.figures if f.kind in (FigureKind.PERIODS, FigureKind.COUNT)]
