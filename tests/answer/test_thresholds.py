@@ -3,8 +3,6 @@ adversarial pass, each of these gave a confident wrong count or list."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from conftest import ask_table, tatqa_workspace

@@ -1433,8 +1433,8 @@ def _select(
         reason = text(builder.locale, "reason_threshold_unread")
         builder.add(text(builder.locale, "not_computable", what=what, reason=reason), ())
         return AnswerStatus.REFUSED
-    key = f"select_{selection.pick.value}" + ("_or_equal" if selection.inclusive else "")
-    what = text(builder.locale, key, **labels)
+    message = f"select_{selection.pick.value}" + ("_or_equal" if selection.inclusive else "")
+    what = text(builder.locale, message, **labels)
     values = [row.value for row in result.rows]
     if len(values) == 1 and selection.pick is not Pick.ALL:
         # "in which year was X less than 500" with one year stored (a dash in the other)
@@ -1470,10 +1470,11 @@ def _select(
     if sized is not None:
         # "how many years did cost of sales exceed 650" over (700), (600), (800): in value
         # none is above 650, in size two are; which one is meant is asked, both are named
-        by_value, by_size = (", ".join(periods) or text(builder.locale, "no_period_selected")
-                             for periods in sized)  # fmt: skip
+        value_side, size_side = (
+            ", ".join(chosen) or text(builder.locale, "no_period_selected") for chosen in sized
+        )
         side = text(builder.locale, f"side_{selection.pick.value}")
-        words = {"side": side, "by_value": by_value, "by_size": by_size}
+        words = {"side": side, "by_value": value_side, "by_size": size_side}
         builder.add(text(builder.locale, "select_negative_threshold", **labels, **words), ())
         return AnswerStatus.NEEDS_CLARIFICATION
     chosen = _chosen(selection, found, result.scale)
