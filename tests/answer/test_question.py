@@ -463,10 +463,34 @@ def test_a_day_is_read_as_a_header_reads_it_and_never_for_a_shorter_span(
 def test_f_and_two_digits_is_no_period_in_a_question(glossary: Glossary) -> None:
     """``F19`` heads fiscal-year columns in some reports, but in a question it may be a
     product (``the F20 product line``): read there, it added a year or dropped a quarter
-    (``Q3 F19`` became FY2019). Questions name such years as FY19 or 2019."""
+    (``Q3 F19`` became FY2019). It is a year only after a word leading to a period."""
     assert read_question("the F20 revenue of ACME in 2024", glossary).periods == ("FY2024",)
     reading = read_question("What was ACME's revenue in Q3 F19?", glossary)
     assert reading.periods != ("FY2019",)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What was the change in ACME's revenue from FY-18 to FY-19?",
+        "What was the change in ACME's revenue from F18 to F19?",
+        "What was the change in ACME's revenue between F19 and F18?",
+        "What was the change in ACME's revenue from '18 to '19?",
+        "What was the change in ACME's revenue from 2018A to 2019A?",
+        "What was the change in ACME's revenue from Y2018 to Y2019?",
+        "What was the change in ACME's revenue, FY\u201319 vs FY\u201318?",
+    ],
+)
+def test_other_ways_to_write_a_year_are_read(glossary: Glossary, question: str) -> None:
+    """Found by an adversarial pass: none of these was read, so a change fell back to the two
+    latest stored years (FY2019 to FY2020 for a question about 2018 to 2019)."""
+    assert sorted(read_question(question, glossary).periods) == ["FY2018", "FY2019"]
+
+
+@pytest.mark.parametrize("said", ["2019E", "2019F", "2019P", "2019B"])
+def test_a_planned_year_is_reported_not_read_as_the_year(glossary: Glossary, said: str) -> None:
+    reading = read_question(f"What was the change in ACME's revenue from 2018 to {said}?", glossary)
+    assert reading.bad_period == said.casefold() and "FY2019" not in reading.periods
 
 
 def test_a_long_question_full_of_periods_is_read_in_linear_time(glossary: Glossary) -> None:

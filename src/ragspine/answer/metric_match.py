@@ -402,7 +402,7 @@ _OPERATIVE = frozenset(
     )
 )
 """Words that say how to read or combine a figure, not which one it is."""
-_PERIODISH = re.compile(r"^(?:(?:fy|f)?'?\d{2,4}|q[1-4]|h[12])$")
+_PERIODISH = re.compile(r"^(?:(?:fy|f|y)?'?\d{2,4}[aefpb]?|q[1-4]|h[12])$")
 _NET_OPERATIONS = frozenset({"chang", "differ", "increas", "decreas"})
 
 

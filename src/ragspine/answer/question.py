@@ -345,6 +345,13 @@ _MONTH_NAMES = (
     "|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec|" + "|".join(ITALIAN_MONTHS)
 )
 _FY = r"(?:fy\s*'?|fiscal\s+(?:year\s+)?)"
+_F_YEAR_AFTER = "(?:" + "|".join(
+    rf"(?<=\b{word} )"
+    for word in ("in", "for", "of", "from", "to", "and", "between", "vs", "versus", "during",
+                 "since", "than", "by", "at", "on", "year", "years", "both")
+) + ")"  # fmt: skip
+"""``F19`` is a year only after a word that leads to a period (``for F19``, ``between F19 and
+F18``): elsewhere it may be a product (``the F20 product line``) or a part (``Q3 F19``)."""
 _PERIOD_RE = re.compile(
     r"(?<![\w.,])(?:"
     r"(?:this|current|last|previous|prior|next)\s+(?:fiscal\s+)?(?:year|half|quarter|month)"
@@ -361,9 +368,29 @@ _PERIOD_RE = re.compile(
     rf"|(?:{_MONTH_NAMES})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?\s*,?\s*(?:of\s+)?\d{{4}})"
     rf"|(?:{_MONTH_NAMES})\.?\s*,?\s*\d{{4}}"
     rf"|{_FY}[0-9a-z']*\d[0-9a-z']*"
-    r"|(?:19|20)\d{2}"
+    r"|fy\s*[-\u2013]\s*\d{2}(?:\d{2})?|'\d{2}|y(?:19|20)\d{2}"
+    rf"|{_F_YEAR_AFTER}f\d{{2}}(?:\d{{2}})?"
+    r"|(?:19|20)\d{2}[aefpb]?"
     r")(?![\w]|[.,]\d|\s*/\s*\d{1,2}(?!\d))"  # "2018/2": a year's month, not the year
 )
+_YEAR_MARK_RE = re.compile(
+    r"fy\s*[-\u2013]\s*(?P<dashed>\d{2}(?:\d{2})?)|f(?P<short>\d{2}(?:\d{2})?)|'(?P<quoted>\d{2})"
+    r"|y(?P<y>(?:19|20)\d{2})|(?P<actual>(?:19|20)\d{2})a"
+)
+"""Other ways reports write a year (``FY-18``, ``F19``, ``'18``, ``Y2018``, ``2018A`` for the
+actual year), read as the year; a year marked as a plan (``2019E``, ``2019F``, ``2019P``,
+``2019B``) is no year here and is reported, never read as the year's actual figure."""
+
+
+def _year_mark(said: str) -> str:
+    """``said`` in the period grammar when it is one of :data:`_YEAR_MARK_RE`'s forms."""
+    found = _YEAR_MARK_RE.fullmatch(said)
+    if found is None:
+        return said
+    digits = next(group for group in found.groups() if group is not None)
+    return f"fy{digits}"
+
+
 """Spans that look like periods: the period grammar's spellings, plus ``FY`` + anything and
 quarter / half forms with any number, so that a malformed one (``FY2o24``, ``2024Q5``) is
 reported rather than ignored. A bare number is a year only from 1900 to 2099. A day (``31
@@ -786,7 +813,8 @@ def read_question(
                 when, period = _day_period(day, said, glossary.fiscal_year_start_month)
                 days.setdefault(when, " ".join(day.split()))
             else:
-                period = parse_period(match.group(0), reference, glossary.fiscal_year_start_month)
+                said = _year_mark(match.group(0))  # "FY-18", "F19", "'18", "2018A"
+                period = parse_period(said, reference, glossary.fiscal_year_start_month)
                 unread = _DAY_BEFORE_YEAR_RE.search(_before(scanned, match.start()))
                 if unread is None and period.kind is PeriodKind.YEAR:  # "Q4 2019/2018"
                     unread = _PART_BEFORE_RE.search(_before(scanned, match.start()))
