@@ -2160,6 +2160,37 @@ def test_change_verbs_and_a_measure_named_after_the_row(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
+    ("question", "shown"),
+    [
+        ("What was the reduction in revenue in 2019?", "1,000 \N{MINUS SIGN} 1,200 = -200"),
+        ("How much was revenue reduced by in 2019?", "1,000 \N{MINUS SIGN} 1,200 = -200"),
+        ("What was the revenue increment in 2019?", "1,200 \N{MINUS SIGN} 1,000 = 200"),
+        ("What was the uplift in revenue in 2019?", "1,200 \N{MINUS SIGN} 1,000 = 200"),
+        ("What was the movement in revenue in 2019?", "1,200 \N{MINUS SIGN} 1,000 = 200"),
+    ],
+)
+def test_change_nouns_ask_for_a_change(tmp_path: Path, question: str, shown: str) -> None:
+    """Found by a second adversarial pass: each was answered with 2019's level (1,200). A
+    reduction is given as the fall (a rise is then negative), as a decrease is."""
+    ws = tatqa_workspace(
+        tmp_path, {"nouns": [["(in thousands)", "2019", "2018"], ["Revenue", "1,200", "1,000"]]}
+    )
+    answer = ask_table(ws, "nouns", question)
+    assert answer.status is AnswerStatus.ANSWERED and shown in answer.text, answer.text
+    ws.close()
+
+
+def test_a_shortfall_is_no_change_over_time(tmp_path: Path) -> None:
+    """A shortfall is measured against a plan, not the year before: asked back."""
+    ws = tatqa_workspace(
+        tmp_path, {"nouns": [["(in thousands)", "2019", "2018"], ["Revenue", "1,200", "1,000"]]}
+    )
+    answer = ask_table(ws, "nouns", "What was the revenue shortfall in 2019?")
+    assert answer.status is AnswerStatus.NEEDS_CLARIFICATION and not answer.figures, answer.text
+    ws.close()
+
+
+@pytest.mark.parametrize(
     "question",
     [
         "What was net income from discontinued operations in 2019?",

@@ -365,7 +365,7 @@ _QUALIFIERS = frozenset(
         r"\s+",
         "adjusted unadjusted restated revised unrevised normalised normalized underlying organic"
         " proforma forma constant gaap guidance budget budgeted target targeted forecast"
-        " forecasted outlook planned projected discontinued excluding",
+        " forecasted outlook planned projected discontinued excluding shortfall",
     )
 )  # as written: the stems of "normalized" and "underlying" are "normal" and "under"
 """Words naming another measure of a figure (``adjusted EBITDA``, ``the unrevised value``,

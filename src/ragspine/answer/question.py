@@ -228,7 +228,9 @@ _CONSTANT_RE = re.compile(
 _MOVED_RE = re.compile(
     r"(?<!\w)(?P<CHANGE>drop|dropped|jump|jumped|climb|climbed|expand|expanded|shrink|shrank"
     r"|shrunk|widen|widened|narrow|narrowed|improve|improved|worsen|worsened|deteriorate"
-    r"|deteriorated|(?:go|goes|gone|went)\s+(?:up|down))(?!\w)"
+    r"|deteriorated|(?:go|goes|gone|went)\s+(?:up|down)|reduction|reduce|reduced|increment"
+    r"|uplift|movement|contraction|contract|contracted|widening|narrowing|improvement"
+    r"|deterioration|expansion)(?!\w)"
 )
 """Words of a movement that ask for a change only in a question asking how much (``by how
 much did operating expenses drop``, ``how much did revenue go up``, ``what was the drop in
@@ -236,7 +238,11 @@ X``): elsewhere they describe (``capital expenditures to expand capacity``, ``re
 the price drop``, ``when margins improved``) and the figure asked is a plain one."""
 _ASKS_HOW_MUCH_RE = re.compile(
     r"^\W*(?:by\s+)?how\s+(?:much|far)\b|^\W*what\s+(?:was|is|were)\s+the\s+(?:size\s+of\s+the\s+)?"
-    r"(?:drop|jump|climb|expansion|widening|narrowing|improvement|deterioration)\s+(?:in|of)\b"
+    r"(?:drop|jump|climb|expansion|widening|narrowing|improvement|deterioration|reduction"
+    r"|increment|uplift|movement|contraction)\s+(?:in|of)\b"
+    r"|^\W*what\s+(?:was|is|were)\s+the\s+(?:[\w&'-]+\s+){1,6}?(?:increment|uplift|reduction"
+    r"|movement|drop|jump|improvement|deterioration|widening|narrowing|expansion|contraction)"
+    r"(?=\s+(?:in|for|from|during|between|of|over)\b|\W*$)"
 )
 _UNCOMPUTED_RE = re.compile(
     r"(?<!\w)(?:cagr|compound(?:ed)?\s+(?:annual\s+)?growth(?:\s+rate)?|annuali[sz]ed"

@@ -1020,7 +1020,8 @@ def _last_word(words: str) -> str:
 _SUBTRACTING = ("less", "minus")
 _FALLING = frozenset(
     ("decrease", "decreased", "decline", "declined", "fall", "fell", "fallen", "calo", "calato",
-     "calata", "diminuito", "diminuita", "drop", "dropped", "shrink", "shrank", "shrunk", "down")
+     "calata", "diminuito", "diminuita", "drop", "dropped", "shrink", "shrank", "shrunk", "down",
+     "reduction", "reduce", "reduced", "contraction", "contract", "contracted")
 )  # fmt: skip
 """Words asking how much a figure fell (``how much did X decrease by``): the fall is given, the
 earlier value less the later (a rise is then negative), as the asker counts it; not when a value
@@ -1028,7 +1029,7 @@ is negative (a plain change is given then)."""
 _DIRECTED = _FALLING | frozenset(
     ("increase", "increased", "grow", "grew", "grown", "growth", "rise", "rose", "risen",
      "aumento", "aumentato", "aumentata", "crescita", "cresciuto", "cresciuta", "jump", "jumped",
-     "climb", "climbed", "expand", "expanded", "up")
+     "climb", "climbed", "expand", "expanded", "up", "increment", "uplift")
 )  # fmt: skip
 """Change words with a direction (a rise, a fall): over a span named back in time, which way
 the asker counts is not known."""
