@@ -2180,6 +2180,28 @@ def test_change_nouns_ask_for_a_change(tmp_path: Path, question: str, shown: str
     ws.close()
 
 
+@pytest.mark.parametrize(
+    ("question", "reply"),
+    [
+        ("What was total revenue for the three years ended December 31, 2019?", "span of 3"),
+        ("What was total revenue for each of the three years ended 2019?", "span of 3"),
+        ("What was the 3-year total of revenue through 2019?", "span of 3"),
+        ("What was total revenue since 2017?", "Up to which period?"),
+    ],
+)
+def test_a_span_of_years_is_not_one_year(tmp_path: Path, question: str, reply: str) -> None:
+    """Found by a second adversarial pass: 'the three years ended 2019' was answered with 2019
+    alone, 'since 2017' with 2017 alone. Both ask which years; a year said alone answers."""
+    table = [["(in millions)", "2019", "2018", "2017"], ["Revenue", "1,200", "1,000", "900"]]
+    ws = tatqa_workspace(tmp_path, {"spans": table})
+    answer = ask_table(ws, "spans", question)
+    assert answer.status is AnswerStatus.NEEDS_CLARIFICATION, answer.text
+    assert reply in answer.text and not answer.figures
+    plain = ask_table(ws, "spans", "What was total revenue in 2019?")
+    assert plain.status is AnswerStatus.ANSWERED, plain.text
+    ws.close()
+
+
 def test_a_shortfall_is_no_change_over_time(tmp_path: Path) -> None:
     """A shortfall is measured against a plan, not the year before: asked back."""
     ws = tatqa_workspace(

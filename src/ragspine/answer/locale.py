@@ -190,6 +190,10 @@ _EN: dict[str, str] = {
         "To which period? The question names only {period}, the period the change runs from. "
         "Ask for the change from {period} to a later period."
     ),
+    "since_only": (
+        "Up to which period? The question names only {period}, the period it runs from, and "
+        "no figure of {period} alone answers it. Name the first and the last year."
+    ),
     "assume_forward": (
         "Periods: {earlier} to {later} (the question names the later year first; a change runs "
         "forward in time)."
@@ -530,6 +534,10 @@ _IT: dict[str, str] = {
     "change_from_only": (
         "Fino a quale periodo? La domanda nomina solo {period}, il periodo da cui parte la "
         "variazione. Chiedere la variazione da {period} a un periodo successivo."
+    ),
+    "since_only": (
+        "Fino a quale periodo? La domanda nomina solo {period}, il periodo da cui parte, e "
+        "nessun valore del solo {period} risponde. Indicare il primo e l'ultimo anno."
     ),
     "assume_forward": (
         "Periodi: da {earlier} a {later} (la domanda nomina prima l'anno successivo; una "

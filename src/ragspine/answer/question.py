@@ -323,6 +323,11 @@ _YEARS_SPAN_RE = re.compile(
     r"(?:fiscal\s+|financial\s+)?years?\s+(?:period|span|time\s+frame)(?!\w)"
     r"|(?<!\w)(?:across|over|during)\s+(?:all\s+)?(?:the\s+)?(?:(?:past|last)\s+)?"
     r"(?P<m>two|three|four|five|six|seven|eight|nine|ten|[2-9]|10)\s+years(?!\w)"
+    r"|(?<!\w)(?:for|in|over|during|across)\s+(?:each\s+of\s+)?(?:all\s+)?(?:the\s+)?"
+    r"(?P<k>two|three|four|five|six|seven|eight|nine|ten|[2-9]|10)\s+(?:fiscal\s+|financial\s+)?"
+    r"years\s+(?:ended|ending|through|to|up\s+to)(?!\w)"
+    r"|(?<![\w.,])(?P<j>two|three|four|five|six|seven|eight|nine|ten|[2-9]|10)[\s-]+years?\s+"
+    r"(?:total|sum|cumulative|aggregate|combined)(?!\w)"
 )
 """A span of years named by its length (``the five year period``, ``over the past three
 years``); not ``due within 5 years`` or ``matures in 3 years``, which say how long, not when."""
@@ -333,7 +338,7 @@ def _span_years(rest: str) -> int | None:
     found = _YEARS_SPAN_RE.search(rest)
     if found is None:
         return None
-    return _NUMBER_WORDS[found["n"] or found["m"]]
+    return _NUMBER_WORDS[found["n"] or found["m"] or found["k"] or found["j"]]
 
 
 _SHOWN_RE = re.compile(
@@ -662,6 +667,8 @@ class QuestionReading:
     day_words: tuple[str, ...] = ()
     """Each of :attr:`days` as the question writes it (``12/31/19``): a reply names a day in
     the asker's own words, so that it says no number of its own."""
+    since: bool = False
+    """The base period is said with ``since`` (``total revenue since 2017``): up to now."""
 
     @property
     def calculation(self) -> bool:
@@ -785,6 +792,7 @@ def read_question(
     days: dict[date, str] = {}  # each day named, as the question writes it
     bad_period: str | None = None
     base_period: str | None = None
+    since = False
     years: list[tuple[int, int, int]] = []  # (start, end, year) of each bare-year period
     reference = reference_date or date.today()
     scanned = _YEAR_SHIFT_RE.sub(_shifted_year, _PART_OF_YEAR_RE.sub(_part_of_year, rest))
@@ -837,8 +845,9 @@ def read_question(
                 bad_period = match.group(0)
             continue
         periods.append(period.label)
-        if base_period is None and _FROM_RE.search(_before(scanned, match.start())):
+        if base_period is None and (base := _FROM_RE.search(_before(scanned, match.start()))):
             base_period = period.label
+            since = base.group(0).startswith("since")
         if period.kind is PeriodKind.YEAR:
             years.append((match.start(), match.end(), period.year))
         read.append((match.start(), match.end(), period))
@@ -952,8 +961,9 @@ def read_question(
             for found in _ITEMS_COUNTED_RE.finditer(text)
         ),
         respectively=bool(_EACH_RE.search(rest)),
+        since=since,
         percent_of=bool(_PERCENT_OF_RE.search(rest)),
-        span_years=_span_years(rest),
+        span_years=_span_years(outside),  # "the 3-year total": "total" may be a channel
         amount_asked=bool(_AMOUNT_ASKED_RE.search(text))
         and len(set(metrics)) == 1
         and not _JOINED_RE.search(text),

@@ -475,6 +475,15 @@ def answer_figures(
     one = len(periods) == 1 and len(entities) == 1 and len(reading.metrics) == 1
     if subtracting:  # never a year's change
         one = False
+    if reading.operation in (Operation.LOOKUP, Operation.SUM) and one and not reading.cues:
+        only = parse_period(periods[0], None, glossary.fiscal_year_start_month)
+        if reading.span_years not in (None, 1) and only.kind is PeriodKind.YEAR:
+            # "total revenue for the three years ended 2019": not 2019's figure alone
+            years = text(locale, "span_not_stored", span=reading.span_years, periods=periods[0])
+            return _clarify(years, assumptions)
+        if reading.since and reading.base_period == periods[0]:
+            # "the total revenue since 2017": from 2017 up to when, not 2017's figure
+            return _clarify(text(locale, "since_only", period=periods[0]), assumptions)
     if reading.operation in (*CHANGES, Operation.AVERAGE) and one and not reading.cues:
         only = parse_period(periods[0], None, glossary.fiscal_year_start_month)
         if reading.span_years not in (None, 1, 2) and only.kind is PeriodKind.YEAR:
