@@ -1094,3 +1094,41 @@ def test_a_per_share_figure_is_never_at_the_tables_scale() -> None:
         "Interest rate swaps",
     ):
         assert scales[label] is Scale.MILLION, label
+
+
+def test_counts_days_ratios_and_per_unit_rows_take_no_money_scale() -> None:
+    """Found by an adversarial pass: under '(in millions, except per share data)' the number
+    of employees was read as 12,000 million, days sales outstanding as 45 million, a ratio as
+    0.8 million; under '(in millions)', book value per share as 25.30 million. Such rows, by
+    their whole name, state no scale (per-share ones are in units); amounts around them,
+    including a return on plan assets, keep the table's."""
+    facts = _tables_read(
+        t1=[
+            ["(in millions, except per share data)", "2019", "2018"],
+            ["Revenue", "1,200", "1,000"],
+            ["Number of employees", "12,000", "11,600"],
+            ["Days sales outstanding", "45", "50"],
+            ["Debt to equity ratio", "0.8", "0.9"],
+            ["Average revenue per user", "12.50", "11.00"],
+            ["Return on equity", "15.2", "14.1"],
+            ["Expected return on plan assets", "30", "28"],
+        ],
+        t2=[
+            ["(in millions)", "2019", "2018"],
+            ["Revenue", "1,200", "1,000"],
+            ["Book value per share", "25.30", "22.10"],
+            ["Headcount (in thousands)", "4.4", "4.0"],
+        ],
+    )
+    for label in (
+        "Number of employees",
+        "Days sales outstanding",
+        "Debt to equity ratio",
+        "Average revenue per user",
+        "Return on equity",
+    ):
+        assert facts[("t1", label, "FY2019")].scale is Scale.UNKNOWN, label
+    assert facts[("t1", "Revenue", "FY2019")].scale is Scale.MILLION
+    assert facts[("t1", "Expected return on plan assets", "FY2019")].scale is Scale.MILLION
+    assert facts[("t2", "Book value per share", "FY2019")].scale is Scale.ONE
+    assert facts[("t2", "Headcount (in thousands)", "FY2019")].scale is Scale.THOUSAND

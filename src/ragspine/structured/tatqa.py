@@ -387,7 +387,8 @@ years)``), besides those of :data:`_OWN_UNIT` (``Basic earnings per share (cents
 (``Senior notes 4.5%``), nor a scale statement's exception (``In millions, except %``)."""
 _NEVER_SCALED = re.compile(
     r"^\W*(?:(?:basic|diluted)\s+(?:and\s+diluted\s+)?)?(?:net\s+)?(?:earnings|income|loss"
-    r"|\(loss\)|dividends?|cash\s+dividends?)(?:\s+(?:\(loss\)|declared|paid))*\s+per\s+"
+    r"|\(loss\)|dividends?|cash\s+dividends?|(?:tangible\s+)?book\s+value|net\s+asset\s+value)"
+    r"(?:\s+(?:\(loss\)|declared|paid))*\s+per\s+"
     r"(?:(?:basic|diluted|common|ordinary)\s+)?share\b(?:\s*[-:,]?\s*(?:basic|diluted))?"
     r"\s*(?:\([^()]*\)\s*)*$|^\W*(?:(?:basic|diluted)\s+)?eps\s*(?:\([^()]*\)\s*)*$",
     re.IGNORECASE,
@@ -398,6 +399,24 @@ earnings per share``): read in units even where the table says ``(in millions)``
 ``except per share data``, unless its own label or its section heading states a scale. A
 rate or a count of days is not read so: under ``(in millions)`` such a row is often an amount
 (``Effect of foreign tax rates``, ``Past due over 90 days``)."""
+_NOT_MONEY = re.compile(
+    r"^\W*(?:(?:total|average|number\s+of)\s+)?(?:full[- ]time\s+)?(?:employees|headcount|staff"
+    r"|personnel|associates)\W*$"
+    r"|^\W*(?:days?\s+(?:sales|payables?|inventory|receivables?)(?:\s+outstanding)?|dso|dpo|dio)"
+    r"(?:\s*\([^()]*\))?\W*$"
+    r"|^\W*(?:[\w-]+\s+){0,4}ratio(?:\s*\([^()]*\))?\W*$|^\W*ratio\s+of\b"
+    r"|^\W*return\s+on\s+(?:average\s+)?(?:(?:common|shareholders'?|stockholders'?)\s+)?"
+    r"(?:equity|assets|invested\s+capital|capital\s+employed)\b"
+    r"|\bper\s+(?:user|subscriber|customer|unit|square\s+(?:foot|feet|metre|meter)|barrel|boe"
+    r"|employee|store)\b"
+    r"|^\W*(?:average\s+)?(?:selling|sales|realized|realised)\s+price\b",
+    re.IGNORECASE,
+)
+"""A row that by its whole name is a count of people, a number of days, a ratio, a return
+on equity or assets, or a figure per user, unit or store (``Number of employees``, ``Days
+sales outstanding``, ``Debt to equity ratio``, ``Average revenue per user``): a table's money
+scale (``(in millions)``) is not its scale, so none is stated for it unless its own label or
+section heading states one, never ``12,000 million`` employees."""
 _IN_UNITS = re.compile(
     r"\(\s*(?:in\s+)?(?:[a-z]{2,3}\s*)?(?:dollars?|euros?|pounds?|yen|yuan|rupees?|francs?"
     rf"|[$€£¥])\s*\)|^{_PER_SHARE}\b",
@@ -1326,6 +1345,12 @@ def import_tatqa(
                     and stated_scale([row.section])[0] is None
                 ):  # "Diluted earnings per share" under "(in millions)" with no "except"
                     column_scale = Scale.ONE
+                elif (
+                    own_scale is None
+                    and _NOT_MONEY.search(row_label(row.label))
+                    and stated_scale([row.section])[0] is None
+                ):  # "Number of employees" under "(in millions)": not millions of people
+                    column_scale = None
                 names = [label, *header_name.split(" / ")]  # not a heading over other rows
                 if column_scale is None and any(_IN_UNITS.search(t) for t in names if t):
                     column_scale = Scale.ONE  # "Cash dividend per share (NT dollars)"
