@@ -551,3 +551,14 @@ def test_over_what_period_asks_how_long_not_which_years(glossary: Glossary) -> N
     # found by review: a period picked by its values is no duration
     over = read_question("Over which period was ACME's revenue the highest?", glossary)
     assert over.operation is Operation.WHICH_PERIODS and not over.duration_asked
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["What was ACME's revenue in calendar 2019?", "What was ACME's calendar year 2019 revenue?"],
+)
+def test_a_calendar_year_is_not_read_as_the_fiscal_year(glossary: Glossary, question: str) -> None:
+    """Found by an adversarial pass: 'calendar 2019' was answered with FY2019, which under a
+    March year end runs from April 2018; a calendar year is reported as not understood."""
+    reading = read_question(question, glossary)
+    assert reading.bad_period is not None and "calendar" in reading.bad_period

@@ -450,13 +450,14 @@ _PART_APART_RE = re.compile(
 )
 _OTHER_YEAR_RE = re.compile(
     r"(?<!\w)(?:years\s+(?:before|prior\s+to|after|preceding|following)\s+(?:the\s+)?"
-    r"(?:fiscal\s+)?(?:year\s+)?(?:fy\s*)?|mid[\s-]+)(?:19|20)\d\d(?!\w)"
+    r"(?:fiscal\s+)?(?:year\s+)?(?:fy\s*)?|mid[\s-]+|calendar\s+(?:year\s+)?|cy\s*)(?:19|20)\d\d"
+    r"(?!\w)"
 )
 """A part of a year (:data:`_PART_APART_RE`, matched on the question with its periods and
 metric names blanked, so a row named ``Quarterly dividend`` is never taken for it) or another
 year (this one) said apart from the year the question names: ``Q4 revenue in 2019``, ``the
 fourth quarter revenue of 2019``, ``quarterly revenue in 2019``, ``mid-2019``, ``the years
-before 2019``. No figure of that year answers it, so the period is reported as not understood
+before 2019``, ``calendar 2019`` (a fiscal year may end in another month). No figure of that year answers it, so the period is reported as not understood
 rather than read as the year. (``The year before 2019`` is 2018: :data:`_YEAR_SHIFT_RE`; a
 change ``since 2018`` is asked back for its end, as before.)"""
 
