@@ -457,9 +457,10 @@ _OTHER_YEAR_RE = re.compile(
 metric names blanked, so a row named ``Quarterly dividend`` is never taken for it) or another
 year (this one) said apart from the year the question names: ``Q4 revenue in 2019``, ``the
 fourth quarter revenue of 2019``, ``quarterly revenue in 2019``, ``mid-2019``, ``the years
-before 2019``, ``calendar 2019`` (a fiscal year may end in another month). No figure of that year answers it, so the period is reported as not understood
-rather than read as the year. (``The year before 2019`` is 2018: :data:`_YEAR_SHIFT_RE`; a
-change ``since 2018`` is asked back for its end, as before.)"""
+before 2019``, ``calendar 2019`` (a fiscal year may end in another month). No figure of that
+year answers it, so the period is reported as not understood rather than read as the year.
+(``The year before 2019`` is 2018: :data:`_YEAR_SHIFT_RE`; a change ``since 2018`` is asked
+back for its end, as before.)"""
 
 
 _SHORTER_SPAN_RE = re.compile(
