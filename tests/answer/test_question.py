@@ -562,3 +562,26 @@ def test_a_calendar_year_is_not_read_as_the_fiscal_year(glossary: Glossary, ques
     March year end runs from April 2018; a calendar year is reported as not understood."""
     reading = read_question(question, glossary)
     assert reading.bad_period is not None and "calendar" in reading.bad_period
+
+
+@pytest.mark.parametrize(
+    ("question", "periods"),
+    [
+        (
+            "How much did ACME's revenue grow in 2019 compared with the prior year?",
+            ["FY2018", "FY2019"],
+        ),
+        (
+            "What was the change in ACME's revenue from the previous year to 2019?",
+            ["FY2018", "FY2019"],
+        ),
+        ("What was ACME's revenue in 2019 versus last year?", ["FY2018", "FY2019"]),
+    ],
+)
+def test_a_year_named_relative_to_a_named_year(
+    glossary: Glossary, question: str, periods: list[str]
+) -> None:
+    """Found by an adversarial pass: 'the prior year' beside 2019 was read against today
+    (FY2025), so the answer named a year nobody asked about."""
+    reading = read_question(question, glossary, date(2026, 12, 4))
+    assert sorted(reading.periods) == periods

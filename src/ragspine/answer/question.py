@@ -16,6 +16,7 @@ from __future__ import annotations
 import calendar
 import itertools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
@@ -391,6 +392,41 @@ _YEAR_MARK_RE = re.compile(
 """Other ways reports write a year (``FY-18``, ``F19``, ``'18``, ``Y2018``, ``2018A`` for the
 actual year), read as the year; a year marked as a plan (``2019E``, ``2019F``, ``2019P``,
 ``2019B``) is no year here and is reported, never read as the year's actual figure."""
+
+
+_RELATIVE_YEAR_RE = re.compile(
+    r"(?P<which>this|current|last|previous|prior|next)\s+(?:fiscal\s+)?year"
+)
+_YEAR_SHIFTS = {"this": 0, "current": 0, "last": -1, "previous": -1, "prior": -1, "next": 1}
+
+
+def _years_beside(
+    scanned: str,
+    read: Sequence[tuple[int, int, Period]],
+    periods: list[str],
+    base_period: str | None,
+) -> tuple[list[str], str | None]:
+    """``periods`` (and the base period) with a year named relative to now (``the prior
+    year``) read relative to the one year the question names instead: ``revenue in 2019
+    compared with the prior year`` asks about 2018, not the year before today's."""
+    relative = {
+        period.label: _YEAR_SHIFTS[found["which"]]
+        for start, end, period in read
+        if (found := _RELATIVE_YEAR_RE.fullmatch(scanned[start:end])) is not None
+    }
+    if not relative:
+        return periods, base_period
+    named = {
+        period.year
+        for start, end, period in read
+        if period.kind is PeriodKind.YEAR and not _RELATIVE_YEAR_RE.fullmatch(scanned[start:end])
+    }
+    if len(named) != 1:
+        return periods, base_period
+    year = next(iter(named))
+    moved = {label: f"FY{year + shift}" for label, shift in relative.items()}
+    kept = [moved.get(label, label) for label in periods]
+    return kept, moved.get(base_period, base_period) if base_period is not None else None
 
 
 def _year_mark(said: str) -> str:
@@ -854,6 +890,7 @@ def read_question(
             years.append((match.start(), match.end(), period.year))
         read.append((match.start(), match.end(), period))
         found_spans.append(match.span())
+    periods, base_period = _years_beside(scanned, read, periods, base_period)
     if bad_period is None and read and all(p.kind is PeriodKind.YEAR for _, _, p in read):
         # "fourth-quarter revenue in 2019", "the year before 2019": a part of the year or
         # another year, said apart from the year read; no figure of that year answers it
