@@ -2202,6 +2202,33 @@ def test_a_span_of_years_is_not_one_year(tmp_path: Path, question: str, reply: s
     ws.close()
 
 
+def test_a_reconciliation_sign_is_no_part_of_a_row_name(tmp_path: Path) -> None:
+    """'Less: Net income attributable to noncontrolling interests' was never found by its
+    name (the question says no 'less'), and 'net income less net income attributable to ...'
+    took the one row whose name says 'less' and gave its figure alone. The sign is now no
+    part of the name, so the subtraction names two rows (refused here: the second is stored
+    negative, so which sign is meant is asked)."""
+    table = [
+        ["(in millions)", "2019", "2018"],
+        ["Net income", "1,200", "1,000"],
+        ["Less: Net income attributable to noncontrolling interests", "(20)", "(15)"],
+    ]
+    ws = tatqa_workspace(tmp_path, {"recon": table})
+    found = ask_table(
+        ws, "recon", "What was net income attributable to noncontrolling interests in 2019?"
+    )
+    assert found.status is AnswerStatus.ANSWERED, found.text
+    assert [f.result.value for f in found.figures if f.result] == [Decimal(-20)]
+    less = ask_table(
+        ws,
+        "recon",
+        "What was net income less net income attributable to noncontrolling interests in 2019?",
+    )
+    assert less.status is not AnswerStatus.ANSWERED, less.text
+    assert "1,200" in less.text and "-20" in less.text
+    ws.close()
+
+
 def test_a_shortfall_is_no_change_over_time(tmp_path: Path) -> None:
     """A shortfall is measured against a plan, not the year before: asked back."""
     ws = tatqa_workspace(

@@ -707,7 +707,16 @@ def with_optional_parts(spellings: Sequence[str]) -> tuple[str, ...]:
     shorter = [" ".join(s.split()) for s in shorter]
     spellings = [*spellings, *(s for s in shorter if spelling_words(s))]
     unnetted = [_TRAILING_NET.sub("", s) for s in spellings if _TRAILING_NET.search(s)]
-    return tuple(dict.fromkeys([*spellings, *(s for s in unnetted if spelling_words(s))]))
+    spellings = [*spellings, *(s for s in unnetted if spelling_words(s))]
+    unsigned = [_LEADING_SIGN.sub("", s) for s in spellings]  # instead: "X less Y" stays two
+    return tuple(dict.fromkeys(s for s in unsigned if spelling_words(s)))
+
+
+_LEADING_SIGN = re.compile(r"^\W*(?:less|add|plus|deduct|minus)\s*:\s*", re.IGNORECASE)
+"""A reconciliation's sign before a row's name (``Less: Net income attributable to
+noncontrolling interests``, ``Add: Depreciation``): how the row enters the sum, not its name;
+left out of every spelling, so that ``net income less net income attributable to ...`` still
+names two rows."""
 
 
 _TRAILING_NET = re.compile(r"(?:\s*,)?\s+net\s*\.?\s*$", re.IGNORECASE)
