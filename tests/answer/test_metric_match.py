@@ -2229,6 +2229,33 @@ def test_a_reconciliation_sign_is_no_part_of_a_row_name(tmp_path: Path) -> None:
     ws.close()
 
 
+def test_a_row_said_as_the_place_of_another_is_asked_back(tmp_path: Path) -> None:
+    """Found by an adversarial pass: with a region's revenue stored as the row 'Europe' (its
+    heading 'Revenue by region:' not part of its name), 'operating income in Europe' gave
+    total operating income and Europe's revenue side by side; a reader takes 400 for
+    Europe's operating income. Two rows joined only by a place word now ask back; rows joined
+    by 'and', or related as a ratio or a share, are both still given."""
+    table = [
+        ["(in millions)", "2019", "2018"],
+        ["Revenue", "1,200", "1,000"],
+        ["Operating income", "300", "250"],
+        ["Revenue by region:", "", ""],
+        ["Americas", "600", "500"],
+        ["Europe", "400", "350"],
+    ]
+    ws = tatqa_workspace(tmp_path, {"regions": table})
+    placed = ask_table(ws, "regions", "What was operating income in Europe in 2019?")
+    assert placed.status is AnswerStatus.NEEDS_CLARIFICATION and not placed.figures, placed.text
+    for question in (
+        "What was operating income and Europe in 2019?",
+        "What was the ratio of operating income to revenue in 2019?",
+        "What percentage of revenue was Europe in 2019?",
+    ):
+        answer = ask_table(ws, "regions", question)
+        assert answer.status is AnswerStatus.ANSWERED, (question, answer.text)
+    ws.close()
+
+
 def test_a_shortfall_is_no_change_over_time(tmp_path: Path) -> None:
     """A shortfall is measured against a plan, not the year before: asked back."""
     ws = tatqa_workspace(

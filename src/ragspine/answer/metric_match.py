@@ -25,6 +25,7 @@ comma, ``vs``) or the operation needs two (a share, a ratio); otherwise a stray 
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -330,6 +331,34 @@ def unexplained_words(
     return list(dict.fromkeys(found))
 
 
+def placed_within(question: str, match: MetricMatch) -> bool:
+    """Whether ``match`` names two or more rows, one right after the other's place word and
+    nothing joining or relating them (``operating income in Europe`` matched to the rows
+    ``Operating income`` and ``Europe``, the latter a region's revenue under its heading): one
+    is said as a part of the other, no row is the figure asked, so neither is given."""
+    if len(set(match.metrics)) < 2 or not match.spans:
+        return False
+    key = match_key(question)
+    spans = sorted(match.spans)
+    first, last = spans[0][0], spans[-1][1]
+    if _JOINED.search(key, first, last) or _RELATING.search(key, first, last):
+        return False
+    if _PART_OF_WHOLE.search(key):  # "the percentage of audit fees in total fees"
+        return False
+    for (_, end), (start, _) in itertools.pairwise(spans):
+        gap = [stem for stem, _, _ in _words(key[end:start])]
+        if gap and gap[0] in _PLACING and all(stem in _DETERMINERS for stem in gap[1:]):
+            return True
+    return False
+
+
+_RELATING = re.compile(r"(?<!\w)(?:to|than|over|per|divided|times)(?!\w)")
+_PART_OF_WHOLE = re.compile(
+    r"(?<!\w)(?:(?:percentage|percent|share|proportion|portion|fraction)\s+of|ratio|out\s+of"
+    r"|constitut\w*|represent\w*|made\s+up|account\w*\s+for)(?!\w)"
+)
+"""Words relating two figures (``the ratio of X to Y``, ``X as a percentage of Y``): two rows
+so related are both asked for."""
 _CURRENT = _stem("current")
 """Right before a row's words, ``current`` names a part of it (``current deferred revenue``:
 the part due within a year), not the period (``the current year`` puts ``year`` before)."""

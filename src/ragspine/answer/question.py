@@ -24,7 +24,7 @@ from enum import StrEnum
 from functools import lru_cache
 
 from ragspine.analysis import match_key
-from ragspine.answer.metric_match import MetricMatch
+from ragspine.answer.metric_match import MetricMatch, placed_within
 from ragspine.errors import PeriodError
 from ragspine.glossary import Glossary, TermType
 from ragspine.periods import ITALIAN_MONTHS, Period, PeriodKind, parse_period, period_of_date
@@ -786,6 +786,7 @@ def read_question(
     blanked = list(text)
     outside_metrics = list(text)  # "total" may be the default channel's name, and still a sum
     by_type = {TermType.METRIC: metrics, TermType.ENTITY: entities, TermType.CHANNEL: channels}
+    metric_spans: list[tuple[int, int]] = []
     for hit in glossary.find_terms(question):
         if metrics_found is not None and hit.type is TermType.METRIC:
             continue
@@ -793,6 +794,7 @@ def read_question(
         blanked[hit.start : hit.end] = " " * (hit.end - hit.start)
         if hit.type is TermType.METRIC:
             outside_metrics[hit.start : hit.end] = " " * (hit.end - hit.start)
+            metric_spans.append((hit.start, hit.end))
     if metrics_found is not None:
         metrics.extend(metrics_found.metrics)
         for start, end in metrics_found.spans:
@@ -964,6 +966,12 @@ def read_question(
         # ("the combined total debt" is the total's own word)
         second = summed.group(0)
     outside = "".join(outside_metrics)
+    ambiguous = metrics_found.ambiguous if metrics_found is not None else ()
+    named = metrics_found or MetricMatch(tuple(metrics), spans=tuple(metric_spans))
+    if not ambiguous and placed_within(question, named):
+        # "operating income in Europe" naming the rows "Operating income" and "Europe": one
+        # said as a part of the other, so neither is the figure asked; which is asked back
+        ambiguous, metrics = tuple(_unique(metrics)), []
     return QuestionReading(
         _unique(metrics),
         _unique(entities),
@@ -982,7 +990,7 @@ def read_question(
         uncomputed=found_uncomputed.group(0)
         if (found_uncomputed := _UNCOMPUTED_RE.search(rest))
         else "",
-        ambiguous=metrics_found.ambiguous if metrics_found is not None else (),
+        ambiguous=ambiguous,
         whole_first=bool(
             _WHOLE_FIRST_RE.match(text)
             or (
