@@ -861,6 +861,9 @@ _PARTS_TABLE = [
         ("What was current deferred revenue in 2019?", "current"),
         ("What were current operating lease liabilities in 2019?", "current"),
         ("What was deferred revenue, current in 2019?", "current"),
+        ("What was deferred revenue, non-current in 2019?", "non"),
+        ("What was revenue in 2019 in Europe?", "europe"),
+        ("What was revenue in fiscal 2019 for the cloud segment?", "cloud"),
     ],
 )
 def test_a_part_named_around_a_row_asks_back(tmp_path: Path, question: str, word: str) -> None:
@@ -887,6 +890,12 @@ def test_words_around_a_row_that_name_no_part_still_answer(tmp_path: Path) -> No
         "What was the change in revenue from 2018 to 2019?",
         "What was deferred revenue at the end of 2019?",
         "What was revenue in u1 in 2019?",
+        "What was revenue for the full year 2019?",
+        "What was the Corporation's revenue in 2019?",
+        "What was the firm's revenue in 2019?",
+        "What was revenue on a consolidated basis in 2019?",
+        "What was revenue in US dollars in 2019?",
+        "What was revenue for the whole year 2019?",
     ):
         answer = ws.ask(question, AskOptions(entity="u1"), principal=PUBLIC)
         assert answer.status is AnswerStatus.ANSWERED, (question, answer.text)
@@ -2253,6 +2262,32 @@ def test_a_row_said_as_the_place_of_another_is_asked_back(tmp_path: Path) -> Non
     ):
         answer = ask_table(ws, "regions", question)
         assert answer.status is AnswerStatus.ANSWERED, (question, answer.text)
+    ws.close()
+
+
+def test_a_bare_name_of_gross_and_net_twins_is_asked_back(tmp_path: Path) -> None:
+    """Found by review: once a closing ', net' was optional, 'accounts receivable' beside
+    'Accounts receivable, gross' and '..., net' gave the net row (it was asked before); the
+    bare name now names both, 'net' or 'gross' in the question picks one, and a bare 'Total,
+    net' is never 'the total'."""
+    table = [
+        ["(in millions)", "2019", "2018"],
+        ["Accounts receivable, gross", "1,000", "900"],
+        ["Allowance", "(50)", "(40)"],
+        ["Accounts receivable, net", "950", "860"],
+        ["Total, net", "400", "300"],
+    ]
+    ws = tatqa_workspace(tmp_path, {"twins": table})
+    bare = ask_table(ws, "twins", "What was accounts receivable in 2019?")
+    assert bare.status is AnswerStatus.NEEDS_CLARIFICATION and not bare.figures, bare.text
+    for question, value in (
+        ("What was net accounts receivable in 2019?", Decimal(950)),
+        ("What was gross accounts receivable in 2019?", Decimal(1000)),
+    ):
+        answer = ask_table(ws, "twins", question)
+        assert [f.result.value for f in answer.figures if f.result] == [value], answer.text
+    total = ask_table(ws, "twins", "What was the total in 2019?")
+    assert Decimal(400) not in [f.result.value for f in total.figures if f.result], total.text
     ws.close()
 
 

@@ -479,6 +479,9 @@ def test_f_and_two_digits_is_no_period_in_a_question(glossary: Glossary) -> None
         "What was the change in ACME's revenue from 2018A to 2019A?",
         "What was the change in ACME's revenue from Y2018 to Y2019?",
         "What was the change in ACME's revenue, FY\u201319 vs FY\u201318?",
+        "What was the change in ACME's revenue from FY\u201118 to FY\u201119?",
+        "What was the average of ACME's revenue in F18 & F19?",
+        "What was the average of ACME's revenue in F18/F19?",
     ],
 )
 def test_other_ways_to_write_a_year_are_read(glossary: Glossary, question: str) -> None:
@@ -585,3 +588,19 @@ def test_a_year_named_relative_to_a_named_year(
     (FY2025), so the answer named a year nobody asked about."""
     reading = read_question(question, glossary, date(2026, 12, 4))
     assert sorted(reading.periods) == periods
+
+
+def test_years_in_a_list_of_f_years_are_all_read(glossary: Glossary) -> None:
+    """Found by review: 'F17, F18 and F19' dropped F18 (after a comma), so an average took two
+    years of three."""
+    reading = read_question(
+        "What was the average of ACME's revenue for F17, F18 and F19?", glossary
+    )
+    assert sorted(reading.periods) == ["FY2017", "FY2018", "FY2019"]
+
+
+@pytest.mark.parametrize("said", ["June '19", "Dec 31 '19", "Sept. '19"])
+def test_a_month_with_a_two_digit_year_is_not_the_year(glossary: Glossary, said: str) -> None:
+    """Found by review: 'revenue in June '19' was answered with the whole year 2019."""
+    reading = read_question(f"What was ACME's revenue in {said}?", glossary)
+    assert "FY2019" not in reading.periods and reading.bad_period is not None

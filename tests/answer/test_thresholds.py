@@ -43,6 +43,14 @@ def _periods(workspace: Workspace, question: str) -> tuple[str, ...]:
         ("In which years was revenue at most 1,000?", ("FY2017", "FY2018")),
         ("How many years did revenue exceed 1,000?", ("FY2019",)),
         ("In which years was cost of sales less than -650?", ("FY2017", "FY2019")),
+        ("In which years was revenue greater than or equal to 1,000?", ("FY2018", "FY2019")),
+        ("In which years was revenue equal to or greater than 1,000?", ("FY2018", "FY2019")),
+        ("In which years was revenue 1,000 or more?", ("FY2018", "FY2019")),
+        ("In which years was revenue >= 1,000?", ("FY2018", "FY2019")),
+        ("In which years was revenue \u2264 1,000?", ("FY2017", "FY2018")),
+        ("In which years did revenue fail to exceed 1,000?", ("FY2017", "FY2018")),
+        ("In which years did revenue not go above 1,000?", ("FY2017", "FY2018")),
+        ("How many years between 2017 and 2019 did revenue exceed 950?", ("FY2018", "FY2019")),
     ],
 )
 def test_negated_and_bounded_thresholds(
@@ -89,3 +97,50 @@ def test_a_positive_threshold_over_negative_values_asks_value_or_size(
     assert answer.status is AnswerStatus.NEEDS_CLARIFICATION, answer.text
     assert f"are {by_value} in value, {by_size} in size" in answer.text
     assert not [f for f in answer.figures if f.kind in (FigureKind.PERIODS, FigureKind.COUNT)]
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "In which years was revenue between 950 and 1,100?",
+        "In which years was revenue under 1,100 but over 950?",
+    ],
+)
+def test_a_range_or_two_bounds_is_refused_not_read_as_one(
+    workspace: Workspace, question: str
+) -> None:
+    """Found by review: a range listed every year; a second bound was dropped."""
+    answer = ask_table(workspace, "zqw", question)
+    assert answer.status is AnswerStatus.REFUSED, answer.text
+    assert "a range or two bounds" in answer.text
+
+
+def test_a_decimal_threshold_below_one_is_read(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """'0.125' is no dot-grouped thousand (a review found it refused by the first version),
+    and a signed figure with one loss year is compared by value, never asked value or size."""
+    root = tmp_path_factory.mktemp("decimal")
+    table = [
+        ["", "2019", "2018", "2017"],
+        ["EPS", "0.2", "0.1", "0.13"],
+        ["Net income", "100", "(50)", "20"],
+    ]
+    ws = tatqa_workspace(root, {"zqd": table})
+    try:
+        assert sorted(_ask_periods(ws, "zqd", "In which years was EPS above 0.125?")) == [
+            "FY2017",
+            "FY2019",
+        ]
+        assert sorted(_ask_periods(ws, "zqd", "In which years was net income above 10?")) == [
+            "FY2017",
+            "FY2019",
+        ]
+    finally:
+        ws.close()
+
+
+def _ask_periods(ws: Workspace, uid: str, question: str) -> tuple[str, ...]:
+    answer = ask_table(ws, uid, question)
+    assert answer.status is AnswerStatus.ANSWERED, (question, answer.text)
+    kinds = (FigureKind.PERIODS, FigureKind.COUNT)
+    (figure,) = [f for f in answer.figures if f.kind in kinds]
+    return figure.periods

@@ -1118,6 +1118,7 @@ def test_counts_days_ratios_and_per_unit_rows_take_no_money_scale() -> None:
             ["Revenue", "1,200", "1,000"],
             ["Book value per share", "25.30", "22.10"],
             ["Headcount (in thousands)", "4.4", "4.0"],
+            ["Staff", "500", "450"],
         ],
     )
     for label in (
@@ -1132,3 +1133,4 @@ def test_counts_days_ratios_and_per_unit_rows_take_no_money_scale() -> None:
     assert facts[("t1", "Expected return on plan assets", "FY2019")].scale is Scale.MILLION
     assert facts[("t2", "Book value per share", "FY2019")].scale is Scale.ONE
     assert facts[("t2", "Headcount (in thousands)", "FY2019")].scale is Scale.THOUSAND
+    assert facts[("t2", "Staff", "FY2019")].scale is Scale.MILLION  # a cost line (review)

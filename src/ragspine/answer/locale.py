@@ -99,6 +99,10 @@ _EN: dict[str, str] = {
         "the value asked is not written in a form read here (digits grouped by a space or a "
         "dot, or a decimal comma); write it as 1,000 or 1000, with a decimal point"
     ),
+    "reason_threshold_range": (
+        "the question gives a range or two bounds, and one bound at a time is read here; ask "
+        "for the periods above one value, then for those below the other"
+    ),
     "pick_highest": "highest",
     "pick_lowest": "lowest",
     "size_highest": "largest",
@@ -394,6 +398,10 @@ _IT: dict[str, str] = {
     "reason_threshold_unread": (
         "il valore indicato non è scritto in una forma letta qui (cifre separate da uno spazio o "
         "da un punto, o una virgola decimale); scriverlo come 1,000 o 1000, con il punto decimale"
+    ),
+    "reason_threshold_range": (
+        "la domanda indica un intervallo o due limiti, e qui si legge un limite alla volta; "
+        "chiedere i periodi sopra un valore, poi quelli sotto l'altro"
     ),
     "pick_highest": "più alto",
     "pick_lowest": "più basso",

@@ -296,6 +296,8 @@ def unexplained_words(
             continue
         if stem in plain or stem in _CONNECTING or stem in _OPERATIVE or len(stem) < 2:
             continue  # "the company's X", "X less Y", "the mean X": no word of the figure's own
+        if stem in _OWNERS:
+            continue  # "the Corporation's revenue": the reporter itself
         if stem in taken or stem in named or stem in _MONTHS or _PERIODISH.match(stem):
             continue  # "income before income taxes", "ACME net revenues", "FY2019 revenues"
         found.append(key[start:end])  # a word right before the row's narrows it
@@ -306,28 +308,14 @@ def unexplained_words(
         unit = tokens[index + 2]
         if stem == "per" and unit[1] not in matched and unit[0] not in taken:
             found.append(key[start : unit[2]])
-        elif (stem in _NARROWING_AFTER or stem == _CURRENT) and stem not in taken:
-            found.append(key[start:end])  # also "deferred revenue, current"
+        elif (stem in _NARROWING_AFTER or stem in _CURRENT_LIKE) and stem not in taken:
+            found.append(key[start:end])  # also "deferred revenue, current" / "non-current"
     for index in range(len(tokens) - 2):  # "revenue in Europe", "interest expense on notes"
         if tokens[index][1] not in matched or tokens[index + 1][1] in matched:
             continue
-        if tokens[index + 1][0] not in _PLACING:
-            continue
-        after = index + 2
-        while after < len(tokens) - 1 and tokens[after][0] in _DETERMINERS:
-            after += 1
-        stem, start, end = tokens[after]
-        if start in matched or len(stem) < 2 or stem[0].isdigit() or _PERIODISH.match(stem):
-            continue  # "revenue in 2019", "as of the 31st of December", "in FY19"
-        if stem in _FISCAL_MARKS:
-            continue  # "revenue in FY 2018/2019"
-        if stem in taken or stem in named or stem in plain or stem in _MONTHS:
-            continue
-        if stem in _OPERATIVE or stem in _CONNECTING or stem in _SCALE_WORDS:
-            continue  # "revenue in the prior year", "revenue in thousands"
-        if stem in _BOUNDS:
-            continue  # "revenue at least 1,000": how to pick periods
-        found.append(key[start:end])
+        part = _placed_part(key, tokens, index + 1, matched, taken | named | plain)
+        if part is not None:
+            found.append(part)
     return list(dict.fromkeys(found))
 
 
@@ -359,7 +347,74 @@ _PART_OF_WHOLE = re.compile(
 )
 """Words relating two figures (``the ratio of X to Y``, ``X as a percentage of Y``): two rows
 so related are both asked for."""
+
+
+def _placed_part(
+    key: str,
+    tokens: Sequence[tuple[str, int, int]],
+    at: int,
+    matched: set[int],
+    said: set[str],
+) -> str | None:
+    """The word a place phrase right after a row names as a part of it (``revenue in Europe``,
+    ``interest expense on senior notes``), reading past phrases that only name a period
+    (``revenue in 2019 in Europe``); None when each says only a period, a scale, the
+    entity or the statement (``in thousands``, ``on a consolidated basis``)."""
+    while at < len(tokens) - 1 and tokens[at][0] in _PLACING:
+        after = at + 1
+        while after < len(tokens) - 1 and tokens[after][0] in _DETERMINERS:
+            after += 1
+        stem, start, end = tokens[after]
+        if start in matched:
+            return None
+        if _PERIODISH.match(stem) or stem[0].isdigit() or stem in _MONTHS or stem in _FISCAL:
+            at = after + 1  # "in 2019", "in fiscal 2019", "as of December 31, 2019": go on
+            while at < len(tokens) and (
+                tokens[at][0] in _MONTHS
+                or tokens[at][0][0].isdigit()
+                or tokens[at][0] in _FISCAL
+                or _PERIODISH.match(tokens[at][0])
+            ):
+                at += 1
+            continue
+        if len(stem) < 2 or stem in said or stem in _FISCAL_MARKS or stem in _OPERATIVE:
+            return None  # "revenue in the prior year", "revenue for the company"
+        if stem in _CONNECTING or stem in _SCALE_WORDS or stem in _BOUNDS or stem in _FRAMING:
+            return None  # "revenue in thousands", "at least 1,000", "on a consolidated basis"
+        if stem in _OWNERS:
+            return None  # "revenue for the firm"
+        following = key[end : end + 12].split()[:1]
+        if following and (_stem(following[0]) in _SCALE_WORDS or following[0][0] in "$€£"):
+            return None  # "in US dollars", "in US$"
+        return key[start:end]
+    return None
+
+
+_FISCAL = frozenset({"fiscal", "financial", "year", "years", "fy", "the", "of", "ended", "ending"})
+_FRAMING = frozenset(
+    _stem(w)
+    for w in re.split(
+        r"\s+",
+        "full whole entire consolidated basis level statement statements balance sheet sheets "
+        "filing filings data books monetary close place hand beginning start opening closing "
+        "aggregate",
+    )
+)
+"""Words after a place word that frame the figure rather than name a part of it (``for the
+full year``, ``on a consolidated basis``, ``on the balance sheet``, ``cash on hand``, ``at the
+beginning of 2019``)."""
+_OWNERS = frozenset(
+    _stem(w)
+    for w in re.split(
+        r"\s+",
+        "firm corporation corp bank registrant issuer partnership trust fund reit business "
+        "enterprise organization organisation entity management companies",
+    )
+)
+"""How a filing names its own reporter (``the Corporation's revenue``, ``revenue for the
+firm``): the entity asked about, never a part of it."""
 _CURRENT = _stem("current")
+_CURRENT_LIKE = frozenset({_CURRENT, _stem("noncurrent"), "non"})
 """Right before a row's words, ``current`` names a part of it (``current deferred revenue``:
 the part due within a year), not the period (``the current year`` puts ``year`` before)."""
 _BOUNDS = frozenset({"least", "most"})
@@ -736,11 +791,37 @@ def with_optional_parts(spellings: Sequence[str]) -> tuple[str, ...]:
     shorter = [" ".join(s.split()) for s in shorter]
     spellings = [*spellings, *(s for s in shorter if spelling_words(s))]
     unnetted = [_TRAILING_NET.sub("", s) for s in spellings if _TRAILING_NET.search(s)]
-    spellings = [*spellings, *(s for s in unnetted if spelling_words(s))]
+    spellings = [*spellings, *(s for s in unnetted if spelling_words(s) - _PLAIN_STEMS)]
     unsigned = [_LEADING_SIGN.sub("", s) for s in spellings]  # instead: "X less Y" stays two
     return tuple(dict.fromkeys(s for s in unsigned if spelling_words(s)))
 
 
+def without_gross_twins(
+    candidates: Mapping[str, Sequence[str]], question: str
+) -> dict[str, tuple[str, ...]]:
+    """``candidates`` where a row's name with a closing ``gross`` (``Accounts receivable,
+    gross``) has a twin with a closing ``, net`` (:data:`_TRAILING_NET`), and ``question``
+    says neither word: the bare name (``accounts receivable``) is then a spelling of both, so
+    that it names neither alone and is asked back (``the net cost of land, property and
+    equipment`` still names the net row)."""
+    if {"net", "gross"} & word_stems(question):
+        return {code: tuple(spellings) for code, spellings in candidates.items()}
+    netted = {
+        match_key(_TRAILING_NET.sub("", s))
+        for spellings in candidates.values()
+        for s in spellings
+        if _TRAILING_NET.search(s)
+    }
+    kept = {code: tuple(spellings) for code, spellings in candidates.items()}
+    for code, spellings in candidates.items():
+        bare = [_TRAILING_GROSS.sub("", s) for s in spellings if _TRAILING_GROSS.search(s)]
+        twins = [s for s in bare if match_key(s) in netted]
+        if twins:
+            kept[code] = tuple(dict.fromkeys([*spellings, *twins]))
+    return kept
+
+
+_TRAILING_GROSS = re.compile(r"(?:\s*,)?\s+gross\s*\.?\s*$", re.IGNORECASE)
 _LEADING_SIGN = re.compile(r"^\W*(?:less|add|plus|deduct|minus)\s*:\s*", re.IGNORECASE)
 """A reconciliation's sign before a row's name (``Less: Net income attributable to
 noncontrolling interests``, ``Add: Depreciation``): how the row enters the sum, not its name;

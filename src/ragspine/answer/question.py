@@ -152,25 +152,49 @@ class Selection:
     scale: str | None = None
     inclusive: bool = False
     """Whether a value equal to the threshold is selected (``at least``, ``not more than``)."""
+    bounds: bool = False
+    """For :attr:`Pick.UNREAD`: a range or two bounds were said, not an unread number."""
 
 
+_OR_EQUAL = r"\s+than\s+or\s+equal\s+to"
 _ABOVE = (
-    r"more than|greater than|higher than|larger than|bigger than|above|over|exceed(?:s|ed|ing)?"
-    r"|at least"
+    rf"(?:greater|more|higher|larger){_OR_EQUAL}|equal\s+to\s+or\s+(?:greater|more|higher|larger)"
+    r"\s+than|>=|\u2265|more than|greater than|higher than|larger than|bigger than|above|over"
+    r"|exceed(?:s|ed|ing)?|at least|>"
 )
-_BELOW = r"less than|lower than|fewer than|smaller than|below|under|at most"
+_BELOW = (
+    rf"(?:less|lower|smaller|fewer){_OR_EQUAL}|equal\s+to\s+or\s+(?:less|lower|smaller|fewer)"
+    r"\s+than|<=|\u2264|less than|lower than|fewer than|smaller than|below|under|at most|<"
+)
 _THRESHOLD_RE = re.compile(
-    rf"(?<!\w)(?P<dir>{_ABOVE}|{_BELOW})\s*(?:the\s+)?(?P<minus>[-\u2212])?\s*"
-    r"(?:[$€£¥]|usd|eur|gbp)?\s*(?P<num>\d(?:[\d,.]|[ \u00a0\u202f](?=\d))*)"
+    rf"(?:(?<!\w)|(?<=[\s\d]))(?P<dir>{_ABOVE}|{_BELOW})\s*(?:the\s+)?(?P<minus>[-\u2212])?\s*"
+    r"(?:[$€£¥]|usd|eur|gbp)?\s*(?P<num>\d(?:[\d,.]|[ \u00a0\u202f](?=\d{3}(?!\d)))*)"
     r"(?:\s*(?P<scale>thousands?|millions?|billions?|bn|m|k)\b)?"
+    r"(?P<or_so>\s+or\s+(?:more|above|higher|greater|over|less|below|lower|fewer|under))?"
 )
+_TRAILING_BOUND_RE = re.compile(
+    r"(?<![\w.,])(?:[$€£¥]|usd|eur|gbp)?\s*(?P<num>\d(?:[\d,.]|[ \u00a0\u202f](?=\d{3}(?!\d)))*)"
+    r"(?:\s*(?P<scale>thousands?|millions?|billions?|bn|m|k)\b)?"
+    r"\s+or\s+(?P<dir>more|above|higher|greater|over|less|below|lower|fewer|under)(?!\w)"
+)
+"""A bound said after its number (``1,000 or more``): inclusive."""
+_RANGE_RE = re.compile(
+    r"(?<!\w)between\s+(?:[$€£¥]\s*)?(?P<low>-?\d[\d,.]*)\s*[^\W\d]*\s+and\s+(?:[$€£¥]\s*)?"
+    r"(?P<high>-?\d[\d,.]*)"
+)
+"""A range as the criterion (``between 900 and 1,100``): not read, so never one bound; two
+years (``between 2017 and 2019``) are periods."""
+_A_YEAR_RE = re.compile(r"(?:19|20)\d{2}")
 _BELOW_RE = re.compile(rf"^(?:{_BELOW})$")
 _THRESHOLD_NUMBER_RE = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?")
 """A threshold as read: digits with comma thousands and a decimal point, or none. Digits
 grouped by a space or a dot, or a decimal comma, are ambiguous (``1 000``, ``1.000``, ``1,1``)
 and are not read as a smaller number."""
-_DOT_THOUSANDS_RE = re.compile(r"\d{1,3}\.\d{3}")
-_NEGATED_RE = re.compile(r"(?:(?<!\w)(?:not|no|never)|n['\u2019]t)\s*$")
+_DOT_THOUSANDS_RE = re.compile(r"[1-9]\d{0,2}\.\d{3}")
+_NEGATED_RE = re.compile(
+    r"(?:(?<!\w)(?:not|no|never|fail(?:s|ed)?\s+to)|n['\u2019]t)"
+    r"(?:\s+(?:ever|once|go|goes|went|rise|rises|rose|get|gets|got|come|comes|came))?\s*$"
+)
 _HIGHEST_RE = re.compile(
     r"(?<!\w)(?:larger|largest|higher|highest|more|most|greater|greatest|bigger|biggest|maximum"
     r"|max|peak|better|best)(?!\w)"
@@ -194,18 +218,32 @@ def pick_words(question: str, selection: Selection | None) -> tuple[str, ...]:
 def _selection(rest: str) -> tuple[Selection, tuple[int, int] | None]:
     """The criterion in ``rest`` and the span of its threshold (blanked before periods are
     read, so ``more than 2,000`` is not a year)."""
+    ranged = _RANGE_RE.search(rest)
+    if ranged is not None and not all(
+        _A_YEAR_RE.fullmatch(ranged[end].rstrip(",.")) for end in ("low", "high")
+    ):  # "between 900 and 1,100": a range, not read
+        return Selection(Pick.UNREAD, bounds=True), None
     found = _THRESHOLD_RE.search(rest)
-    if found is not None:
+    if found is not None and _THRESHOLD_RE.search(rest, found.end()):
+        return Selection(Pick.UNREAD, bounds=True), found.span()  # "under 1,000 but over 900"
+    if found is None and (found := _TRAILING_BOUND_RE.search(rest)) is not None:
+        below = found["dir"] in ("less", "below", "lower", "fewer", "under")
+        inclusive = True  # "1,000 or more"
+    elif found is not None:
         below = bool(_BELOW_RE.match(found["dir"]))
-        inclusive = found["dir"].startswith("at ")
+        said = found["dir"]
+        inclusive = said.startswith("at ") or "equal" in said or "=" in said
+        inclusive = inclusive or said in ("\u2265", "\u2264")
+        inclusive = inclusive or bool(found["or_so"])  # "more than 1,000 or more"
         if _NEGATED_RE.search(rest, 0, found.start()):  # "did not exceed": at most
             below, inclusive = not below, not inclusive
+    if found is not None:
         written = found["num"].rstrip(",.")
         if not _THRESHOLD_NUMBER_RE.fullmatch(written) or _DOT_THOUSANDS_RE.fullmatch(written):
             return Selection(Pick.UNREAD), found.span()
         try:
             number = Decimal(written.replace(",", ""))
-            number = -number if found["minus"] else number
+            number = -number if found.groupdict().get("minus") else number
         except ArithmeticError:
             return Selection(Pick.ALL), None
         pick = Pick.BELOW if below else Pick.ABOVE
@@ -358,12 +396,15 @@ _MONTH_NAMES = (
 )
 _FY = r"(?:fy\s*'?|fiscal\s+(?:year\s+)?)"
 _F_YEAR_AFTER = "(?:" + "|".join(
-    rf"(?<=\b{word} )"
-    for word in ("in", "for", "of", "from", "to", "and", "between", "vs", "versus", "during",
-                 "since", "than", "by", "at", "on", "year", "years", "both")
+    [rf"(?<=\b{word} )"
+     for word in ("in", "for", "of", "from", "to", "and", "between", "vs", "versus", "during",
+                  "since", "than", "by", "at", "on", "year", "years", "both", "or", "with",
+                  "over", "compared")]
+    + ["(?<=, )", "(?<=,)", "(?<=& )", "(?<=/)", "(?<=/ )"]
 ) + ")"  # fmt: skip
-"""``F19`` is a year only after a word that leads to a period (``for F19``, ``between F19 and
-F18``): elsewhere it may be a product (``the F20 product line``) or a part (``Q3 F19``)."""
+"""``F19`` is a year only after a word that leads to a period or joins a list of them (``for
+F19``, ``between F19 and F18``, ``F17, F18 and F19``, ``F18/F19``): elsewhere it may be a
+product (``the F20 product line``) or a part (``Q3 F19``)."""
 _PERIOD_RE = re.compile(
     r"(?<![\w.,])(?:"
     r"(?:this|current|last|previous|prior|next)\s+(?:fiscal\s+)?(?:year|half|quarter|month)"
@@ -380,13 +421,16 @@ _PERIOD_RE = re.compile(
     rf"|(?:{_MONTH_NAMES})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?\s*,?\s*(?:of\s+)?\d{{4}})"
     rf"|(?:{_MONTH_NAMES})\.?\s*,?\s*\d{{4}}"
     rf"|{_FY}[0-9a-z']*\d[0-9a-z']*"
-    r"|fy\s*[-\u2013]\s*\d{2}(?:\d{2})?|'\d{2}|y(?:19|20)\d{2}"
+    r"|fy\s*[-\u2010-\u2014]\s*\d{2}(?:\d{2})?|'\d{2}|y(?:19|20)\d{2}"
     rf"|{_F_YEAR_AFTER}f\d{{2}}(?:\d{{2}})?"
     r"|(?:19|20)\d{2}[aefpb]?"
     r")(?![\w]|[.,]\d|\s*/\s*\d{1,2}(?!\d))"  # "2018/2": a year's month, not the year
 )
+_MONTH_BEFORE_RE = re.compile(
+    rf"(?<!\w)(?:{_MONTH_NAMES})\.?(?:\s+\d{{1,2}}(?:st|nd|rd|th)?)?\s*,?\s*(?:of\s+)?$"
+)
 _YEAR_MARK_RE = re.compile(
-    r"fy\s*[-\u2013]\s*(?P<dashed>\d{2}(?:\d{2})?)|f(?P<short>\d{2}(?:\d{2})?)|'(?P<quoted>\d{2})"
+    r"fy\s*[-\u2010-\u2014]\s*(?P<dashed>\d{2}(?:\d{2})?)|f(?P<short>\d{2}(?:\d{2})?)|'(?P<quoted>\d{2})"
     r"|y(?P<y>(?:19|20)\d{2})|(?P<actual>(?:19|20)\d{2})a"
 )
 """Other ways reports write a year (``FY-18``, ``F19``, ``'18``, ``Y2018``, ``2018A`` for the
@@ -868,6 +912,10 @@ def read_question(
                 days.setdefault(when, " ".join(day.split()))
             else:
                 said = _year_mark(match.group(0))  # "FY-18", "F19", "'18", "2018A"
+                if said.startswith("fy") and _MONTH_BEFORE_RE.search(
+                    _before(scanned, match.start())
+                ):  # "June '19", "Dec 31 '19": a month or a day, never the year's figure
+                    raise PeriodError(f"a month or a day of {match.group(0)!r}")
                 period = parse_period(said, reference, glossary.fiscal_year_start_month)
                 unread = _DAY_BEFORE_YEAR_RE.search(_before(scanned, match.start()))
                 if unread is None and period.kind is PeriodKind.YEAR:  # "Q4 2019/2018"

@@ -45,6 +45,7 @@ from ragspine.answer.metric_match import (
     unexplained_words,
     unglued,
     with_optional_parts,
+    without_gross_twins,
     word_stems,
     words_amid,
 )
@@ -150,6 +151,7 @@ def _stored_reading(
         else (code,)
         for code in codes
     }  # "othercurrent liabilities" as the PDF ran it together: "other current liabilities"
+    candidates = without_gross_twins(candidates, asked)  # "accounts receivable": gross, or net?
     pairs = reading.operation in _PAIRS
     term = glossary.entities.terms.get(entity)
     names = (term.label, *term.aliases) if term is not None else (entity,)

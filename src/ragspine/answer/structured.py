@@ -1440,7 +1440,8 @@ def _select(
     labels = builder.labels(metric, entity)
     if selection.pick is Pick.UNREAD:  # "exceed 1 000": never read as 1
         what = text(builder.locale, "select_unread", **labels)
-        reason = text(builder.locale, "reason_threshold_unread")
+        unread = "reason_threshold_range" if selection.bounds else "reason_threshold_unread"
+        reason = text(builder.locale, unread)
         builder.add(text(builder.locale, "not_computable", what=what, reason=reason), ())
         return AnswerStatus.REFUSED
     message = f"select_{selection.pick.value}" + ("_or_equal" if selection.inclusive else "")
@@ -1537,12 +1538,13 @@ def _by_size(selection: Selection, found: Sequence[tuple[str, Decimal]]) -> list
 def _threshold_by_size(
     selection: Selection, found: Sequence[tuple[str, Decimal]], scale: Scale | None
 ) -> tuple[list[str], list[str]] | None:
-    """For a positive threshold over values some of which are negative (an expense shown as
-    ``(700)``), the periods picked by value and by size when the two differ; None otherwise."""
+    """For a positive threshold over values that are all negative or zero (an expense shown
+    as ``(700)``), the periods picked by value and by size when the two differ; None
+    otherwise."""
     if selection.pick not in (Pick.ABOVE, Pick.BELOW) or selection.threshold is None:
         return None
-    if selection.threshold <= 0 or not any(value < 0 for _, value in found):
-        return None
+    if selection.threshold <= 0 or not _unsigned([value for _, value in found]):
+        return None  # a signed figure with a loss year ("net income above 10") is by value
     by_value = _chosen(selection, found, scale)
     by_size = _chosen(selection, [(period, abs(value)) for period, value in found], scale)
     if by_value is None or by_size is None or set(by_value) == set(by_size):

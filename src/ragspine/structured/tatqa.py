@@ -400,8 +400,9 @@ earnings per share``): read in units even where the table says ``(in millions)``
 rate or a count of days is not read so: under ``(in millions)`` such a row is often an amount
 (``Effect of foreign tax rates``, ``Past due over 90 days``)."""
 _NOT_MONEY = re.compile(
-    r"^\W*(?:(?:total|average|number\s+of)\s+)?(?:full[- ]time\s+)?(?:employees|headcount|staff"
-    r"|personnel|associates)\W*$"
+    r"^\W*(?:(?:total|average)\s+)?(?:number\s+of\s+)?(?:full[- ]time\s+)?(?:employees|headcount)"
+    r"\W*$|^\W*(?:(?:total|average)\s+)?number\s+of\s+(?:full[- ]time\s+)?(?:staff|personnel"
+    r"|associates)\W*$"
     r"|^\W*(?:days?\s+(?:sales|payables?|inventory|receivables?)(?:\s+outstanding)?|dso|dpo|dio)"
     r"(?:\s*\([^()]*\))?\W*$"
     r"|^\W*(?:[\w-]+\s+){0,4}ratio(?:\s*\([^()]*\))?\W*$|^\W*ratio\s+of\b"
