@@ -2196,12 +2196,18 @@ def test_change_nouns_ask_for_a_change(tmp_path: Path, question: str, shown: str
         ("What was total revenue for each of the three years ended 2019?", "span of 3"),
         ("What was the 3-year total of revenue through 2019?", "span of 3"),
         ("What was total revenue since 2017?", "Up to which period?"),
+        ("What was the average revenue since 2017?", "Up to which period?"),
+        ("What was the 3-year average revenue to 2019?", "span of 3"),
+        ("What was the average revenue for the last three years?", "span of 3"),
     ],
 )
 def test_a_span_of_years_is_not_one_year(tmp_path: Path, question: str, reply: str) -> None:
     """Found by a second adversarial pass: 'the three years ended 2019' was answered with 2019
     alone, 'since 2017' with 2017 alone. Both ask which years; a year said alone answers."""
-    table = [["(in millions)", "2019", "2018", "2017"], ["Revenue", "1,200", "1,000", "900"]]
+    table = [
+        ["(in millions)", "2019", "2018", "2017", "2016"],
+        ["Revenue", "1,200", "1,000", "900", "700"],
+    ]
     ws = tatqa_workspace(tmp_path, {"spans": table})
     answer = ask_table(ws, "spans", question)
     assert answer.status is AnswerStatus.NEEDS_CLARIFICATION, answer.text

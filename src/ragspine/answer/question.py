@@ -366,7 +366,9 @@ _YEARS_SPAN_RE = re.compile(
     r"(?P<k>two|three|four|five|six|seven|eight|nine|ten|[2-9]|10)\s+(?:fiscal\s+|financial\s+)?"
     r"years\s+(?:ended|ending|through|to|up\s+to)(?!\w)"
     r"|(?<![\w.,])(?P<j>two|three|four|five|six|seven|eight|nine|ten|[2-9]|10)[\s-]+years?\s+"
-    r"(?:total|sum|cumulative|aggregate|combined)(?!\w)"
+    r"(?:total|sum|cumulative|aggregate|combined|average|mean|avg)(?!\w)"
+    r"|(?<!\w)(?:for|in)\s+(?:the\s+)?(?:past|last|latest|previous|prior)\s+"
+    r"(?P<p>two|three|four|five|six|seven|eight|nine|ten|[2-9]|10)\s+(?:fiscal\s+)?years(?!\w)"
 )
 """A span of years named by its length (``the five year period``, ``over the past three
 years``); not ``due within 5 years`` or ``matures in 3 years``, which say how long, not when."""
@@ -377,7 +379,7 @@ def _span_years(rest: str) -> int | None:
     found = _YEARS_SPAN_RE.search(rest)
     if found is None:
         return None
-    return _NUMBER_WORDS[found["n"] or found["m"] or found["k"] or found["j"]]
+    return _NUMBER_WORDS[found["n"] or found["m"] or found["k"] or found["j"] or found["p"]]
 
 
 _SHOWN_RE = re.compile(

@@ -484,6 +484,9 @@ def answer_figures(
         if reading.since and reading.base_period == periods[0]:
             # "the total revenue since 2017": from 2017 up to when, not 2017's figure
             return _clarify(text(locale, "since_only", period=periods[0]), assumptions)
+    if reading.operation is Operation.AVERAGE and one and reading.since:
+        # "the average revenue since 2017": from 2017 up to when, not 2016 and 2017
+        return _clarify(text(locale, "since_only", period=periods[0]), assumptions)
     if reading.operation in (*CHANGES, Operation.AVERAGE) and one and not reading.cues:
         only = parse_period(periods[0], None, glossary.fiscal_year_start_month)
         if reading.span_years not in (None, 1, 2) and only.kind is PeriodKind.YEAR:
