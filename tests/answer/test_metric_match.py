@@ -2294,6 +2294,9 @@ def test_a_bare_name_of_gross_and_net_twins_is_asked_back(tmp_path: Path) -> Non
         assert [f.result.value for f in answer.figures if f.result] == [value], answer.text
     total = ask_table(ws, "twins", "What was the total in 2019?")
     assert Decimal(400) not in [f.result.value for f in total.figures if f.result], total.text
+    # a question how they are stated asks for a passage, not which row (a dev text question)
+    how = ask_table(ws, "twins", "How are accounts receivable stated in the report?")
+    assert how.route == "narrative", how.route_reason
     ws.close()
 
 

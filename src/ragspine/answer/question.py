@@ -390,6 +390,9 @@ _SHOWN_RE = re.compile(
 _PERCENT_OF_RE = re.compile(
     r"(?<!\w)(?:percentage|percent|per cent|%|share|proportion|portion)\s+of(?!\w)"
 )
+_DESCRIBED_RE = re.compile(
+    r"\W*(?:how\s+(?:is|are|was|were|do|does|did|has|have)|why|describe|explain)(?!\w)"
+)
 _EACH_RE = re.compile(r"(?<!\w)(?:respectively|rispettivamente|each)(?!\w)")
 
 _MONTH_NAMES = (
@@ -753,6 +756,8 @@ class QuestionReading:
     the asker's own words, so that it says no number of its own."""
     since: bool = False
     """The base period is said with ``since`` (``total revenue since 2017``): up to now."""
+    described: bool = False
+    """The question asks how something is done or why (``how are ... stated``, ``why``)."""
 
     @property
     def calculation(self) -> bool:
@@ -1059,6 +1064,7 @@ def read_question(
         ),
         respectively=bool(_EACH_RE.search(rest)),
         since=since,
+        described=bool(_DESCRIBED_RE.match(text)),
         percent_of=bool(_PERCENT_OF_RE.search(rest)),
         span_years=_span_years(outside),  # "the 3-year total": "total" may be a channel
         amount_asked=bool(_AMOUNT_ASKED_RE.search(text))
@@ -1250,7 +1256,10 @@ def choose_route(reading: QuestionReading, *, entity_given: bool = False) -> tup
     )
     if entity_given and not reading.entities:
         terms += "; entity given with the call"
-    if reading.ambiguous:  # the question names stored metrics; which one is asked back
+    described = reading.described and not (
+        reading.entities or reading.periods or reading.operation is not Operation.LOOKUP
+    )  # "How are land, property and equipment stated?": a passage, not which row
+    if reading.ambiguous and not described:  # stored metrics named; which one is asked back
         route = Route.STRUCTURED
         terms += f"; metrics that fit equally: {', '.join(reading.ambiguous)}"
     elif reading.structured or (
