@@ -896,6 +896,7 @@ def test_words_around_a_row_that_name_no_part_still_answer(tmp_path: Path) -> No
         "What was revenue on a consolidated basis in 2019?",
         "What was revenue in US dollars in 2019?",
         "What was revenue for the whole year 2019?",
+        "What was revenue for Initech Texas, Inc. in 2019?",  # the reporter, after "for"
     ):
         answer = ws.ask(question, AskOptions(entity="u1"), principal=PUBLIC)
         assert answer.status is AnswerStatus.ANSWERED, (question, answer.text)

@@ -386,8 +386,27 @@ def _placed_part(
         following = key[end : end + 12].split()[:1]
         if following and (_stem(following[0]) in _SCALE_WORDS or following[0][0] in "$€£"):
             return None  # "in US dollars", "in US$"
+        if tokens[at][0] == "for" and not any(
+            word in _PART_MARKS for word, _, _ in tokens[after : after + 4]
+        ):
+            return None  # "net revenue for entergy texas": the company a table is about
         return key[start:end]
     return None
+
+
+_PART_MARKS = frozenset(
+    _stem(w)
+    for w in re.split(
+        r"\s+",
+        "segment segments division divisions unit units region regions business businesses "
+        "subsidiary subsidiaries product products line lines brand brands market markets "
+        "country countries geography channel channels customer customers",
+    )
+)
+"""Words that mark what follows ``for`` as a part of the reporter (``revenue for the cloud
+segment``): after ``for`` alone a name is as often the company or segment a whole table is
+about (``net revenue for Entergy Texas``, a dataset's entity without a name), so it narrows
+the row only with such a word."""
 
 
 _FISCAL = frozenset({"fiscal", "financial", "year", "years", "fy", "the", "of", "ended", "ending"})
