@@ -26,11 +26,7 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
 
 
 def _periods(workspace: Workspace, question: str) -> tuple[str, ...]:
-    answer = ask_table(workspace, "zqw", question)
-    assert answer.status is AnswerStatus.ANSWERED, (question, answer.text)
-    kinds = (FigureKind.PERIODS, FigureKind.COUNT)
-    (figure,) = [f for f in answer.figures if f.kind in kinds]
-    return figure.periods
+    return _ask_periods(workspace, "zqw", question)
 
 
 @pytest.mark.parametrize(

@@ -349,6 +349,11 @@ _PART_OF_WHOLE = re.compile(
 so related are both asked for."""
 
 
+def _stems(words: str) -> frozenset[str]:
+    """The stems of ``words`` (a list written as one string, split at white space)."""
+    return frozenset(_stem(word) for word in words.split())
+
+
 def _placed_part(
     key: str,
     tokens: Sequence[tuple[str, int, int]],
@@ -394,14 +399,10 @@ def _placed_part(
     return None
 
 
-_PART_MARKS = frozenset(
-    _stem(w)
-    for w in re.split(
-        r"\s+",
-        "segment segments division divisions unit units region regions business businesses "
-        "subsidiary subsidiaries product products line lines brand brands market markets "
-        "country countries geography channel channels customer customers",
-    )
+_PART_MARKS = _stems(
+    "segment segments division divisions unit units region regions business businesses "
+    "subsidiary subsidiaries product products line lines brand brands market markets "
+    "country countries geography channel channels customer customers",
 )
 """Words that mark what follows ``for`` as a part of the reporter (``revenue for the cloud
 segment``): after ``for`` alone a name is as often the company or segment a whole table is
@@ -410,25 +411,17 @@ the row only with such a word."""
 
 
 _FISCAL = frozenset({"fiscal", "financial", "year", "years", "fy", "the", "of", "ended", "ending"})
-_FRAMING = frozenset(
-    _stem(w)
-    for w in re.split(
-        r"\s+",
-        "full whole entire consolidated basis level statement statements balance sheet sheets "
-        "filing filings data books monetary close place hand beginning start opening closing "
-        "aggregate",
-    )
+_FRAMING = _stems(
+    "full whole entire consolidated basis level statement statements balance sheet sheets "
+    "filing filings data books monetary close place hand beginning start opening closing "
+    "aggregate",
 )
 """Words after a place word that frame the figure rather than name a part of it (``for the
 full year``, ``on a consolidated basis``, ``on the balance sheet``, ``cash on hand``, ``at the
 beginning of 2019``)."""
-_OWNERS = frozenset(
-    _stem(w)
-    for w in re.split(
-        r"\s+",
-        "firm corporation corp bank registrant issuer partnership trust fund reit business "
-        "enterprise organization organisation entity management companies",
-    )
+_OWNERS = _stems(
+    "firm corporation corp bank registrant issuer partnership trust fund reit business "
+    "enterprise organization organisation entity management companies",
 )
 """How a filing names its own reporter (``the Corporation's revenue``, ``revenue for the
 firm``): the entity asked about, never a part of it."""
@@ -442,13 +435,9 @@ _PLACING = frozenset({"in", "for", "from", "on", "at", "within"})
 """Prepositions that, right after a row's words, may narrow it to a part: ``revenue in
 Europe``, ``net sales for the cloud segment``, ``interest expense on senior notes``."""
 _DETERMINERS = frozenset({"the", "a", "an", "our", "its", "their", "this", "that", "each"})
-_SCALE_WORDS = frozenset(
-    _stem(w)
-    for w in re.split(
-        r"\s+",
-        "thousand thousands million millions billion billions usd dollars dollar eur euro euros "
-        "gbp pounds rmb yen cents terms",
-    )
+_SCALE_WORDS = _stems(
+    "thousand thousands million millions billion billions usd dollars dollar eur euro euros "
+    "gbp pounds rmb yen cents terms",
 )
 """Words saying how a figure is written (``revenue in thousands``, ``in USD``), not a part."""
 
