@@ -864,6 +864,11 @@ _PARTS_TABLE = [
         ("What was deferred revenue, non-current in 2019?", "non"),
         ("What was revenue in 2019 in Europe?", "europe"),
         ("What was revenue in fiscal 2019 for the cloud segment?", "cloud"),
+        ("What was revenue for Europe in 2019?", "europe"),
+        ("What was revenue for the year ended December 31, 2019 in Europe?", "europe"),
+        ("What was revenue in the whole of Europe in 2019?", "europe"),
+        ("What was revenue from consolidated hotels in 2019?", "hotels"),
+        ("What was investment banking revenue in 2019?", "banking"),
     ],
 )
 def test_a_part_named_around_a_row_asks_back(tmp_path: Path, question: str, word: str) -> None:
@@ -896,7 +901,9 @@ def test_words_around_a_row_that_name_no_part_still_answer(tmp_path: Path) -> No
         "What was revenue on a consolidated basis in 2019?",
         "What was revenue in US dollars in 2019?",
         "What was revenue for the whole year 2019?",
-        "What was revenue for Initech Texas, Inc. in 2019?",  # the reporter, after "for"
+        "What was revenue for Initech Texas, Inc. in 2019?",  # a company by its legal form
+        "What was revenue in 2019 based on the location of customers?",
+        "What was deferred revenue on the balance sheet in 2019?",
     ):
         answer = ws.ask(question, AskOptions(entity="u1"), principal=PUBLIC)
         assert answer.status is AnswerStatus.ANSWERED, (question, answer.text)
@@ -2200,6 +2207,7 @@ def test_change_nouns_ask_for_a_change(tmp_path: Path, question: str, shown: str
         ("What was the average revenue since 2017?", "Up to which period?"),
         ("What was the 3-year average revenue to 2019?", "span of 3"),
         ("What was the average revenue for the last three years?", "span of 3"),
+        ("What was the average revenue from 2017 onwards?", "Up to which period?"),
     ],
 )
 def test_a_span_of_years_is_not_one_year(tmp_path: Path, question: str, reply: str) -> None:
@@ -2298,6 +2306,25 @@ def test_a_bare_name_of_gross_and_net_twins_is_asked_back(tmp_path: Path) -> Non
     # a question how they are stated asks for a passage, not which row (a dev text question)
     how = ask_table(ws, "twins", "How are accounts receivable stated in the report?")
     assert how.route == "narrative", how.route_reason
+    ws.close()
+
+
+@pytest.mark.parametrize(
+    ("gross", "net"),
+    [
+        ("Gross accounts receivable", "Accounts receivable, net"),
+        ("Accounts receivable, gross", "Net accounts receivable"),
+    ],
+)
+def test_gross_and_net_twins_spelled_either_way(tmp_path: Path, gross: str, net: str) -> None:
+    """Found by a second review: with the marks on different sides of the name, the bare
+    name gave one of the two rows silently; it now asks which."""
+    table = [["(in millions)", "2019", "2018"], [gross, "1,000", "900"], [net, "950", "860"]]
+    ws = tatqa_workspace(tmp_path, {"twins": table})
+    bare = ask_table(ws, "twins", "What was accounts receivable in 2019?")
+    assert bare.status is AnswerStatus.NEEDS_CLARIFICATION and not bare.figures, bare.text
+    named = ask_table(ws, "twins", "What was net accounts receivable in 2019?")
+    assert [f.result.value for f in named.figures if f.result] == [Decimal(950)], named.text
     ws.close()
 
 

@@ -482,6 +482,7 @@ def test_f_and_two_digits_is_no_period_in_a_question(glossary: Glossary) -> None
         "What was the change in ACME's revenue from FY\u201118 to FY\u201119?",
         "What was the average of ACME's revenue in F18 & F19?",
         "What was the average of ACME's revenue in F18/F19?",
+        "What was the average of ACME's revenue in F18-F19?",
     ],
 )
 def test_other_ways_to_write_a_year_are_read(glossary: Glossary, question: str) -> None:
@@ -604,3 +605,19 @@ def test_a_month_with_a_two_digit_year_is_not_the_year(glossary: Glossary, said:
     """Found by review: 'revenue in June '19' was answered with the whole year 2019."""
     reading = read_question(f"What was ACME's revenue in {said}?", glossary)
     assert "FY2019" not in reading.periods and reading.bad_period is not None
+
+
+def test_a_year_end_said_by_its_month_is_the_year(glossary: Glossary) -> None:
+    """Found by a second review: 'the fiscal year ending June '19' was refused as a month."""
+    reading = read_question(
+        "What was ACME's revenue for the fiscal year ending June '19?", glossary
+    )
+    assert reading.periods == ("FY2019",)
+
+
+def test_an_f_and_two_digits_after_a_product_is_no_year(glossary: Glossary) -> None:
+    """'the F-16, F22 lines': F22 follows no year, so it is no year (a second review)."""
+    assert (
+        "FY2022"
+        not in read_question("What was ACME's revenue of the F-16, F22 lines?", glossary).periods
+    )

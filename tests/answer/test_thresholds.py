@@ -47,6 +47,9 @@ def _periods(workspace: Workspace, question: str) -> tuple[str, ...]:
         ("In which years did revenue fail to exceed 1,000?", ("FY2017", "FY2018")),
         ("In which years did revenue not go above 1,000?", ("FY2017", "FY2018")),
         ("How many years between 2017 and 2019 did revenue exceed 950?", ("FY2018", "FY2019")),
+        ("In which years was revenue over 950 over the 2017-2019 period?", ("FY2018", "FY2019")),
+        ("In which years was revenue not 1,000 or more?", ("FY2017",)),
+        ("In which years was revenue below<br/> 1,000?", ("FY2017", "FY2018", "FY2019")),
     ],
 )
 def test_negated_and_bounded_thresholds(
@@ -100,6 +103,8 @@ def test_a_positive_threshold_over_negative_values_asks_value_or_size(
     [
         "In which years was revenue between 950 and 1,100?",
         "In which years was revenue under 1,100 but over 950?",
+        "In which years was revenue over 1,000 or under 950?",
+        "In which years > 2017 was revenue the highest?",
     ],
 )
 def test_a_range_or_two_bounds_is_refused_not_read_as_one(
@@ -140,3 +145,19 @@ def _ask_periods(ws: Workspace, uid: str, question: str) -> tuple[str, ...]:
     kinds = (FigureKind.PERIODS, FigureKind.COUNT)
     (figure,) = [f for f in answer.figures if f.kind in kinds]
     return figure.periods
+
+
+def test_a_threshold_over_a_row_mostly_negative_asks_value_or_size(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """Found by a second review: an expense row with one year's benefit ((300), (250), 50)
+    answered 'none' above 200 once only rows all negative were asked about."""
+    root = tmp_path_factory.mktemp("mixed")
+    table = [["", "2019", "2018", "2017"], ["Income tax expense", "(300)", "(250)", "50"]]
+    ws = tatqa_workspace(root, {"zqm": table})
+    try:
+        answer = ask_table(ws, "zqm", "In which years did income tax expense exceed 200?")
+        assert answer.status is AnswerStatus.NEEDS_CLARIFICATION, answer.text
+        assert "in size" in answer.text
+    finally:
+        ws.close()

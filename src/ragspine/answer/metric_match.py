@@ -286,7 +286,8 @@ def unexplained_words(
         before = index - 1
         while before > 0 and tokens[before][0] in leading and tokens[before][1] not in matched:
             before -= 1  # "Blizzard in-game net bookings": the word before the row's "in"
-        if before > 0 and tokens[before][0] == "s" and key[tokens[before][1] - 1] in "'\u2019":
+        owned = before > 0 and tokens[before][0] == "s" and key[tokens[before][1] - 1] in "'\u2019"
+        if owned:
             before -= 1  # "Europe's revenue": the owner before the possessive
         stem, start, end = tokens[before]
         if start in matched:
@@ -296,7 +297,7 @@ def unexplained_words(
             continue
         if stem in plain or stem in _CONNECTING or stem in _OPERATIVE or len(stem) < 2:
             continue  # "the company's X", "X less Y", "the mean X": no word of the figure's own
-        if stem in _OWNERS:
+        if owned and stem in _OWNERS:
             continue  # "the Corporation's revenue": the reporter itself
         if stem in taken or stem in named or stem in _MONTHS or _PERIODISH.match(stem):
             continue  # "income before income taxes", "ACME net revenues", "FY2019 revenues"
@@ -362,55 +363,78 @@ def _placed_part(
     said: set[str],
 ) -> str | None:
     """The word a place phrase right after a row names as a part of it (``revenue in Europe``,
-    ``interest expense on senior notes``), reading past phrases that only name a period
-    (``revenue in 2019 in Europe``); None when each says only a period, a scale, the
-    entity or the statement (``in thousands``, ``on a consolidated basis``)."""
-    while at < len(tokens) - 1 and tokens[at][0] in _PLACING:
+    ``interest expense on senior notes``, ``revenue for the cloud segment``), reading past
+    words that only name a period or frame the figure (``revenue in 2019 in Europe``, ``for
+    the year ended December 31, 2019 in Europe``, ``from consolidated hotels``); None when the
+    phrases say nothing else, or only a scale, the entity, a plain word or a company with its
+    legal form (``in thousands``, ``on a consolidated basis``, ``for Entergy Texas, Inc.``)."""
+    count = len(tokens)
+    while at < count - 1 and tokens[at][0] in _PLACING:
         after = at + 1
-        while after < len(tokens) - 1 and tokens[after][0] in _DETERMINERS:
-            after += 1
-        stem, start, end = tokens[after]
-        if start in matched:
-            return None
-        if _PERIODISH.match(stem) or stem[0].isdigit() or stem in _MONTHS or stem in _FISCAL:
-            at = after + 1  # "in 2019", "in fiscal 2019", "as of December 31, 2019": go on
-            while at < len(tokens) and (
-                tokens[at][0] in _MONTHS
-                or tokens[at][0][0].isdigit()
-                or tokens[at][0] in _FISCAL
-                or _PERIODISH.match(tokens[at][0])
+        dated = False  # the phrase names a period ("in 2019", "at the end of 2019")
+        while after < count and _passed_over(tokens[after][0]):
+            dated = dated or _dating(tokens[after][0])
+            if (
+                tokens[after][0] == _STATEMENT
+                and after + 2 < count
+                and tokens[after + 1][0] == "of"
             ):
-                at += 1
+                after += 2  # "in the statement of operations": which statement, no part
+            after += 1
+        if after >= count:
+            return None
+        stem, start, end = tokens[after]
+        if stem in _PLACING:  # "in 2019 in Europe": the next phrase
+            at = after
             continue
-        if len(stem) < 2 or stem in said or stem in _FISCAL_MARKS or stem in _OPERATIVE:
+        if dated:
+            return None  # "in 2019 based on ...": the period phrase ended, no part named
+        if start in matched or len(stem) < 2 or stem in said or stem in _FISCAL_MARKS:
             return None  # "revenue in the prior year", "revenue for the company"
-        if stem in _CONNECTING or stem in _SCALE_WORDS or stem in _BOUNDS or stem in _FRAMING:
-            return None  # "revenue in thousands", "at least 1,000", "on a consolidated basis"
-        if stem in _OWNERS:
-            return None  # "revenue for the firm"
+        if stem in _OPERATIVE or stem in _CONNECTING or stem in _SCALE_WORDS or stem in _BOUNDS:
+            return None  # "revenue in thousands", "at least 1,000"
         following = key[end : end + 12].split()[:1]
         if following and (_stem(following[0]) in _SCALE_WORDS or following[0][0] in "$€£"):
             return None  # "in US dollars", "in US$"
-        if tokens[at][0] == "for" and not any(
-            word in _PART_MARKS for word, _, _ in tokens[after : after + 4]
-        ):
-            return None  # "net revenue for entergy texas": the company a table is about
+        if any(word in _LEGAL_FORMS for word, _, _ in tokens[after + 1 : after + 5]):
+            return None  # "net revenue for Entergy Texas, Inc.": a company, by its legal form
         return key[start:end]
     return None
 
 
-_PART_MARKS = _stems(
-    "segment segments division divisions unit units region regions business businesses "
-    "subsidiary subsidiaries product products line lines brand brands market markets "
-    "country countries geography channel channels customer customers",
+def _dating(stem: str) -> bool:
+    """Whether a word of a place phrase names a period (``2019``, ``December``, ``year``)."""
+    return (
+        stem[0].isdigit()
+        or stem in _MONTHS
+        or bool(_PERIODISH.match(stem))
+        or (stem in _FISCAL and stem not in _DETERMINERS and stem != "of")
+    )
+
+
+def _passed_over(stem: str) -> bool:
+    """Whether a word of a place phrase only names a period or frames the figure (read past
+    for the word that names a part)."""
+    return (
+        stem in _DETERMINERS
+        or stem in _FISCAL
+        or stem in _FRAMING
+        or stem in _OWNERS
+        or stem in _MONTHS
+        or stem[0].isdigit()
+        or bool(_PERIODISH.match(stem))
+    )
+
+
+_STATEMENT = _stem("statement")
+_LEGAL_FORMS = frozenset(
+    {"inc", "corp", "corpor", "llc", "ltd", "limit", "plc", "co", "sa", "ag", "nv", "gmbh", "lp"}
 )
-"""Words that mark what follows ``for`` as a part of the reporter (``revenue for the cloud
-segment``): after ``for`` alone a name is as often the company or segment a whole table is
-about (``net revenue for Entergy Texas``, a dataset's entity without a name), so it narrows
-the row only with such a word."""
+"""A company's legal form after a name (``Entergy Texas, Inc.``): the name is a company's,
+which the question may name as the reporter; a part of a company carries none."""
 
 
-_FISCAL = frozenset({"fiscal", "financial", "year", "years", "fy", "the", "of", "ended", "ending"})
+_FISCAL = _stems("fiscal financial year years fy the of ended ending end onward onwards")
 _FRAMING = _stems(
     "full whole entire consolidated basis level statement statements balance sheet sheets "
     "filing filings data books monetary close place hand beginning start opening closing "
@@ -807,29 +831,36 @@ def with_optional_parts(spellings: Sequence[str]) -> tuple[str, ...]:
 def without_gross_twins(
     candidates: Mapping[str, Sequence[str]], question: str
 ) -> dict[str, tuple[str, ...]]:
-    """``candidates`` where a row's name with a closing ``gross`` (``Accounts receivable,
-    gross``) has a twin with a closing ``, net`` (:data:`_TRAILING_NET`), and ``question``
-    says neither word: the bare name (``accounts receivable``) is then a spelling of both, so
-    that it names neither alone and is asked back (``the net cost of land, property and
-    equipment`` still names the net row)."""
+    """``candidates`` where one row's name is another's but for ``gross`` and the other's
+    ``net`` (``Accounts receivable, gross`` / ``Accounts receivable, net``, ``Gross accounts
+    receivable`` / ``Net accounts receivable``) and ``question`` says neither word: the bare
+    name (``accounts receivable``) is then a spelling of both, so that it names neither alone
+    and is asked back (``the net cost of land, property and equipment`` still names the net
+    row)."""
     if {"net", "gross"} & word_stems(question):
         return {code: tuple(spellings) for code, spellings in candidates.items()}
-    netted = {
-        match_key(_TRAILING_NET.sub("", s))
-        for spellings in candidates.values()
-        for s in spellings
-        if _TRAILING_NET.search(s)
-    }
-    kept = {code: tuple(spellings) for code, spellings in candidates.items()}
+    marked: dict[str, dict[str, set[str]]] = {}  # bare name -> "gross" / "net" -> codes
+    bare: dict[str, str] = {}
     for code, spellings in candidates.items():
-        bare = [_TRAILING_GROSS.sub("", s) for s in spellings if _TRAILING_GROSS.search(s)]
-        twins = [s for s in bare if match_key(s) in netted]
-        if twins:
-            kept[code] = tuple(dict.fromkeys([*spellings, *twins]))
+        for spelling in spellings:
+            for pattern, mark in _GROSS_OR_NET:
+                if pattern.search(spelling):
+                    name = " ".join(pattern.sub(" ", spelling).split())
+                    key = match_key(name)
+                    marked.setdefault(key, {}).setdefault(mark, set()).add(code)
+                    bare.setdefault(key, name)
+    kept = {code: tuple(spellings) for code, spellings in candidates.items()}
+    for key, marks in marked.items():
+        if len(marks) == 2 and spelling_words(bare[key]):
+            for code in marks["gross"] | marks["net"]:
+                kept[code] = tuple(dict.fromkeys([*kept[code], bare[key]]))
     return kept
 
 
-_TRAILING_GROSS = re.compile(r"(?:\s*,)?\s+gross\s*\.?\s*$", re.IGNORECASE)
+_GROSS_OR_NET = (
+    (re.compile(r"(?:\s*,)?\s+gross\s*\.?\s*$|^\W*gross\s+", re.IGNORECASE), "gross"),
+    (re.compile(r"(?:\s*,)?\s+net\s*\.?\s*$|^\W*net\s+", re.IGNORECASE), "net"),
+)
 _LEADING_SIGN = re.compile(r"^\W*(?:less|add|plus|deduct|minus)\s*:\s*", re.IGNORECASE)
 """A reconciliation's sign before a row's name (``Less: Net income attributable to
 noncontrolling interests``, ``Add: Depreciation``): how the row enters the sum, not its name;

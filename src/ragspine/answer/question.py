@@ -159,21 +159,26 @@ class Selection:
 _OR_EQUAL = r"\s+than\s+or\s+equal\s+to"
 _ABOVE = (
     rf"(?:greater|more|higher|larger){_OR_EQUAL}|equal\s+to\s+or\s+(?:greater|more|higher|larger)"
-    r"\s+than|>=|\u2265|more than|greater than|higher than|larger than|bigger than|above|over"
-    r"|exceed(?:s|ed|ing)?|at least|>"
+    r"\s+than|more than|greater than|higher than|larger than|bigger than|above|over"
+    r"|exceed(?:s|ed|ing)?|at least"
 )
 _BELOW = (
     rf"(?:less|lower|smaller|fewer){_OR_EQUAL}|equal\s+to\s+or\s+(?:less|lower|smaller|fewer)"
-    r"\s+than|<=|\u2264|less than|lower than|fewer than|smaller than|below|under|at most|<"
+    r"\s+than|less than|lower than|fewer than|smaller than|below|under|at most"
 )
+_SYMBOLS = r">=|\u2265|>|<=|\u2264|<"
+_OR_SO = r"\s+or\s+(?:more|above|higher|greater|over|less|below|lower|fewer|under)(?!\s*than\b)"
+_NUMBER = r"(?P<num>\d(?:[\d,.]|[ \u00a0\u202f](?=\d{3}(?!\d)))*)"
 _THRESHOLD_RE = re.compile(
-    rf"(?:(?<!\w)|(?<=[\s\d]))(?P<dir>{_ABOVE}|{_BELOW})\s*(?:the\s+)?(?P<minus>[-\u2212])?\s*"
-    r"(?:[$€£¥]|usd|eur|gbp)?\s*(?P<num>\d(?:[\d,.]|[ \u00a0\u202f](?=\d{3}(?!\d)))*)"
+    rf"(?:(?<!\w)(?P<dir>{_ABOVE}|{_BELOW})|(?<![^\s(])(?P<sym>{_SYMBOLS}))\s*(?:the\s+)?"
+    rf"(?P<minus>[-\u2212])?\s*(?:[$€£¥]|usd|eur|gbp)?\s*{_NUMBER}%?"
     r"(?:\s*(?P<scale>thousands?|millions?|billions?|bn|m|k)\b)?"
-    r"(?P<or_so>\s+or\s+(?:more|above|higher|greater|over|less|below|lower|fewer|under))?"
+    rf"(?P<or_so>{_OR_SO}(?!\s*[$€£¥]?\s*\d))?"
 )
+"""A threshold: a comparison (in words, or a sign after a space: never ``/>`` of markup nor
+``->``), then its number."""
 _TRAILING_BOUND_RE = re.compile(
-    r"(?<![\w.,])(?:[$€£¥]|usd|eur|gbp)?\s*(?P<num>\d(?:[\d,.]|[ \u00a0\u202f](?=\d{3}(?!\d)))*)"
+    rf"(?<![\w.,])(?:[$€£¥]|usd|eur|gbp)?\s*{_NUMBER}%?"
     r"(?:\s*(?P<scale>thousands?|millions?|billions?|bn|m|k)\b)?"
     r"\s+or\s+(?P<dir>more|above|higher|greater|over|less|below|lower|fewer|under)(?!\w)"
 )
@@ -224,14 +229,21 @@ def _selection(rest: str) -> tuple[Selection, tuple[int, int] | None]:
     ):  # "between 900 and 1,100": a range, not read
         return Selection(Pick.UNREAD, bounds=True), None
     found = _THRESHOLD_RE.search(rest)
-    if found is not None and _THRESHOLD_RE.search(rest, found.end()):
+    if found is not None and found["sym"] and _A_YEAR_RE.fullmatch(found["num"]):
+        return Selection(Pick.UNREAD, bounds=True), found.span()  # "years > 2016": no value
+    if found is not None and any(
+        not _A_YEAR_RE.fullmatch(later["num"])
+        for later in _THRESHOLD_RE.finditer(rest, found.end())
+    ):
         return Selection(Pick.UNREAD, bounds=True), found.span()  # "under 1,000 but over 900"
     if found is None and (found := _TRAILING_BOUND_RE.search(rest)) is not None:
         below = found["dir"] in ("less", "below", "lower", "fewer", "under")
         inclusive = True  # "1,000 or more"
+        if _NEGATED_RE.search(rest, 0, found.start()):  # "not 1,000 or more": below it
+            below, inclusive = not below, False
     elif found is not None:
-        below = bool(_BELOW_RE.match(found["dir"]))
-        said = found["dir"]
+        said = found["dir"] or found["sym"]
+        below = bool(_BELOW_RE.match(said)) or said in ("<", "<=", "\u2264")
         inclusive = said.startswith("at ") or "equal" in said or "=" in said
         inclusive = inclusive or said in ("\u2265", "\u2264")
         inclusive = inclusive or bool(found["or_so"])  # "more than 1,000 or more"
@@ -405,11 +417,13 @@ _F_YEAR_AFTER = "(?:" + "|".join(
      for word in ("in", "for", "of", "from", "to", "and", "between", "vs", "versus", "during",
                   "since", "than", "by", "at", "on", "year", "years", "both", "or", "with",
                   "over", "compared")]
-    + ["(?<=, )", "(?<=,)", "(?<=& )", "(?<=/)", "(?<=/ )"]
+    + [rf"(?<={year}{re.escape(sep)})" for year in (r"f\d\d", r"\d{4}")
+       for sep in (", ", " & ", "& ", "/", "/ ", "; ", " + ", "-", " - ", " to ")]
 ) + ")"  # fmt: skip
-"""``F19`` is a year only after a word that leads to a period or joins a list of them (``for
-F19``, ``between F19 and F18``, ``F17, F18 and F19``, ``F18/F19``): elsewhere it may be a
-product (``the F20 product line``) or a part (``Q3 F19``)."""
+"""``F19`` is a year only after a word that leads to a period, or right after another year
+in a list (``for F19``, ``between F19 and F18``, ``F17, F18 and F19``, ``F18/F19``,
+``F18-F19``): elsewhere it may be a product (``the F20 product line``, ``F-16, F22``) or a
+part (``Q3 F19``)."""
 _PERIOD_RE = re.compile(
     r"(?<![\w.,])(?:"
     r"(?:this|current|last|previous|prior|next)\s+(?:fiscal\s+)?(?:year|half|quarter|month)"
@@ -434,6 +448,9 @@ _PERIOD_RE = re.compile(
 _MONTH_BEFORE_RE = re.compile(
     rf"(?<!\w)(?:{_MONTH_NAMES})\.?(?:\s+\d{{1,2}}(?:st|nd|rd|th)?)?\s*,?\s*(?:of\s+)?$"
 )
+_ONWARDS_RE = re.compile(r"(?<!\w)(?:onwards?|and\s+(?:after|later|beyond|since))(?!\w)")
+_YEAR_END_BEFORE_RE = re.compile(r"(?:year|fy)\s+(?:ending|ended|end|to)\s*$")
+"""``the fiscal year ending June '19``: the month says when the year ends, the year is read."""
 _YEAR_MARK_RE = re.compile(
     r"fy\s*[-\u2010-\u2014]\s*(?P<dashed>\d{2}(?:\d{2})?)|f(?P<short>\d{2}(?:\d{2})?)|'(?P<quoted>\d{2})"
     r"|y(?P<y>(?:19|20)\d{2})|(?P<actual>(?:19|20)\d{2})a"
@@ -919,8 +936,13 @@ def read_question(
                 days.setdefault(when, " ".join(day.split()))
             else:
                 said = _year_mark(match.group(0))  # "FY-18", "F19", "'18", "2018A"
-                if said.startswith("fy") and _MONTH_BEFORE_RE.search(
-                    _before(scanned, match.start())
+                month_said = _MONTH_BEFORE_RE.search(_before(scanned, match.start()))
+                if (
+                    said.startswith("fy")
+                    and month_said is not None
+                    and not _YEAR_END_BEFORE_RE.search(
+                        _before(scanned, match.start() - len(month_said.group(0)))
+                    )
                 ):  # "June '19", "Dec 31 '19": a month or a day, never the year's figure
                     raise PeriodError(f"a month or a day of {match.group(0)!r}")
                 period = parse_period(said, reference, glossary.fiscal_year_start_month)
@@ -948,6 +970,8 @@ def read_question(
         read.append((match.start(), match.end(), period))
         found_spans.append(match.span())
     periods, base_period = _years_beside(scanned, read, periods, base_period)
+    if base_period is not None and _ONWARDS_RE.search(scanned):
+        since = True  # "from 2017 onwards": from it up to now, as "since 2017"
     if bad_period is None and read and all(p.kind is PeriodKind.YEAR for _, _, p in read):
         # "fourth-quarter revenue in 2019", "the year before 2019": a part of the year or
         # another year, said apart from the year read; no figure of that year answers it

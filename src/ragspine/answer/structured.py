@@ -1541,12 +1541,13 @@ def _by_size(selection: Selection, found: Sequence[tuple[str, Decimal]]) -> list
 def _threshold_by_size(
     selection: Selection, found: Sequence[tuple[str, Decimal]], scale: Scale | None
 ) -> tuple[list[str], list[str]] | None:
-    """For a positive threshold over values that are all negative or zero (an expense shown
-    as ``(700)``), the periods picked by value and by size when the two differ; None
-    otherwise."""
+    """For a positive threshold over values most of which are negative (an expense shown as
+    ``(700)``, with perhaps one year's benefit), the periods picked by value and by size when
+    the two differ; None otherwise (a figure mostly positive is compared by value)."""
     if selection.pick not in (Pick.ABOVE, Pick.BELOW) or selection.threshold is None:
         return None
-    if selection.threshold <= 0 or not _unsigned([value for _, value in found]):
+    negative = sum(1 for _, value in found if value < 0)
+    if selection.threshold <= 0 or negative * 2 <= len(found):
         return None  # a signed figure with a loss year ("net income above 10") is by value
     by_value = _chosen(selection, found, scale)
     by_size = _chosen(selection, [(period, abs(value)) for period, value in found], scale)
