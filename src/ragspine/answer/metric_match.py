@@ -317,7 +317,16 @@ def unexplained_words(
         part = _placed_part(key, tokens, index + 1, matched, taken | named | plain)
         if part is not None:
             found.append(part)
+    if tokens and tokens[0][0] in _PLACING and _LEADING_CLAUSE.match(key):
+        part = _placed_part(key, tokens, 0, matched, taken | named | plain)  # "In Europe, ..."
+        if part is not None:
+            found.append(part)
     return list(dict.fromkeys(found))
+
+
+_LEADING_CLAUSE = re.compile(r"\W*(?:in|for|from|on|at|within)\s+[^,?]{1,60},")
+"""A place phrase that opens the question before a comma (``In Europe, what was revenue in
+2019?``): read as one after the row."""
 
 
 def placed_within(question: str, match: MetricMatch) -> bool:
@@ -436,6 +445,7 @@ which the question may name as the reporter; a part of a company carries none.""
 
 _FISCAL = _stems("fiscal financial year years fy the of ended ending end onward onwards")
 _FRAMING = _stems(
+    "addition comparison contrast general particular summary short order case total terms "
     "full whole entire consolidated basis level statement statements balance sheet sheets "
     "filing filings data books monetary close place hand beginning start opening closing "
     "aggregate",
