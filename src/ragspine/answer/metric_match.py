@@ -817,12 +817,14 @@ per share2``, ``total1: ...``); not a number a word names (``Tier1``, ``Level3``
 ``Note2``, ``Years3-5``)."""
 
 
-def with_optional_parts(spellings: Sequence[str]) -> tuple[str, ...]:
-    """``spellings`` and, for each with a part in parentheses, the spelling without it: a
+@lru_cache(maxsize=65536)
+def with_optional_parts(given: tuple[str, ...]) -> tuple[str, ...]:
+    """The ``given`` spellings and, for each with a part in parentheses, the one without it: a
     row called ``Net income (loss)`` or ``Other income (expense), net`` is named without its
     alternative (``net income``); the full spelling stays, so saying the part still counts.
     A leading day without its year (:data:`~ragspine.structured.headers.YEARLESS_DAY`) and a
     footnote mark glued to a word (:data:`_FOOTNOTE_DIGIT`) are optional too."""
+    spellings = list(given)
     undated = [
         " ".join(YEARLESS_DAY.sub("", s).split()) for s in spellings if YEARLESS_DAY.match(s)
     ]
@@ -847,8 +849,11 @@ def without_gross_twins(
     name (``accounts receivable``) is then a spelling of both, so that it names neither alone
     and is asked back (``the net cost of land, property and equipment`` still names the net
     row)."""
+    kept = {code: tuple(spellings) for code, spellings in candidates.items()}
+    if not any("gross" in s.casefold() for spellings in kept.values() for s in spellings):
+        return kept  # no gross row: nothing to pair (the common case, read cheaply)
     if {"net", "gross"} & word_stems(question):
-        return {code: tuple(spellings) for code, spellings in candidates.items()}
+        return kept
     marked: dict[str, dict[str, set[str]]] = {}  # bare name -> "gross" / "net" -> codes
     bare: dict[str, str] = {}
     for code, spellings in candidates.items():
@@ -859,7 +864,6 @@ def without_gross_twins(
                     key = match_key(name)
                     marked.setdefault(key, {}).setdefault(mark, set()).add(code)
                     bare.setdefault(key, name)
-    kept = {code: tuple(spellings) for code, spellings in candidates.items()}
     for key, marks in marked.items():
         if len(marks) == 2 and spelling_words(bare[key]):
             for code in marks["gross"] | marks["net"]:

@@ -441,7 +441,7 @@ _PERIOD_RE = re.compile(
     rf"|(?:{_MONTH_NAMES})\.?\s*,?\s*\d{{4}}"
     rf"|{_FY}[0-9a-z']*\d[0-9a-z']*"
     r"|fy\s*[-\u2010-\u2014]\s*\d{2}(?:\d{2})?|'\d{2}|y(?:19|20)\d{2}"
-    rf"|{_F_YEAR_AFTER}f\d{{2}}(?:\d{{2}})?"
+    rf"|(?=f\d){_F_YEAR_AFTER}f\d{{2}}(?:\d{{2}})?"
     r"|(?:19|20)\d{2}[aefpb]?"
     r")(?![\w]|[.,]\d|\s*/\s*\d{1,2}(?!\d))"  # "2018/2": a year's month, not the year
 )
