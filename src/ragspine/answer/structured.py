@@ -647,9 +647,7 @@ def _read_at_first_day(
     first day (:func:`_column_at_first_day`) while its metric's own name says no start (a
     metric ``... at beginning of period (1/1/19)`` is asked for by that name)."""
     first_day = first_day_re(fiscal_start_month)
-    for fact in _asked_facts(store, metrics, entities, level):
-        if periods and fact.period not in periods:
-            continue
+    for fact in _asked_facts(store, metrics, entities, level, periods):
         if not _column_at_first_day(fact, fiscal_start_month):
             continue
         name = match_key(label(fact.metric, fact.entity))
@@ -659,12 +657,20 @@ def _read_at_first_day(
 
 
 def _asked_facts(
-    store: FactStore, metrics: Sequence[str], entities: Sequence[str], level: int
+    store: FactStore,
+    metrics: Sequence[str],
+    entities: Sequence[str],
+    level: int,
+    periods: Sequence[str] = (),
 ) -> Iterator[Fact]:
-    """Every visible fact of each metric and entity asked for, in that order."""
+    """Every visible fact of each metric and entity asked for (of ``periods`` only, when
+    given), in that order."""
     for metric in metrics:
         for entity in entities:
-            yield from store.scan(max_level=level, metric=metric, entity=entity)
+            if not periods:
+                yield from store.scan(max_level=level, metric=metric, entity=entity)
+            for period in dict.fromkeys(periods):  # one indexed read per period asked
+                yield from store.scan(max_level=level, metric=metric, entity=entity, period=period)
 
 
 DAY_TOLERANCE = 7
@@ -693,8 +699,9 @@ def _read_at_another_day(
     asked: dict[str, list[date]] = {}
     for day in reading.days:
         asked.setdefault(_year_of(day, fiscal_start_month), []).append(day)
-    for fact in _asked_facts(store, reading.metrics, entities, level):
-        if fact.period not in periods or fact.period not in asked:
+    found = _asked_facts(store, reading.metrics, entities, level, periods) if periods else ()
+    for fact in found:
+        if fact.period not in asked:
             continue
         named = set(days_in(label(fact.metric, fact.entity)))
         column = locator_column(fact.locator)

@@ -90,10 +90,15 @@ class FactStore(Protocol):
         ...
 
     def scan(
-        self, *, max_level: int, metric: str | None = None, entity: str | None = None
+        self,
+        *,
+        max_level: int,
+        metric: str | None = None,
+        entity: str | None = None,
+        period: str | None = None,
     ) -> Iterator[Fact]:
-        """Current facts of sensitivity at most ``max_level``, narrowed to ``metric`` and
-        ``entity`` when given, ordered by (metric, entity, period, channel)."""
+        """Current facts of sensitivity at most ``max_level``, narrowed to ``metric``,
+        ``entity`` and ``period`` when given, ordered by (metric, entity, period, channel)."""
         ...
 
     def metrics_of(self, entity: str, *, max_level: int) -> frozenset[str]:

@@ -421,6 +421,15 @@ class FactScanContract:
         got = store.scan(max_level=level, metric=metric, entity=entity)
         assert_same_facts(got, visible_to(wanted, level))
 
+    def test_scan_narrows_to_a_period(self, store: FactStore) -> None:
+        facts = sample_facts()
+        store.write(facts)
+        period = facts[0].period
+        wanted = [f for f in facts if f.metric == facts[0].metric and f.period == period]
+        got = store.scan(max_level=EVERYTHING, metric=facts[0].metric, period=period)
+        assert_same_facts(got, visible_to(wanted, EVERYTHING))
+        assert list(store.scan(max_level=EVERYTHING, period="FY1900")) == []
+
 
 class FactCountContract:
     """``count``: the number of current facts (history is not counted)."""

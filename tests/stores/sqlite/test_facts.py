@@ -42,9 +42,14 @@ class VisibilityBlindStore(SQLiteFactStore):
         return super().lookup_many(keys, max_level=EVERYTHING)
 
     def scan(
-        self, *, max_level: int, metric: str | None = None, entity: str | None = None
+        self,
+        *,
+        max_level: int,
+        metric: str | None = None,
+        entity: str | None = None,
+        period: str | None = None,
     ) -> Iterator[Fact]:
-        return super().scan(max_level=EVERYTHING, metric=metric, entity=entity)
+        return super().scan(max_level=EVERYTHING, metric=metric, entity=entity, period=period)
 
     def metrics_of(self, entity: str, *, max_level: int) -> frozenset[str]:
         return super().metrics_of(entity, max_level=EVERYTHING)

@@ -93,11 +93,16 @@ class PostgresFactStore:
         return found
 
     def scan(
-        self, *, max_level: int, metric: str | None = None, entity: str | None = None
+        self,
+        *,
+        max_level: int,
+        metric: str | None = None,
+        entity: str | None = None,
+        period: str | None = None,
     ) -> Iterator[Fact]:
         where = ["sensitivity <= %s"]
         params: list[Any] = [max_level]
-        for column, value in (("metric", metric), ("entity", entity)):
+        for column, value in (("metric", metric), ("entity", entity), ("period", period)):
             if value is not None:
                 where.append(f"{column} = %s")
                 params.append(value)

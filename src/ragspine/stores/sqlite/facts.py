@@ -202,11 +202,16 @@ class SQLiteFactStore:
         return found
 
     def scan(
-        self, *, max_level: int, metric: str | None = None, entity: str | None = None
+        self,
+        *,
+        max_level: int,
+        metric: str | None = None,
+        entity: str | None = None,
+        period: str | None = None,
     ) -> Iterator[Fact]:
         where = ["sensitivity<=?"]
         params: list[object] = [max_level]
-        for column, wanted in (("metric", metric), ("entity", entity)):
+        for column, wanted in (("metric", metric), ("entity", entity), ("period", period)):
             if wanted is not None:
                 where.append(f"{column}=?")
                 params.append(wanted)
