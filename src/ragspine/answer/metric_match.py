@@ -317,16 +317,7 @@ def unexplained_words(
         part = _placed_part(key, tokens, index + 1, matched, taken | named | plain)
         if part is not None:
             found.append(part)
-    if tokens and tokens[0][0] in _PLACING and _LEADING_CLAUSE.match(key):
-        part = _placed_part(key, tokens, 0, matched, taken | named | plain)  # "In Europe, ..."
-        if part is not None:
-            found.append(part)
     return list(dict.fromkeys(found))
-
-
-_LEADING_CLAUSE = re.compile(r"\W*(?:in|for|from|on|at|within)\s+[^,?]{1,60},")
-"""A place phrase that opens the question before a comma (``In Europe, what was revenue in
-2019?``): read as one after the row."""
 
 
 def placed_within(question: str, match: MetricMatch) -> bool:
@@ -402,8 +393,9 @@ def _placed_part(
             return None  # "revenue in the prior year", "revenue for the company"
         if stem in _OPERATIVE or stem in _CONNECTING or stem in _SCALE_WORDS or stem in _BOUNDS:
             return None  # "revenue in thousands", "at least 1,000"
-        following = key[end : end + 12].split()[:1]
-        if following and (_stem(following[0]) in _SCALE_WORDS or following[0][0] in "$€£"):
+        following = _WORD.findall(key[end : end + 12])[:1]
+        currency = key[end : end + 3].lstrip()[:1] in ("$", "€", "£")
+        if currency or (following and _stem(following[0]) in _SCALE_WORDS):
             return None  # "in US dollars", "in US$"
         if any(word in _LEGAL_FORMS for word, _, _ in tokens[after + 1 : after + 5]):
             return None  # "net revenue for Entergy Texas, Inc.": a company, by its legal form
@@ -445,7 +437,6 @@ which the question may name as the reporter; a part of a company carries none.""
 
 _FISCAL = _stems("fiscal financial year years fy the of ended ending end onward onwards")
 _FRAMING = _stems(
-    "addition comparison contrast general particular summary short order case total terms "
     "full whole entire consolidated basis level statement statements balance sheet sheets "
     "filing filings data books monetary close place hand beginning start opening closing "
     "aggregate",

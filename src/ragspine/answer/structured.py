@@ -664,12 +664,12 @@ def _asked_facts(
     periods: Sequence[str] = (),
 ) -> Iterator[Fact]:
     """Every visible fact of each metric and entity asked for (of ``periods`` only, when
-    given), in that order."""
+    given), in that order and then in period order, as a scan gives them."""
     for metric in metrics:
         for entity in entities:
             if not periods:
                 yield from store.scan(max_level=level, metric=metric, entity=entity)
-            for period in dict.fromkeys(periods):  # one indexed read per period asked
+            for period in sorted(set(periods)):  # one indexed read per period, in key order
                 yield from store.scan(max_level=level, metric=metric, entity=entity, period=period)
 
 
