@@ -7,7 +7,7 @@ import pytest
 
 from conftest import ask_table, tatqa_workspace
 from ragspine import Workspace
-from ragspine.answer.types import AnswerStatus, FigureKind
+from ragspine.answer.types import Answer, AnswerStatus, Figure, FigureKind
 
 _TABLE = [
     ["(in millions)", "2019", "2018", "2017"],
@@ -76,7 +76,7 @@ def test_a_threshold_grouped_another_way_is_not_read_as_a_smaller_number(
     answer = ask_table(workspace, "zqw", question)
     assert answer.status is AnswerStatus.REFUSED, answer.text
     assert "1,000 or 1000" in answer.text
-    assert not [f for f in answer.figures if f.kind in (FigureKind.PERIODS, FigureKind.COUNT)]
+    assert not _selected(answer)
 
 
 @pytest.mark.parametrize(
@@ -95,7 +95,7 @@ def test_a_positive_threshold_over_negative_values_asks_value_or_size(
     answer = ask_table(workspace, "zqw", question)
     assert answer.status is AnswerStatus.NEEDS_CLARIFICATION, answer.text
     assert f"are {by_value} in value, {by_size} in size" in answer.text
-    assert not [f for f in answer.figures if f.kind in (FigureKind.PERIODS, FigureKind.COUNT)]
+    assert not _selected(answer)
 
 
 @pytest.mark.parametrize(
@@ -142,9 +142,13 @@ def test_a_decimal_threshold_below_one_is_read(tmp_path_factory: pytest.TempPath
 def _ask_periods(ws: Workspace, uid: str, question: str) -> tuple[str, ...]:
     answer = ask_table(ws, uid, question)
     assert answer.status is AnswerStatus.ANSWERED, (question, answer.text)
-    kinds = (FigureKind.PERIODS, FigureKind.COUNT)
-    (figure,) = [f for f in answer.figures if f.kind in kinds]
+    (figure,) = _selected(answer)
     return figure.periods
+
+
+def _selected(answer: Answer) -> list[Figure]:
+    """The figures of ``answer`` that name periods picked (a list or a count of them)."""
+    return [f for f in answer.figures if f.kind in (FigureKind.PERIODS, FigureKind.COUNT)]
 
 
 def test_a_threshold_over_a_row_mostly_negative_asks_value_or_size(

@@ -862,10 +862,11 @@ def without_gross_twins(
     return kept
 
 
-_GROSS_OR_NET = (
-    (re.compile(r"(?:\s*,)?\s+gross\s*\.?\s*$|^\W*gross\s+", re.IGNORECASE), "gross"),
-    (re.compile(r"(?:\s*,)?\s+net\s*\.?\s*$|^\W*net\s+", re.IGNORECASE), "net"),
+_GROSS_OR_NET = tuple(
+    (re.compile(rf"(?:\s*,)?\s+{mark}\s*\.?\s*$|^\W*{mark}\s+", re.IGNORECASE), mark)
+    for mark in ("gross", "net")
 )
+"""A closing (``, net``, as :data:`_TRAILING_NET` reads it) or leading (``Net ...``) mark."""
 _LEADING_SIGN = re.compile(r"^\W*(?:less|add|plus|deduct|minus)\s*:\s*", re.IGNORECASE)
 """A reconciliation's sign before a row's name (``Less: Net income attributable to
 noncontrolling interests``, ``Add: Depreciation``): how the row enters the sum, not its name;

@@ -475,19 +475,15 @@ def _years_beside(
     """``periods`` (and the base period) with a year named relative to now (``the prior
     year``) read relative to the one year the question names instead: ``revenue in 2019
     compared with the prior year`` asks about 2018, not the year before today's."""
-    relative = {
-        period.label: _YEAR_SHIFTS[found["which"]]
-        for start, end, period in read
-        if (found := _RELATIVE_YEAR_RE.fullmatch(scanned[start:end])) is not None
-    }
-    if not relative:
-        return periods, base_period
-    named = {
-        period.year
-        for start, end, period in read
-        if period.kind is PeriodKind.YEAR and not _RELATIVE_YEAR_RE.fullmatch(scanned[start:end])
-    }
-    if len(named) != 1:
+    relative: dict[str, int] = {}
+    named: set[int] = set()
+    for start, end, period in read:
+        found = _RELATIVE_YEAR_RE.fullmatch(scanned[start:end])
+        if found is not None:
+            relative[period.label] = _YEAR_SHIFTS[found["which"]]
+        elif period.kind is PeriodKind.YEAR:
+            named.add(period.year)
+    if not relative or len(named) != 1:
         return periods, base_period
     year = next(iter(named))
     moved = {label: f"FY{year + shift}" for label, shift in relative.items()}

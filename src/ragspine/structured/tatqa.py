@@ -1340,18 +1340,12 @@ def import_tatqa(
                 named_by = [t for t in named_by if t and not _EXCEPT.search(t)]
                 if any(p.search(t) for p in excepted for t in named_by):
                     column_scale = Scale.ONE  # "(in thousands, except per share data)"
-                elif (
-                    own_scale is None
-                    and _NEVER_SCALED.search(row_label(row.label))
-                    and stated_scale([row.section])[0] is None
-                ):  # "Diluted earnings per share" under "(in millions)" with no "except"
-                    column_scale = Scale.ONE
-                elif (
-                    own_scale is None
-                    and _NOT_MONEY.search(row_label(row.label))
-                    and stated_scale([row.section])[0] is None
-                ):  # "Number of employees" under "(in millions)": not millions of people
-                    column_scale = None
+                elif own_scale is None and stated_scale([row.section])[0] is None:
+                    whole_name = row_label(row.label)
+                    if _NEVER_SCALED.search(whole_name):  # "Diluted earnings per share"
+                        column_scale = Scale.ONE  # under "(in millions)" with no "except"
+                    elif _NOT_MONEY.search(whole_name):  # "Number of employees" under
+                        column_scale = None  # "(in millions)": not millions of people
                 names = [label, *header_name.split(" / ")]  # not a heading over other rows
                 if column_scale is None and any(_IN_UNITS.search(t) for t in names if t):
                     column_scale = Scale.ONE  # "Cash dividend per share (NT dollars)"
