@@ -192,6 +192,10 @@ def test_a_figure_read_at_a_first_day_is_not_the_years(ws: Workspace, question: 
         ("the year that began on january 1, 2019", ""),
         ("the change from the beginning of 2018 to the end of 2019", "word"),
         ("the 1st of january 2019", "date"),
+        ("at 01.01.2019", "date"),
+        ("at 2019-01-01", "date"),
+        ("at 1/1/19", "date"),
+        ("at 1 gennaio 2019", "date"),
     ],
 )
 def test_what_counts_as_asking_for_a_start(text: str, kind: str) -> None:
@@ -230,3 +234,29 @@ def test_a_change_from_a_start_to_an_end_is_no_change_of_one_row(
     answer = ask_table(ws, "roll", question)
     assert answer.status is not AnswerStatus.ANSWERED
     assert "15" not in answer.text.replace("115", "")
+
+
+_MONTH_SPELLINGS = (
+    ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"),
+    ("may", "may"), ("june", "jun"), ("july", "jul"), ("august", "aug"),
+    ("september", "sep"), ("october", "oct"), ("november", "nov"), ("december", "dec"),
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("month", range(1, 13))
+def test_every_fiscal_first_day_is_found(month: int) -> None:
+    """Each spelling of a fiscal year's first day is read as a start for every start month
+    (a cheap test of the text's month names and date marks runs before the pattern: it must
+    never hide a first day the pattern finds)."""
+    name, short = _MONTH_SPELLINGS[month - 1]
+    for said in (
+        f"at {name} 1, 2019",
+        f"at {short}. 1, 2019",
+        f"at 1 {short} 2019",
+        f"at the first of {name} 2019",
+        f"at {month}/1/2019",
+        f"at 01.{month:02d}.2019",
+        f"at 2019-{month:02d}-01",
+    ):
+        assert opening_kind(match_key(said), month) == "date", (month, said)
+    assert opening_kind(match_key(f"at {name} 10, 2019"), month) == ""

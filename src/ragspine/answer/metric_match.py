@@ -70,10 +70,12 @@ _MONTHS = MONTH_WORDS | frozenset(_stem(word) for word in MONTH_WORDS)
 """Month names as written and as stemmed (``december`` is compared as ``decemb``)."""
 
 
-def _words(text: str) -> list[tuple[str, int, int]]:
-    """(stem, start, end) of each word of ``text``'s matching form."""
+@lru_cache(maxsize=4096)
+def _words(text: str) -> tuple[tuple[str, int, int], ...]:
+    """(stem, start, end) of each word of ``text``'s matching form (kept per text: one
+    question's words are read by several steps of one ``ask``)."""
     key = match_key(text)
-    return [(_stem(m.group()), m.start(), m.end()) for m in _WORD.finditer(key)]
+    return tuple((_stem(m.group()), m.start(), m.end()) for m in _WORD.finditer(key))
 
 
 def word_stems(text: str) -> set[str]:
@@ -894,7 +896,10 @@ def unglued(spellings: Sequence[str], question: str) -> tuple[str, ...]:
         word = found.group(0).casefold()
         return found.group(0) if word in whole else runs.get(word, found.group(0))
 
-    split = [_WORD.sub(apart, spelling) for spelling in spellings]
+    split = [  # only a spelling holding a run can change: most hold none
+        _WORD.sub(apart, spelling) if any(run in spelling.casefold() for run in runs) else spelling
+        for spelling in spellings
+    ]
     return tuple(dict.fromkeys([*spellings, *split]))
 
 
@@ -903,14 +908,14 @@ def _glued_runs(question: str) -> tuple[frozenset[str], Mapping[str, str]]:
     """The question's words, and each run of two or three of them written together -> the run
     spelled apart (:func:`unglued`): read once per question, not once per stored row."""
     said = [word.casefold() for word in _WORD.findall(question)]
+    usable = [len(word) >= 2 and word.isalpha() for word in said]
     runs: dict[str, str] = {}
     for size in (2, 3):
         for at in range(len(said) - size + 1):
-            parts = said[at : at + size]
-            if parts[0] in _NOT_GLUED_AFTER:
+            if said[at] in _NOT_GLUED_AFTER or not all(usable[at : at + size]):
                 continue
-            if all(len(part) >= 2 and part.isalpha() for part in parts):
-                runs.setdefault("".join(parts), " ".join(parts))
+            parts = said[at : at + size]
+            runs.setdefault("".join(parts), " ".join(parts))
     return frozenset(said), MappingProxyType(runs)
 
 

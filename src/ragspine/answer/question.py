@@ -1125,6 +1125,15 @@ _FIRST_DAY_MONTHS = (
 
 
 @lru_cache(maxsize=12)
+def _first_day_marks(month: int) -> tuple[str, ...]:
+    """What any first day :func:`first_day_re` finds holds: a name of its month, or the ``/``,
+    ``.`` or ``-`` of a date written with digits (a cheap test before the pattern's search)."""
+    months = sorted({1, month})
+    names = (n for m in months for alt in _FIRST_DAY_MONTHS[m - 1] for n in alt.split("|"))
+    return (*dict.fromkeys(names), "/", ".", "-")
+
+
+@lru_cache(maxsize=12)
 def first_day_re(month: int) -> re.Pattern[str]:
     """The first day of a fiscal year starting in ``month`` or of a calendar year, as a question
     writes it: ``january 1``, ``january 01``, ``1 january``, ``1st of jan``, ``1-jan``, ``1°
@@ -1175,6 +1184,8 @@ def opening_kind(text: str, fiscal_start_month: int = 1, *, whole_years: bool = 
         ):
             continue  # "the year beginning January 1, 2019": the date says which year
         return "word"
+    if not any(mark in text for mark in _first_day_marks(fiscal_start_month)):
+        return ""  # the usual question: no month of a first day, no date written with digits
     for found in first_day.finditer(text):
         if _DESCRIBED_BEFORE_RE.search(text[: found.start()]):
             continue
