@@ -29,9 +29,21 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 CONVFINQA = ROOT.parent / "shared" / "data" / "convfinqa" / "convfinqa_dev.json"
 
-from ragspine.cli.demo import write_filing_texts  # noqa: E402
 from ragspine.security import Principal  # noqa: E402
+from ragspine.structured.convfinqa import filing_paragraphs  # noqa: E402
 from ragspine.workspace import Workspace  # noqa: E402
+
+
+def write_filing_texts(filings: Path, folder: Path) -> list[Path]:
+    """Each filing's text before and after its table as one .txt file (as the importer
+    reads it), for ``ingest_documents``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for filing in json.loads(filings.read_text(encoding="utf-8"))["dev"]:
+        path = folder / (filing["id"].replace("/", "_").replace(".pdf", "") + ".txt")
+        path.write_text("\n\n".join(filing_paragraphs(filing)) + "\n", encoding="utf-8")
+        paths.append(path)
+    return paths
 
 
 def ingest_once(filings: Path | None, texts: list[Path], folder: Path, *, relations: bool) -> float:
@@ -39,7 +51,7 @@ def ingest_once(filings: Path | None, texts: list[Path], folder: Path, *, relati
     given, else the example glossary alone)."""
     with Workspace.init(folder) as ws:
         if filings is not None:
-            ws.ingest_convfinqa(filings)
+            ws.ingest_convfinqa(filings, library=None)  # the tables, for the glossary
         if not relations:
             ws.library_writer._ingestor._relations = None  # the hook switched off
         start = time.perf_counter()

@@ -32,6 +32,7 @@ from ragspine.security import PUBLIC, Principal
 from ragspine.stores.backend import Backend, SQLiteBackend, open_backend
 from ragspine.stores.facts import FactStore, WriteSummary
 from ragspine.stores.sqlite.errors import translate_read_errors, translate_store_errors
+from ragspine.structured.convfinqa import DEFAULT_LIBRARY as CONVFINQA_LIBRARY
 from ragspine.structured.convfinqa import ConvFinQAImport, load_filings
 from ragspine.structured.glossary_files import (
     GLOSSARY_FILENAME,
@@ -42,7 +43,8 @@ from ragspine.structured.glossary_files import (
 from ragspine.structured.ingest import ColumnMapping, RowProgress, rows_to_facts, with_progress
 from ragspine.structured.query import MetricResult, query_metric
 from ragspine.structured.tatqa import DEFAULT_LIBRARY as TATQA_LIBRARY
-from ragspine.structured.tatqa import TatQAImport, load_tatqa, paragraph_sources
+from ragspine.structured.tatqa import TatQAImport, load_tatqa
+from ragspine.structured.texts import paragraph_sources
 
 if TYPE_CHECKING:
     from ragspine.answer.types import Answer as NarrativeAnswer
@@ -379,14 +381,20 @@ class Workspace:
         self,
         path: str | os.PathLike[str],
         *,
+        library: str | None = CONVFINQA_LIBRARY,
         progress: RowProgress | None = None,
         write_progress: RowProgress | None = None,
+        text_progress: Progress | None = None,
         entities: str = "ticker",
-    ) -> tuple[ConvFinQAImport, WriteSummary]:
-        """Import ConvFinQA filings; new row labels go to ``glossary.d/convfinqa.toml``.
+    ) -> tuple[ConvFinQAImport, WriteSummary, IngestReport | None]:
+        """Import ConvFinQA filings: tables become facts (new row labels go to
+        ``glossary.d/convfinqa.toml``), each filing's text before and after its table becomes a
+        document of ``library`` with the entity in its metadata (``None``: no text; the
+        report is then ``None``).
 
         ``entities``: ``ticker`` (one entity per company) or ``filing`` (one per filing page).
-        ``progress(done, total)`` follows the filings, ``write_progress`` the facts written.
+        ``progress(done, total)`` follows the filings, ``write_progress`` the facts written,
+        ``text_progress`` the documents.
         """
         source = Path(path)
         filings = load_filings(source)
@@ -402,7 +410,15 @@ class Workspace:
                 entities=entities,
             )
             self._set_glossary(merged)
-        return result, summary
+        if library is None:
+            return result, summary, None
+        report = self.library_writer.ingest_sources(
+            library,
+            paragraph_sources(result.texts, source.name),
+            total=sum(1 for t in result.texts if t.paragraphs),
+            progress=text_progress,
+        )
+        return result, summary, report
 
     @translate_store_errors
     def ingest_tatqa(

@@ -24,7 +24,7 @@ def test_demo_prints_three_statuses_with_sources(
     narrative = out.split("== Narrative channel")[1]
     assert "library filings: 12 added" in narrative
     assert "[1]" in narrative and "Sources:" in narrative
-    assert "filings:Double_IP_2006_page_32.txt#" in narrative
+    assert "filings:Double_IP/2006/page_32.pdf#" in narrative
     # the composite answer about IP is explained by IP's filing only (each text names its
     # company in its metadata): a HIG passage about "gross profits" once was cited
     composite = narrative.split("? Why did IP's operating profit change")[1].split("\n? ")[0]

@@ -198,3 +198,16 @@ def test_ingest_tatqa_reports_what_it_skipped(
     bad.write_text('{"not": "a list"}', "utf-8")
     err = fails_cleanly(capsys, "--workspace", ws, "ingest", "tatqa", str(bad))
     assert "expected a list of TAT-QA documents" in err
+
+
+def test_ingest_convfinqa_puts_the_text_in_the_library_named(
+    ws: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sample = str(Path(ragspine.__file__).parent / "data" / "convfinqa_sample.json")
+    code, out, _ = run(capsys, "--workspace", ws, "ingest", "convfinqa", sample, "--quiet")
+    assert code == 0 and "library convfinqa: 12 added" in out
+    args = ("--workspace", ws, "ingest", "convfinqa", sample, "--library", "10k", "--quiet")
+    code, out, _ = run(capsys, *args)
+    assert code == 0 and "library 10k: 12 added" in out
+    code, out, _ = run(capsys, *args)
+    assert code == 0 and "library 10k: 0 added, 12 unchanged" in out

@@ -249,6 +249,6 @@ def test_convfinqa_reimport_keeps_derivations_over_generated_metrics(
     convfinqa_ws: Workspace,
 ) -> None:
     """glossary.toml names metrics of glossary.d/convfinqa.toml: importing again still works."""
-    _, summary = convfinqa_ws.ingest_convfinqa(shared_data("convfinqa", "convfinqa_dev.json"))
+    _, summary, _ = convfinqa_ws.ingest_convfinqa(shared_data("convfinqa", "convfinqa_dev.json"))
     assert (summary.added, summary.replaced) == (0, 0)
     assert convfinqa_ws.glossary.metrics.terms["gasoline_share"].derivation is not None

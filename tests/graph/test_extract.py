@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from conftest import shared_data
-from ragspine.cli.demo import write_filing_texts
 from ragspine.glossary import Glossary, Term, TermType, parse_glossary
 from ragspine.graph.extract import (
     ChunkText,
@@ -129,9 +128,7 @@ def test_real_filings_from_the_bundled_sample(tmp_path: Path) -> None:
     """The demo's ConvFinQA filings (real text, MIT): facts give the glossary, text the edges."""
     sample = resources.files("ragspine").joinpath("data/convfinqa_sample.json")
     with resources.as_file(sample) as path, Workspace.init(tmp_path / "ws") as ws:
-        ws.ingest_convfinqa(Path(path))
-        files = write_filing_texts(Path(path), tmp_path / "filings")
-        ws.ingest_documents(files, library="filings")
+        ws.ingest_convfinqa(Path(path), library="filings")
         revenue = ws.relations.edges(principal=Principal(), node="metric:revenue", kind="mentions")
         assert revenue.total >= 3
         assert all(e.lineage.chunk_id.startswith("filings:") for e in revenue.edges)
@@ -145,9 +142,7 @@ def test_real_convfinqa_dev_text(tmp_path: Path) -> None:
     part = tmp_path / "dev60.json"
     part.write_text(json.dumps({"dev": records}), encoding="utf-8")
     with Workspace.init(tmp_path / "ws") as ws:
-        ws.ingest_convfinqa(part)
-        files = write_filing_texts(part, tmp_path / "filings")
-        ws.ingest_documents(files, library="dev")
+        ws.ingest_convfinqa(part, library="dev")
         assert check_pairs_against_their_sentences(ws, "dev") >= 20
 
 
@@ -156,14 +151,13 @@ def test_one_pass_over_a_chunk_finds_what_a_pass_per_sentence_finds(tmp_path: Pa
     bundled filings with their own glossary."""
     sample = resources.files("ragspine").joinpath("data/convfinqa_sample.json")
     with resources.as_file(sample) as path, Workspace.init(tmp_path / "ws") as ws:
-        ws.ingest_convfinqa(Path(path))
-        files = write_filing_texts(Path(path), tmp_path / "filings")
+        result, _, _ = ws.ingest_convfinqa(Path(path), library=None)
         fast, plain = GlossaryExtractor(ws.glossary), GlossaryExtractor(ws.glossary)
         plain._one_pass = False
         found = 0
-        for file in files:
-            text = file.read_text(encoding="utf-8") + " ACME | sales. Ünïcode ﬁ ACME\u200b Corp."
-            one = fast.extract(ChunkText("f", file.name, "c", text))
-            assert one == plain.extract(ChunkText("f", file.name, "c", text))
+        for item in result.texts:
+            text = "\n\n".join(item.paragraphs) + " ACME | sales. Ünïcode ﬁ ACME\u200b Corp."
+            one = fast.extract(ChunkText("f", item.document, "c", text))
+            assert one == plain.extract(ChunkText("f", item.document, "c", text))
             found += len(one)
         assert found > 50

@@ -19,7 +19,7 @@ PUBLIC = Principal.of("public")
 def test_full_convfinqa_import(tmp_path: Path) -> None:
     source = shared_data("convfinqa", "convfinqa_dev.json")
     ws = Workspace.init(tmp_path / "ws")
-    result, summary = ws.ingest_convfinqa(source)
+    result, summary, _ = ws.ingest_convfinqa(source)
     assert result.filings == 421
     assert summary.added == len(result.facts) > 900
     reasons = result.skip_reasons()
@@ -35,7 +35,7 @@ def test_full_convfinqa_import(tmp_path: Path) -> None:
     assert res.source_doc_id == "Double_C/2008/page_102.pdf"
     assert res.locator is not None and "page 102" in res.locator and "'2008'" in res.locator
     # Re-importing the same file changes nothing.
-    _, again = ws.ingest_convfinqa(source)
+    _, again, _ = ws.ingest_convfinqa(source)
     assert (again.added, again.replaced) == (0, 0)
 
 
@@ -63,7 +63,7 @@ def test_a_table_with_periods_as_rows_is_read_turned(tmp_path: Path) -> None:
     source = tmp_path / "c.json"
     source.write_text(json.dumps({"dev": [filing, unit_only]}), "utf-8")
     ws = Workspace.init(tmp_path / "ws")
-    result, _ = ws.ingest_convfinqa(source)
+    result, _, _ = ws.ingest_convfinqa(source)
     res = ws.query_metric("citi", "C", "FY2013", principal=PUBLIC)
     assert res.status == "found" and res.value == Decimal("131.8")
     assert res.locator is not None and "row '31-dec-2013', column 'citi'" in res.locator
@@ -89,7 +89,7 @@ def _imported(
     source = tmp_path / "c.json"
     source.write_text(json.dumps(filings), "utf-8")
     ws = Workspace.init(tmp_path / "ws")
-    result, _ = ws.ingest_convfinqa(source, entities=entities)
+    result, _, _ = ws.ingest_convfinqa(source, entities=entities)
     return ws, result
 
 
@@ -127,11 +127,11 @@ def test_filing_entities_keep_two_tables_of_one_company_and_year_apart(tmp_path:
     source = tmp_path / "c.json"
     source.write_text(json.dumps([first, second]), "utf-8")
     by_ticker = Workspace.init(tmp_path / "a")
-    result, _ = by_ticker.ingest_convfinqa(source)
+    result, _, _ = by_ticker.ingest_convfinqa(source)
     assert result.facts == ()
     assert len(result.skipped) == 2 and all("ambiguous" in s.reason for s in result.skipped)
     by_filing = Workspace.init(tmp_path / "b")
-    result, _ = by_filing.ingest_convfinqa(source, entities="filing")
+    result, _, _ = by_filing.ingest_convfinqa(source, entities="filing")
     assert not result.skipped
     for filing, value in ((first, "2560.0"), (second, "31.0")):
         entity = filing_entity(str(filing["id"]))
@@ -284,7 +284,7 @@ def test_numbers_and_dates_are_no_figure_names(tmp_path: Path) -> None:
     source = tmp_path / "c.json"
     source.write_text(json.dumps(filings), "utf-8")
     ws = Workspace.init(tmp_path / "ws")
-    result, _ = ws.ingest_convfinqa(source)
+    result, _, _ = ws.ingest_convfinqa(source)
     assert [(f.metric, f.period) for f in result.facts] == [("sinking_fund", "FY2004")]
     reasons = {(s.row, s.reason) for s in result.skipped}
     assert ("$ 2014", "row label names no figure (only numbers or dates)") in reasons
@@ -307,7 +307,7 @@ def test_a_later_filing_restates_in_any_file_order(tmp_path: Path) -> None:
     source = tmp_path / "c.json"
     source.write_text(json.dumps(filings), "utf-8")
     ws = Workspace.init(tmp_path / "ws")
-    result, _ = ws.ingest_convfinqa(source)
+    result, _, _ = ws.ingest_convfinqa(source)
     read = {(f.entity, f.period): (f.value, f.source_doc_id) for f in result.facts}
     assert read == {
         ("x", "FY2006"): (Decimal("2.0"), "Double_X/2009/page_2.pdf"),
@@ -396,7 +396,7 @@ def test_the_parts_of_a_walk_are_parts_of_its_change(tmp_path: Path) -> None:
     source = tmp_path / "c.json"
     source.write_text(json.dumps(filings), "utf-8")
     ws = Workspace.init(tmp_path / "ws")
-    result, _ = ws.ingest_convfinqa(source, entities="filing")
+    result, _, _ = ws.ingest_convfinqa(source, entities="filing")
     etr = filing_entity("Single_ETR/2011/page_1.pdf")
     read = _read(result)
     assert read[(etr, "net_revenue_volume_weather", "FY2010")] == Decimal("18.9")
@@ -865,3 +865,85 @@ def test_review_cases_of_convfinqa_scales() -> None:
     reasons = result.skip_reasons()
     assert reasons["2013.0 stands for a dash (missing value)"] == 1
     assert reasons["column holds dates, not amounts"] == 2
+
+
+_RENT = (
+    "rent expense incurred under all operating leases during the years ended december 31 , "
+    "2007 , 2006 and 2005 was $ 106.4 million , $ 81.5 million and $ 61.1 million , "
+    "respectively . the company leases office space in jacksonville ."
+)
+
+
+def _with_text(filing_id: str, pre: object, post: object) -> dict[str, object]:
+    filing = _filing(filing_id, {"2007": {"revenue": 500.0}, "2006": {"revenue": 450.0}})
+    filing["doc"] = {**filing["doc"], "pre_text": pre, "post_text": post}  # type: ignore[dict-item]
+    return filing
+
+
+@pytest.mark.parametrize("entities", ["ticker", "filing"])
+def test_each_filings_text_becomes_a_document_of_its_entity(tmp_path: Path, entities: str) -> None:
+    """The text before and after a filing's table is a document of the ``convfinqa`` library,
+    readable (``$106.4 million,``), every number as written, with the entity of the filing's
+    facts in its metadata: a question about the entity finds it, one about another does not."""
+    filings = [
+        _with_text("Single_FIS/2007/page_94.pdf-3", _RENT, ["the table shows revenue ."]),
+        _with_text("Single_ABC/2007/page_3.pdf-1", "margins fell on higher costs .", ""),
+    ]
+    ws, result = _imported(tmp_path, filings, entities)
+    fis = next(f.entity for f in result.facts if f.source_doc_id.startswith("Single_FIS"))
+    texts = {t.document: t for t in result.texts}
+    assert texts["Single_FIS/2007/page_94.pdf-3"].entity == fis
+    first = texts["Single_FIS/2007/page_94.pdf-3"].paragraphs[0]
+    assert "$106.4 million, $81.5 million and $61.1 million, respectively." in first
+    assert texts["Single_ABC/2007/page_3.pdf-1"].paragraphs == ("Margins fell on higher costs.",)
+    docs = ws.chunks.documents("convfinqa", sorted(texts))
+    assert set(docs) == set(texts)
+    answer = ws.ask(
+        "What did the company say about rent expense under operating leases?",
+        AskOptions(entity=fis),
+        principal=PUBLIC,
+    )
+    assert answer.route == "narrative" and answer.status is AnswerStatus.ANSWERED
+    assert "$106.4 million" in answer.text
+    assert all(s.doc_id == "Single_FIS/2007/page_94.pdf-3" for s in answer.sources)
+    other = next(t.entity for t in result.texts if t.entity != fis)
+    elsewhere = ws.ask(
+        "What did the company say about rent expense under operating leases?",
+        AskOptions(entity=other),
+        principal=PUBLIC,
+    )
+    assert "106.4" not in elsewhere.text
+
+
+def test_the_text_is_imported_once_and_can_be_left_out(tmp_path: Path) -> None:
+    import json
+
+    source = tmp_path / "c.json"
+    source.write_text(json.dumps([_with_text("Single_FIS/2007/page_94.pdf-3", _RENT, "")]))
+    ws = Workspace.init(tmp_path / "ws")
+    _, _, report = ws.ingest_convfinqa(source, library="filings")
+    assert report is not None and [o.status for o in report.outcomes] == ["added"]
+    _, _, again = ws.ingest_convfinqa(source, library="filings")
+    assert again is not None and [o.status for o in again.outcomes] == ["unchanged"]
+    bare = Workspace.init(tmp_path / "bare")
+    result, summary, none = bare.ingest_convfinqa(source, library=None)
+    assert none is None and summary.added == 2 and len(result.texts) == 1
+    assert [lib.library_id for lib in bare.libraries()] == []
+
+
+@pytest.mark.parametrize(
+    ("doc", "paragraphs"),
+    [
+        ({"pre_text": ["net sales rose .", "costs fell ."], "post_text": " . "}, 1),
+        ({"pre_text": "", "post_text": ""}, 0),
+        ("not a mapping", 0),
+        ({"table": {}}, 0),
+    ],
+)
+def test_a_filings_text_in_any_shape(doc: object, paragraphs: int) -> None:
+    from ragspine.structured.convfinqa import filing_paragraphs
+
+    found = filing_paragraphs({"id": "x", "doc": doc})
+    assert len(found) == paragraphs
+    if paragraphs:
+        assert found == ("Net sales rose. Costs fell.",)

@@ -492,7 +492,7 @@ def test_convfinqa_progress_counts_filings(ws: Workspace) -> None:
     sample = Path(ragspine.__file__).parent / "data" / "convfinqa_sample.json"
     filings: list[tuple[int, int | None]] = []
     written: list[tuple[int, int | None]] = []
-    result, _ = ws.ingest_convfinqa(
+    result, _, _ = ws.ingest_convfinqa(
         sample, progress=lambda *a: filings.append(a), write_progress=lambda *a: written.append(a)
     )
     assert filings == [(n, 12) for n in range(13)]

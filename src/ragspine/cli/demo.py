@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
-import re
-from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 
@@ -29,38 +26,6 @@ ASK_QUESTIONS = (
 )
 
 
-def detokenize(text: str) -> str:
-    """Undo ConvFinQA's lower-cased, space-separated tokens enough for sentence splitting."""
-    text = re.sub(r"\s+([.,;:%)])", r"\1", text)
-    text = re.sub(r"([($])\s+", r"\1", text)
-    text = re.sub(r"(\w)- (\w)", r"\1\2", text)  # words hyphenated across PDF lines
-    text = re.sub(r"\d+% \(\d+%\)", lambda m: m.group(0).split(" ")[0], text)
-    # Capitalize sentence starts, but not after abbreviations such as "u.s." ("u.s. products").
-    return re.sub(
-        r"(^|(?<!\.[a-z])[.!?]\s+)([a-z])", lambda m: m.group(1) + m.group(2).upper(), text
-    )
-
-
-def ticker(text: Path) -> str:
-    """The company of a filing text written by :func:`write_filing_texts`
-    (``Double_IP_2006_page_32.txt`` -> ``IP``)."""
-    return text.stem.split("_")[1]
-
-
-def write_filing_texts(sample: Path, folder: Path) -> list[Path]:
-    """Write each sample filing's narrative text (pre- and post-table) as one .txt file."""
-    folder.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for filing in json.loads(sample.read_text(encoding="utf-8"))["dev"]:
-        name = filing["id"].replace("/", "_").replace(".pdf", "") + ".txt"
-        doc = filing["doc"]
-        path = folder / name
-        text = f"{detokenize(doc['pre_text'])}\n\n{detokenize(doc['post_text'])}\n"
-        path.write_text(text, encoding="utf-8")
-        paths.append(path)
-    return paths
-
-
 def run_demo(workspace: str | Path) -> None:
     """Ingest the sample into ``workspace`` and print structured, narrative and composite
     answers and a refusal."""
@@ -69,7 +34,7 @@ def run_demo(workspace: str | Path) -> None:
         print(f"Workspace: {ws.path.resolve()}")
         print("Bundled sample: 12 ConvFinQA filings (MIT, see ragspine/data/NOTICE.convfinqa)")
         print("\n== Structured channel: facts from the filings' tables")
-        result, summary = ws.ingest_convfinqa(Path(path))
+        result, summary, report = ws.ingest_convfinqa(Path(path), library=DEMO_LIBRARY)
         print_import(result)
         print_summary(summary)
         principal = Principal.of("internal")
@@ -83,17 +48,9 @@ def run_demo(workspace: str | Path) -> None:
                 print(f"  source: {res.source_doc_id} | locator: {res.locator}")
 
         print("\n== Narrative channel: the filings' text as a document library")
-        texts = write_filing_texts(Path(path), ws.path / "demo-filings")
-        if DEMO_LIBRARY not in {lib.library_id for lib in ws.libraries()}:
-            ws.create_library(
-                DEMO_LIBRARY, description="ConvFinQA sample filings: management discussion text"
-            )
-        reports = [  # each filing's text names its company, so answers about one keep to it
-            ws.ingest_documents([text], library=DEMO_LIBRARY, metadata={"entity": ticker(text)})
-            for text in texts
-        ]
-        outcomes = tuple(o for report in reports for o in report.outcomes)
-        print(replace(reports[-1], outcomes=outcomes).summary())
+        print(f"library {DEMO_LIBRARY!r}: each filing's text before and after its table")
+        if report is not None:
+            print(report.summary())
 
         print("\n== Asking in plain language: the route comes from the question")
         for question in ASK_QUESTIONS:

@@ -21,6 +21,7 @@ from ragspine.errors import ConfigError
 from ragspine.progress import progress_bar
 from ragspine.stores.backend import SQLiteBackend
 from ragspine.stores.facts import WriteSummary
+from ragspine.structured.convfinqa import DEFAULT_LIBRARY as CONVFINQA_LIBRARY
 from ragspine.structured.convfinqa import ENTITY_MODES, ConvFinQAImport
 from ragspine.structured.ingest import RowProgress
 from ragspine.structured.query import MetricResult
@@ -144,14 +145,17 @@ def cmd_ingest_facts(args: argparse.Namespace) -> int:
 
 def cmd_ingest_convfinqa(args: argparse.Namespace) -> int:
     with open_workspace(args, create=True) as ws, _Bars(args.quiet) as bars:
-        result, summary = ws.ingest_convfinqa(
+        result, summary, report = ws.ingest_convfinqa(
             args.file,
+            library=args.library,
             progress=bars.callback(f"reading {args.file.name}", "filings"),
             write_progress=bars.callback("writing facts", "facts"),
             entities=args.entities,
         )
     print_import(result)
     print_summary(summary)
+    if report is not None:
+        print(report.summary())
     return 0
 
 
@@ -228,8 +232,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_quiet_argument(p)
     p.set_defaults(func=cmd_ingest_facts)
 
-    p = ingest.add_parser("convfinqa", help="import ConvFinQA filings as facts")
+    p = ingest.add_parser(
+        "convfinqa", help="import ConvFinQA tables as facts and their text as documents"
+    )
     p.add_argument("file", type=Path)
+    p.add_argument(
+        "--library",
+        default=CONVFINQA_LIBRARY,
+        help=f"library for each filing's text (default {CONVFINQA_LIBRARY})",
+    )
     p.add_argument(
         "--entities",
         choices=ENTITY_MODES,

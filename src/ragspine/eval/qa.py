@@ -707,7 +707,7 @@ def run_qa_eval(
                 workspace.ingest_tatqa(source)
                 library = "tatqa"
             else:  # each question is about its own filing page, as in TAT-QA
-                workspace.ingest_convfinqa(source, entities="filing")
+                workspace.ingest_convfinqa(source, entities="filing", library=None)
             glossary = workspace.glossary
             names = [  # glossary names holding digits ("2018: Gross margin") are not figures
                 spelling

@@ -56,6 +56,7 @@ from ragspine.structured.headers import (
 from ragspine.structured.ingest import RowProgress
 from ragspine.structured.numbers import parse_value, shown
 from ragspine.structured.tables import read_json_file
+from ragspine.structured.texts import DocumentText
 
 DASH_PLACEHOLDER = Decimal("2014.0")
 DASH_PLACEHOLDERS = frozenset({DASH_PLACEHOLDER, Decimal("2013.0")})
@@ -80,20 +81,54 @@ class Skip:
 
 @dataclass(frozen=True, slots=True)
 class ConvFinQAImport:
-    """Facts and glossary terms made from a ConvFinQA file, and what was skipped."""
+    """Facts and glossary terms made from a ConvFinQA file, what was skipped, and each
+    filing's text around its table (for a narrative library)."""
 
     facts: tuple[Fact, ...]
     new_terms: tuple[Term, ...]
     skipped: tuple[Skip, ...]
     filings: int
+    texts: tuple[DocumentText, ...] = ()
 
     def skip_reasons(self) -> Counter[str]:
         return Counter(s.reason for s in self.skipped)
 
 
+DEFAULT_LIBRARY = "convfinqa"
+"""The narrative library the filings' text goes to unless another is named."""
 ENTITY_MODES = ("ticker", "filing")
 """What a filing's facts are about: its company (the ticker) or the filing page itself."""
 FILING_PREFIX = "filing-"
+
+
+def detokenize(text: str) -> str:
+    """ConvFinQA's lower-cased, space-separated tokens made readable enough for sentence
+    splitting (``$ 106.4 million , $ 81.5`` -> ``$106.4 million, $81.5``; sentence starts
+    capitalised, not after an abbreviation such as ``u.s.``). Every number stays as written."""
+    text = " ".join(text.split())
+    text = re.sub(r"\s+([.,;:%)])", r"\1", text)
+    text = re.sub(r"([($])\s+", r"\1", text)
+    text = re.sub(r"(\w)- (\w)", r"\1\2", text)  # words hyphenated across PDF lines
+    text = re.sub(r"\d+% \(\d+%\)", lambda m: m.group(0).split(" ")[0], text)
+    return re.sub(
+        r"(^|(?<!\.[a-z])[.!?]\s+)([a-z])", lambda m: m.group(1) + m.group(2).upper(), text
+    )
+
+
+def filing_paragraphs(filing: Mapping[str, Any]) -> tuple[str, ...]:
+    """A filing's text before and after its table, each one paragraph (:func:`detokenize`);
+    none where the source has none."""
+    doc = filing.get("doc")
+    if not isinstance(doc, Mapping):
+        return ()
+    found = []
+    for part in ("pre_text", "post_text"):
+        text = doc.get(part)
+        if isinstance(text, list):  # the source's sentences, one string each
+            text = " ".join(str(t) for t in text)
+        if isinstance(text, str) and text.strip(" .\n"):
+            found.append(detokenize(text))
+    return tuple(found)
 
 
 def filing_entity(filing_id: str) -> str:
@@ -604,6 +639,7 @@ def import_convfinqa(
     chosen: dict[FactKey, tuple[int, Fact]] = {}
     ambiguous: dict[FactKey, int] = {}  # key -> the filing year that gave it twice
     skipped: list[Skip] = []
+    texts: list[DocumentText] = []
     ordered = sorted(filings, key=lambda f: str(f["id"]))
     for done, filing in enumerate(ordered, start=1):
         if progress is not None:
@@ -627,6 +663,7 @@ def import_convfinqa(
             entity = ticker.lower() if resolved is None else resolved
             if resolved is None:
                 new_entities.setdefault(entity, Term(TermType.ENTITY, entity, ticker.upper()))
+        texts.append(DocumentText(filing_id, entity, filing_paragraphs(filing)))
         raw_table = _table(filing, source_name)
         stated = table_scale(filing, raw_table)
         table, transposed = _oriented(raw_table, glossary)
@@ -778,4 +815,5 @@ def import_convfinqa(
         (*new_metrics.values(), *new_entities.values()),
         tuple(skipped),
         len(ordered),
+        tuple(texts),
     )

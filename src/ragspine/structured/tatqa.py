@@ -44,7 +44,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
 from decimal import Decimal
@@ -83,6 +83,7 @@ from ragspine.structured.headers import (
 from ragspine.structured.ingest import RowProgress
 from ragspine.structured.numbers import parse_value, shown
 from ragspine.structured.tables import read_json_file
+from ragspine.structured.texts import DocumentText
 
 ENTITY_PREFIX = "tatqa-"
 DEFAULT_LIBRARY = "tatqa"
@@ -137,15 +138,6 @@ class TatSkip:
 
 
 @dataclass(frozen=True, slots=True)
-class TatParagraphs:
-    """The paragraphs of one TAT-QA document (``order`` ascending), for the narrative library."""
-
-    document: str
-    entity: str
-    paragraphs: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
 class TatQAImport:
     """Facts, glossary terms and paragraphs made from a TAT-QA file, and what was skipped."""
 
@@ -153,7 +145,7 @@ class TatQAImport:
     new_terms: tuple[Term, ...]
     skipped: tuple[TatSkip, ...]
     documents: int
-    texts: tuple[TatParagraphs, ...]
+    texts: tuple[DocumentText, ...]
     scales: Counter[str]
 
     def skip_reasons(self) -> Counter[str]:
@@ -1144,7 +1136,7 @@ def import_tatqa(
     new_entities: dict[str, Term] = {}
     facts: dict[FactKey, Fact] = {}
     skipped: list[TatSkip] = []
-    texts: list[TatParagraphs] = []
+    texts: list[DocumentText] = []
     scales: Counter[str] = Counter()
     ordered = list(documents)
     for done, document in enumerate(ordered):
@@ -1400,7 +1392,7 @@ def import_tatqa(
             key=lambda p: int(p.get("order", 0)) if str(p.get("order", "0")).isdigit() else 0,
         )
         texts.append(
-            TatParagraphs(
+            DocumentText(
                 uid,
                 entity,
                 tuple(str(p.get("text", "")).strip() for p in paragraphs if p.get("text")),
@@ -1416,21 +1408,3 @@ def import_tatqa(
         tuple(texts),
         scales,
     )
-
-
-def paragraph_sources(texts: Iterable[TatParagraphs], source_name: str) -> Iterator[Any]:
-    """One narrative document per TAT-QA document: its paragraphs, the entity in metadata."""
-    from ragspine.narrative.ingest.ingestor import DocumentSource, text_digest
-    from ragspine.narrative.ingest.loaders import Paragraph, Section
-
-    for item in texts:
-        if not item.paragraphs:
-            continue
-        yield DocumentSource(
-            doc_id=item.document,
-            title="",
-            source=source_name,
-            sections=(Section((), tuple(Paragraph(p) for p in item.paragraphs)),),
-            content_hash=text_digest(item.document, *item.paragraphs),
-            metadata={"entity": item.entity, "document": item.document},
-        )

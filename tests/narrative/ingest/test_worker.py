@@ -66,7 +66,7 @@ def test_the_worker_finds_the_relations_the_extractor_finds_in_process(tmp_path:
     from ragspine.workspace import Workspace
 
     with Workspace.open(tmp_path / "ws") as ws:
-        ws.ingest_convfinqa(SAMPLE)
+        ws.ingest_convfinqa(SAMPLE, library=None)  # the tables, for the glossary
         glossary = ws.glossary
     chunks = [("lib", f"d{i}", text) for i, text in enumerate(_real_texts())]
     worker = AnalysisWorker.start()
