@@ -39,8 +39,6 @@ def parse_locale(raw: str | Locale | None, default: Locale = Locale.EN) -> Local
 
 _EN: dict[str, str] = {
     "no_material": "No relevant material was found for this question.",
-    "quoted": "The cited text gives {figure}{period}. [{marker}]",
-    "quoted_period": " for {period}",
     "numbers_left_out": (
         "Some sentences were left out because their numbers do not appear in the cited passage."
     ),
@@ -341,8 +339,6 @@ _EN: dict[str, str] = {
 
 _IT: dict[str, str] = {
     "no_material": "Non è stato trovato materiale pertinente per questa domanda.",
-    "quoted": "Il testo citato indica {figure}{period}. [{marker}]",
-    "quoted_period": " per il {period}",
     "numbers_left_out": (
         "Alcune frasi sono state omesse perché i loro numeri non compaiono nel passaggio citato."
     ),

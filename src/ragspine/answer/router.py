@@ -59,7 +59,6 @@ from ragspine.answer.question import (
     pick_words,
     read_question,
 )
-from ragspine.answer.quote import with_quote
 from ragspine.answer.structured import FiguresPart, answer_figures
 from ragspine.answer.types import Answer, AnswerStatus, CitedSentence
 from ragspine.errors import ConfigError
@@ -507,8 +506,6 @@ def ask(
             trace=builder.build().merged(result.trace),
         )
     if part is None:
-        if provider is None:  # the offline answer's own sentences: the figure one states
-            narrative = with_quote(narrative, asked, reading, glossary.fiscal_year_start_month)
         return replace(narrative, route_reason=reason, notices=result.notices)
     return _composite(part, narrative, result, glossary, locale, reason)
 

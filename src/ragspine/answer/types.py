@@ -11,7 +11,6 @@ its citations ``[1]``, ``[2]``, ... in one list. A structured answer also lists 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from decimal import Decimal
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
@@ -216,33 +215,6 @@ class Figure:
 
 
 @dataclass(frozen=True, slots=True)
-class Quote:
-    """The one figure a narrative answer's first cited sentence states for what the question
-    asks (:mod:`ragspine.answer.quote`): read from that sentence, never computed or stored.
-    ``written`` is how the sentence writes it (``$106.4 million``), ``value`` its number,
-    ``magnitude`` the scale word or ``%`` written with it (``""``: none), ``period`` the year
-    asked as the sentence writes it (``""``: none asked), ``marker`` the sentence's citation
-    and ``reading`` how the sentence ties the figure to what was asked."""
-
-    written: str
-    value: Decimal
-    magnitude: str
-    period: str
-    marker: int
-    reading: str
-
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "written": self.written,
-            "value": plain(self.value),
-            "magnitude": self.magnitude,
-            "period": self.period,
-            "marker": self.marker,
-            "reading": self.reading,
-        }
-
-
-@dataclass(frozen=True, slots=True)
 class CitedSentence:
     """One sentence of an answer and the markers of the sources it cites."""
 
@@ -284,9 +256,6 @@ class Answer:
     param: str | None = None
     suggestions: tuple[str, ...] = ()
     guard: tuple[GuardDecision, ...] = ()
-    quote: Quote | None = None
-    """The figure the first cited sentence of a narrative answer states for what was asked
-    (shown first in ``text``), when one reading is left; never a fact."""
 
     def to_dict(self, *, timings: bool = True) -> dict[str, object]:
         """A JSON-ready form (``timings=False`` zeroes the trace timings for exact comparisons);
@@ -311,8 +280,6 @@ class Answer:
             shown["suggestions"] = list(self.suggestions)
         if self.notices:  # only when there are any: an answer's JSON is otherwise unchanged
             shown["notices"] = list(self.notices)
-        if self.quote is not None:  # only when there is one: other answers' JSON unchanged
-            shown["quote"] = self.quote.to_dict()
         if self.guard:  # a generated reply's sentences, each kept or dropped, and why
             shown["guard"] = [decision.to_dict() for decision in self.guard]
         shown["trace"] = trace.to_dict()

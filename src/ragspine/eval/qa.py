@@ -21,11 +21,7 @@ scores each answer:
 ConvFinQA: the first turn of each dialogue and every later turn answerable without earlier
 answers, scored against its executed answer (execution accuracy: equal after rounding to two
 decimals); each filing page is its own entity (``ingest convfinqa --entities filing``), the
-way each TAT-QA table is, and only the filings' tables are imported (with their text, turns
-the tables cannot answer would get passages, which this scorer counts as wrong).
-
-A narrative answer that names the figure its sentence states (``answer.quote``) is scored by
-that figure: as a number against a numeric gold, as its written form against a text span.
+way each TAT-QA table is.
 """
 
 from __future__ import annotations
@@ -53,7 +49,7 @@ from ragspine.answer.guard import (
 )
 from ragspine.answer.options import AskOptions
 from ragspine.answer.question import Operation, read_question
-from ragspine.answer.types import Answer, AnswerStatus, CitedSentence, FigureKind
+from ragspine.answer.types import Answer, AnswerStatus, FigureKind
 from ragspine.errors import ConfigError, RagSpineError
 from ragspine.narrative.filters.expr import parse_filter
 from ragspine.security import PUBLIC
@@ -328,9 +324,6 @@ _ASKED = {
 }
 
 
-_QUOTED_SCALES = {"thousand": Scale.THOUSAND, "million": Scale.MILLION, "billion": Scale.BILLION}
-
-
 def predicted_numbers(
     answer: Answer, asked: Operation | None = None
 ) -> list[tuple[Fraction, Scale | None, str]]:
@@ -338,10 +331,6 @@ def predicted_numbers(
     (``asked``, read from the question the way the router reads it: every one, a share per
     year asked; the last computed figure when none is of that kind), else the facts it
     found."""
-    if answer.quote is not None:  # the figure a cited sentence states for what was asked
-        quote = answer.quote
-        unit = "%" if quote.magnitude == "%" else ""
-        return [(Fraction(quote.value), _QUOTED_SCALES.get(quote.magnitude), unit)]
     for figure in answer.figures:
         if figure.kind is FigureKind.PERIODS:  # a period is answered by its (fiscal) year
             years = [_PERIOD_YEAR.search(p) for p in figure.periods]
@@ -545,9 +534,7 @@ def fabricated_numbers(
     A number of the answer's sentences is fabricated when it is none of: a stored fact's value
     (cited), a number computed from stored facts, a number in a cited chunk (``chunk_texts``:
     marker -> text), a number of the question, a year of a period label or ``extra_allowed``
-    (entity and metric names the answer writes); the figure a narrative answer names
-    (its ``quote``) is checked as a sentence citing the sentence it is read from. A scale word
-    or ``%`` written after a number
+    (entity and metric names the answer writes). A scale word or ``%`` written after a number
     (:func:`~ragspine.answer.guard.stated_numbers`) must be its source's own: the stored fact's
     or the computed figure's scale (none for units or an unstated scale), or the chunk's (a
     bare number there, a cell under its heading, allows any). A citation is invalid when a
@@ -564,11 +551,7 @@ def fabricated_numbers(
     names = _whole(extra_allowed)
     fabricated: list[str] = []
     invalid = False
-    checked = list(answer.sentences)
-    if answer.quote is not None:  # the figure the answer names, cited by its sentence
-        named = f"{answer.quote.written} {answer.quote.period}".strip()
-        checked.append(CitedSentence(named, (answer.quote.marker,)))
-    for sentence in checked:
+    for sentence in answer.sentences:
         text = _PERIOD_TEXT.sub(" ", sentence.text)
         if names is not None:
             text = names.sub(" ", text)
@@ -646,8 +629,6 @@ def score_answer(
         f1 = 1.0 if exact else max(token_f1(sentences, g) for g in item.gold)
     elif answered:
         first = answer.sentences[0].text if answer.sentences else answer.text
-        if answer.quote is not None:  # the answer's span is the figure it names
-            first = answer.quote.written
         exact = any(normalise_text(first) == normalise_text(g) for g in item.gold)
         f1 = max(token_f1(sentences, g) for g in item.gold)
         wrong = numeric_gold and not exact and item.answer_type != "span"
