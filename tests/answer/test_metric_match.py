@@ -2358,3 +2358,28 @@ def test_a_plan_or_a_part_of_a_row_is_not_the_row(tmp_path: Path, question: str)
     )
     answer = ask_table(ws, "plan", question)
     assert answer.status is AnswerStatus.NEEDS_CLARIFICATION, answer.text
+
+
+def test_a_number_to_compute_with_is_never_answered_by_a_passage(tmp_path: Path) -> None:
+    """``... less 100`` asks for arithmetic with a number only the question gives: with no
+    stored row named, a passage holding the figure is no answer to it (ConvFinQA with its
+    filings' text gave such questions passages); the question is asked back on the
+    structured route, as a calculation is."""
+    document = {
+        "table": {"uid": "doc-widgets", "table": [["", "2006"], ["Net sales", "1,000"]]},
+        "paragraphs": [
+            {"uid": "p1", "order": 1, "text": "Widget sales were $205.14 million in 2006."}
+        ],
+        "questions": [],
+    }
+    source = tmp_path / "doc.json"
+    source.write_text(json.dumps([document]), "utf-8")
+    ws = Workspace.open(tmp_path / "ws", create=True)
+    ws.ingest_tatqa(source)
+    entity = ws.glossary.entities.resolve("doc-widgets")
+    options = AskOptions(entity=entity, libraries=("tatqa",))
+    plain = ws.ask("What were the widget sales in 2006?", options, principal=PUBLIC)
+    assert plain.route == "narrative" and "205.14" in plain.text  # the passage answers this
+    answer = ws.ask("What were the widget sales in 2006 less 100?", options, principal=PUBLIC)
+    assert answer.route == "structured" and answer.status is not AnswerStatus.ANSWERED
+    assert "205.14" not in answer.text and not answer.figures

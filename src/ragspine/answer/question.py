@@ -774,9 +774,10 @@ class QuestionReading:
 
     @property
     def calculation(self) -> bool:
-        """The question asks for a computed number: a calculation operation, or a change
-        between two named periods."""
-        if self.operation in CALCULATIONS or self.counted:
+        """The question asks for a computed number: a calculation operation, a number of its
+        own to compute with (``less 100``, ``times 1000``), or a change between two named
+        periods."""
+        if self.operation in CALCULATIONS or self.counted or self.constant:
             return True
         return self.operation is Operation.CHANGE and (
             len(self.periods) >= 2 or self.year_range is not None
