@@ -44,7 +44,7 @@ from ragspine.structured.ingest import ColumnMapping, RowProgress, rows_to_facts
 from ragspine.structured.query import MetricResult, query_metric
 from ragspine.structured.tatqa import DEFAULT_LIBRARY as TATQA_LIBRARY
 from ragspine.structured.tatqa import TatQAImport, load_tatqa
-from ragspine.structured.texts import paragraph_sources
+from ragspine.structured.texts import DocumentText, paragraph_sources
 
 if TYPE_CHECKING:
     from ragspine.answer.types import Answer as NarrativeAnswer
@@ -412,13 +412,7 @@ class Workspace:
             self._set_glossary(merged)
         if library is None:
             return result, summary, None
-        report = self.library_writer.ingest_sources(
-            library,
-            paragraph_sources(result.texts, source.name),
-            total=sum(1 for t in result.texts if t.paragraphs),
-            progress=text_progress,
-        )
-        return result, summary, report
+        return result, summary, self._ingest_texts(library, result.texts, source, text_progress)
 
     @translate_store_errors
     def ingest_tatqa(
@@ -446,13 +440,22 @@ class Workspace:
                 write_progress=write_progress,
             )
             self._set_glossary(merged)
-        report = self.library_writer.ingest_sources(
+        return result, summary, self._ingest_texts(library, result.texts, source, text_progress)
+
+    def _ingest_texts(
+        self,
+        library: str,
+        texts: Sequence[DocumentText],
+        source: Path,
+        progress: Progress | None,
+    ) -> IngestReport:
+        """The prose of imported documents into ``library``, one document each."""
+        return self.library_writer.ingest_sources(
             library,
-            paragraph_sources(result.texts, source.name),
-            total=sum(1 for t in result.texts if t.paragraphs),
-            progress=text_progress,
+            paragraph_sources(texts, source.name),
+            total=sum(1 for t in texts if t.paragraphs),
+            progress=progress,
         )
-        return result, summary, report
 
     # --- narrative channel: libraries, document ingest, search ---------------------------------
 
