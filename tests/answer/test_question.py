@@ -621,3 +621,27 @@ def test_an_f_and_two_digits_after_a_product_is_no_year(glossary: Glossary) -> N
         "FY2022"
         not in read_question("What was ACME's revenue of the F-16, F22 lines?", glossary).periods
     )
+
+
+@pytest.mark.parametrize(
+    ("question", "said"),
+    [
+        ("What was ACME's revenue before 2019?", "before 2019"),
+        ("What was ACME's revenue prior to 2019?", "prior to 2019"),
+        ("What was ACME's revenue after 2018?", "after 2018"),
+        ("What are ACME's commitments due beyond 2022?", "beyond 2022"),
+        ("What are ACME's commitments due in 2023 and thereafter?", "2023 and thereafter"),
+    ],
+)
+def test_years_open_on_one_side_are_not_the_year(
+    glossary: Glossary, question: str, said: str
+) -> None:
+    """``before 2019`` is every year before it, ``due after 2022`` every later one: a span
+    with one end, never the year named (found by an adversarial pass: ``revenue before 2019``
+    answered 2019's, ``due after 2022`` the 2022 row of a schedule). ``The year before 2019``
+    is 2018, and ``after-tax`` names no year."""
+    assert read_question(question, glossary).bad_period == said
+    shifted = read_question("What was ACME's revenue in the year before 2019?", glossary)
+    assert shifted.periods == ("FY2018",) and shifted.bad_period is None
+    taxed = read_question("What was ACME's revenue in 2019 after tax?", glossary)
+    assert taxed.periods == ("FY2019",) and taxed.bad_period is None
