@@ -2383,3 +2383,29 @@ def test_a_number_to_compute_with_is_never_answered_by_a_passage(tmp_path: Path)
     answer = ws.ask("What were the widget sales in 2006 less 100?", options, principal=PUBLIC)
     assert answer.route == "structured" and answer.status is not AnswerStatus.ANSWERED
     assert "205.14" not in answer.text and not answer.figures
+
+
+def test_rates_of_several_years_are_never_summed(tmp_path: Path) -> None:
+    """A growth rate or a margin of each year is no part of a whole: their sum is no figure
+    (found by an adversarial pass: `the cumulative revenue growth from 2017 to 2019` gave
+    5 + 10 + 25 = 40 %). The rates are shown; an average of them is still given, and amounts
+    still add up."""
+    table = [
+        ["", "2019", "2018", "2017"],
+        ["Revenue", "1,000", "800", "700"],
+        ["Revenue growth", "25%", "10%", "5%"],
+        ["Operating margin", "15%", "12.5%", "11%"],
+    ]
+    ws = tatqa_workspace(tmp_path, {"zr6": table})
+    for question in (
+        "What was the cumulative revenue growth from 2017 to 2019?",
+        "What was the total operating margin in 2018 and 2019?",
+    ):
+        answer = ask_table(ws, "zr6", question)
+        assert answer.status is AnswerStatus.REFUSED, question
+        assert "do not add up" in answer.text
+        assert not [f for f in answer.figures if f.kind is FigureKind.SUM]
+    average = ask_table(ws, "zr6", "What was the average operating margin in 2018 and 2019?")
+    assert average.status is AnswerStatus.ANSWERED and "13.75" in average.text
+    total = ask_table(ws, "zr6", "What was the total revenue in 2018 and 2019?")
+    assert total.status is AnswerStatus.ANSWERED and "1,800" in total.text

@@ -115,6 +115,7 @@ _EN: dict[str, str] = {
     "ratio": "Ratio of {numerator} to {denominator}",
     "not_computable": "{what}: not computable ({reason}).",
     "reason_missing": "some of its inputs have no stored fact",
+    "reason_percent_sum": "percentages of different periods do not add up to a figure",
     "reason_one_period": "only one period has a stored fact, so there is nothing to pick among",
     "reason_zero": "the value it divides by is zero",
     "reason_units": "its inputs are in different units",
@@ -457,6 +458,7 @@ _IT: dict[str, str] = {
     "ratio": "Rapporto tra {numerator} e {denominator}",
     "not_computable": "{what}: non calcolabile ({reason}).",
     "reason_missing": "alcuni dati di partenza non hanno un fatto memorizzato",
+    "reason_percent_sum": "le percentuali di periodi diversi non si sommano in un dato",
     "reason_one_period": (
         "un solo periodo ha un fatto memorizzato, quindi non c'è nulla da scegliere"
     ),

@@ -962,7 +962,11 @@ def _compared(
     if not result.found:
         return AnswerStatus.REFUSED
     if operation in (Operation.AVERAGE, Operation.SUM):
-        if any(row.fact is None for row in result.rows):
+        missing = any(row.fact is None for row in result.rows)
+        # "the cumulative revenue growth", "the total operating margin in 2018 and 2019": a
+        # rate of each period is no part of a whole, so a sum of them is no figure
+        rates = operation is Operation.SUM and _percent_like(builder, result.unit, metric)
+        if missing or rates:
             what = text(
                 builder.locale,
                 operation.value,
@@ -970,7 +974,7 @@ def _compared(
                 channel="",
                 items=", ".join(periods),
             )
-            reason = text(builder.locale, "reason_missing")
+            reason = text(builder.locale, "reason_missing" if missing else "reason_percent_sum")
             builder.add(text(builder.locale, "not_computable", what=what, reason=reason), ())
             return AnswerStatus.REFUSED
         _average(builder, result, metric, total=operation is Operation.SUM)
