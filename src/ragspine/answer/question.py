@@ -547,19 +547,23 @@ _PART_APART_RE = re.compile(
     r"|mid[\s-]+year)(?!\w)"
 )
 _OTHER_YEAR_RE = re.compile(
-    r"(?<!\w)(?:(?:years\s+)?(?:before|prior\s+to|after|preceding|following|beyond"
-    r"|(?:later|earlier)\s+than)\s+(?:the\s+)?(?:end\s+of\s+)?"
+    r"(?<!\w)(?:years\s+(?:before|prior\s+to|after|preceding|following)\s+(?:the\s+)?"
     r"(?:fiscal\s+)?(?:year\s+)?(?:fy\s*)?|mid[\s-]+|calendar\s+(?:year\s+)?|cy\s*)(?:19|20)\d\d"
     r"(?!\w)"
+)
+_OPEN_SIDE_RE = re.compile(
+    r"(?<!\w)(?:before|prior\s+to|after|beyond|(?:later|earlier)\s+than)\s+(?:the\s+)?"
+    r"(?:end\s+of\s+)?(?:fiscal\s+)?(?:year\s+)?(?:fy\s*)?(?:19|20)\d\d(?!\w)"
     r"|(?<![\w-])(?:19|20)\d\d\s+(?:and|or)\s+(?:thereafter|beyond|after|later)(?!\w)"
 )
 """A part of a year (:data:`_PART_APART_RE`, matched on the question with its periods and
 metric names blanked, so a row named ``Quarterly dividend`` is never taken for it) or another
 year (this one) said apart from the year the question names: ``Q4 revenue in 2019``, ``the
 fourth quarter revenue of 2019``, ``quarterly revenue in 2019``, ``mid-2019``, ``the years
-before 2019``, ``calendar 2019`` (a fiscal year may end in another month), or years open on
-one side (``revenue before 2019``, ``commitments due after 2022``, ``in 2023 and
-thereafter``: a span, never that year's figure). No figure of that
+before 2019``, ``calendar 2019`` (a fiscal year may end in another month), or
+(:data:`_OPEN_SIDE_RE`) years open on one side (``revenue before 2019``, ``commitments due
+after 2022``, ``in 2023 and thereafter``: a span, never that year's figure; a change ``after
+2018`` is asked back for its end, as one ``since 2018`` is). No figure of that
 year answers it, so the period is reported as not understood rather than read as the year.
 (``The year before 2019`` is 2018: :data:`_YEAR_SHIFT_RE`; a change ``since 2018`` is asked
 back for its end, as before.)"""
@@ -1045,6 +1049,11 @@ def read_question(
         # "the sum over the value of total assets acquired": a sum, yet one figure named
         # ("the combined total debt" is the total's own word)
         second = summed.group(0)
+    open_side = _OPEN_SIDE_RE.search(scanned) if bad_period is None and read else None
+    if open_side is not None and (base_period is None or operation not in CHANGES):
+        # "revenue after 2018": every later year, not 2018's figure; a change "after 2018"
+        # is asked back for its end, as one "since 2018" is
+        bad_period = " ".join(open_side.group(0).split())
     outside = "".join(outside_metrics)
     ambiguous = metrics_found.ambiguous if metrics_found is not None else ()
     named = metrics_found or MetricMatch(tuple(metrics), spans=tuple(metric_spans))
