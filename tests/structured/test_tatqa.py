@@ -1134,3 +1134,38 @@ def test_counts_days_ratios_and_per_unit_rows_take_no_money_scale() -> None:
     assert facts[("t2", "Book value per share", "FY2019")].scale is Scale.ONE
     assert facts[("t2", "Headcount (in thousands)", "FY2019")].scale is Scale.THOUSAND
     assert facts[("t2", "Staff", "FY2019")].scale is Scale.MILLION  # a cost line (review)
+
+
+def test_rates_coverages_and_turns_take_no_money_scale() -> None:
+    """Found by a third adversarial pass: under '(in thousands, except per share data and
+    percentages)' an unmarked 'Effective tax rate' of 21.0 was 21.0 thousand, under '(in
+    millions, except ratios)' an 'Interest coverage' of 8.5 was 8.5 million. A rate, a
+    coverage or inventory turns by its whole name states no scale; an effect of a rate is an
+    amount and keeps the table's, and a rate in a '%' column stays as written."""
+    facts = _tables_read(
+        t1=[
+            ["(in thousands, except per share data and percentages)", "2019", "2018"],
+            ["Net sales", "5,000", "4,000"],
+            ["Effective tax rate", "21.0", "24.5"],
+            ["Weighted average interest rate", "4.1", "3.9"],
+            ["Effect of foreign tax rate", "(120)", "(80)"],
+        ],
+        t2=[
+            ["(in millions, except ratios)", "2019", "2018"],
+            ["Total debt", "500", "450"],
+            ["Interest coverage", "8.5", "9.1"],
+            ["Inventory turns", "6.2", "5.9"],
+        ],
+        t3=[["(in millions)", "2019", "2018"], ["", "%", "%"], ["Discount rate", "3.1", "3.9"]],
+    )
+    for table, label in (
+        ("t1", "Effective tax rate"),
+        ("t1", "Weighted average interest rate"),
+        ("t2", "Interest coverage"),
+        ("t2", "Inventory turns"),
+    ):
+        assert facts[(table, label, "FY2019")].scale is Scale.UNKNOWN, label
+    assert facts[("t1", "Net sales", "FY2019")].scale is Scale.THOUSAND
+    assert facts[("t1", "Effect of foreign tax rate", "FY2019")].scale is Scale.THOUSAND
+    assert facts[("t2", "Total debt", "FY2019")].scale is Scale.MILLION
+    assert facts[("t3", "Discount rate", "FY2019")].scale is Scale.ONE

@@ -402,14 +402,22 @@ _NOT_MONEY = re.compile(
     r"(?:equity|assets|invested\s+capital|capital\s+employed)\b"
     r"|\bper\s+(?:user|subscriber|customer|unit|square\s+(?:foot|feet|metre|meter)|barrel|boe"
     r"|employee|store)\b"
-    r"|^\W*(?:average\s+)?(?:selling|sales|realized|realised)\s+price\b",
+    r"|^\W*(?:average\s+)?(?:selling|sales|realized|realised)\s+price\b"
+    r"|^\W*(?!(?:effect|effects|impact|change|changes|difference)\b)(?:[\w-]+\s+){0,4}rate"
+    r"(?:\s*\([^()]*\))?\W*$"
+    r"|^\W*(?:(?:ebitda|earnings|interest|fixed[\s-]+charge|debt[\s-]+service)\s+)+coverage"
+    r"(?:\s+ratio)?(?:\s*\([^()]*\))?\W*$"
+    r"|^\W*inventory\s+(?:turns|turnover)(?:\s*\([^()]*\))?\W*$",
     re.IGNORECASE,
 )
-"""A row that by its whole name is a count of people, a number of days, a ratio, a return
-on equity or assets, or a figure per user, unit or store (``Number of employees``, ``Days
-sales outstanding``, ``Debt to equity ratio``, ``Average revenue per user``): a table's money
+"""A row that by its whole name is a count of people, a number of days, a ratio, a rate, a
+coverage, a turnover, a return on equity or assets, or a figure per user, unit or store
+(``Number of employees``, ``Days sales outstanding``, ``Debt to equity ratio``, ``Effective
+tax rate``, ``Interest coverage``, ``Inventory turns``, ``Average revenue per user``; not
+``Effect of foreign tax rate``, an amount): a table's money
 scale (``(in millions)``) is not its scale, so none is stated for it unless its own label or
 section heading states one, never ``12,000 million`` employees."""
+_MONEY_SCALES = frozenset({Scale.THOUSAND, Scale.MILLION, Scale.BILLION})
 _IN_UNITS = re.compile(
     r"\(\s*(?:in\s+)?(?:[a-z]{2,3}\s*)?(?:dollars?|euros?|pounds?|yen|yuan|rupees?|francs?"
     rf"|[$€£¥])\s*\)|^{_PER_SHARE}\b",
@@ -1336,8 +1344,9 @@ def import_tatqa(
                     whole_name = row_label(row.label)
                     if _NEVER_SCALED.search(whole_name):  # "Diluted earnings per share"
                         column_scale = Scale.ONE  # under "(in millions)" with no "except"
-                    elif _NOT_MONEY.search(whole_name):  # "Number of employees" under
-                        column_scale = None  # "(in millions)": not millions of people
+                    elif column_scale in _MONEY_SCALES and _NOT_MONEY.search(whole_name):
+                        column_scale = None  # "Number of employees" under "(in millions)":
+                        # not millions of people; a "%" column's rate stays as written
                 names = [label, *header_name.split(" / ")]  # not a heading over other rows
                 if column_scale is None and any(_IN_UNITS.search(t) for t in names if t):
                     column_scale = Scale.ONE  # "Cash dividend per share (NT dollars)"
