@@ -2409,3 +2409,40 @@ def test_rates_of_several_years_are_never_summed(tmp_path: Path) -> None:
     assert average.status is AnswerStatus.ANSWERED and "13.75" in average.text
     total = ask_table(ws, "zr6", "What was the total revenue in 2018 and 2019?")
     assert total.status is AnswerStatus.ANSWERED and "1,800" in total.text
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What was the goodwill impairment in 2019?",
+        "What was the impairment of goodwill in 2019?",
+        "What was the inventory turnover in 2019?",
+        "What was the change in inventory turnover from 2018 to 2019?",
+        "What was the accounts receivable allowance in 2019?",
+        "What was the allowance for accounts receivable in 2019?",
+        "What were the inventory reserves in 2019?",
+        "What were total debt maturities in 2019?",
+        "What was the repayment of total debt in 2019?",
+        "What was the employee compensation in 2019?",
+    ],
+)
+def test_another_measure_of_a_balance_is_not_the_balance(tmp_path: Path, question: str) -> None:
+    """Found by a third adversarial pass: 'the goodwill impairment' was answered with the
+    goodwill balance (300), 'inventory turnover' with the inventories (150), 'employee
+    compensation' with the headcount. A noun naming another measure of a balance, right after
+    its row or before it with 'of' / 'for', asks back; the balance itself still answers."""
+    table = [
+        ["(in millions)", "2019", "2018"],
+        ["Revenue", "1,000", "800"],
+        ["Inventories", "150", "120"],
+        ["Accounts receivable", "200", "160"],
+        ["Goodwill", "300", "300"],
+        ["Total debt", "400", "450"],
+        ["Employees", "1,200", "1,100"],
+    ]
+    ws = tatqa_workspace(tmp_path, {"zb1": table})
+    answer = ask_table(ws, "zb1", question)
+    assert answer.status is AnswerStatus.NEEDS_CLARIFICATION, answer.text
+    assert not [f for f in answer.figures if f.kind is not FigureKind.FACT]
+    plain = ask_table(ws, "zb1", "What was the goodwill in 2019?")
+    assert plain.status is AnswerStatus.ANSWERED and "300" in plain.text

@@ -294,6 +294,11 @@ def unexplained_words(
         stem, start, end = tokens[before]
         if start in matched:
             continue
+        if stem in _OF_A_ROW and before > 0:
+            measure, measure_start, _ = tokens[before - 1]
+            if measure in _MEASURES_OF and measure not in taken:
+                found.append(key[measure_start:end])  # "the impairment of goodwill"
+                continue
         if stem == _CURRENT and stem not in taken:
             found.append(key[start:end])  # "current deferred revenue": the current part
             continue
@@ -504,12 +509,30 @@ without ``than`` and a number (``Below-market leases``, ``Greater China``, ``hig
 education`` are rows' words)."""
 _THAN = re.compile(r"\s+than\s+(?:[$€£]\s*)?[-(]?\d")
 _COMPARED = re.compile(r"(?<!\w)([^\W\d_]+)\s+than(?!\w)")
-_NARROWING_AFTER = frozenset(
-    {"attribut", "alloc", "relat", "associ", *(_stem(w) for w in ("margin", "rate", "yield"))}
+_MEASURES_OF = frozenset(
+    _stem(w)
+    for w in re.split(
+        r"\s+",
+        "impairment impairments turnover turns allowance allowances reserve reserves write "
+        "writedown writedowns writeoff writeoffs maturities maturity repayment repayments "
+        "issuance issuances proceeds backlog mix headroom compensation amortization "
+        "depreciation accretion",
+    )
+)
+"""Nouns naming another measure of a balance, beside or before its row (``goodwill
+impairment``, ``the impairment of goodwill``, ``inventory turnover``, ``the allowance for
+accounts receivable``, ``debt maturities``, ``employee compensation`` beside a row
+``Employees``): the balance is not the figure asked."""
+_NARROWING_AFTER = (
+    frozenset(
+        {"attribut", "alloc", "relat", "associ", *(_stem(w) for w in ("margin", "rate", "yield"))}
+    )
+    | _MEASURES_OF
 )
 """Stems that, right after a row's words, narrow it (``net income attributable to ...``) or
 name another measure of it (``EBITDA margin`` beside a row ``EBITDA``: a ratio to revenue,
-not the amount; ``tax rate``, ``dividend yield``)."""
+not the amount; ``tax rate``, ``dividend yield``; :data:`_MEASURES_OF`)."""
+_OF_A_ROW = frozenset({"of", "for", "on"})
 _CONNECTING = frozenset({"less", "minus", "plus", "vs", "versus", "than"})
 _OPERATIVE = frozenset(
     _stem(w)
