@@ -2446,3 +2446,31 @@ def test_another_measure_of_a_balance_is_not_the_balance(tmp_path: Path, questio
     assert not [f for f in answer.figures if f.kind is not FigureKind.FACT]
     plain = ask_table(ws, "zb1", "What was the goodwill in 2019?")
     assert plain.status is AnswerStatus.ANSWERED and "300" in plain.text
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What was the average research and development as a % of revenue?",
+        "What was the change in general and administrative as a % of revenue from 2018 to 2019?",
+        "What was the percentage change in general and administrative as a share of revenue?",
+    ],
+)
+def test_an_amounts_average_or_change_is_not_that_of_its_share(
+    tmp_path: Path, question: str
+) -> None:
+    """Found by a third adversarial pass: with the amounts stored in millions, 'the average
+    R&D as a % of revenue' gave the average of the amounts (135 million) and 'the change in
+    G&A as a % of revenue' their change (10 million). Amounts stored at a money scale are no
+    percentages, whatever their size: the figures are shown, the percentage is refused."""
+    table = [
+        ["(in millions)", "2019", "2018"],
+        ["Research and development", "150", "120"],
+        ["General and administrative", "80", "70"],
+    ]
+    ws = tatqa_workspace(tmp_path, {"zb2": table})
+    answer = ask_table(ws, "zb2", question)
+    assert answer.status is AnswerStatus.REFUSED and "stored as an amount" in answer.text
+    assert not [f for f in answer.figures if f.kind is not FigureKind.FACT]
+    average = ask_table(ws, "zb2", "What was the average research and development?")
+    assert average.status is AnswerStatus.ANSWERED and "135" in average.text

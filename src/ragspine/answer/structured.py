@@ -621,6 +621,7 @@ def _stored_at_first_day(
     return True
 
 
+_MONEY_SCALES = frozenset({Scale.THOUSAND, Scale.MILLION, Scale.BILLION})
 _ENDED_RE = re.compile(r"(?<!\w)(?:ended|ending|end)(?!\w)", re.IGNORECASE)
 
 
@@ -961,6 +962,18 @@ def _compared(
     result = _compare_shown(builder, store, metric, items, level)
     if not result.found:
         return AnswerStatus.REFUSED
+    percent = _percent_like(builder, result.unit, metric)
+    amounts = any(abs(row.value) > 100 for row in result.rows if row.value is not None) or any(
+        row.fact is not None and row.fact.scale in _MONEY_SCALES for row in result.rows
+    )  # above 100, or stored at a money scale ("(in millions)"): amounts, not percentages
+    if reading.percent_of and amounts and not percent:
+        # "the change in the percentage of sales from APAC" with APAC's sales stored
+        # (533,340), "the average R&D as a % of revenue" with R&D stored in millions: an
+        # amount's change, average or sum is not that of a percentage. (A table of
+        # percentages of sales often marks only its first row with "%".)
+        label = builder.labels(metric, entities[0])["metric"]
+        builder.add(text(builder.locale, "percent_not_stored", metric=label), ())
+        return AnswerStatus.REFUSED
     if operation in (Operation.AVERAGE, Operation.SUM):
         missing = any(row.fact is None for row in result.rows)
         # "the cumulative revenue growth", "the total operating margin in 2018 and 2019": a
@@ -979,14 +992,8 @@ def _compared(
             return AnswerStatus.REFUSED
         _average(builder, result, metric, total=operation is Operation.SUM)
     else:
-        amounts = any(abs(row.value) > 100 for row in result.rows if row.value is not None)
-        percent = _percent_like(builder, result.unit, metric)
         points = reading.operation_word.startswith(_POINTS)
-        share = operation is Operation.CHANGE and reading.percent_of and amounts
-        if not percent and (points or share):
-            # "the change in the percentage of sales from APAC" with APAC's sales stored
-            # (533,340): an amount's change is not the change of a percentage. (A table of
-            # percentages of sales often marks only its first row with "%".)
+        if not percent and points:  # "the change in basis points" of an amount
             label = builder.labels(metric, entities[0])["metric"]
             builder.add(text(builder.locale, "percent_not_stored", metric=label), ())
             return AnswerStatus.REFUSED
