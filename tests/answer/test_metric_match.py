@@ -2474,3 +2474,41 @@ def test_an_amounts_average_or_change_is_not_that_of_its_share(
     assert not [f for f in answer.figures if f.kind is not FigureKind.FACT]
     average = ask_table(ws, "zb2", "What was the average research and development?")
     assert average.status is AnswerStatus.ANSWERED and "135" in average.text
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What percentage of revenue was cost of sales in 2019?",
+        "What was the ratio of revenue to interest expense in 2019?",
+        "What was income tax expense as a percentage of income before income taxes in 2019?",
+    ],
+)
+def test_a_share_or_ratio_of_figures_of_two_signs_is_asked_back(
+    tmp_path: Path, question: str
+) -> None:
+    """Found by a third adversarial pass: with the cost stored as (600), 'what percentage of
+    revenue was cost of sales' gave -60 %. Two figures of opposite signs (an expense shown
+    negative beside revenue) give a result the asker may count in size: it is shown and
+    asked back, as an average of negative values is; figures of one sign answer, and so does
+    a row negative in earnest (a net loss)."""
+    table = [
+        ["(in millions)", "2019", "2018"],
+        ["Revenue", "1,000", "800"],
+        ["Cost of sales", "(600)", "(500)"],
+        ["Interest expense", "(20)", "(15)"],
+        ["Gross profit", "400", "300"],
+        ["Income before income taxes", "240", "200"],
+        ["Income tax expense", "(50)", "(40)"],
+        ["Net income (loss)", "(30)", "160"],
+    ]
+    ws = tatqa_workspace(tmp_path, {"zb8": table})
+    answer = ask_table(ws, "zb8", question)
+    assert (
+        answer.status is AnswerStatus.NEEDS_CLARIFICATION and "As stored or in size" in answer.text
+    )
+    same = ask_table(ws, "zb8", "What percentage of revenue was gross profit in 2019?")
+    assert same.status is AnswerStatus.ANSWERED and "40 %" in same.text
+    # a net loss is negative in earnest: its share of revenue is negative
+    loss = ask_table(ws, "zb8", "What percentage of revenue was net income (loss) in 2019?")
+    assert loss.status is AnswerStatus.ANSWERED and "-3 %" in loss.text

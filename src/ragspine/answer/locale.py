@@ -87,6 +87,11 @@ _EN: dict[str, str] = {
         "its minus sign. Ask for the change from one period to the other."
     ),
     "sign_what_change": "change (the percentage change is the same either way)",
+    "sign_mixed": (
+        "As stored or in size? One of the two figures is stored negative and the other "
+        "positive: the result above divides the values as stored; from their sizes it has the "
+        "opposite sign."
+    ),
     "sign_what_average": "average",
     "sign_what_sum": "sum",
     "select_negative_threshold": (
@@ -388,6 +393,11 @@ _IT: dict[str, str] = {
         "Chiedere la variazione da un periodo all'altro."
     ),
     "sign_what_change": "la variazione (la variazione percentuale è la stessa in ogni caso)",
+    "sign_mixed": (
+        "Come memorizzato o per grandezza? Uno dei due valori è memorizzato negativo e l'altro "
+        "positivo: il risultato sopra divide i valori come memorizzati; dalle loro grandezze ha "
+        "il segno opposto."
+    ),
     "sign_what_average": "la media",
     "sign_what_sum": "la somma",
     "select_negative_threshold": (

@@ -1353,16 +1353,48 @@ def _ratio(
     _check_items(len(pairs))
     part_in_whole = percent and not ordered and not reading.operation_word.startswith("as a ")
     answered = False
+    mixed = False
     for numerator, denominator in pairs:
         builder.lookups += 2
         result = ratio(
             store, numerator=numerator, denominator=denominator, percent=percent, max_level=level
         )
-        answered |= _ratio_sentence(builder, result, part_in_whole=part_in_whole)
+        computed = _ratio_sentence(builder, result, part_in_whole=part_in_whole)
+        answered |= computed
+        top, bottom = result.numerator_fact, result.denominator_fact
+        if computed and top is not None and bottom is not None:
+            negative = top if top.value < 0 else bottom if bottom.value < 0 else None
+            mixed |= (
+                negative is not None
+                and (top.value < 0) != (bottom.value < 0)
+                and top.value != 0
+                and _OUTFLOW_NAME.search(builder.labels(negative.metric, negative.entity)["metric"])
+                is not None
+                and _SIGNED_NAME.search(builder.labels(negative.metric, negative.entity)["metric"])
+                is None
+            )
+    if answered and mixed:
+        # "what percentage of revenue was cost of sales" with the cost stored as (600): -60 %
+        # as stored, or 60 % from the sizes? A table's sign is its presentation
+        builder.add(text(builder.locale, "sign_mixed"), ())
+        return AnswerStatus.NEEDS_CLARIFICATION
     return AnswerStatus.ANSWERED if answered else AnswerStatus.REFUSED
 
 
 _RATIO_WORDS = ("ratio", "rapporto")
+_OUTFLOW_NAME = re.compile(
+    r"\b(?:costs?|expenses?|expenditures?|charges?|tax(?:es)?|depreciation|amortization"
+    r"|payments?|purchases?|repurchases?|dividends|interest|capex)\b",
+    re.IGNORECASE,
+)
+_SIGNED_NAME = re.compile(
+    r"\b(?:income(?!\s+tax)|profits?|earnings|loss(?:es)?|gains?|margins?|benefits?|surplus|deficit"
+    r"|change|net)\b",
+    re.IGNORECASE,
+)
+"""A row whose figures are outflows (``Cost of sales``, ``Interest expense``): a table may
+show them negative, a sign of presentation; a row that may be either sign by what it is
+(``Net income (loss)``, ``Income tax benefit``) is negative in earnest."""
 
 
 def _is_total(builder: _Builder, metric: str) -> bool:
