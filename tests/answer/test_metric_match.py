@@ -2512,3 +2512,40 @@ def test_a_share_or_ratio_of_figures_of_two_signs_is_asked_back(
     # a net loss is negative in earnest: its share of revenue is negative
     loss = ask_table(ws, "zb8", "What percentage of revenue was net income (loss) in 2019?")
     assert loss.status is AnswerStatus.ANSWERED and "-3 %" in loss.text
+
+
+def test_a_change_of_rows_that_are_already_changes_is_asked_back(tmp_path: Path) -> None:
+    """Found by a third adversarial pass: under 'Changes in operating assets and
+    liabilities:', 'by how much did accounts receivable increase in 2019' gave (50) - 20 = -70,
+    a change of changes. Rows under such a heading, or named '(Increase) decrease in ...', are
+    each period's movement: their figures are shown and the change is asked back. A
+    roll-forward's flows (interest cost under 'Change in benefit obligation') still compare."""
+    cash = [
+        ["", "2019", "2018"],
+        ["Net income", "300", "250"],
+        ["Changes in operating assets and liabilities:", "", ""],
+        ["Accounts receivable", "(50)", "20"],
+        ["Accounts payable", "40", "(15)"],
+        ["(Increase) decrease in inventories", "(10)", "5"],
+    ]
+    benefits = [
+        ["", "2019", "2018"],
+        ["Change in benefit obligation", "", ""],
+        ["Benefit obligation at beginning of year", "11,594", "13,064"],
+        ["Interest cost", "436", "392"],
+        ["Benefit obligation at end of year", "12,217", "11,594"],
+    ]
+    ws = tatqa_workspace(tmp_path, {"zb7": cash, "zbo": benefits})
+    for question in (
+        "By how much did accounts receivable increase in 2019?",
+        "What was the change in accounts payable from 2018 to 2019?",
+        "What was the change in the (increase) decrease in inventories from 2018 to 2019?",
+    ):
+        answer = ask_table(ws, "zb7", question)
+        assert answer.status is AnswerStatus.NEEDS_CLARIFICATION, (question, answer.text)
+        assert "Already a change?" in answer.text
+        assert not [f for f in answer.figures if f.kind is not FigureKind.FACT]
+    flows = ask_table(
+        ws, "zbo", "What is the percentage change in interest cost from 2018 to 2019?"
+    )
+    assert flows.status is AnswerStatus.ANSWERED and "11.22" in flows.text

@@ -87,6 +87,11 @@ _EN: dict[str, str] = {
         "its minus sign. Ask for the change from one period to the other."
     ),
     "sign_what_change": "change (the percentage change is the same either way)",
+    "already_changes": (
+        "Already a change? {metric} is read as {heading!r}: each of its figures above is that "
+        "period's change, so no change between them is computed. Ask for the figure of the "
+        "period itself."
+    ),
     "sign_mixed": (
         "As stored or in size? One of the two figures is stored negative and the other "
         "positive: the result above divides the values as stored; from their sizes it has the "
@@ -393,6 +398,11 @@ _IT: dict[str, str] = {
         "Chiedere la variazione da un periodo all'altro."
     ),
     "sign_what_change": "la variazione (la variazione percentuale è la stessa in ogni caso)",
+    "already_changes": (
+        "È già una variazione? {metric} è letto come {heading!r}: ciascun valore sopra è la "
+        "variazione del suo periodo, quindi nessuna variazione tra di essi è calcolata. Chiedi "
+        "il valore del periodo stesso."
+    ),
     "sign_mixed": (
         "Come memorizzato o per grandezza? Uno dei due valori è memorizzato negativo e l'altro "
         "positivo: il risultato sopra divide i valori come memorizzati; dalle loro grandezze ha "

@@ -54,7 +54,7 @@ from ragspine.periods import (
 )
 from ragspine.security import Principal, max_visible_level
 from ragspine.stores.facts import FactStore
-from ragspine.structured.facts import Fact, FactKey, Scale, locator_column
+from ragspine.structured.facts import Fact, FactKey, Scale, locator_column, locator_heading
 from ragspine.structured.headers import days_in, month_end_of, yearless_day
 from ragspine.structured.query import MetricResult, MetricStatus, query_metric
 
@@ -992,6 +992,13 @@ def _compared(
             return AnswerStatus.REFUSED
         _average(builder, result, metric, total=operation is Operation.SUM)
     else:
+        moved = _movement_heading(builder, result, metric)
+        if moved is not None:
+            # rows under "Changes in operating assets and liabilities:": each figure is
+            # already its period's change, so a change between them is a change of changes
+            label = builder.labels(metric, entities[0])["metric"]
+            builder.add(text(builder.locale, "already_changes", metric=label, heading=moved), ())
+            return AnswerStatus.NEEDS_CLARIFICATION
         points = reading.operation_word.startswith(_POINTS)
         if not percent and points:  # "the change in basis points" of an amount
             label = builder.labels(metric, entities[0])["metric"]
@@ -1379,6 +1386,37 @@ def _ratio(
         builder.add(text(builder.locale, "sign_mixed"), ())
         return AnswerStatus.NEEDS_CLARIFICATION
     return AnswerStatus.ANSWERED if answered else AnswerStatus.REFUSED
+
+
+_MOVEMENT_HEADING_RE = re.compile(
+    r"\bchanges?\s+in\s+(?:(?:operating|other)\s+)?(?:assets|liabilities|working\s+capital)\b"
+    r"|\(\s*(?:increase|decrease)\s*\)\s*(?:increase|decrease)\b"
+    r"|\b(?:increase|decrease)\s*\(\s*(?:increase|decrease)\s*\)",
+    re.IGNORECASE,
+)
+_MOVEMENT_NAME_RE = re.compile(
+    r"^\W*(?:\(\s*(?:increase|decrease)\s*\)\s*(?:increase|decrease)"
+    r"|(?:increase|decrease)\s*\(\s*(?:increase|decrease)\s*\)|(?:net\s+)?changes?)\s+in\b",
+    re.IGNORECASE,
+)
+"""A heading over balances that says its figures are their movements over each period
+(``Changes in operating assets and liabilities:``, ``(Increase) decrease in:``), or a row so
+named (``(Increase) decrease in receivables``, ``Change in inventories``); not a roll-forward's
+heading (``Change in benefit obligation``), whose rows are each period's own flows
+(``Interest cost``)."""
+
+
+def _movement_heading(builder: _Builder, result: CompareResult, metric: str) -> str | None:
+    """The heading or name under which ``result``'s facts are movements, if any."""
+    term = builder.glossary.metrics.terms.get(metric)
+    label = term.label if term is not None else metric
+    if _MOVEMENT_NAME_RE.search(label):
+        return label
+    for row in result.rows:
+        heading = locator_heading(row.fact.locator or "") if row.fact is not None else None
+        if heading is not None and _MOVEMENT_HEADING_RE.search(heading):
+            return heading
+    return None
 
 
 _RATIO_WORDS = ("ratio", "rapporto")
