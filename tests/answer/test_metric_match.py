@@ -2549,3 +2549,55 @@ def test_a_change_of_rows_that_are_already_changes_is_asked_back(tmp_path: Path)
         ws, "zbo", "What is the percentage change in interest cost from 2018 to 2019?"
     )
     assert flows.status is AnswerStatus.ANSWERED and "11.22" in flows.text
+
+
+def test_the_third_passs_rules_keep_what_they_must_not_catch(tmp_path: Path) -> None:
+    """A review of round sixteen's rules found them catching right answers; each is kept:
+    the subtotal after a 'Changes in ...:' heading compares, a margin stored as an amount sums,
+    a row under a 'Stock-based compensation:' heading answers 'stock-based compensation for
+    R&D', a flow named a change compares, a deferred tax credit's share is negative in
+    earnest, and IFRS's 'share of profit' is an amount."""
+    cash = [
+        ["(in millions)", "2019", "2018"],
+        ["Net income", "300", "250"],
+        ["Changes in operating assets and liabilities:", "", ""],
+        ["Accounts receivable", "(50)", "20"],
+        ["Net cash provided by operating activities", "370", "400"],
+    ]
+    allowance = [["(in millions)", "2019", "2018"], ["Change in valuation allowance", "55", "40"]]
+    margins = [
+        ["(in millions)", "2019", "2018"],
+        ["Revenue", "200,000", "180,000"],
+        ["Gross margin", "80,000", "74,940"],
+    ]
+    comp = [
+        ["(in millions)", "2019", "2018"],
+        ["Stock-based compensation:", "", ""],
+        ["Cost of revenue", "10", "8"],
+        ["Research and development", "50", "45"],
+    ]
+    tax = [
+        ["(in millions)", "2019", "2018"],
+        ["UK deferred tax", "(232)", "120"],
+        ["Total deferred tax expense/(credit)", "434", "300"],
+        ["Profit from associates and joint ventures", "57", "50"],
+    ]
+    tables = {"zc1": cash, "zc2": margins, "zc3": comp, "zc4": tax, "zc5": allowance}
+    ws = tatqa_workspace(tmp_path, tables)
+    between = "from 2018 to 2019?"
+    checks = [
+        ("zc1", f"What was the change in net cash provided by operating activities {between}",
+         "-30"),
+        ("zc5", f"What was the change in the change in valuation allowance {between}", "15"),
+        ("zc2", "What was the total gross margin in 2018 and 2019?", "154,940"),
+        ("zc3", "What was the stock-based compensation for research and development in 2019?",
+         "50"),
+        ("zc4", "What was UK deferred tax as a percentage of total deferred tax expense/(credit) "
+         "in 2019?", "-53.46"),
+        ("zc4", "What was the average share of profit from associates and joint ventures in 2018 "
+         "and 2019?", "53.5"),
+    ]  # fmt: skip
+    for uid, question, figure in checks:
+        answer = ask_table(ws, uid, question)
+        assert answer.status is AnswerStatus.ANSWERED, (question, answer.text)
+        assert figure in answer.text, (question, answer.text)

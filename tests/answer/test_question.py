@@ -645,3 +645,19 @@ def test_years_open_on_one_side_are_not_the_year(
     assert shifted.periods == ("FY2018",) and shifted.bad_period is None
     taxed = read_question("What was ACME's revenue in 2019 after tax?", glossary)
     assert taxed.periods == ("FY2019",) and taxed.bad_period is None
+
+
+def test_what_the_open_side_and_constant_rules_leave_alone(glossary: Glossary) -> None:
+    """Found by review: 'after tax in 2018', 'after the 2018 acquisition' and 'before 2018
+    restated figures' name no span of years; 'LIBOR plus 1.75%' and '2 times faster' are no
+    number to compute with."""
+    for question in (
+        "What was ACME's revenue in 2019 after the 2018 acquisition?",
+        "What was ACME's profit after tax in 2019 and after tax in 2018?",
+    ):
+        assert read_question(question, glossary).bad_period is None, question
+    assert not read_question(
+        "What do borrowings bear interest at, LIBOR plus 1.75%?", glossary
+    ).constant
+    assert not read_question("What grew 2 times faster than the market?", glossary).constant
+    assert read_question("What is ACME's revenue in 2024 plus 100?", glossary).constant

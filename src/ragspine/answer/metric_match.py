@@ -295,9 +295,9 @@ def unexplained_words(
         if start in matched:
             continue
         if stem in _OF_A_ROW and before > 0:
-            measure, measure_start, _ = tokens[before - 1]
+            measure, measure_start, measure_end = tokens[before - 1]
             if measure in _MEASURES_OF and measure not in taken:
-                found.append(key[measure_start:end])  # "the impairment of goodwill"
+                found.append(key[measure_start:measure_end])  # "the impairment of goodwill"
                 continue
         if stem == _CURRENT and stem not in taken:
             found.append(key[start:end])  # "current deferred revenue": the current part

@@ -273,9 +273,13 @@ def _selection(rest: str) -> tuple[Selection, tuple[int, int] | None]:
 
 _CONSTANT_RE = re.compile(
     r"(?<!\w)(?:times|multiplied by|divided by|less|minus|plus)\s+"
-    r"(?:(?:an?|and|assumed|initial|starting)\s+)*[$€£]?\s*\d[\d,]*(?:\.\d+)?(?![\d,])"
-    r"|(?<![\w.,])\d[\d,]*(?:\.\d+)?\s+times(?!\w)"
+    r"(?:(?:an?|and|assumed|initial|starting)\s+)*[$€£]?\s*\d[\d,]*(?:\.\d+)?(?![\d,.])"
+    r"(?!\s*(?:%|percent|per\s+cent|bps|basis\s+points?))"
+    r"|(?<![\w.,])\d[\d,]*(?:\.\d+)?\s+times(?!\w)(?!\s+(?:faster|slower|more|less|larger"
+    r"|greater|higher|lower|bigger|smaller|as|the\s+(?:size|rate|pace)))"
 )
+"""A number the question gives to compute with (``less an initial $100 investment``, ``times
+1000``); not a rate spread (``LIBOR plus 1.75%``) nor a comparison (``2 times faster``)."""
 _MOVED_RE = re.compile(
     r"(?<!\w)(?P<CHANGE>drop|dropped|jump|jumped|climb|climbed|expand|expanded|shrink|shrank"
     r"|shrunk|widen|widened|narrow|narrowed|improve|improved|worsen|worsened|deteriorate"
@@ -402,6 +406,11 @@ _SHOWN_RE = re.compile(
 _PERCENT_OF_RE = re.compile(
     r"(?<!\w)(?:percentage|percent|per cent|%|share|proportion|portion)\s+of(?!\w)"
 )
+_SHARE_OF_PROFIT_RE = re.compile(
+    r"(?<!\w)share\s+of\s+(?:the\s+)?(?:net\s+)?(?:profits?|results?|loss(?:es)?|income"
+    r"|earnings)(?!\w)"
+)
+"""IFRS's ``share of profit of associates``: an amount, no part of a whole asked."""
 _DESCRIBED_RE = re.compile(
     r"\W*(?:how\s+(?:is|are|was|were|do|does|did|has|have)|why|describe|explain)(?!\w)"
 )
@@ -554,7 +563,10 @@ _OTHER_YEAR_RE = re.compile(
 _OPEN_SIDE_RE = re.compile(
     r"(?<!\w)(?:before|prior\s+to|after|beyond|(?:later|earlier)\s+than)\s+(?:the\s+)?"
     r"(?:end\s+of\s+)?(?:fiscal\s+)?(?:year\s+)?(?:fy\s*)?(?:19|20)\d\d(?!\w)"
-    r"|(?<![\w-])(?:19|20)\d\d\s+(?:and|or)\s+(?:thereafter|beyond|after|later)(?!\w)"
+    r"(?=\s*(?:[?.,;:)]|$)|\s+(?:and|or|in|for|to|was|were|is|are|did|do|does|compared"
+    r"|versus|vs)\b)"
+    r"|(?<![\w-])(?:19|20)\d\d\s+(?:and|or)\s+(?:thereafter|beyond|after|later)"
+    r"(?=\s*(?:[?.,;:)]|$))"
 )
 """A part of a year (:data:`_PART_APART_RE`, matched on the question with its periods and
 metric names blanked, so a row named ``Quarterly dividend`` is never taken for it) or another
@@ -1099,7 +1111,7 @@ def read_question(
         respectively=bool(_EACH_RE.search(rest)),
         since=since,
         described=bool(_DESCRIBED_RE.match(text)),
-        percent_of=bool(_PERCENT_OF_RE.search(rest)),
+        percent_of=bool(_PERCENT_OF_RE.search(rest)) and not _SHARE_OF_PROFIT_RE.search(text),
         span_years=_span_years(outside),  # "the 3-year total": "total" may be a channel
         amount_asked=bool(_AMOUNT_ASKED_RE.search(text))
         and len(set(metrics)) == 1

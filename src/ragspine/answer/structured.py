@@ -978,7 +978,7 @@ def _compared(
         missing = any(row.fact is None for row in result.rows)
         # "the cumulative revenue growth", "the total operating margin in 2018 and 2019": a
         # rate of each period is no part of a whole, so a sum of them is no figure
-        rates = operation is Operation.SUM and _percent_like(builder, result.unit, metric)
+        rates = operation is Operation.SUM and percent and (result.unit == "%" or not amounts)
         if missing or rates:
             what = text(
                 builder.locale,
@@ -1371,15 +1371,18 @@ def _ratio(
         top, bottom = result.numerator_fact, result.denominator_fact
         if computed and top is not None and bottom is not None:
             negative = top if top.value < 0 else bottom if bottom.value < 0 else None
-            mixed |= (
-                negative is not None
-                and (top.value < 0) != (bottom.value < 0)
-                and top.value != 0
-                and _OUTFLOW_NAME.search(builder.labels(negative.metric, negative.entity)["metric"])
-                is not None
-                and _SIGNED_NAME.search(builder.labels(negative.metric, negative.entity)["metric"])
-                is None
-            )
+            if negative is not None and (top.value < 0) != (bottom.value < 0) and top.value:
+                name = builder.labels(negative.metric, negative.entity)["metric"]
+                mixed |= (
+                    _OUTFLOW_NAME.search(name) is not None
+                    and _SIGNED_NAME.search(name) is None
+                    and not any(  # negative in every period: the table's way to show it
+                        f.value > 0
+                        for f in store.scan(
+                            max_level=level, metric=negative.metric, entity=negative.entity
+                        )
+                    )
+                )
     if answered and mixed:
         # "what percentage of revenue was cost of sales" with the cost stored as (600): -60 %
         # as stored, or 60 % from the sizes? A table's sign is its presentation
@@ -1396,14 +1399,19 @@ _MOVEMENT_HEADING_RE = re.compile(
 )
 _MOVEMENT_NAME_RE = re.compile(
     r"^\W*(?:\(\s*(?:increase|decrease)\s*\)\s*(?:increase|decrease)"
-    r"|(?:increase|decrease)\s*\(\s*(?:increase|decrease)\s*\)|(?:net\s+)?changes?)\s+in\b",
+    r"|(?:increase|decrease)\s*\(\s*(?:increase|decrease)\s*\))\s+in\b",
+    re.IGNORECASE,
+)
+_SUBTOTAL_RE = re.compile(
+    r"^\W*(?:net\s+cash|total\b|cash\s+(?:generated|provided|used|flows?)\b)|\bactivities\b",
     re.IGNORECASE,
 )
 """A heading over balances that says its figures are their movements over each period
 (``Changes in operating assets and liabilities:``, ``(Increase) decrease in:``), or a row so
-named (``(Increase) decrease in receivables``, ``Change in inventories``); not a roll-forward's
-heading (``Change in benefit obligation``), whose rows are each period's own flows
-(``Interest cost``)."""
+named (``(Increase) decrease in receivables``); not a roll-forward's heading (``Change in
+benefit obligation``), whose rows are each period's own flows (``Interest cost``), nor a flow
+named a change (``Change in valuation allowance``, ``Net change in cash``), nor a subtotal
+after the heading's rows (``Net cash provided by operating activities``)."""
 
 
 def _movement_heading(builder: _Builder, result: CompareResult, metric: str) -> str | None:
@@ -1412,6 +1420,8 @@ def _movement_heading(builder: _Builder, result: CompareResult, metric: str) -> 
     label = term.label if term is not None else metric
     if _MOVEMENT_NAME_RE.search(label):
         return label
+    if _SUBTOTAL_RE.search(label):
+        return None  # the subtotal after "Changes in ...:" rows is a figure of its own
     for row in result.rows:
         heading = locator_heading(row.fact.locator or "") if row.fact is not None else None
         if heading is not None and _MOVEMENT_HEADING_RE.search(heading):
@@ -1427,7 +1437,7 @@ _OUTFLOW_NAME = re.compile(
 )
 _SIGNED_NAME = re.compile(
     r"\b(?:income(?!\s+tax)|profits?|earnings|loss(?:es)?|gains?|margins?|benefits?|surplus|deficit"
-    r"|change|net)\b",
+    r"|change|net|deferred|credits?)\b",
     re.IGNORECASE,
 )
 """A row whose figures are outflows (``Cost of sales``, ``Interest expense``): a table may

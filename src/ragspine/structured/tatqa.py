@@ -403,8 +403,9 @@ _NOT_MONEY = re.compile(
     r"|\bper\s+(?:user|subscriber|customer|unit|square\s+(?:foot|feet|metre|meter)|barrel|boe"
     r"|employee|store)\b"
     r"|^\W*(?:average\s+)?(?:selling|sales|realized|realised)\s+price\b"
-    r"|^\W*(?!(?:effect|effects|impact|change|changes|difference)\b)(?:[\w-]+\s+){0,4}rate"
-    r"(?:\s*\([^()]*\))?\W*$"
+    r"|^\W*(?:weighted[\s-]+average\s+)?(?:effective\s+)?(?:income\s+)?(?:tax|interest"
+    r"|discount|growth|inflation|churn|attrition|occupancy|utilization|utilisation|default"
+    r"|coupon|loss)\s+rate(?:\s*\([^()]*\))?\W*$"
     r"|^\W*(?:(?:ebitda|earnings|interest|fixed[\s-]+charge|debt[\s-]+service)\s+)+coverage"
     r"(?:\s+ratio)?(?:\s*\([^()]*\))?\W*$"
     r"|^\W*inventory\s+(?:turns|turnover)(?:\s*\([^()]*\))?\W*$",
@@ -414,7 +415,8 @@ _NOT_MONEY = re.compile(
 coverage, a turnover, a return on equity or assets, or a figure per user, unit or store
 (``Number of employees``, ``Days sales outstanding``, ``Debt to equity ratio``, ``Effective
 tax rate``, ``Interest coverage``, ``Inventory turns``, ``Average revenue per user``; not
-``Effect of foreign tax rate``, an amount): a table's money
+``Effect of foreign tax rate``, ``Tax at statutory rate`` or debt at a ``Fixed rate``,
+amounts): a table's money
 scale (``(in millions)``) is not its scale, so none is stated for it unless its own label or
 section heading states one, never ``12,000 million`` employees."""
 _MONEY_SCALES = frozenset({Scale.THOUSAND, Scale.MILLION, Scale.BILLION})
