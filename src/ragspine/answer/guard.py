@@ -33,7 +33,7 @@ from enum import StrEnum
 from ragspine.answer.types import Answer, AnswerStatus
 from ragspine.glossary import Glossary, MetricKind
 from ragspine.narrative.retrieve.snippets import Snippet
-from ragspine.structured.facts import Scale
+from ragspine.structured.facts import SCALE_WORDS, Scale
 
 _NUMBER_RE = re.compile(r"[0-9]+(?:[.,][0-9]+)*")
 _MARKED_RE = re.compile(r"(.+?) \[([0-9]+)\](?: |$)", re.DOTALL)
@@ -182,7 +182,7 @@ def fact_magnitude(scale: Scale | None, unit: str | None, *, percent: bool = Fal
     units or at a scale its source never stated."""
     if percent or (unit or "").casefold() in _PERCENT_UNITS:
         return PERCENT
-    if scale in (Scale.THOUSAND, Scale.MILLION, Scale.BILLION):
+    if scale in SCALE_WORDS:
         return scale.value
     return ""
 

@@ -54,7 +54,14 @@ from ragspine.periods import (
 )
 from ragspine.security import Principal, max_visible_level
 from ragspine.stores.facts import FactStore
-from ragspine.structured.facts import Fact, FactKey, Scale, locator_column, locator_heading
+from ragspine.structured.facts import (
+    SCALE_WORDS,
+    Fact,
+    FactKey,
+    Scale,
+    locator_column,
+    locator_heading,
+)
 from ragspine.structured.headers import days_in, month_end_of, yearless_day
 from ragspine.structured.query import MetricResult, MetricStatus, query_metric
 
@@ -621,7 +628,6 @@ def _stored_at_first_day(
     return True
 
 
-_MONEY_SCALES = frozenset({Scale.THOUSAND, Scale.MILLION, Scale.BILLION})
 _ENDED_RE = re.compile(r"(?<!\w)(?:ended|ending|end)(?!\w)", re.IGNORECASE)
 
 
@@ -840,11 +846,7 @@ def _lookups(
         for f in builder.figures
         if reading.duration_asked
         and f.result is not None
-        and (
-            f.result.currency
-            or f.result.unit == "%"
-            or f.result.scale in (Scale.THOUSAND, Scale.MILLION, Scale.BILLION)
-        )
+        and (f.result.currency or f.result.unit == "%" or f.result.scale in SCALE_WORDS)
     ]
     if found and money:
         # "how many years is the minimum lifespan of land": the row's stored amount ($117.2
@@ -964,7 +966,7 @@ def _compared(
         return AnswerStatus.REFUSED
     percent = _percent_like(builder, result.unit, metric)
     amounts = any(abs(row.value) > 100 for row in result.rows if row.value is not None) or any(
-        row.fact is not None and row.fact.scale in _MONEY_SCALES for row in result.rows
+        row.fact is not None and row.fact.scale in SCALE_WORDS for row in result.rows
     )  # above 100, or stored at a money scale ("(in millions)"): amounts, not percentages
     if reading.percent_of and amounts and not percent:
         # "the change in the percentage of sales from APAC" with APAC's sales stored
@@ -1402,16 +1404,16 @@ _MOVEMENT_NAME_RE = re.compile(
     r"|(?:increase|decrease)\s*\(\s*(?:increase|decrease)\s*\))\s+in\b",
     re.IGNORECASE,
 )
-_SUBTOTAL_RE = re.compile(
-    r"^\W*(?:net\s+cash|total\b|cash\s+(?:generated|provided|used|flows?)\b)|\bactivities\b",
-    re.IGNORECASE,
-)
 """A heading over balances that says its figures are their movements over each period
 (``Changes in operating assets and liabilities:``, ``(Increase) decrease in:``), or a row so
 named (``(Increase) decrease in receivables``); not a roll-forward's heading (``Change in
 benefit obligation``), whose rows are each period's own flows (``Interest cost``), nor a flow
 named a change (``Change in valuation allowance``, ``Net change in cash``), nor a subtotal
-after the heading's rows (``Net cash provided by operating activities``)."""
+after the heading's rows (``Net cash provided by operating activities``: :data:`_SUBTOTAL_RE`)."""
+_SUBTOTAL_RE = re.compile(
+    r"^\W*(?:net\s+cash|total\b|cash\s+(?:generated|provided|used|flows?)\b)|\bactivities\b",
+    re.IGNORECASE,
+)
 
 
 def _movement_heading(builder: _Builder, result: CompareResult, metric: str) -> str | None:

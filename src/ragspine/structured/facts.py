@@ -63,6 +63,10 @@ class Scale(StrEnum):
         return _MULTIPLIERS[self]
 
 
+SCALE_WORDS = frozenset({Scale.THOUSAND, Scale.MILLION, Scale.BILLION})
+"""The scales a scale word states (``in thousands``, ``$ million``): a figure at one is an
+amount, never a percentage, a rate or a count of people."""
+
 _MULTIPLIERS = {
     Scale.ONE: 1,
     Scale.THOUSAND: 1_000,

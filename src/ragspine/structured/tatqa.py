@@ -64,7 +64,7 @@ from ragspine.glossary import (
 from ragspine.periods import UNDATED, parse_period
 from ragspine.security import Sensitivity
 from ragspine.structured.convfinqa import metric_for_label
-from ragspine.structured.facts import Fact, FactKey, Scale, heading_note, utc_now
+from ragspine.structured.facts import SCALE_WORDS, Fact, FactKey, Scale, heading_note, utc_now
 from ragspine.structured.headers import (
     ANY_YEAR,
     INTERIM_REASON,
@@ -419,7 +419,6 @@ tax rate``, ``Interest coverage``, ``Inventory turns``, ``Average revenue per us
 amounts): a table's money
 scale (``(in millions)``) is not its scale, so none is stated for it unless its own label or
 section heading states one, never ``12,000 million`` employees."""
-_MONEY_SCALES = frozenset({Scale.THOUSAND, Scale.MILLION, Scale.BILLION})
 _IN_UNITS = re.compile(
     r"\(\s*(?:in\s+)?(?:[a-z]{2,3}\s*)?(?:dollars?|euros?|pounds?|yen|yuan|rupees?|francs?"
     rf"|[$€£¥])\s*\)|^{_PER_SHARE}\b",
@@ -1346,7 +1345,7 @@ def import_tatqa(
                     whole_name = row_label(row.label)
                     if _NEVER_SCALED.search(whole_name):  # "Diluted earnings per share"
                         column_scale = Scale.ONE  # under "(in millions)" with no "except"
-                    elif column_scale in _MONEY_SCALES and _NOT_MONEY.search(whole_name):
+                    elif column_scale in SCALE_WORDS and _NOT_MONEY.search(whole_name):
                         column_scale = None  # "Number of employees" under "(in millions)":
                         # not millions of people; a "%" column's rate stays as written
                 names = [label, *header_name.split(" / ")]  # not a heading over other rows
