@@ -661,3 +661,5 @@ def test_what_the_open_side_and_constant_rules_leave_alone(glossary: Glossary) -
     ).constant
     assert not read_question("What grew 2 times faster than the market?", glossary).constant
     assert read_question("What is ACME's revenue in 2024 plus 100?", glossary).constant
+    assert read_question("Give ACME's revenue in 2024 less 100.", glossary).constant
+    assert not read_question("What is ACME's revenue in 2024 plus 1.5%?", glossary).constant

@@ -273,7 +273,7 @@ def _selection(rest: str) -> tuple[Selection, tuple[int, int] | None]:
 
 _CONSTANT_RE = re.compile(
     r"(?<!\w)(?:times|multiplied by|divided by|less|minus|plus)\s+"
-    r"(?:(?:an?|and|assumed|initial|starting)\s+)*[$€£]?\s*\d[\d,]*(?:\.\d+)?(?![\d,.])"
+    r"(?:(?:an?|and|assumed|initial|starting)\s+)*[$€£]?\s*\d[\d,]*(?:\.\d+)?(?![\d,]|\.\d)"
     r"(?!\s*(?:%|percent|per\s+cent|bps|basis\s+points?))"
     r"|(?<![\w.,])\d[\d,]*(?:\.\d+)?\s+times(?!\w)(?!\s+(?:faster|slower|more|less|larger"
     r"|greater|higher|lower|bigger|smaller|as|the\s+(?:size|rate|pace)))"
