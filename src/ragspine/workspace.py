@@ -30,6 +30,7 @@ from ragspine.glossary import Glossary
 from ragspine.narrative.retrieve.options import SearchOptions, resolve_options
 from ragspine.security import PUBLIC, Principal
 from ragspine.stores.backend import Backend, SQLiteBackend, open_backend
+from ragspine.stores.chunks import check_library_name
 from ragspine.stores.facts import FactStore, WriteSummary
 from ragspine.stores.sqlite.errors import translate_read_errors, translate_store_errors
 from ragspine.structured.convfinqa import DEFAULT_LIBRARY as CONVFINQA_LIBRARY
@@ -396,6 +397,8 @@ class Workspace:
         ``progress(done, total)`` follows the filings, ``write_progress`` the facts written,
         ``text_progress`` the documents.
         """
+        if library is not None:  # a bad name fails before any fact is written
+            check_library_name(library)
         source = Path(path)
         filings = load_filings(source)
         with self._glossary_files.writing():
@@ -428,6 +431,7 @@ class Workspace:
         entities and row labels go to ``glossary.d/tatqa.toml``), paragraphs become documents
         of ``library`` with the entity in their metadata (see :mod:`ragspine.structured.tatqa`).
         """
+        check_library_name(library)  # a bad name fails before any fact is written
         source = Path(path)
         documents = load_tatqa(source)
         with self._glossary_files.writing():

@@ -947,3 +947,19 @@ def test_a_filings_text_in_any_shape(doc: object, paragraphs: int) -> None:
     assert len(found) == paragraphs
     if paragraphs:
         assert found == ("Net sales rose. Costs fell.",)
+
+
+def test_a_bad_library_name_fails_before_any_fact_is_written(tmp_path: Path) -> None:
+    """Found by a second read: with an invalid library name the facts landed and the text
+    failed (half an ingest). The name is checked first; nothing is written."""
+    import json
+
+    from ragspine.errors import ConfigError
+
+    source = tmp_path / "c.json"
+    source.write_text(json.dumps([_with_text("Single_FIS/2007/page_94.pdf-3", _RENT, "")]))
+    ws = Workspace.init(tmp_path / "ws")
+    with pytest.raises(ConfigError, match="invalid library name"):
+        ws.ingest_convfinqa(source, library="bad name/../x")
+    assert list(ws.facts.scan(max_level=9)) == []
+    assert not (tmp_path / "ws" / "glossary.d" / "convfinqa.toml").exists()

@@ -1169,3 +1169,22 @@ def test_rates_coverages_and_turns_take_no_money_scale() -> None:
     assert facts[("t1", "Effect of foreign tax rate", "FY2019")].scale is Scale.THOUSAND
     assert facts[("t2", "Total debt", "FY2019")].scale is Scale.MILLION
     assert facts[("t3", "Discount rate", "FY2019")].scale is Scale.ONE
+
+
+def test_a_bad_library_name_fails_before_any_fact_is_written(tmp_path: Path) -> None:
+    """As for ConvFinQA: an invalid library name for the paragraphs fails first, so no fact
+    and no glossary file is left behind by half an ingest."""
+    from ragspine.errors import ConfigError
+
+    document = {
+        "table": {"uid": "t1", "table": [["", "2019"], ["Revenue", "100"]]},
+        "paragraphs": [{"uid": "p1", "order": 1, "text": "Revenue grew."}],
+        "questions": [],
+    }
+    source = tmp_path / "t.json"
+    source.write_text(json.dumps([document]), "utf-8")
+    ws = Workspace.open(tmp_path / "ws", create=True)
+    with pytest.raises(ConfigError, match="invalid library name"):
+        ws.ingest_tatqa(source, library="no spaces allowed")
+    assert list(ws.facts.scan(max_level=9)) == []
+    assert not (tmp_path / "ws" / "glossary.d" / "tatqa.toml").exists()

@@ -104,7 +104,9 @@ FILING_PREFIX = "filing-"
 def detokenize(text: str) -> str:
     """ConvFinQA's lower-cased, space-separated tokens made readable enough for sentence
     splitting (``$ 106.4 million , $ 81.5`` -> ``$106.4 million, $81.5``; sentence starts
-    capitalised, not after an abbreviation such as ``u.s.``). Every number stays as written."""
+    capitalised, not after an abbreviation such as ``u.s.``). Every number stays as written;
+    only the cleaned source's repeat of a percentage in parentheses goes (``25% ( 25 % )`` ->
+    ``25%``)."""
     text = " ".join(text.split())
     text = re.sub(r"\s+([.,;:%)])", r"\1", text)
     text = re.sub(r"([($])\s+", r"\1", text)
