@@ -401,6 +401,37 @@ def test_a_number_the_question_multiplies_by_is_a_constant(glossary: Glossary) -
     assert not read_question(other, glossary).constant
 
 
+def test_one_figure_divided_by_another_is_a_ratio(tmp_path: Path) -> None:
+    """ConvFinQA dev: 'the amount of oil and gas mmboe from canada divided by the total' was
+    read as a lookup and answered with passages (or refused), and 'revenue divided by net
+    income' was answered with revenue alone. ``X divided by Y`` is the ratio of X to Y;
+    ``divided by 1000`` stays a number the question gives, and an initial investment named
+    after its amount (``less an initial investment of $100``) is such a number too."""
+    ws = tatqa_workspace(
+        tmp_path,
+        {
+            "calc": [
+                ["", "2019", "2018"],
+                ["Revenue", "1,200", "1,100"],
+                ["Net income", "150", "120"],
+            ]
+        },
+    )
+    answer = ask_table(ws, "calc", "What was revenue divided by net income in 2019?")
+    assert answer.status is AnswerStatus.ANSWERED, answer.text
+    assert "1,200 / 150 = 8" in answer.text, answer.text
+    # no row named: a passage cannot divide, so the structured route asks which figures
+    reading = read_question("what is the mmboe from canada divided by the total?", ws.glossary)
+    assert reading.operation is Operation.RATIO and reading.calculation
+    assert choose_route(reading, entity_given=True)[0] is Route.STRUCTURED
+    by_number = read_question("What was revenue in 2019 divided by 1000?", ws.glossary)
+    assert by_number.operation is not Operation.RATIO and by_number.constant
+    invested = "What is revenue in 2019 less an initial investment of $100?"
+    assert read_question(invested, ws.glossary).constant == "less an initial investment of $100"
+    answer = ask_table(ws, "calc", invested)
+    assert answer.status is not AnswerStatus.ANSWERED, answer.text
+
+
 def test_a_written_date_is_the_fiscal_year_holding_it(glossary: Glossary) -> None:
     """``12/31/10`` was not read at all before, so a change between two dates ran over the
     latest two stored years instead."""

@@ -86,7 +86,9 @@ _OPERATION_WORDS: tuple[tuple[Operation, str], ...] = (
     ),
     (
         Operation.RATIO,
-        r"ratio|rapporto|(?:as a )?proportion of|represent(?:s|ed)? in relation to|multiple of",
+        r"ratio|rapporto|(?:as a )?proportion of|represent(?:s|ed)? in relation to|multiple of"
+        # "X divided by the total": one figure over another ("divided by 100" is a constant)
+        r"|(?:divided|diviso)\s+(?:by|per)(?!\s+(?:an?\s+)?[$€£]?\s*\d)",
     ),
     (Operation.AVERAGE, r"(?<!weighted )(?<!weighted-)(?:average|mean)|media|medio"),
     (
@@ -273,13 +275,15 @@ def _selection(rest: str) -> tuple[Selection, tuple[int, int] | None]:
 
 _CONSTANT_RE = re.compile(
     r"(?<!\w)(?:times|multiplied by|divided by|less|minus|plus)\s+"
-    r"(?:(?:an?|and|assumed|initial|starting)\s+)*[$€£]?\s*\d[\d,]*(?:\.\d+)?(?![\d,]|\.\d)"
+    r"(?:(?:an?|and|assumed|initial|starting)\s+)*(?:(?:investment|amount|sum)\s+of\s+)?"
+    r"[$€£]?\s*\d[\d,]*(?:\.\d+)?(?![\d,]|\.\d)"
     r"(?!\s*(?:%|percent|per\s+cent|bps|basis\s+points?))"
     r"|(?<![\w.,])\d[\d,]*(?:\.\d+)?\s+times(?!\w)(?!\s+(?:faster|slower|more|less|larger"
     r"|greater|higher|lower|bigger|smaller|as|the\s+(?:size|rate|pace)))"
 )
-"""A number the question gives to compute with (``less an initial $100 investment``, ``times
-1000``); not a rate spread (``LIBOR plus 1.75%``) nor a comparison (``2 times faster``)."""
+"""A number the question gives to compute with (``less an initial $100 investment``, ``less an
+initial investment of $100``, ``times 1000``); not a rate spread (``LIBOR plus 1.75%``) nor a
+comparison (``2 times faster``)."""
 _MOVED_RE = re.compile(
     r"(?<!\w)(?P<CHANGE>drop|dropped|jump|jumped|climb|climbed|expand|expanded|shrink|shrank"
     r"|shrunk|widen|widened|narrow|narrowed|improve|improved|worsen|worsened|deteriorate"
