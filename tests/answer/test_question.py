@@ -432,6 +432,52 @@ def test_one_figure_divided_by_another_is_a_ratio(tmp_path: Path) -> None:
     assert answer.status is not AnswerStatus.ANSWERED, answer.text
 
 
+def test_a_change_or_an_average_inside_a_ratio_is_asked_back(tmp_path: Path) -> None:
+    """ConvFinQA dev: 'the ratio of the difference of citi to the s&p 500' was answered with
+    the ratio of the two values (0.93; the gold divides their differences). A change, a
+    difference, a sum less another or an average inside a ratio or a share is a second
+    calculation: asked back, never computed as the plain ratio (which gave 8 for 'the ratio of
+    average revenue to average net income' and 10.91 % for a share of two changes)."""
+    ws = tatqa_workspace(
+        tmp_path,
+        {
+            "calc": [
+                ["", "2019", "2018"],
+                ["Revenue", "1,200", "1,100"],
+                ["Net income", "150", "120"],
+                ["Cost of revenue", "500", "450"],
+            ]
+        },
+    )
+    for question in (
+        "What is the ratio of the difference of revenue to net income?",
+        "What is the ratio of the change in revenue from 2018 to 2019 to net income in 2019?",
+        "What is the ratio of average revenue to average net income?",
+        "What percentage of the change in revenue from 2018 to 2019 is the change in net income?",
+        "What is the ratio of revenue less cost of revenue to revenue in 2019?",
+    ):
+        answer = ask_table(ws, "calc", question)
+        assert answer.status is AnswerStatus.NEEDS_CLARIFICATION, (question, answer.text)
+        assert "two calculations at once" in answer.text, answer.text
+    # a plain share or ratio still computes, and so does a row whose name says a change
+    answer = ask_table(ws, "calc", "What is net income as a percentage of revenue in 2019?")
+    assert "150 / 1,200 = 12.5 %" in answer.text, answer.text
+    (tmp_path / "moves").mkdir()
+    ws2 = tatqa_workspace(
+        tmp_path / "moves",
+        {
+            "moves": [
+                ["", "2019", "2018"],
+                ["Change in working capital", "60", "40"],
+                ["Revenue", "1,200", "1,100"],
+            ]
+        },
+    )
+    question = "What is the ratio of change in working capital to revenue in 2019?"
+    answer = ask_table(ws2, "moves", question)
+    assert "60 / 1,200 = 0.05" in answer.text, answer.text
+
+
 def test_a_written_date_is_the_fiscal_year_holding_it(glossary: Glossary) -> None:
     """``12/31/10`` was not read at all before, so a change between two dates ran over the
     latest two stored years instead."""

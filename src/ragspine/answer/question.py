@@ -1272,9 +1272,10 @@ _TWO_METRICS = frozenset({Operation.SHARE, Operation.RATIO})
 def _second_operation(rest: str, operation: Operation) -> str:
     """The word of a second calculation outside the metrics' names: an average besides a
     change or a sum (``the change in the average X``, ``the sum of the average X``), a change
-    besides an average or a period selection (``in which years did X increase``), or the
+    besides an average or a period selection (``in which years did X increase``), the
     highest and lowest value or a sum besides a change (``the difference between the highest
-    and the lowest payment``): a compound the answer does not compute."""
+    and the lowest payment``), or a change or an average inside a share or a ratio (``the
+    ratio of the difference of X to Y``): a compound the answer does not compute."""
     if operation in _AVERAGED:
         summed = _SUMMED_RE.search(rest)
         if summed is not None:
@@ -1287,6 +1288,10 @@ def _second_operation(rest: str, operation: Operation) -> str:
         others = _AVERAGED
     elif operation in (Operation.WHICH_PERIODS, Operation.COUNT_PERIODS):
         others = CHANGES  # "in which years did sales increase": not the values' years
+    elif operation in _TWO_METRICS:
+        # "the ratio of the difference of X to Y", "the ratio of average X to average Y",
+        # "what percentage of the change in X is the change in Y": not X over Y
+        others = CHANGES | _AVERAGED
     else:
         return ""
     for match in _OPERATION_RE.finditer(rest):
