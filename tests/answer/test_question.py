@@ -437,7 +437,8 @@ def test_a_change_or_an_average_inside_a_ratio_is_asked_back(tmp_path: Path) -> 
     the ratio of the two values (0.93; the gold divides their differences). A change, a
     difference, a sum less another or an average inside a ratio or a share is a second
     calculation: asked back, never computed as the plain ratio (which gave 8 for 'the ratio of
-    average revenue to average net income' and 10.91 % for a share of two changes)."""
+    average revenue to average net income' and 10.91 % for a share of two changes), nor the
+    difference of two figures then divided by one as the difference alone (1,050)."""
     ws = tatqa_workspace(
         tmp_path,
         {
@@ -455,13 +456,18 @@ def test_a_change_or_an_average_inside_a_ratio_is_asked_back(tmp_path: Path) -> 
         "What is the ratio of average revenue to average net income?",
         "What percentage of the change in revenue from 2018 to 2019 is the change in net income?",
         "What is the ratio of revenue less cost of revenue to revenue in 2019?",
+        "What is the difference between revenue and net income divided by revenue in 2019?",
     ):
         answer = ask_table(ws, "calc", question)
         assert answer.status is AnswerStatus.NEEDS_CLARIFICATION, (question, answer.text)
         assert "two calculations at once" in answer.text, answer.text
-    # a plain share or ratio still computes, and so does a row whose name says a change
+    # a plain share or ratio still computes, and so does a row whose name says a change; one
+    # metric's change divided by its base is its percentage change, which the answer shows
     answer = ask_table(ws, "calc", "What is net income as a percentage of revenue in 2019?")
     assert "150 / 1,200 = 12.5 %" in answer.text, answer.text
+    question = "What was the change in revenue from 2018 to 2019 divided by the 2018 revenue?"
+    answer = ask_table(ws, "calc", question)
+    assert "(1,200 \N{MINUS SIGN} 1,100) / 1,100 = 9.09 %" in answer.text, answer.text
     (tmp_path / "moves").mkdir()
     ws2 = tatqa_workspace(
         tmp_path / "moves",

@@ -67,6 +67,10 @@ CHANGES = frozenset({Operation.CHANGE, Operation.PERCENT_CHANGE})
 """The operations that compute a change between periods."""
 
 
+_DIVIDED = r"(?:divided|diviso)\s+(?:by|per)(?!\s+(?:an?\s+)?[$€£]?\s*\d)"
+"""``divided by`` before a figure, not before a number the question gives."""
+_DIVIDED_RE = re.compile(rf"(?<!\w){_DIVIDED}(?!\w)")
+
 _OPERATION_WORDS: tuple[tuple[Operation, str], ...] = (
     (
         Operation.PERCENT_CHANGE,
@@ -88,7 +92,7 @@ _OPERATION_WORDS: tuple[tuple[Operation, str], ...] = (
         Operation.RATIO,
         r"ratio|rapporto|(?:as a )?proportion of|represent(?:s|ed)? in relation to|multiple of"
         # "X divided by the total": one figure over another ("divided by 100" is a constant)
-        r"|(?:divided|diviso)\s+(?:by|per)(?!\s+(?:an?\s+)?[$€£]?\s*\d)",
+        rf"|{_DIVIDED}",
     ),
     (Operation.AVERAGE, r"(?<!weighted )(?<!weighted-)(?:average|mean)|media|medio"),
     (
@@ -1045,6 +1049,11 @@ def read_question(
         if operation is Operation.CHANGE and _PERCENT_ASKED_RE.search(rest):
             operation = Operation.PERCENT_CHANGE  # "what percentage did sales increase by"
         second = _second_operation(rest, operation)
+        if operation in CHANGES and not second and len(set(metrics)) >= 2:
+            # "the difference between X and Y divided by X": a ratio of the difference (one
+            # metric's change divided by its base is its percentage change, which is shown)
+            divided = _DIVIDED_RE.search(rest, found.end())
+            second = divided.group(0) if divided is not None else ""
         several = len(set(periods)) >= 2 or year_range is not None
         if operation in _TWO_METRICS and several and not second and not _EACH_RE.search(rest):
             # "the total proportion of X as a percentage of Y in 2017 and 2018": the shares
