@@ -423,12 +423,91 @@ def test_a_row_holding_every_word_the_question_says_is_the_fallback() -> None:
         "What was the change in capital gain distributions from 2008 to 2009?", rows
     )
     assert found.metrics == ("cgd",) and not found.ambiguous
-    tie = match_by_question_words("What was the tier 1 capital in 2008?", rows)
-    assert tie.metrics == () and set(tie.ambiguous) == {"t1", "t1r"}
+    # a ratio of the capital is another measure, no stand-in for it (a fourth pass)
+    assert match_by_question_words("What was the tier 1 capital in 2008?", rows).metrics == ("t1",)
+    paid = {**rows, "cgdp": ("capital gain distributions paid",)}
+    tie = match_by_question_words("What was the change in capital gain distributions?", paid)
+    assert tie.metrics == () and set(tie.ambiguous) == {"cgd", "cgdp"}
     recoverable = "What are the proportional recoverable environmental capital expenditures?"
     assert not match_by_question_words(recoverable, rows).found
     assert not match_by_question_words("What was it in 2019?", rows).found  # says nothing
     assert not match_by_question_words("What were the lease payments in 2019?", rows).found
+
+
+@pytest.mark.parametrize(
+    ("question", "row"),
+    [
+        ("What was gross profit in 2019?", "Gross profit margin"),
+        ("What was net sales in 2019?", "Net sales growth"),
+        ("What was net income in 2019?", "Net income per share"),
+        ("What was book value in 2019?", "Book value per share"),
+        ("What was income tax in 2019?", "Income before income taxes"),
+        ("What were capital expenditures in 2019?", "Capital expenditures as a % of revenue"),
+        ("What was operating income in 2019?", "Operating income before depreciation"),
+        ("What were accounts payable in 2019?", "Accounts payable and accrued liabilities"),
+        ("What was cash and cash equivalents?", "Cash and cash equivalents and restricted cash"),
+        ("What were selling expenses in 2019?", "Selling, general and administrative expenses"),
+    ],
+)
+def test_a_wider_row_that_is_another_figure_is_no_fallback(question: str, row: str) -> None:
+    """Found by a fourth adversarial pass: each question was answered with the wider row
+    (gross profit as the 40 % margin, net income as 1.10 per share, income tax as the pre-tax
+    income). Words a row adds that name another measure (a margin, a growth, per share, a
+    percentage), or that come after ``and``, ``per``, ``before``, ``as``, a comma or ``%``
+    (a second item, a unit, a qualification, a base), make it another figure."""
+    from ragspine.answer.metric_match import match_by_question_words
+
+    rows = {"wide": (row,), "other": ("Revenue",)}
+    found = match_by_question_words(question, rows)
+    assert not found.found and not found.ambiguous, found
+    # the fallback still finds a row adding words of the same figure
+    kept = {
+        "What was the number of options granted in 2019?": "Options granted in the year",
+        "What was the effective tax rate in 2019?": "Effective income tax rate",
+        "What was the cash by operating activities for 2014?": "Cash provided by operating "
+        "activities",
+    }
+    for asked, label in kept.items():
+        assert match_by_question_words(asked, {"row": (label,), "other": ("Revenue",)}).metrics == (
+            "row",
+        ), asked
+
+
+def test_a_qualifier_after_the_row_and_its_year_is_read(tmp_path: Path) -> None:
+    """Found by a fourth adversarial pass: a word narrowing the row was read only right after
+    the row's name, so 'net income in 2019 per share' gave net income (500), and 'available
+    to', 'before', 'without' or ', gross' were not read at all. Past a period phrase, and for
+    these words right after the row too, the question now names another figure: asked back."""
+    ws = tatqa_workspace(
+        tmp_path,
+        {
+            "t": [
+                ["(in millions)", "2019", "2018"],
+                ["Net income", "500", "400"],
+                ["Total assets", "2,000", "1,800"],
+                ["Property, plant and equipment, net", "700", "650"],
+            ]
+        },
+    )
+    for question in (
+        "What was net income in 2019 per share?",
+        "What was net income for the year ended December 31, 2019 attributable to parent?",
+        "What was net income available to common shareholders in 2019?",
+        "What was net income before interest in 2019?",
+        "What was total assets in 2019 without goodwill?",
+        "What was net income in 2019, net of tax?",
+        "What was property, plant and equipment, gross in 2019?",
+    ):
+        answer = ask_table(ws, "t", question)
+        assert answer.status is AnswerStatus.NEEDS_CLARIFICATION, (question, answer.text)
+    for question, shown in (
+        ("What was net income in 2019?", "500"),
+        ("What was net income in 2019 in millions?", "500"),
+        ("What was property, plant and equipment, net in 2019?", "700"),
+        ("What were total assets in 2019 and 2018?", "1,800"),
+    ):
+        answer = ask_table(ws, "t", question)
+        assert answer.status is AnswerStatus.ANSWERED and shown in answer.text, answer.text
 
 
 def test_the_fallback_answers_end_to_end(tmp_path: Path) -> None:
@@ -1278,7 +1357,8 @@ def test_fourth_review_wrong_numbers_and_refusals(tmp_path: Path) -> None:
 
     borrowings = ask("What were the short-term borrowings in 2018?", "bank")
     assert borrowings.status is AnswerStatus.NEEDS_CLARIFICATION, borrowings.text
-    assert not borrowings.figures and "Average Rate" in borrowings.text
+    # the rate column is no stand-in for the balance (a fourth pass: another measure)
+    assert not borrowings.figures and "Average Balance" in borrowings.text
     effect = ask("What was the tax effect of unrealized gain on securities in 2019?", "tax")
     assert [f.result.value for f in effect.figures if f.result] == [Decimal("-10")], effect.text
     ws.close()

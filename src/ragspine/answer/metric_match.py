@@ -312,12 +312,22 @@ def unexplained_words(
     for index in range(len(tokens) - 2):  # "net income per share", "... attributable to"
         if tokens[index][1] not in matched or tokens[index + 1][1] in matched:
             continue
-        stem, start, end = tokens[index + 1]
-        unit = tokens[index + 2]
+        # past a period phrase: "net income in 2019 per share", "... for 2019 attributable to"
+        after = _past_periods(tokens, index + 1)
+        if after >= len(tokens) - 1 or tokens[after][1] in matched:
+            continue
+        stem, start, end = tokens[after]
+        unit = tokens[after + 1]
+        dated = after > index + 1
         if stem == "per" and unit[1] not in matched and unit[0] not in taken:
             found.append(key[start : unit[2]])
         elif (stem in _NARROWING_AFTER or stem in _CURRENT_LIKE) and stem not in taken:
             found.append(key[start:end])  # also "deferred revenue, current" / "non-current"
+        elif stem in _QUALIFYING and stem not in taken and not _dating(unit[0]):
+            # "net income before interest", "... without goodwill" ("before 2019" is a time)
+            found.append(key[start:end])
+        elif dated and stem == "net" and unit[0] == "of":
+            found.append(key[start : unit[2]])  # "net income in 2019, net of tax"
     for index in range(len(tokens) - 2):  # "revenue in Europe", "interest expense on notes"
         if tokens[index][1] not in matched or tokens[index + 1][1] in matched:
             continue
@@ -408,6 +418,22 @@ def _placed_part(
             return None  # "net revenue for Entergy Texas, Inc.": a company, by its legal form
         return key[start:end]
     return None
+
+
+def _past_periods(tokens: Sequence[tuple[str, int, int]], at: int) -> int:
+    """The index of the first token at or after ``at`` that is not in a phrase naming a
+    period (``in 2019``, ``for the year ended December 31, 2019``, ``in fiscal 2019``)."""
+    count = len(tokens)
+    while at < count and tokens[at][0] in _PLACING:
+        after = at + 1
+        dated = False
+        while after < count and _passed_over(tokens[after][0]):
+            dated = dated or _dating(tokens[after][0])
+            after += 1
+        if not dated:
+            return at
+        at = after
+    return at
 
 
 def _dating(stem: str) -> bool:
@@ -525,7 +551,8 @@ accounts receivable``, ``debt maturities``, ``employee compensation`` beside a r
 ``Employees``): the balance is not the figure asked."""
 _NARROWING_AFTER = (
     frozenset(
-        {"attribut", "alloc", "relat", "associ", *(_stem(w) for w in ("margin", "rate", "yield"))}
+        {"attribut", "alloc", "relat", "associ", "avail", "gross"}
+        | {_stem(w) for w in ("margin", "rate", "yield")}
     )
     | _MEASURES_OF
 )
@@ -1016,8 +1043,60 @@ def _widens(
         return False  # a number tells rows apart: "tier 1" is not "tier 2"
     if unsaid & _MONTHS and not months:
         return False  # so does a month: "notes due September 2025" is not "... March 2025"
-    first = next(stem for stem, _, _ in _words(_without_parts(spelling)) if stem not in _JOINING)
+    plain = _without_parts(spelling)
+    tokens = _words(plain)
+    if unsaid and _another_figure(plain, tokens, unsaid):
+        return False
+    first = next(stem for stem, _, _ in tokens if stem not in _JOINING)
     return first in every
+
+
+_OTHER_MEASURE = (
+    frozenset(
+        _stem(w)
+        for w in (
+            *("margin", "margins", "growth", "rate", "rates", "ratio", "ratios", "yield"),
+            *("percent", "percentage", "return", "returns", "multiple", "change", "changes"),
+            *("increase", "decrease", "days", "share", "shares"),
+        )
+    )
+    | _MEASURES_OF
+)
+"""Words a wider row may add that make it another measure of what the question names: ``Gross
+profit margin`` is no gross profit, ``Net sales growth`` no net sales."""
+_ADDING = frozenset(
+    _stem(w)
+    for w in (
+        *("and", "or", "per", "before", "after", "as", "of", "plus", "less", "net", "including"),
+        *("excluding", "without", "with", "other", "than", "to"),
+    )
+)
+"""Words after which a wider row's own words name something more or other than the question's
+figure: a second item (``Accounts payable and accrued liabilities``, ``... and restricted
+cash``), a unit (``Net income per share``), a qualification (``Income before income taxes``,
+``Operating income before depreciation``) or a base (``... as a % of revenue``)."""
+
+
+def _another_figure(
+    spelling: str, tokens: Sequence[tuple[str, int, int]], unsaid: frozenset[str]
+) -> bool:
+    """Whether a row's words the question does not say (``unsaid``) make the row another
+    figure than the one the question names (:data:`_OTHER_MEASURE`, :data:`_ADDING`, or after a
+    comma, ``&``, ``/`` or ``%``: ``Selling, general and administrative expenses`` is not
+    ``selling expenses``)."""
+    for index, (stem, start, _) in enumerate(tokens):
+        if stem not in unsaid:
+            continue
+        if stem in _OTHER_MEASURE or stem in _ADDING:
+            return True
+        if stem in _PLAIN_STEMS:
+            continue  # "Options granted in the year": a plain word names nothing of its own
+        if index == 0:
+            return True
+        before, _, end = tokens[index - 1]
+        if before in _ADDING or any(mark in spelling[end:start] for mark in ",&/%"):
+            return True
+    return False
 
 
 def match_by_question_words(
