@@ -484,6 +484,42 @@ def test_a_change_or_an_average_inside_a_ratio_is_asked_back(tmp_path: Path) -> 
     assert "60 / 1,200 = 0.05" in answer.text, answer.text
 
 
+def test_a_number_in_words_or_a_supposition_is_never_dropped(tmp_path: Path) -> None:
+    """Found by a fourth adversarial pass: 'half of revenue in 2019' and 'twice the revenue'
+    were answered with revenue (1,200), 'revenue in 2019 if it had grown 10%' with the actual
+    change, 'the square of revenue' with revenue, and 'net income plus depreciation' (no such
+    row) with net income. A number in words or in a supposition is a number the question
+    gives (shown, not computed), a square or a reciprocal is not computed here, and ``plus``
+    a figure not stored asks for it; periods in such words still read as periods."""
+    ws = tatqa_workspace(
+        tmp_path,
+        {
+            "calc": [
+                ["", "2019", "2018"],
+                ["Revenue", "1,200", "1,100"],
+                ["Net income", "150", "120"],
+            ]
+        },
+    )
+    for question, said in (
+        ("What was half of revenue in 2019?", "'half'"),
+        ("What was twice the revenue in 2019?", "'twice'"),
+        ("What was a third of revenue in 2019?", "'a third'"),
+        ("What was revenue in 2019 if it had grown 10%?", "'if it had grown 10%'"),
+        ("What is the square of revenue in 2019?", "'square of'"),
+        ("What is the reciprocal of revenue in 2019?", "'reciprocal'"),
+        ("What was net income in 2019 plus depreciation?", "('plus')"),
+    ):
+        answer = ask_table(ws, "calc", question)
+        assert answer.status is not AnswerStatus.ANSWERED, (question, answer.text)
+        assert said in answer.text, answer.text
+    answer = ask_table(ws, "calc", "What is revenue in 2019 plus net income?")
+    assert "1,200 + 150 = 1,350" in answer.text, answer.text
+    for period in ("the first half of 2019", "the second half of the year", "twice a year"):
+        reading = read_question(f"What was revenue in {period}?", ws.glossary)
+        assert not reading.constant, period
+
+
 def test_a_written_date_is_the_fiscal_year_holding_it(glossary: Glossary) -> None:
     """``12/31/10`` was not read at all before, so a change between two dates ran over the
     latest two stored years instead."""

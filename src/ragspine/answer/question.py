@@ -284,6 +284,16 @@ _CONSTANT_RE = re.compile(
     r"(?!\s*(?:%|percent|per\s+cent|bps|basis\s+points?))"
     r"|(?<![\w.,])\d[\d,]*(?:\.\d+)?\s+times(?!\w)(?!\s+(?:faster|slower|more|less|larger"
     r"|greater|higher|lower|bigger|smaller|as|the\s+(?:size|rate|pace)))"
+    # a number in words: "half of revenue", "twice the revenue", "a third of X" (not "the
+    # first half of 2019", "twice a year", "a quarter of 2019")
+    r"|(?<!first\s)(?<!second\s)(?<!back\s)(?<!\w)(?:half|twice|double|triple|quadruple"
+    r"|(?:a|one)\s+(?:third|quarter|fifth|tenth)|(?:two|three)\s+(?:thirds|quarters))"
+    r"(?=\s+(?:of\s+)?(?:the\s+|its\s+|their\s+|our\s+)?[^\W\d_])"
+    r"(?!\s+(?:of\s+)?(?:the\s+|a\s+|an\s+)?(?:years?|months?|quarters?|weeks?|days?|periods?"
+    r"|times|as|that|what|which|how)(?!\w))"
+    # a number of a supposition: "if it had grown 10%", "assuming a 5% increase"
+    r"|(?<!\w)(?:if|assuming|suppose|supposing)\s[^?]{0,80}?(?<![\w.,])\d[\d,]*(?:\.\d+)?"
+    r"\s*(?:%|percent|per\s+cent)"
 )
 """A number the question gives to compute with (``less an initial $100 investment``, ``less an
 initial investment of $100``, ``times 1000``); not a rate spread (``LIBOR plus 1.75%``) nor a
@@ -309,7 +319,8 @@ _ASKS_HOW_MUCH_RE = re.compile(
 )
 _UNCOMPUTED_RE = re.compile(
     r"(?<!\w)(?:cagr|compound(?:ed)?\s+(?:annual\s+)?growth(?:\s+rate)?|annuali[sz]ed"
-    r"|standard\s+deviation|median)(?!\w)"
+    r"|standard\s+deviation|median|squared|square\s+(?:root\s+)?of|reciprocal|inverse\s+of"
+    r"|(?:natural\s+)?log(?:arithm)?\s+of)(?!\w)"
 )
 """Calculations the answer does not compute: a question naming one is shown its figures and
 refused, never answered with them as if they were the result (``the CAGR of revenue from 2016
@@ -1270,7 +1281,7 @@ def _whole_year_from(text: str, found: re.Match[str], fiscal_start_month: int) -
 
 
 _SUMMED_RE = re.compile(r"(?<!\w)(?:sum|summed|combined|somma)(?!\w)")
-_SUM_WORD_RE = re.compile(r"(?<!\w)(?:sum|somma)(?!\w)")
+_SUM_WORD_RE = re.compile(r"(?<!\w)(?:sum|somma|plus(?=\s+(?:the\s+)?[^\W\d_]))(?!\w)")
 _EXTREME_RE = re.compile(rf"(?<!\w)the\s+(?:{_EXTREMES})(?!\w)")
 """A value picked among several (``the highest``), not a word of a row's description (``the
 total maximum exposure to loss``)."""
