@@ -520,6 +520,37 @@ def test_a_number_in_words_or_a_supposition_is_never_dropped(tmp_path: Path) -> 
         assert not reading.constant, period
 
 
+def test_a_share_of_figures_from_different_years_is_asked_back(tmp_path: Path) -> None:
+    """Found by a fourth adversarial pass: 'operating income in 2019 as a percentage of revenue
+    in 2018' was answered with each year's own share (12.5 % and 10.91 %), neither of them the
+    150 / 1,100 asked for. Figures each named with a year of its own are asked back; both
+    figures over the same years, and one figure over two years, still compute."""
+    ws = tatqa_workspace(
+        tmp_path,
+        {
+            "calc": [
+                ["", "2019", "2018"],
+                ["Revenue", "1,200", "1,100"],
+                ["Net income", "150", "120"],
+            ]
+        },
+    )
+    for question in (
+        "What was net income in 2019 as a percentage of revenue in 2018?",
+        "What was the ratio of 2019 net income to 2018 revenue?",
+    ):
+        answer = ask_table(ws, "calc", question)
+        assert answer.status is AnswerStatus.NEEDS_CLARIFICATION, (question, answer.text)
+        assert "Which year for each figure?" in answer.text, answer.text
+    for question, shown in (
+        ("What was net income as a percentage of revenue in 2019 and 2018?", "120 / 1,100"),
+        ("What was net income in 2019 and 2018 as a percentage of revenue?", "150 / 1,200"),
+        ("What is the ratio of revenue in 2019 to revenue in 2018?", "1,200 / 1,100"),
+    ):
+        answer = ask_table(ws, "calc", question)
+        assert answer.status is AnswerStatus.ANSWERED and shown in answer.text, answer.text
+
+
 def test_a_written_date_is_the_fiscal_year_holding_it(glossary: Glossary) -> None:
     """``12/31/10`` was not read at all before, so a change between two dates ran over the
     latest two stored years instead."""

@@ -222,6 +222,11 @@ _EN: dict[str, str] = {
         "The question asks for two calculations at once ({words}): one answer computes one. "
         "Ask for each in turn."
     ),
+    "crossed_periods": (
+        "Which year for each figure? The question names a year of its own for each figure of "
+        "its {word}, and a share or a ratio is computed here within one year. Ask for both "
+        "figures in one year, or for each figure in turn."
+    ),
     "one_figure_summed": (
         "The question asks to add ({word}) but names one figure: name each figure to add, or "
         "the periods to add it over."
@@ -580,6 +585,11 @@ _IT: dict[str, str] = {
     "two_operations": (
         "La domanda chiede due calcoli insieme ({words}): una risposta ne calcola uno. "
         "Chiederli uno alla volta."
+    ),
+    "crossed_periods": (
+        "Quale anno per ciascun valore? La domanda indica un anno diverso per ogni valore del "
+        "suo {word}, e una quota o un rapporto si calcola qui entro un solo anno. Chiedere "
+        "entrambi i valori nello stesso anno, oppure ciascun valore a sé."
     ),
     "one_figure_summed": (
         "La domanda chiede di sommare ({word}) ma nomina un solo valore: indicare ogni valore da "

@@ -810,6 +810,10 @@ class QuestionReading:
     """The base period is said with ``since`` (``total revenue since 2017``): up to now."""
     described: bool = False
     """The question asks how something is done or why (``how are ... stated``, ``why``)."""
+    crossed: bool = False
+    """A share or a ratio whose figures each have a year of their own (``operating income in
+    2019 as a percentage of revenue in 2018``, ``2019 net income to 2018 revenue``): computed
+    here within one period only, so asked back rather than answered year by year."""
 
     @property
     def calculation(self) -> bool:
@@ -1135,6 +1139,7 @@ def read_question(
         respectively=bool(_EACH_RE.search(rest)),
         since=since,
         described=bool(_DESCRIBED_RE.match(text)),
+        crossed=operation in _TWO_METRICS and _crossed(named.spans, read),
         percent_of=bool(_PERCENT_OF_RE.search(rest)) and not _SHARE_OF_PROFIT_RE.search(text),
         span_years=_span_years(outside),  # "the 3-year total": "total" may be a channel
         amount_asked=bool(_AMOUNT_ASKED_RE.search(text))
@@ -1287,6 +1292,25 @@ _EXTREME_RE = re.compile(rf"(?<!\w)the\s+(?:{_EXTREMES})(?!\w)")
 total maximum exposure to loss``)."""
 _AVERAGED = frozenset({Operation.AVERAGE})
 _TWO_METRICS = frozenset({Operation.SHARE, Operation.RATIO})
+
+
+def _crossed(
+    metric_spans: Sequence[tuple[int, int]], read: Sequence[tuple[int, int, Period]]
+) -> bool:
+    """Whether the metrics and the periods a question names alternate, each metric with a
+    period of its own that differs from the other's (``X in 2019 as a percentage of Y in
+    2018``, ``2019 X to 2018 Y``); ``X and Y in 2019 and 2018`` and ``X in 2019 and 2018 as a
+    percentage of Y`` name the periods of both figures."""
+    marks = sorted(
+        [(start, "", "") for start, _ in metric_spans]
+        + [(start, "period", period.label) for start, _, period in read]
+    )
+    groups = [
+        (kind, frozenset(label for _, _, label in run))
+        for kind, run in itertools.groupby(marks, key=lambda mark: mark[1])
+    ]
+    said = [labels for kind, labels in groups if kind]
+    return len(groups) >= 4 and len(set(said)) >= 2
 
 
 def _second_operation(rest: str, operation: Operation) -> str:

@@ -386,6 +386,8 @@ def answer_figures(
                 return _clarify(text(locale, "one_figure_summed", word=word))
             words = f"{reading.operation_word!r}, {reading.second_operation!r}"
             return _clarify(text(locale, "two_operations", words=words))
+    if reading.crossed and len(reading.metrics) >= 2:
+        return _clarify(text(locale, "crossed_periods", word=quote_input(reading.operation_word)))
     if not reading.metrics:
         known = [(code, t.label) for code, t in glossary.metrics.terms.items()]
         scope = entity_code or (reading.entities[0] if len(reading.entities) == 1 else None)
