@@ -551,6 +551,41 @@ def test_a_share_of_figures_from_different_years_is_asked_back(tmp_path: Path) -
         assert answer.status is AnswerStatus.ANSWERED and shown in answer.text, answer.text
 
 
+def test_how_much_lower_is_the_fall_not_the_rise(tmp_path: Path) -> None:
+    """Found by a fourth adversarial pass: 'how much lower was revenue in 2019 than in 2018'
+    (800 -> 1,000) was answered 200, as if revenue had fallen; 'how much lower was revenue
+    than operating expenses' gave revenue less expenses (700); 'how much less were operating
+    expenses in 2019 compared to 2018' gave -50; 'how much higher was revenue than 500' gave
+    revenue alone. Lower, smaller, less and fewer ask for the fall or the second figure less
+    the first; a number after ``than`` is a number the question gives."""
+    ws = tatqa_workspace(
+        tmp_path,
+        {
+            "t": [
+                ["(in millions)", "2019", "2018"],
+                ["Revenue", "1,000", "800"],
+                ["Operating expenses", "300", "350"],
+            ]
+        },
+    )
+    minus = "\N{MINUS SIGN}"
+    for question, shown in (
+        ("How much lower was revenue in 2019 than in 2018?", f"800 {minus} 1,000 = -200"),
+        ("How much less were operating expenses in 2019 compared to 2018?", "= 50 million"),
+        ("How much lower were operating expenses in 2019 than in 2018?", "= 50 million"),
+        ("How much lower were operating expenses than revenue in 2019?", "= 700 million"),
+        ("How much higher was revenue in 2019 than in 2018?", f"1,000 {minus} 800 = 200"),
+    ):
+        answer = ask_table(ws, "t", question)
+        assert answer.status is AnswerStatus.ANSWERED, (question, answer.text)
+        assert shown in answer.text, (question, answer.text)
+    answer = ask_table(ws, "t", "How much lower was revenue than operating expenses in 2019?")
+    assert answer.status is AnswerStatus.NEEDS_CLARIFICATION, answer.text
+    assert f"300 {minus} 1,000 = -700" in answer.text, answer.text
+    answer = ask_table(ws, "t", "How much higher was revenue in 2019 than 500?")
+    assert answer.status is AnswerStatus.REFUSED and "number it gives" in answer.text
+
+
 def test_a_written_date_is_the_fiscal_year_holding_it(glossary: Glossary) -> None:
     """``12/31/10`` was not read at all before, so a change between two dates ran over the
     latest two stored years instead."""

@@ -938,10 +938,12 @@ def _compared(
     # percentage is the difference between ...": no plain difference answers it)
     differing = _differing(reading.operation_word) and operation is Operation.CHANGE
     if two and (subtracting or (differing and not reading.percent_asked)):
-        # "X less Y in 2008", "the difference between X and Y in 2019"
+        # "X less Y in 2008", "the difference between X and Y in 2019"; "how much lower was
+        # X than Y": Y less X
+        lesser = _lesser(reading.operation_word)
         return _metrics_sum(
             builder,
-            reading.metrics,
+            reading.metrics[::-1] if lesser else reading.metrics,
             entities[0],
             periods[0],
             store,
@@ -1008,7 +1010,9 @@ def _compared(
             label = builder.labels(metric, entities[0])["metric"]
             builder.add(text(builder.locale, "percent_not_stored", metric=label), ())
             return AnswerStatus.REFUSED
-        falling = _last_word(reading.operation_word) in _FALLING and not any(
+        falling = (
+            _last_word(reading.operation_word) in _FALLING or _lesser(reading.operation_word)
+        ) and not any(
             row.value < 0 for row in result.rows if row.value is not None
         )  # an expense stored as (3,343): which way it "fell" is the asker's sign convention
         percent_only = operation is Operation.PERCENT_CHANGE
@@ -1045,10 +1049,21 @@ def _undirected_fall(reading: QuestionReading, result: CompareResult) -> bool:
     the change over time is then negative, the gap between the two is not."""
     if not _differing(reading.operation_word) or reading.base_period or reading.backward:
         return False
+    if _lesser(reading.operation_word):
+        return False  # "how much lower was X in 2019 than in 2018": the fall is asked
     if len(result.steps) != 1 or len({row.entity for row in result.rows}) != 1:
         return False
     difference = result.steps[0].difference
     return difference is not None and difference < 0
+
+
+_LESSER = frozenset(("lower", "smaller", "less", "fewer"))
+
+
+def _lesser(words: str) -> bool:
+    """Whether an operation's words ask how much lower one figure is (``how much lower was X
+    in 2019 than in 2018``): the later figure's fall, or the second figure less the first."""
+    return words.startswith("how much ") and _last_word(words) in _LESSER
 
 
 def _last_word(words: str) -> str:
