@@ -107,11 +107,15 @@ _PATTERNS: tuple[tuple[PeriodKind, re.Pattern[str]], ...] = tuple(
         (PeriodKind.MONTH, rf"(?P<mn>{_MONTH_ALT})\.?\s*,?\s*(?P<y4>\d{{4}})"),
     )
 )
+RELATIVE_SHIFTS = {
+    **{"this": 0, "current": 0, "last": -1, "previous": -1, "prior": -1, "preceding": -1},
+    **{"next": 1, "following": 1, "subsequent": 1},
+}
+"""How many periods a word naming one relative to another moves it (``prior year``)."""
 _RELATIVE = re.compile(
-    r"^(?P<which>this|current|last|previous|prior|next)\s+"
+    rf"^(?P<which>{'|'.join(RELATIVE_SHIFTS)})[\s-]+"
     r"(?:fiscal\s+)?(?P<unit>year|half|quarter|month)$"
 )
-_SHIFT = {"this": 0, "current": 0, "last": -1, "previous": -1, "prior": -1, "next": 1}
 
 
 def full_year(digits: str) -> int:
@@ -191,7 +195,7 @@ def parse_period(
                 f"relative period {quote_input(raw)} needs a reference date: pass reference_date"
             )
         current = period_of_date(reference_date, PeriodKind(relative["unit"]), fiscal_start_month)
-        return shift_period(current, _SHIFT[relative["which"]])
+        return shift_period(current, RELATIVE_SHIFTS[relative["which"]])
     raise _unrecognized(raw)
 
 

@@ -586,6 +586,22 @@ def test_how_much_lower_is_the_fall_not_the_rise(tmp_path: Path) -> None:
     assert answer.status is AnswerStatus.REFUSED and "number it gives" in answer.text
 
 
+def test_a_year_named_from_another_hyphenated_or_following_is_read(glossary: Glossary) -> None:
+    """Found by a fourth adversarial pass: 'the prior-year revenue in 2019' was answered with
+    2019's revenue, 'the following year's revenue for 2018' with 2018's and 'the subsequent
+    year revenue for 2017' with 2017's: the relative year was not read at all. Hyphenated,
+    possessive, ``preceding``, ``following`` and ``subsequent`` years are read from the year
+    named beside them, as ``the prior year`` was; a ``year-end`` is no year."""
+    for question, periods in (
+        ("What was the prior-year revenue in 2019?", ("FY2018", "FY2019")),
+        ("What was the following year's revenue for 2018?", ("FY2019", "FY2018")),
+        ("What was the subsequent year revenue for 2017?", ("FY2018", "FY2017")),
+        ("What was the preceding year's revenue for 2017?", ("FY2016", "FY2017")),
+        ("What were the following year-end balances in 2019?", ("FY2019",)),
+    ):
+        assert read_question(question, glossary).periods == periods, question
+
+
 def test_a_written_date_is_the_fiscal_year_holding_it(glossary: Glossary) -> None:
     """``12/31/10`` was not read at all before, so a change between two dates ran over the
     latest two stored years instead."""

@@ -27,7 +27,14 @@ from ragspine.analysis import match_key
 from ragspine.answer.metric_match import MetricMatch, placed_within
 from ragspine.errors import PeriodError
 from ragspine.glossary import Glossary, TermType
-from ragspine.periods import ITALIAN_MONTHS, Period, PeriodKind, parse_period, period_of_date
+from ragspine.periods import (
+    ITALIAN_MONTHS,
+    RELATIVE_SHIFTS,
+    Period,
+    PeriodKind,
+    parse_period,
+    period_of_date,
+)
 from ragspine.structured.headers import date_of, split_year_period
 
 
@@ -459,7 +466,7 @@ in a list (``for F19``, ``between F19 and F18``, ``F17, F18 and F19``, ``F18/F19
 part (``Q3 F19``)."""
 _PERIOD_RE = re.compile(
     r"(?<![\w.,])(?:"
-    r"(?:this|current|last|previous|prior|next)\s+(?:fiscal\s+)?(?:year|half|quarter|month)"
+    rf"(?:{'|'.join(RELATIVE_SHIFTS)})[\s-]+(?:fiscal\s+)?(?:year|half|quarter|month)(?!-)"
     r"|(?P<date>\d{1,2}/\d{1,2}/(?:\d{4}|\d{2})|\d{1,2}(?P<sep>[.-])\d{1,2}(?P=sep)\d{4}"
     r"|\d{4}(?P<ysep>[-/.])\d{1,2}(?P=ysep)\d{1,2})"
     rf"|(?P<split>(?:(?:{_FY})?(?:19|20)\d{{2}}\s*(?:/\s*\d{{1,2}}|[\u2013-]\s*\d{{2}})"
@@ -493,10 +500,7 @@ actual year), read as the year; a year marked as a plan (``2019E``, ``2019F``, `
 ``2019B``) is no year here and is reported, never read as the year's actual figure."""
 
 
-_RELATIVE_YEAR_RE = re.compile(
-    r"(?P<which>this|current|last|previous|prior|next)\s+(?:fiscal\s+)?year"
-)
-_YEAR_SHIFTS = {"this": 0, "current": 0, "last": -1, "previous": -1, "prior": -1, "next": 1}
+_RELATIVE_YEAR_RE = re.compile(rf"(?P<which>{'|'.join(RELATIVE_SHIFTS)})[\s-]+(?:fiscal\s+)?year")
 
 
 def _years_beside(
@@ -513,7 +517,7 @@ def _years_beside(
     for start, end, period in read:
         found = _RELATIVE_YEAR_RE.fullmatch(scanned[start:end])
         if found is not None:
-            relative[period.label] = _YEAR_SHIFTS[found["which"]]
+            relative[period.label] = RELATIVE_SHIFTS[found["which"]]
         elif period.kind is PeriodKind.YEAR:
             named.add(period.year)
     if not relative or len(named) != 1:
