@@ -602,6 +602,31 @@ def test_a_year_named_from_another_hyphenated_or_following_is_read(glossary: Glo
         assert read_question(question, glossary).periods == periods, question
 
 
+def test_a_year_read_from_a_january_or_february_column_says_so(tmp_path: Path) -> None:
+    """Found by a fourth adversarial pass: with columns 'February 1, 2020' and 'February 2,
+    2019', 'revenue in fiscal 2019' gave the February 2019 column's 800 and said nothing of
+    the reading; many retailers call the year ending February 1, 2020 fiscal 2019. The answer
+    keeps the header's calendar year and now says so, as an assumption naming no number."""
+    ws = tatqa_workspace(
+        tmp_path,
+        {
+            "retail": [
+                ["(in millions)", "February 1, 2020", "February 2, 2019"],
+                ["Revenue", "1,000", "800"],
+            ],
+            "calendar": [
+                ["(in millions)", "December 31, 2019", "December 31, 2018"],
+                ["Revenue", "1,000", "800"],
+            ],
+        },
+    )
+    early = ask_table(ws, "retail", "What was revenue in fiscal 2019?")
+    assert "800" in early.text and any("retailers" in a for a in early.assumptions), early.text
+    assert not any(ch.isdigit() for a in early.assumptions if "retailers" in a for ch in a)
+    late = ask_table(ws, "calendar", "What was revenue in fiscal 2019?")
+    assert "1,000" in late.text and not any("retailers" in a for a in late.assumptions)
+
+
 def test_a_written_date_is_the_fiscal_year_holding_it(glossary: Glossary) -> None:
     """``12/31/10`` was not read at all before, so a change between two dates ran over the
     latest two stored years instead."""

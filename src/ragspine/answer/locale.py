@@ -213,6 +213,11 @@ _EN: dict[str, str] = {
         "Periods: {earlier} to {later} (the question names the later year first; a change runs "
         "forward in time)."
     ),
+    "assume_early_year_end": (
+        "Years: a figure from a column dated in January or February is of the calendar year "
+        "of that date, as the source's header dates it; many retailers name such a year by the "
+        "year it starts in, one year earlier."
+    ),
     "total_or_each": (
         "Each year or their sum? {metric} is a total itself, and the question asks for a total "
         "over several years. Ask for {metric} in each year, or for the sum of {metric} over "
@@ -577,6 +582,11 @@ _IT: dict[str, str] = {
     "assume_forward": (
         "Periodi: da {earlier} a {later} (la domanda nomina prima l'anno successivo; una "
         "variazione procede in avanti nel tempo)."
+    ),
+    "assume_early_year_end": (
+        "Anni: un valore da una colonna datata gennaio o febbraio è dell'anno solare di quella "
+        "data, come la intesta la fonte; molti retailer chiamano quell'anno con l'anno in cui "
+        "inizia, un anno prima."
     ),
     "total_or_each": (
         "Ogni anno o la loro somma? {metric} è già un totale, e la domanda chiede un totale su "
