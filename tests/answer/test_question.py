@@ -857,6 +857,9 @@ def test_an_f_and_two_digits_after_a_product_is_no_year(glossary: Glossary) -> N
         ("What was ACME's revenue after 2018?", "after 2018"),
         ("What are ACME's commitments due beyond 2022?", "beyond 2022"),
         ("What are ACME's commitments due in 2023 and thereafter?", "2023 and thereafter"),
+        # a fourth pass: "cumulative revenue through 2019" gave 2019's revenue
+        ("What was ACME's cumulative revenue through 2019?", "through 2019"),
+        ("What was ACME's total revenue up to 2019?", "up to 2019"),
     ],
 )
 def test_years_open_on_one_side_are_not_the_year(
@@ -871,6 +874,8 @@ def test_years_open_on_one_side_are_not_the_year(
     assert shifted.periods == ("FY2018",) and shifted.bad_period is None
     taxed = read_question("What was ACME's revenue in 2019 after tax?", glossary)
     assert taxed.periods == ("FY2019",) and taxed.bad_period is None
+    spanned = read_question("What was ACME's revenue from 2017 through 2019?", glossary)
+    assert spanned.bad_period is None and spanned.year_range == (2017, 2019)
 
 
 def test_what_the_open_side_and_constant_rules_leave_alone(glossary: Glossary) -> None:

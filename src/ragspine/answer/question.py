@@ -595,6 +595,11 @@ _OPEN_SIDE_RE = re.compile(
     r"|versus|vs)\b)"
     r"|(?<![\w-])(?:19|20)\d\d\s+(?:and|or)\s+(?:thereafter|beyond|after|later)"
     r"(?=\s*(?:[?.,;:)]|$))"
+    # "cumulative revenue through 2019": up to it, from no year named ("2017 through 2019"
+    # and "from 2017 through 2019" are spans)
+    r"|(?<!\d\s)(?<!\d)(?<!\w)(?:through|thru|until|till|up\s+to|up\s+until)\s+(?:the\s+)?"
+    r"(?:end\s+of\s+)?(?:fiscal\s+)?(?:year\s+)?(?:fy\s*)?(?:19|20)\d\d(?!\w)"
+    r"(?=\s*(?:[?.,;:)]|$)|\s+(?:and|or|in|for|was|were|is|are|did|do|does)\b)"
 )
 """A part of a year (:data:`_PART_APART_RE`, matched on the question with its periods and
 metric names blanked, so a row named ``Quarterly dividend`` is never taken for it) or another
