@@ -595,12 +595,15 @@ _OPEN_SIDE_RE = re.compile(
     r"|versus|vs)\b)"
     r"|(?<![\w-])(?:19|20)\d\d\s+(?:and|or)\s+(?:thereafter|beyond|after|later)"
     r"(?=\s*(?:[?.,;:)]|$))"
-    # "cumulative revenue through 2019": up to it, from no year named ("2017 through 2019"
-    # and "from 2017 through 2019" are spans)
-    r"|(?<!\d\s)(?<!\d)(?<!\w)(?:through|thru|until|till|up\s+to|up\s+until)\s+(?:the\s+)?"
+)
+_UP_TO_RE = re.compile(
+    r"(?<!\d\s)(?<!\d)(?<!\w)(?:through|thru|until|till|up\s+to|up\s+until)\s+(?:the\s+)?"
     r"(?:end\s+of\s+)?(?:fiscal\s+)?(?:year\s+)?(?:fy\s*)?(?:19|20)\d\d(?!\w)"
     r"(?=\s*(?:[?.,;:)]|$)|\s+(?:and|or|in|for|was|were|is|are|did|do|does)\b)"
 )
+"""``cumulative revenue through 2019``: up to that year from none named, a span open at its
+start (``2017 through 2019``, ``from 2017 through 2019`` and ``the 3-year total through 2019``
+are spans with both ends)."""
 """A part of a year (:data:`_PART_APART_RE`, matched on the question with its periods and
 metric names blanked, so a row named ``Quarterly dividend`` is never taken for it) or another
 year (this one) said apart from the year the question names: ``Q4 revenue in 2019``, ``the
@@ -1103,12 +1106,14 @@ def read_question(
         # "the sum over the value of total assets acquired": a sum, yet one figure named
         # ("the combined total debt" is the total's own word)
         second = summed.group(0)
+    outside = "".join(outside_metrics)
     open_side = _OPEN_SIDE_RE.search(scanned) if bad_period is None and read else None
+    if open_side is None and bad_period is None and read and _span_years(outside) is None:
+        open_side = _UP_TO_RE.search(scanned)
     if open_side is not None and (base_period is None or operation not in CHANGES):
         # "revenue after 2018": every later year, not 2018's figure; a change "after 2018"
         # is asked back for its end, as one "since 2018" is
         bad_period = " ".join(open_side.group(0).split())
-    outside = "".join(outside_metrics)
     ambiguous = metrics_found.ambiguous if metrics_found is not None else ()
     named = metrics_found or MetricMatch(tuple(metrics), spans=tuple(metric_spans))
     if not ambiguous and placed_within(question, named):
