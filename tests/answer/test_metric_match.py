@@ -534,10 +534,16 @@ def test_a_source_a_standard_or_a_charge_named_with_the_row_is_read(tmp_path: Pa
         "What was revenue in 2019 as originally reported?",
         "What was the tax on net income in 2019?",
         "What was the interest on total debt in 2019?",
+        "What was revenue of the Europe segment in 2019?",
+        "What was net income from the Asia division in 2019?",
     ):
         answer = ask_table(ws, "t", question)
         assert answer.status is AnswerStatus.NEEDS_CLARIFICATION, (question, answer.text)
-    for question in ("What was revenue in 2019?", "What was revenue for fiscal 2019 in millions?"):
+    for question in (
+        "What was revenue in 2019?",
+        "What was revenue for fiscal 2019 in millions?",
+        "What was revenue of the reportable segments in 2019?",
+    ):
         answer = ask_table(ws, "t", question)
         assert answer.status is AnswerStatus.ANSWERED and "1,000" in answer.text, answer.text
 

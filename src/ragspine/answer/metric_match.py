@@ -332,9 +332,21 @@ def unexplained_words(
         if tokens[index][1] not in matched or tokens[index + 1][1] in matched:
             continue
         part = _placed_part(key, tokens, index + 1, matched, taken | named | plain)
+        if part is None:  # "revenue of the Europe segment": a segment's, not the whole's
+            kind = _OF_A_UNIT.match(key, tokens[index][2])
+            words = {stem for stem, _, _ in _words(kind["part"])} if kind is not None else set()
+            part = kind["part"] if kind is not None and not words <= taken | named | plain else None
         if part is not None:
             found.append(part)
     return list(dict.fromkeys(found))
+
+
+_OF_A_UNIT = re.compile(
+    r"\s+(?:of|from|for)\s+(?:the\s+|our\s+|its\s+)?(?P<part>[^\W\d_]+(?:\s+[^\W\d_]+)?)\s+"
+    r"(?:segments?|divisions?|regions?|business|units?|subsidiar(?:y|ies)|brands?|reportable)"
+    r"(?!\w)"
+)
+"""A part of a company named by its kind after a row (``revenue of the Europe segment``)."""
 
 
 def placed_within(question: str, match: MetricMatch) -> bool:
