@@ -457,6 +457,7 @@ def test_a_change_or_an_average_inside_a_ratio_is_asked_back(tmp_path: Path) -> 
         "What percentage of the change in revenue from 2018 to 2019 is the change in net income?",
         "What is the ratio of revenue less cost of revenue to revenue in 2019?",
         "What is the difference between revenue and net income divided by revenue in 2019?",
+        "What is revenue less cost of revenue as a percentage of revenue in 2019?",
     ):
         answer = ask_table(ws, "calc", question)
         assert answer.status is AnswerStatus.NEEDS_CLARIFICATION, (question, answer.text)
@@ -518,6 +519,13 @@ def test_a_number_in_words_or_a_supposition_is_never_dropped(tmp_path: Path) -> 
     for period in ("the first half of 2019", "the second half of the year", "twice a year"):
         reading = read_question(f"What was revenue in {period}?", ws.glossary)
         assert not reading.constant, period
+    for named in (
+        "triple net lease revenue",
+        "the double taxation relief",
+        "revenue from a third party",
+        "the half year revenue",
+    ):  # a review: words of names, no numbers
+        assert not read_question(f"What was {named} in 2019?", ws.glossary).constant, named
 
 
 def test_a_share_of_figures_from_different_years_is_asked_back(tmp_path: Path) -> None:
@@ -546,6 +554,8 @@ def test_a_share_of_figures_from_different_years_is_asked_back(tmp_path: Path) -
         ("What was net income as a percentage of revenue in 2019 and 2018?", "120 / 1,100"),
         ("What was net income in 2019 and 2018 as a percentage of revenue?", "150 / 1,200"),
         ("What is the ratio of revenue in 2019 to revenue in 2018?", "1,200 / 1,100"),
+        # a review: the question asked again for another year names both figures' years
+        ("What was net income in 2019 as a percentage of revenue, and in 2018?", "120 / 1,100"),
     ):
         answer = ask_table(ws, "calc", question)
         assert answer.status is AnswerStatus.ANSWERED and shown in answer.text, answer.text
@@ -575,6 +585,12 @@ def test_how_much_lower_is_the_fall_not_the_rise(tmp_path: Path) -> None:
         ("How much lower were operating expenses in 2019 than in 2018?", "= 50 million"),
         ("How much lower were operating expenses than revenue in 2019?", "= 700 million"),
         ("How much higher was revenue in 2019 than in 2018?", f"1,000 {minus} 800 = 200"),
+        # a review of the first version: the year named first may be the earlier one, the
+        # year after "than" is no number the question gives
+        ("How much lower was revenue in 2018 than in 2019?", f"1,000 {minus} 800 = 200"),
+        ("How much lower was revenue in 2018 compared to 2019?", f"1,000 {minus} 800 = 200"),
+        ("How much higher was revenue in 2019 than 2018?", f"1,000 {minus} 800 = 200"),
+        ("How much higher was revenue in 2018 than in 2019?", f"800 {minus} 1,000 = -200"),
     ):
         answer = ask_table(ws, "t", question)
         assert answer.status is AnswerStatus.ANSWERED, (question, answer.text)
@@ -625,6 +641,26 @@ def test_a_year_read_from_a_january_or_february_column_says_so(tmp_path: Path) -
     assert not any(ch.isdigit() for a in early.assumptions if "retailers" in a for ch in a)
     late = ask_table(ws, "calendar", "What was revenue in fiscal 2019?")
     assert "1,000" in late.text and not any("retailers" in a for a in late.assumptions)
+
+
+def test_a_total_named_first_as_a_percentage_of_another_is_the_part(tmp_path: Path) -> None:
+    """Found by a review: 'total dividends paid as a percentage of revenue' gave revenue as a
+    percentage of the dividends (1,111.11 %), as a total named first was taken for the whole.
+    ``X as a percentage of Y`` says its order; ``what percentage of total X is Y`` still
+    reads the total as the whole."""
+    ws = tatqa_workspace(
+        tmp_path,
+        {
+            "div": [
+                ["", "2019", "2018"],
+                ["Revenue", "1,000", "800"],
+                ["Total dividends paid", "90", "80"],
+            ]
+        },
+    )
+    question = "What were total dividends paid as a percentage of revenue in 2019?"
+    answer = ask_table(ws, "div", question)
+    assert answer.status is AnswerStatus.ANSWERED and "90 / 1,000 = 9 %" in answer.text
 
 
 def test_a_written_date_is_the_fiscal_year_holding_it(glossary: Glossary) -> None:
@@ -859,7 +895,7 @@ def test_an_f_and_two_digits_after_a_product_is_no_year(glossary: Glossary) -> N
         ("What are ACME's commitments due in 2023 and thereafter?", "2023 and thereafter"),
         # a fourth pass: "cumulative revenue through 2019" gave 2019's revenue
         ("What was ACME's cumulative revenue through 2019?", "through 2019"),
-        ("What was ACME's total revenue up to 2019?", "up to 2019"),
+        ("What was ACME's combined revenue up to 2019?", "up to 2019"),
     ],
 )
 def test_years_open_on_one_side_are_not_the_year(
@@ -876,6 +912,11 @@ def test_years_open_on_one_side_are_not_the_year(
     assert taxed.periods == ("FY2019",) and taxed.bad_period is None
     spanned = read_question("What was ACME's revenue from 2017 through 2019?", glossary)
     assert spanned.bad_period is None and spanned.year_range == (2017, 2019)
+    # a level through a year is its value then (a review: a performance graph's index)
+    level = read_question("What was the value of ACME's stock through 2019?", glossary)
+    assert level.bad_period is None and level.periods == ("FY2019",)
+    graph = read_question("What was ACME's cumulative total return through 2019?", glossary)
+    assert graph.bad_period is None and graph.periods == ("FY2019",)
 
 
 def test_what_the_open_side_and_constant_rules_leave_alone(glossary: Glossary) -> None:

@@ -319,8 +319,8 @@ def unexplained_words(
         stem, start, end = tokens[after]
         unit = tokens[after + 1]
         dated = after > index + 1
-        if stem == "per" and unit[1] not in matched and unit[0] not in taken:
-            found.append(key[start : unit[2]])
+        if stem == "per" and unit[1] not in matched and unit[0] not in taken | _DETERMINERS:
+            found.append(key[start : unit[2]])  # not "per the income statement"
         elif (stem in _NARROWING_AFTER or stem in _CURRENT_LIKE) and stem not in taken:
             found.append(key[start:end])  # also "deferred revenue, current" / "non-current"
         elif stem in _QUALIFYING and stem not in taken and not _dating(unit[0]):
@@ -335,12 +335,15 @@ def unexplained_words(
         if part is None:  # "revenue of the Europe segment": a segment's, not the whole's
             kind = _OF_A_UNIT.match(key, tokens[index][2])
             words = {stem for stem, _, _ in _words(kind["part"])} if kind is not None else set()
-            part = kind["part"] if kind is not None and not words <= taken | named | plain else None
+            plainly = taken | named | plain | _OPERATIVE | _WHOLE_OF
+            part = kind["part"] if kind is not None and not words <= plainly else None
         if part is not None:
             found.append(part)
     return list(dict.fromkeys(found))
 
 
+_WHOLE_OF = frozenset(_stem(w) for w in ("entire", "whole", "consolidated", "combined", "overall"))
+"""Words naming the whole company, not a part of it (``of the entire business``)."""
 _OF_A_UNIT = re.compile(
     r"\s+(?:of|from|for)\s+(?:the\s+|our\s+|its\s+)?(?P<part>[^\W\d_]+(?:\s+[^\W\d_]+)?)\s+"
     r"(?:segments?|divisions?|regions?|business|units?|subsidiar(?:y|ies)|brands?|reportable)"
@@ -1055,7 +1058,12 @@ def _qualifies(spelling: str, every: set[str]) -> bool:
 
 
 def _widens(
-    spelling: str, wanted: frozenset[str], every: set[str], *, months: bool = False
+    spelling: str,
+    wanted: frozenset[str],
+    every: set[str],
+    *,
+    months: bool = False,
+    figures: bool = True,
 ) -> bool:
     """Whether ``spelling`` names what the question says (``wanted``) with at most
     :data:`MAX_UNSAID` words of its own, all after the first word the question says: a row
@@ -1076,7 +1084,7 @@ def _widens(
         return False  # so does a month: "notes due September 2025" is not "... March 2025"
     plain = _without_parts(spelling)
     tokens = _words(plain)
-    if unsaid and _another_figure(plain, tokens, unsaid):
+    if figures and unsaid and _another_figure(plain, tokens, unsaid):
         return False
     first = next(stem for stem, _, _ in tokens if stem not in _JOINING)
     return first in every
@@ -1088,46 +1096,68 @@ _OTHER_MEASURE = (
         for w in (
             *("margin", "margins", "growth", "rate", "rates", "ratio", "ratios", "yield"),
             *("percent", "percentage", "return", "returns", "multiple", "change", "changes"),
-            *("increase", "decrease", "days", "share", "shares"),
+            *("increase", "decrease", "days"),
         )
     )
     | _MEASURES_OF
     | _CHARGED_ON
 )
-"""Words a wider row may add that make it another measure of what the question names: ``Gross
-profit margin`` is no gross profit, ``Net sales growth`` no net sales."""
+"""Words a wider row may add that make it another measure of what the question names, as the
+row's head (``Gross profit margin`` is no gross profit, ``Net sales growth`` no net sales);
+not inside a phrase qualifying it (``Net profit after tax`` is net profit)."""
 _ADDING = frozenset(
     _stem(w)
     for w in (
-        *("and", "or", "per", "before", "after", "as", "of", "plus", "less", "net", "including"),
-        *("excluding", "without", "with", "other", "than", "to"),
+        *("and", "or", "per", "before", "as", "plus", "less", "net", "including"),
+        *("excluding", "without", "other", "than"),
     )
 )
 """Words after which a wider row's own words name something more or other than the question's
 figure: a second item (``Accounts payable and accrued liabilities``, ``... and restricted
 cash``), a unit (``Net income per share``), a qualification (``Income before income taxes``,
 ``Operating income before depreciation``) or a base (``... as a % of revenue``)."""
+_DESCRIBING = frozenset(
+    _stem(w) for w in ("of", "to", "for", "from", "on", "in", "by", "with", "after", "at")
+)
+"""Words starting a phrase that describes a row's figure without making it another
+(``Dividends paid to shareholders``, ``Capital expenditures for property and equipment``,
+``Net profit after tax``, ``Repurchases of common stock``): an item listed in it is its own."""
 
 
 def _another_figure(
     spelling: str, tokens: Sequence[tuple[str, int, int]], unsaid: frozenset[str]
 ) -> bool:
     """Whether a row's words the question does not say (``unsaid``) make the row another
-    figure than the one the question names (:data:`_OTHER_MEASURE`, :data:`_ADDING`, or after a
-    comma, ``&``, ``/`` or ``%``: ``Selling, general and administrative expenses`` is not
-    ``selling expenses``)."""
+    figure than the one the question names: a word in front of the said ones, one of
+    :data:`_ADDING` itself (``Income before income taxes``), a word after one of them or after a
+    comma, ``&``, ``/`` or ``%`` (``Selling, general and administrative expenses`` is not
+    ``selling expenses``), or another measure right after the said words
+    (:data:`_OTHER_MEASURE`); never a word in a phrase describing the figure
+    (:data:`_DESCRIBING`: ``Capital expenditures for property and equipment``)."""
+    said = [index for index, (stem, _, _) in enumerate(tokens) if stem not in unsaid]
     for index, (stem, start, _) in enumerate(tokens):
         if stem not in unsaid:
             continue
-        if stem in _OTHER_MEASURE or stem in _ADDING:
+        if stem in _ADDING:
             return True
-        if stem in _PLAIN_STEMS:
-            continue  # "Options granted in the year": a plain word names nothing of its own
-        if index == 0:
+        before = [k for k in said if k < index and tokens[k][0] not in _JOINING]
+        if not before:
+            return True  # "Cost of sales" is not "sales"
+        last = before[-1]
+        gap = [stem for stem, _, _ in tokens[last + 1 : index]]
+        between = spelling[tokens[last][2] : start]
+        describing = next((k for k, word in enumerate(gap) if word in _DESCRIBING), None)
+        adding = next((k for k, word in enumerate(gap) if word in _ADDING), None)
+        marked = any(mark in between for mark in ",&/%")
+        first = (adding is None or describing < adding) if describing is not None else False
+        if first and describing is not None:
+            lead = spelling[tokens[last][2] : tokens[last + 1 + describing][1]]
+            if not any(mark in lead for mark in ",&/%"):
+                continue  # "... paid to shareholders", "... of common stock"
+        if adding is not None or marked:
             return True
-        before, _, end = tokens[index - 1]
-        if before in _ADDING or any(mark in spelling[end:start] for mark in ",&/%"):
-            return True
+        if stem in _OTHER_MEASURE:
+            return True  # "Gross profit margin", "Net sales growth"
     return False
 
 
@@ -1183,12 +1213,16 @@ def match_by_question_words(
     if len(fitting) > 1 or qualified:  # "the expected loss rate": which bucket is asked
         return MetricMatch(ambiguous=tuple(sorted(fitting)))
     if not fitting:
-        # "the notes due in 2025" beside "Notes due March 2025" and "... September 2025":
-        # rows that fit but for a month of their own are asked about, never answered
-        dated = [
+        # "the notes due in 2025" beside "Notes due March 2025" and "... September 2025",
+        # "gross profit" beside "Gross profit margin": rows that fit but for a month of their
+        # own or words making them another figure are asked about, never answered
+        near = [
             code
             for code, spellings in candidates.items()
-            if any(_widens(spelling, wanted, every, months=True) for spelling in spellings)
+            if any(
+                _widens(spelling, wanted, every, months=True, figures=False)
+                for spelling in spellings
+            )
         ]
-        return MetricMatch(ambiguous=tuple(sorted(dated))) if dated else MetricMatch()
+        return MetricMatch(ambiguous=tuple(sorted(near))) if near else MetricMatch()
     return MetricMatch((fitting[0],), spans=tuple((start, end) for _, start, end in said))

@@ -76,7 +76,6 @@ CHANGES = frozenset({Operation.CHANGE, Operation.PERCENT_CHANGE})
 
 _DIVIDED = r"(?:divided|diviso)\s+(?:by|per)(?!\s+(?:an?\s+)?[$€£]?\s*\d)"
 """``divided by`` before a figure, not before a number the question gives."""
-_DIVIDED_RE = re.compile(rf"(?<!\w){_DIVIDED}(?!\w)")
 
 _OPERATION_WORDS: tuple[tuple[Operation, str], ...] = (
     (
@@ -295,14 +294,16 @@ _CONSTANT_RE = re.compile(
     r"|greater|higher|lower|bigger|smaller|as|the\s+(?:size|rate|pace)))"
     # a number in words: "half of revenue", "twice the revenue", "a third of X" (not "the
     # first half of 2019", "twice a year", "a quarter of 2019")
-    r"|(?<!first\s)(?<!second\s)(?<!back\s)(?<!\w)(?:half|twice|double|triple|quadruple"
-    r"|(?:a|one)\s+(?:third|quarter|fifth|tenth)|(?:two|three)\s+(?:thirds|quarters))"
-    r"(?=\s+(?:of\s+)?(?:the\s+|its\s+|their\s+|our\s+)?[^\W\d_])"
+    r"|(?<!first\s)(?<!second\s)(?<!back\s)(?<!\w)(?:(?:half|twice|double|triple|quadruple)"
+    r"(?=\s+(?:of\s+)?(?:the|its|their|our)\s)|half(?=\s+of\s)"
+    r"|(?:a|one)\s+(?:third|quarter|fifth|tenth)(?=\s+of\s)"
+    r"|(?:two|three)\s+(?:thirds|quarters)(?=\s+of\s))"
     r"(?!\s+(?:of\s+)?(?:the\s+|a\s+|an\s+)?(?:years?|months?|quarters?|weeks?|days?|periods?"
-    r"|times|as|that|what|which|how)(?!\w))"
+    r"|times|as|that|what|which|how|\d)(?!\w))"
     # a number to compare with: "how much higher was revenue than 500"
     r"|(?<!\w)how\s+much\s+(?:higher|more|greater|larger|bigger|lower|smaller|less|fewer)"
-    r"\s.{1,120}?\sthan\s+[$€£]?\s*\d[\d,]*(?:\.\d+)?(?![\d,]|\.\d)"
+    r"\s.{1,120}?\sthan\s+[$€£]?\s*(?!(?:19|20)\d\d(?![\d,]|\.\d))\d[\d,]*(?:\.\d+)?"
+    r"(?![\d,]|\.\d)"
     # a number of a supposition: "if it had grown 10%", "assuming a 5% increase"
     r"|(?<!\w)(?:if|assuming|suppose|supposing)\s[^?]{0,80}?(?<![\w.,])\d[\d,]*(?:\.\d+)?"
     r"\s*(?:%|percent|per\s+cent)"
@@ -466,7 +467,8 @@ in a list (``for F19``, ``between F19 and F18``, ``F17, F18 and F19``, ``F18/F19
 part (``Q3 F19``)."""
 _PERIOD_RE = re.compile(
     r"(?<![\w.,])(?:"
-    rf"(?:{'|'.join(RELATIVE_SHIFTS)})[\s-]+(?:fiscal\s+)?(?:year|half|quarter|month)(?!-)"
+    rf"(?:{'|'.join(RELATIVE_SHIFTS)})[\s-]+(?:fiscal\s+)?(?:year|half|quarter|month)"
+    r"(?!-|\s*,?\s*(?:19|20)\d\d(?!\d))"
     r"|(?P<date>\d{1,2}/\d{1,2}/(?:\d{4}|\d{2})|\d{1,2}(?P<sep>[.-])\d{1,2}(?P=sep)\d{4}"
     r"|\d{4}(?P<ysep>[-/.])\d{1,2}(?P=ysep)\d{1,2})"
     rf"|(?P<split>(?:(?:{_FY})?(?:19|20)\d{{2}}\s*(?:/\s*\d{{1,2}}|[\u2013-]\s*\d{{2}})"
@@ -596,14 +598,20 @@ _OPEN_SIDE_RE = re.compile(
     r"|(?<![\w-])(?:19|20)\d\d\s+(?:and|or)\s+(?:thereafter|beyond|after|later)"
     r"(?=\s*(?:[?.,;:)]|$))"
 )
+_CUMULATIVE_RE = re.compile(
+    r"(?<!\w)(?:cumulative|aggregate|altogether|in\s+total)(?!\w)"
+    r"(?!\s+(?:total\s+)?(?:shareholder\s+|stockholder\s+)?returns?(?!\w))"
+)
+"""Words of a sum over years; not ``cumulative total return``, a performance graph's level."""
 _UP_TO_RE = re.compile(
     r"(?<!\d\s)(?<!\d)(?<!\w)(?:through|thru|until|till|up\s+to|up\s+until)\s+(?:the\s+)?"
     r"(?:end\s+of\s+)?(?:fiscal\s+)?(?:year\s+)?(?:fy\s*)?(?:19|20)\d\d(?!\w)"
     r"(?=\s*(?:[?.,;:)]|$)|\s+(?:and|or|in|for|was|were|is|are|did|do|does)\b)"
 )
-"""``cumulative revenue through 2019``: up to that year from none named, a span open at its
-start (``2017 through 2019``, ``from 2017 through 2019`` and ``the 3-year total through 2019``
-are spans with both ends)."""
+"""``cumulative revenue through 2019``: a sum up to that year from none named, a span open at
+its start (``2017 through 2019``, ``from 2017 through 2019`` and ``the 3-year total through
+2019`` are spans with both ends); read only with a word of a sum (``the value of the index
+through 2019`` is its value then)."""
 """A part of a year (:data:`_PART_APART_RE`, matched on the question with its periods and
 metric names blanked, so a row named ``Quarterly dividend`` is never taken for it) or another
 year (this one) said apart from the year the question names: ``Q4 revenue in 2019``, ``the
@@ -1082,10 +1090,18 @@ def read_question(
             operation = Operation.PERCENT_CHANGE  # "what percentage did sales increase by"
         second = _second_operation(rest, operation)
         if operation in CHANGES and not second and len(set(metrics)) >= 2:
-            # "the difference between X and Y divided by X": a ratio of the difference (one
-            # metric's change divided by its base is its percentage change, which is shown)
-            divided = _DIVIDED_RE.search(rest, found.end())
-            second = divided.group(0) if divided is not None else ""
+            # "the difference between X and Y divided by X", "X less Y as a percentage of X":
+            # a share of the difference (one metric's change divided by its base is its
+            # percentage change, which is shown)
+            share = next(
+                (
+                    later.group(0)
+                    for later in _OPERATION_RE.finditer(rest, found.end())
+                    if later.lastgroup in ("SHARE", "RATIO")
+                ),
+                "",
+            )
+            second = share
         several = len(set(periods)) >= 2 or year_range is not None
         if operation in _TWO_METRICS and several and not second and not _EACH_RE.search(rest):
             # "the total proportion of X as a percentage of Y in 2017 and 2018": the shares
@@ -1108,8 +1124,11 @@ def read_question(
         second = summed.group(0)
     outside = "".join(outside_metrics)
     open_side = _OPEN_SIDE_RE.search(scanned) if bad_period is None and read else None
-    if open_side is None and bad_period is None and read and _span_years(outside) is None:
-        open_side = _UP_TO_RE.search(scanned)
+    summed_up = _SUMMED_RE.search(outside) or _CUMULATIVE_RE.search(outside)
+    if open_side is None and bad_period is None and read and summed_up is not None:
+        # "cumulative revenue through 2019": a sum from a year not named ("the value of the
+        # index through 2019" is its value then; "the 3-year total through 2019" a span)
+        open_side = _UP_TO_RE.search(scanned) if _span_years(outside) is None else None
     if open_side is not None and (base_period is None or operation not in CHANGES):
         # "revenue after 2018": every later year, not 2018's figure; a change "after 2018"
         # is asked back for its end, as one "since 2018" is
@@ -1158,7 +1177,7 @@ def read_question(
         respectively=bool(_EACH_RE.search(rest)),
         since=since,
         described=bool(_DESCRIBED_RE.match(text)),
-        crossed=operation in _TWO_METRICS and _crossed(named.spans, read),
+        crossed=operation in _TWO_METRICS and _crossed(scanned, named.spans, read),
         percent_of=bool(_PERCENT_OF_RE.search(rest)) and not _SHARE_OF_PROFIT_RE.search(text),
         span_years=_span_years(outside),  # "the 3-year total": "total" may be a channel
         amount_asked=bool(_AMOUNT_ASKED_RE.search(text))
@@ -1314,22 +1333,31 @@ _TWO_METRICS = frozenset({Operation.SHARE, Operation.RATIO})
 
 
 def _crossed(
-    metric_spans: Sequence[tuple[int, int]], read: Sequence[tuple[int, int, Period]]
+    text: str, metric_spans: Sequence[tuple[int, int]], read: Sequence[tuple[int, int, Period]]
 ) -> bool:
     """Whether the metrics and the periods a question names alternate, each metric with a
     period of its own that differs from the other's (``X in 2019 as a percentage of Y in
-    2018``, ``2019 X to 2018 Y``); ``X and Y in 2019 and 2018`` and ``X in 2019 and 2018 as a
-    percentage of Y`` name the periods of both figures."""
+    2018``, ``2019 X to 2018 Y``); ``X and Y in 2019 and 2018``, ``X in 2019 and 2018 as a
+    percentage of Y`` and ``X in 2019 as a percentage of Y, and in 2018`` (the question asked
+    again for another year) name the periods of both figures."""
     marks = sorted(
-        [(start, "", "") for start, _ in metric_spans]
-        + [(start, "period", period.label) for start, _, period in read]
+        [(start, end, "", "") for start, end in metric_spans]
+        + [(start, end, "period", period.label) for start, end, period in read]
     )
-    groups = [
-        (kind, frozenset(label for _, _, label in run))
-        for kind, run in itertools.groupby(marks, key=lambda mark: mark[1])
-    ]
-    said = [labels for kind, labels in groups if kind]
-    return len(groups) >= 4 and len(set(said)) >= 2
+    groups = [(kind, list(run)) for kind, run in itertools.groupby(marks, key=lambda mark: mark[2])]
+    if len(groups) < 4:
+        return False
+    said = [frozenset(mark[3] for mark in run) for kind, run in groups if kind]
+    if not any(not first & second for first, second in itertools.combinations(said, 2)):
+        return False  # "X in 2019 as a percentage of Y in 2019 and 2018": a year shared
+    for (kind, run), (_, following) in itertools.pairwise(groups):
+        between = text[run[-1][1] : following[0][0]]
+        if kind == "" and _AGAIN_RE.search(between):
+            return False  # "..., and in 2018": the whole question again, for 2018
+    return True
+
+
+_AGAIN_RE = re.compile(r",|(?<!\w)(?:and|or|as\s+well\s+as)(?!\w)")
 
 
 def _second_operation(rest: str, operation: Operation) -> str:

@@ -1020,8 +1020,9 @@ def _compared(
             label = builder.labels(metric, entities[0])["metric"]
             builder.add(text(builder.locale, "percent_not_stored", metric=label), ())
             return AnswerStatus.REFUSED
+        compared = _compared_falls(reading, glossary=builder.glossary)
         falling = (
-            _last_word(reading.operation_word) in _FALLING or _lesser(reading.operation_word)
+            _last_word(reading.operation_word) in _FALLING if compared is None else compared
         ) and not any(
             row.value < 0 for row in result.rows if row.value is not None
         )  # an expense stored as (3,343): which way it "fell" is the asker's sign convention
@@ -1038,7 +1039,7 @@ def _compared(
         labels = builder.labels(metric, entities[0])
         builder.add(text(builder.locale, "sign_as_stored", **labels, what=what), ())
         return AnswerStatus.NEEDS_CLARIFICATION
-    if operation is Operation.CHANGE and _undirected_fall(reading, result):
+    if operation is Operation.CHANGE and _undirected_fall(reading, result, builder.glossary):
         # "the difference in net deferred tax assets between 2018 and 2019" with 4,317 then
         # 3,851: the change over time (-466), or the gap between the two (466)? Askers count
         # both ways; a plain change ("the change in ...", "from 2018 to 2019") runs forward.
@@ -1053,14 +1054,14 @@ def _compared(
     return AnswerStatus.ANSWERED
 
 
-def _undirected_fall(reading: QuestionReading, result: CompareResult) -> bool:
+def _undirected_fall(reading: QuestionReading, result: CompareResult, glossary: Glossary) -> bool:
     """Whether a *difference* between two periods that the question names with no direction
     (``between 2018 and 2019``, not ``from 2018 to 2019`` nor ``2019 compared to 2018``) fell:
     the change over time is then negative, the gap between the two is not."""
     if not _differing(reading.operation_word) or reading.base_period or reading.backward:
         return False
-    if _lesser(reading.operation_word):
-        return False  # "how much lower was X in 2019 than in 2018": the fall is asked
+    if _compared_falls(reading, glossary) is not None:
+        return False  # "how much lower was X in 2019 than in 2018": the direction is said
     if len(result.steps) != 1 or len({row.entity for row in result.rows}) != 1:
         return False
     difference = result.steps[0].difference
@@ -1068,12 +1069,30 @@ def _undirected_fall(reading: QuestionReading, result: CompareResult) -> bool:
 
 
 _LESSER = frozenset(("lower", "smaller", "less", "fewer"))
+_HIGHER = frozenset(("higher", "more", "greater", "larger", "bigger"))
 
 
 def _lesser(words: str) -> bool:
-    """Whether an operation's words ask how much lower one figure is (``how much lower was X
-    in 2019 than in 2018``): the later figure's fall, or the second figure less the first."""
+    """Whether an operation's words ask how much lower one figure is than another (``how much
+    lower was X than Y``): the second figure less the first."""
     return words.startswith("how much ") and _last_word(words) in _LESSER
+
+
+def _compared_falls(reading: QuestionReading, glossary: Glossary) -> bool | None:
+    """For ``how much higher / lower was X in A than in B``, whether the figure asked is the
+    earlier period's less the later's (higher: A less B; lower: B less A); None for other
+    words. The period compared with is the base (``compared to B``, from which the change
+    runs) or the one named second (the change then runs forward in time)."""
+    words = reading.operation_word
+    last = _last_word(words)
+    if not words.startswith("how much ") or last not in _LESSER | _HIGHER:
+        return None
+    if len(reading.periods) != 2 or reading.base_period in reading.periods:
+        # "X in 2019 compared to 2018": the change runs from the base to the other period
+        return last in _LESSER
+    first, second = reading.periods  # "X in A than in B": the change runs forward in time
+    first_later = _when(first, glossary) > _when(second, glossary)
+    return (last in _LESSER) == first_later
 
 
 def _last_word(words: str) -> str:
@@ -1347,9 +1366,9 @@ def _ratio(
     2017``)."""
     percent = reading.operation is Operation.SHARE
     metrics = list(reading.metrics)
-    # "the ratio of total debt to leases" says its order; "what proportion of X is the total"
-    # may name the part first
-    ordered = reading.operation_word in _RATIO_WORDS
+    # "the ratio of total debt to leases" and "total X as a percentage of Y" say their order;
+    # "what proportion of X is the total" may name the part first
+    ordered = reading.operation_word in _RATIO_WORDS or reading.operation_word.startswith("as a ")
     total_first = (
         not ordered and _is_total(builder, metrics[0]) and not _is_total(builder, metrics[-1])
     )
