@@ -1093,7 +1093,7 @@ def read_question(
             # "the difference between X and Y divided by X", "X less Y as a percentage of X":
             # a share of the difference (one metric's change divided by its base is its
             # percentage change, which is shown)
-            share = next(
+            second = next(
                 (
                     later.group(0)
                     for later in _OPERATION_RE.finditer(rest, found.end())
@@ -1101,7 +1101,6 @@ def read_question(
                 ),
                 "",
             )
-            second = share
         several = len(set(periods)) >= 2 or year_range is not None
         if operation in _TWO_METRICS and several and not second and not _EACH_RE.search(rest):
             # "the total proportion of X as a percentage of Y in 2017 and 2018": the shares
