@@ -328,11 +328,12 @@ def unexplained_words(
             found.append(key[start:end])
         elif dated and stem == "net" and unit[0] == "of":
             found.append(key[start : unit[2]])  # "net income in 2019, net of tax"
+    kinds = any(kind in key for kind in _KINDS_OF_UNIT)
     for index in range(len(tokens) - 2):  # "revenue in Europe", "interest expense on notes"
         if tokens[index][1] not in matched or tokens[index + 1][1] in matched:
             continue
         part = _placed_part(key, tokens, index + 1, matched, taken | named | plain)
-        if part is None:  # "revenue of the Europe segment": a segment's, not the whole's
+        if part is None and kinds:  # "revenue of the Europe segment": a segment's, not the whole's
             kind = _OF_A_UNIT.match(key, tokens[index][2])
             words = {stem for stem, _, _ in _words(kind["part"])} if kind is not None else set()
             plainly = taken | named | plain | _OPERATIVE | _WHOLE_OF
@@ -344,6 +345,9 @@ def unexplained_words(
 
 _WHOLE_OF = frozenset(_stem(w) for w in ("entire", "whole", "consolidated", "combined", "overall"))
 """Words naming the whole company, not a part of it (``of the entire business``)."""
+_KINDS_OF_UNIT = ("segment", "division", "region", "business", "unit", "subsidiar", "brand",
+                  "reportable")  # fmt: skip
+"""What :data:`_OF_A_UNIT` needs in a question (looked for first: it runs on every one)."""
 _OF_A_UNIT = re.compile(
     r"\s+(?:of|from|for)\s+(?:the\s+|our\s+|its\s+)?(?P<part>[^\W\d_]+(?:\s+[^\W\d_]+)?)\s+"
     r"(?:segments?|divisions?|regions?|business|units?|subsidiar(?:y|ies)|brands?|reportable)"

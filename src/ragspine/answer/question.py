@@ -292,25 +292,57 @@ _CONSTANT_RE = re.compile(
     r"(?!\s*(?:%|percent|per\s+cent|bps|basis\s+points?))"
     r"|(?<![\w.,])\d[\d,]*(?:\.\d+)?\s+times(?!\w)(?!\s+(?:faster|slower|more|less|larger"
     r"|greater|higher|lower|bigger|smaller|as|the\s+(?:size|rate|pace)))"
-    # a number in words: "half of revenue", "twice the revenue", "a third of X" (not "the
-    # first half of 2019", "twice a year", "a quarter of 2019")
-    r"|(?<!first\s)(?<!second\s)(?<!back\s)(?<!\w)(?:(?:half|twice|double|triple|quadruple)"
-    r"(?=\s+(?:of\s+)?(?:the|its|their|our)\s)|half(?=\s+of\s)"
-    r"|(?:a|one)\s+(?:third|quarter|fifth|tenth)(?=\s+of\s)"
-    r"|(?:two|three)\s+(?:thirds|quarters)(?=\s+of\s))"
-    r"(?!\s+(?:of\s+)?(?:the\s+|a\s+|an\s+)?(?:years?|months?|quarters?|weeks?|days?|periods?"
-    r"|times|as|that|what|which|how|\d)(?!\w))"
-    # a number to compare with: "how much higher was revenue than 500"
-    r"|(?<!\w)how\s+much\s+(?:higher|more|greater|larger|bigger|lower|smaller|less|fewer)"
-    r"\s.{1,120}?\sthan\s+[$€£]?\s*(?!(?:19|20)\d\d(?![\d,]|\.\d))\d[\d,]*(?:\.\d+)?"
-    r"(?![\d,]|\.\d)"
-    # a number of a supposition: "if it had grown 10%", "assuming a 5% increase"
-    r"|(?<!\w)(?:if|assuming|suppose|supposing)\s[^?]{0,80}?(?<![\w.,])\d[\d,]*(?:\.\d+)?"
-    r"\s*(?:%|percent|per\s+cent)"
 )
 """A number the question gives to compute with (``less an initial $100 investment``, ``less an
 initial investment of $100``, ``times 1000``); not a rate spread (``LIBOR plus 1.75%``) nor a
-comparison (``2 times faster``)."""
+comparison (``2 times faster``). :func:`given_number` reads the other ways a question gives
+one."""
+_WORDED_RE = re.compile(
+    r"(?<!\w)(?:(?:half|twice|double|triple|quadruple)(?=\s+(?:of\s+)?(?:the|its|their|our)\s)"
+    r"|half(?=\s+of\s)|(?:a|one)\s+(?:third|quarter|fifth|tenth)(?=\s+of\s)"
+    r"|(?:two|three)\s+(?:thirds|quarters)(?=\s+of\s))"
+    r"(?!\s+(?:of\s+)?(?:the\s+|a\s+|an\s+)?(?:years?|months?|quarters?|weeks?|days?|periods?"
+    r"|times|as|that|what|which|how|\d)(?!\w))"
+)
+"""A number in words: ``half of revenue``, ``twice the revenue``, ``a third of X`` (not
+``twice a year``, ``a quarter of 2019``; nor ``the first half of 2019``: see
+:func:`given_number`)."""
+_THAN_NUMBER_RE = re.compile(
+    r"(?<!\w)how\s+much\s+(?:higher|more|greater|larger|bigger|lower|smaller|less|fewer)"
+    r"\s.{1,120}?\sthan\s+[$€£]?\s*(?!(?:19|20)\d\d(?![\d,]|\.\d))\d[\d,]*(?:\.\d+)?"
+    r"(?![\d,]|\.\d)"
+)
+"""A number to compare with: ``how much higher was revenue than 500`` (not ``than 2018``)."""
+_SUPPOSED_RE = re.compile(
+    r"(?<!\w)(?:if|assuming|suppose|supposing)\s[^?]{0,80}?(?<![\w.,])\d[\d,]*(?:\.\d+)?"
+    r"\s*(?:%|percent|per\s+cent)"
+)
+"""A number of a supposition: ``if it had grown 10%``, ``assuming a 5% increase``."""
+_MULTIPLE_WORDS = ("half", "twice", "double", "triple", "quadruple", "third", "quarter",
+                   "fifth", "tenth")  # fmt: skip
+
+
+def given_number(text: str) -> str:
+    """The words giving a number to compute with (:data:`_CONSTANT_RE`, :data:`_WORDED_RE`,
+    :data:`_THAN_NUMBER_RE`, :data:`_SUPPOSED_RE`), or an empty string. The rarer forms are
+    looked for only when a word they need is there (this runs on every question)."""
+    found = _CONSTANT_RE.search(text)
+    if found is None and any(word in text for word in _MULTIPLE_WORDS):
+        found = next(
+            (
+                worded
+                for worded in _WORDED_RE.finditer(text)
+                if not text[: worded.start()].rstrip().endswith(("first", "second", "back"))
+            ),
+            None,
+        )
+    if found is None and "how much" in text and "than" in text:
+        found = _THAN_NUMBER_RE.search(text)
+    if found is None and ("%" in text or "percent" in text or "per cent" in text):
+        found = _SUPPOSED_RE.search(text)
+    return found.group(0) if found is not None else ""
+
+
 _MOVED_RE = re.compile(
     r"(?<!\w)(?P<CHANGE>drop|dropped|jump|jumped|climb|climbed|expand|expanded|shrink|shrank"
     r"|shrunk|widen|widened|narrow|narrowed|improve|improved|worsen|worsened|deteriorate"
@@ -1123,8 +1155,9 @@ def read_question(
         second = summed.group(0)
     outside = "".join(outside_metrics)
     open_side = _OPEN_SIDE_RE.search(scanned) if bad_period is None and read else None
-    summed_up = _SUMMED_RE.search(outside) or _CUMULATIVE_RE.search(outside)
-    if open_side is None and bad_period is None and read and summed_up is not None:
+    up_to = any(word in scanned for word in ("through", "thru", "until", "till", "up to"))
+    summed_up = up_to and (_SUMMED_RE.search(outside) or _CUMULATIVE_RE.search(outside))
+    if open_side is None and bad_period is None and read and summed_up:
         # "cumulative revenue through 2019": a sum from a year not named ("the value of the
         # index through 2019" is its value then; "the 3-year total through 2019" a span)
         open_side = _UP_TO_RE.search(scanned) if _span_years(outside) is None else None
@@ -1151,7 +1184,7 @@ def read_question(
         backward,
         year_range,
         selection,
-        constant.group(0) if (constant := _CONSTANT_RE.search(text)) else "",
+        given_number(text),
         bool(_COUNTED_RE.search(text)),
         uncomputed=found_uncomputed.group(0)
         if (found_uncomputed := _UNCOMPUTED_RE.search(rest))
