@@ -54,6 +54,12 @@ _EN: dict[str, str] = {
     "percent_decrease": (
         "Percentage decrease in {entity}'s {metric}{channel} from {earlier} to {later}"
     ),
+    "change_across": "Change in {metric}{channel} from {earlier} to {later}",
+    "percent_change_across": "Percentage change in {metric}{channel} from {earlier} to {later}",
+    "decrease_across": "Decrease in {metric}{channel} from {earlier} to {later}",
+    "percent_decrease_across": (
+        "Percentage decrease in {metric}{channel} from {earlier} to {later}"
+    ),
     "average": "Average of {metric}{channel} over {items}",
     "sum": "Sum of {metric}{channel} over {items}",
     "difference": "Difference {metric}{channel} in {items}",
@@ -232,6 +238,11 @@ _EN: dict[str, str] = {
         "its {word}, and a share or a ratio is computed here within one year. Ask for both "
         "figures in one year, or for each figure in turn."
     ),
+    "crossed_entities": (
+        "Which company for each figure? The question names a company of its own for each "
+        "figure of its {word}, and a share or a ratio is computed here within one company. "
+        "Ask for both figures of one company, or for each figure in turn."
+    ),
     "one_figure_summed": (
         "The question asks to add ({word}) but names one figure: name each figure to add, or "
         "the periods to add it over."
@@ -375,6 +386,10 @@ _IT: dict[str, str] = {
     ),
     "decrease": "Calo di {metric}{channel} di {entity} da {earlier} a {later}",
     "percent_decrease": "Calo percentuale di {metric}{channel} di {entity} da {earlier} a {later}",
+    "change_across": "Variazione di {metric}{channel} da {earlier} a {later}",
+    "percent_change_across": "Variazione percentuale di {metric}{channel} da {earlier} a {later}",
+    "decrease_across": "Calo di {metric}{channel} da {earlier} a {later}",
+    "percent_decrease_across": "Calo percentuale di {metric}{channel} da {earlier} a {later}",
     "average": "Media di {metric}{channel} su {items}",
     "sum": "Somma di {metric}{channel} su {items}",
     "difference": "Differenza {metric}{channel} nel {items}",
@@ -600,6 +615,11 @@ _IT: dict[str, str] = {
         "Quale anno per ciascun valore? La domanda indica un anno diverso per ogni valore del "
         "suo {word}, e una quota o un rapporto si calcola qui entro un solo anno. Chiedere "
         "entrambi i valori nello stesso anno, oppure ciascun valore a sé."
+    ),
+    "crossed_entities": (
+        "Quale società per ciascun valore? La domanda indica una società diversa per ogni "
+        "valore del suo {word}, e una quota o un rapporto si calcola qui entro una sola "
+        "società. Chiedere entrambi i valori della stessa società, oppure ciascun valore a sé."
     ),
     "one_figure_summed": (
         "La domanda chiede di sommare ({word}) ma nomina un solo valore: indicare ogni valore da "

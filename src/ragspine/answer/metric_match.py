@@ -662,7 +662,9 @@ def match_metrics(
             low, high = _grown(tokens, spelling, low, high)
             places = frozenset(i for i in range(low, high + 1) if tokens[i][0] in words)
             hits.append(_Hit(code, words, places, tokens[low][1], tokens[high][2], low, high))
-    hits = _with_elided(tokens, match_key(question), candidates, hits)
+    key = match_key(question)
+    hits = [hit for hit in hits if not _modifies(tokens, key, hit, hits)]
+    hits = _with_elided(tokens, key, candidates, hits)
     # a row whose words another row found holds is that row's part ("Revenue" in "Cost of
     # revenue"), unless the question says it elsewhere ("current" in "current and non-current")
     hits = [h for hit in hits if (h := _said_apart(tokens, hit, hits, candidates)) is not None]
@@ -684,7 +686,6 @@ def match_metrics(
         return MetricMatch()
     kept = [chosen[0]]
     others = chosen[1:]
-    key = match_key(question)
     for other in sorted(others, key=lambda h: h.start):
         if pairs and len(kept) < 2:
             kept.append(other)
@@ -699,6 +700,31 @@ def match_metrics(
     used = sorted(frozenset().union(*(h.places for h in kept)))
     spans = tuple((tokens[i][1], tokens[i][2]) for i in used)
     return MetricMatch(tuple(h.code for h in kept), spans=spans)
+
+
+_GENERIC = frozenset(_stem(w) for w in ("total", "totals"))
+"""Labels of one word that a question also uses to qualify another row's name."""
+
+
+def generic_label(spellings: Sequence[str]) -> bool:
+    """Whether a row is labelled by a generic word alone (``Total``)."""
+    return all(spelling_words(s) and spelling_words(s) <= _GENERIC for s in spellings)
+
+
+def _modifies(
+    tokens: Sequence[tuple[str, int, int]], key: str, hit: _Hit, hits: Sequence[_Hit]
+) -> bool:
+    """Whether a row labelled by a generic word alone (``Total``) is found by that word
+    qualifying another row named right after it (``the total free cash flow`` beside a row
+    ``Free cash flow``): the question then names that row. ``the total dividend`` of a
+    dividends table, with no row ``Dividend``, names the bare ``Total``; ``other revenue``
+    names a row ``Other``, so ``other`` is no such word."""
+    after = hit.last + 1
+    if not hit.words <= _GENERIC or after >= len(tokens):
+        return False
+    if key[tokens[hit.last][2] : tokens[after][1]].strip():
+        return False  # "total, net": a mark between
+    return any(after in other.places for other in hits if other is not hit)
 
 
 def _grown(tokens: Sequence[tuple[str, int, int]], spelling: str, low: int, high: int) -> _Window:

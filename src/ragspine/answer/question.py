@@ -630,6 +630,13 @@ _OPEN_SIDE_RE = re.compile(
     r"|(?<![\w-])(?:19|20)\d\d\s+(?:and|or)\s+(?:thereafter|beyond|after|later)"
     r"(?=\s*(?:[?.,;:)]|$))"
 )
+_FAR_YEAR_RE = re.compile(
+    r"(?<!\w)(?:in|for|during|from|to|between|and|since|until|through|of|year|fiscal|fy)\s*"
+    r"(?P<year>(?:1[0-8]|2[1-9])\d\d)(?![\w%$]|[.,]\d)"
+    r"(?=\s*(?:[?.,;:)]|$)|\s+(?:and|or|to|compared|vs|versus|was|were|is|are|did|do|does)\b)"
+)
+"""A year outside 1900-2099 said where a period goes (``revenue in 2100``, ``from 1899 to
+2019``): the period grammar reads no such year, so it is reported, never left out."""
 _CUMULATIVE_RE = re.compile(
     r"(?<!\w)(?:cumulative|aggregate|altogether|in\s+total)(?!\w)"
     r"(?!\s+(?:total\s+)?(?:shareholder\s+|stockholder\s+)?returns?(?!\w))"
@@ -867,10 +874,11 @@ class QuestionReading:
     """The base period is said with ``since`` (``total revenue since 2017``): up to now."""
     described: bool = False
     """The question asks how something is done or why (``how are ... stated``, ``why``)."""
-    crossed: bool = False
-    """A share or a ratio whose figures each have a year of their own (``operating income in
-    2019 as a percentage of revenue in 2018``, ``2019 net income to 2018 revenue``): computed
-    here within one period only, so asked back rather than answered year by year."""
+    crossed: str = ""
+    """``"period"`` or ``"entity"``: a share or a ratio whose figures each have a year or a
+    company of their own (``operating income in 2019 as a percentage of revenue in 2018``,
+    ``ACME revenue to BETA net income``): computed here within one period and one entity only,
+    so asked back rather than answered for each."""
 
     @property
     def calculation(self) -> bool:
@@ -952,10 +960,13 @@ def read_question(
     outside_metrics = list(text)  # "total" may be the default channel's name, and still a sum
     by_type = {TermType.METRIC: metrics, TermType.ENTITY: entities, TermType.CHANNEL: channels}
     metric_spans: list[tuple[int, int]] = []
+    entity_spans: list[tuple[int, int, str]] = []
     for hit in glossary.find_terms(question):
         if metrics_found is not None and hit.type is TermType.METRIC:
             continue
         by_type[hit.type].append(hit.code)
+        if hit.type is TermType.ENTITY:
+            entity_spans.append((hit.start, hit.end, hit.code))
         blanked[hit.start : hit.end] = " " * (hit.end - hit.start)
         if hit.type is TermType.METRIC:
             outside_metrics[hit.start : hit.end] = " " * (hit.end - hit.start)
@@ -1121,6 +1132,15 @@ def read_question(
         if operation is Operation.CHANGE and _PERCENT_ASKED_RE.search(rest):
             operation = Operation.PERCENT_CHANGE  # "what percentage did sales increase by"
         second = _second_operation(rest, operation)
+        if operation in _TWO_METRICS and not second and len(set(entities)) >= 2:
+            # "ACME's revenue share of the combined ACME and BETA revenue", "ACME revenue as a
+            # percentage of total revenue of ACME and BETA" (one company named twice): a share
+            # of a sum, not of one company's figure in the other's
+            summed = _SUM_RE.search("".join(outside_metrics))
+            if summed is not None:
+                second = summed.group(0)
+            elif len(entity_spans) > len(set(entities)) >= 2:
+                second = text[entity_spans[-2][0] : entity_spans[-1][1]]
         if operation in CHANGES and not second and len(set(metrics)) >= 2:
             # "the difference between X and Y divided by X", "X less Y as a percentage of X":
             # a share of the difference (one metric's change divided by its base is its
@@ -1154,6 +1174,9 @@ def read_question(
         # ("the combined total debt" is the total's own word)
         second = summed.group(0)
     outside = "".join(outside_metrics)
+    far = _FAR_YEAR_RE.search(scanned) if bad_period is None else None
+    if far is not None:  # "revenue in 2100": a year the grammar does not read, never ignored
+        bad_period = far["year"]
     open_side = _OPEN_SIDE_RE.search(scanned) if bad_period is None and read else None
     up_to = any(word in scanned for word in ("through", "thru", "until", "till", "up to"))
     summed_up = up_to and (_SUMMED_RE.search(outside) or _CUMULATIVE_RE.search(outside))
@@ -1209,7 +1232,7 @@ def read_question(
         respectively=bool(_EACH_RE.search(rest)),
         since=since,
         described=bool(_DESCRIBED_RE.match(text)),
-        crossed=operation in _TWO_METRICS and _crossed(scanned, named.spans, read),
+        crossed=_crossing(operation, len(set(metrics)), scanned, named.spans, read, entity_spans),
         percent_of=bool(_PERCENT_OF_RE.search(rest)) and not _SHARE_OF_PROFIT_RE.search(text),
         span_years=_span_years(outside),  # "the 3-year total": "total" may be a channel
         amount_asked=bool(_AMOUNT_ASKED_RE.search(text))
@@ -1364,17 +1387,36 @@ _AVERAGED = frozenset({Operation.AVERAGE})
 _TWO_METRICS = frozenset({Operation.SHARE, Operation.RATIO})
 
 
+def _crossing(
+    operation: Operation,
+    metrics: int,
+    text: str,
+    metric_spans: Sequence[tuple[int, int]],
+    read: Sequence[tuple[int, int, Period]],
+    entity_spans: Sequence[tuple[int, int, str]],
+) -> str:
+    """``"period"`` or ``"entity"`` when a share or a ratio of ``metrics`` (how many) names
+    each of its two figures with a year or a company of its own (:func:`_crossed`), else an
+    empty string."""
+    if operation not in _TWO_METRICS or metrics < 2:
+        return ""  # one metric over two years or two companies is one ratio of each
+    if _crossed(text, metric_spans, [(start, end, p.label) for start, end, p in read]):
+        return "period"
+    return "entity" if _crossed(text, metric_spans, entity_spans) else ""
+
+
 def _crossed(
-    text: str, metric_spans: Sequence[tuple[int, int]], read: Sequence[tuple[int, int, Period]]
+    text: str, metric_spans: Sequence[tuple[int, int]], owners: Sequence[tuple[int, int, str]]
 ) -> bool:
-    """Whether the metrics and the periods a question names alternate, each metric with a
-    period of its own that differs from the other's (``X in 2019 as a percentage of Y in
-    2018``, ``2019 X to 2018 Y``); ``X and Y in 2019 and 2018``, ``X in 2019 and 2018 as a
-    percentage of Y`` and ``X in 2019 as a percentage of Y, and in 2018`` (the question asked
-    again for another year) name the periods of both figures."""
+    """Whether the metrics and their owners (periods or entities) a question names alternate,
+    each metric with an owner of its own that differs from the other's (``X in 2019 as a
+    percentage of Y in 2018``, ``2019 X to 2018 Y``, ``ACME revenue to BETA net income``);
+    ``X and Y in 2019 and 2018``, ``X in 2019 and 2018 as a percentage of Y`` and ``X in 2019
+    as a percentage of Y, and in 2018`` (the question asked again for another year) name the
+    owners of both figures."""
     marks = sorted(
         [(start, end, "", "") for start, end in metric_spans]
-        + [(start, end, "period", period.label) for start, end, period in read]
+        + [(start, end, "owner", label) for start, end, label in owners]
     )
     groups = [(kind, list(run)) for kind, run in itertools.groupby(marks, key=lambda mark: mark[2])]
     if len(groups) < 4:

@@ -36,6 +36,7 @@ from ragspine.answer.locale import Locale, parse_locale, text
 from ragspine.answer.metric_match import (
     TOTAL_STEMS,
     MetricMatch,
+    generic_label,
     heading_words,
     match_by_question_words,
     match_metrics,
@@ -118,11 +119,16 @@ def _structured_answer(
 
 
 def _one_entity(reading: QuestionReading, glossary: Glossary, options: AskOptions) -> str | None:
-    """The one entity the question is about (named in it, else given with the call)."""
+    """The one entity the question is about (named in it, else given with the call, else the
+    glossary's default entity: its stored rows are then read, so that a word the question
+    adds before them, such as another company's name, is asked about)."""
     if len(reading.entities) == 1:
         return reading.entities[0]
     if not reading.entities and options.entity is not None:
         return glossary.entities.resolve(options.entity)
+    default = glossary.answers.default_entity
+    if not reading.entities and default is not None:
+        return glossary.entities.resolve(default)
     return None
 
 
@@ -168,9 +174,16 @@ def _stored_reading(
         same = set(match.metrics) == set(reading.metrics)  # then with the words' places
         spelled = match if same else _placed(asked, reading.metrics, candidates, pairs)
         unexplained = unexplained_words(asked, spelled, candidates, names)
-        better = bool(unexplained) or set(reading.metrics) < set(match.metrics)
+        # ... and when it drops a row named by a generic word that only qualifies the next
+        # one ("the total free cash flow": no row "Total")
+        dropped = set(reading.metrics) - set(match.metrics)
+        generic = bool(dropped and match.metrics) and all(
+            generic_label(candidates[code]) for code in dropped
+        )
+        better = bool(unexplained) or set(reading.metrics) < set(match.metrics) or generic
         loose = better and match.metrics and not same
-        if loose and not unexplained_words(asked, match, candidates, names):
+        rest = {c: s for c, s in candidates.items() if not (generic and c in dropped)}
+        if loose and not unexplained_words(asked, match, rest, names):
             return read_question(asked, glossary, reference_date, match)
         unexplained = _unheaded(unexplained, asked, facts(), entity, spelled.metrics, level)
         unexplained = _untotalled(

@@ -387,7 +387,8 @@ def answer_figures(
             words = f"{reading.operation_word!r}, {reading.second_operation!r}"
             return _clarify(text(locale, "two_operations", words=words))
     if reading.crossed and len(reading.metrics) >= 2:
-        return _clarify(text(locale, "crossed_periods", word=quote_input(reading.operation_word)))
+        key = "crossed_periods" if reading.crossed == "period" else "crossed_entities"
+        return _clarify(text(locale, key, word=quote_input(reading.operation_word)))
     if not reading.metrics:
         known = [(code, t.label) for code, t in glossary.metrics.terms.items()]
         scope = entity_code or (reading.entities[0] if len(reading.entities) == 1 else None)
@@ -496,7 +497,13 @@ def answer_figures(
     if reading.operation is Operation.AVERAGE and one and reading.since:
         # "the average revenue since 2017": from 2017 up to when, not 2016 and 2017
         return _clarify(text(locale, "since_only", period=periods[0]), assumptions)
-    if reading.operation in (*CHANGES, Operation.AVERAGE) and one and not reading.cues:
+    # a change asked with its why ("how much did revenue fall in 2019 and why") is still the
+    # change; an average with one is no average balance
+    if (
+        reading.operation in (*CHANGES, Operation.AVERAGE)
+        and one
+        and (not reading.cues or reading.operation in CHANGES)
+    ):
         only = parse_period(periods[0], None, glossary.fiscal_year_start_month)
         if reading.span_years not in (None, 1, 2) and only.kind is PeriodKind.YEAR:
             # "the five year period ended 2017": not the year before and the one named
@@ -1087,6 +1094,10 @@ def _compared_falls(reading: QuestionReading, glossary: Glossary) -> bool | None
     last = _last_word(words)
     if not words.startswith("how much ") or last not in _LESSER | _HIGHER:
         return None
+    if len(reading.entities) == 2 and len(reading.periods) <= 1:
+        # "how much more revenue did BETA have than ACME": the change runs from the company
+        # named first to the other, the question asks the first less the other
+        return last in _HIGHER
     if len(reading.periods) != 2 or reading.base_period in reading.periods:
         # "X in 2019 compared to 2018": the change runs from the base to the other period
         return last in _LESSER
@@ -1273,7 +1284,8 @@ def _steps(
             earlier=_item_label(builder, a.entity, a.period, entities),
             later=_item_label(builder, b.entity, b.period, entities),
         )
-        what = text(builder.locale, "decrease" if falling else "change", **labels)
+        across = "" if a.entity == b.entity else "_across"  # "from ACME FY2019 to BETA FY2019"
+        what = text(builder.locale, ("decrease" if falling else "change") + across, **labels)
         if step.difference is None or a.value is None or b.value is None:
             reason = _apart_reason(builder, result)
             builder.add(text(builder.locale, "not_computable", what=what, reason=reason), ())
@@ -1291,7 +1303,8 @@ def _steps(
                 measure=_measure(result),
                 exact=difference,
             )
-        what = text(builder.locale, "percent_decrease" if falling else "percent_change", **labels)
+        key = ("percent_decrease" if falling else "percent_change") + across
+        what = text(builder.locale, key, **labels)
         if step.percent_change is None:
             reason = text(builder.locale, "reason_zero")
             builder.add(text(builder.locale, "not_computable", what=what, reason=reason), ())
@@ -1376,20 +1389,20 @@ def _ratio(
         metrics.reverse()  # "what percentage of (total) X is Y": X is the whole
     channel = builder.channel
     pairs: list[tuple[FactKey, FactKey]]
-    if len(metrics) >= 2:
+    if len(metrics) >= 2:  # each entity's own share ("X as a percentage of Y for A and B")
         pairs = [
             (
-                FactKey(metrics[0], entities[0], p, channel),
-                FactKey(metrics[1], entities[0], p, channel),
+                FactKey(metrics[0], entity, p, channel),
+                FactKey(metrics[1], entity, p, channel),
             )
+            for entity in entities
             for p in periods
         ]
     elif len(entities) >= 2:
+        # "what percentage of BETA's revenue was ACME's": BETA's is the whole
+        part, whole = entities[1::-1] if reading.whole_first else entities[:2]
         pairs = [
-            (
-                FactKey(metrics[0], entities[0], p, channel),
-                FactKey(metrics[0], entities[1], p, channel),
-            )
+            (FactKey(metrics[0], part, p, channel), FactKey(metrics[0], whole, p, channel))
             for p in periods
         ]
     elif not percent and len(reading.periods) == 2 and len(set(reading.periods)) == 2:

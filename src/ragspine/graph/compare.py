@@ -234,6 +234,8 @@ def _steps(
         a, b = facts[earlier], facts[later]
         va, vb = values[earlier], values[later]
         assert a is not None and b is not None and va is not None and vb is not None
+        if a.entity != b.entity and a.period != b.period:
+            continue  # ACME's 2019 to BETA's 2018: no change of anything
         if not combinable:
             steps.append(CompareStep(earlier, later, None, None, None, _UNSTATED_NOTE))
             continue

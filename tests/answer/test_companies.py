@@ -1,0 +1,205 @@
+"""Questions about several companies, a default company, far years and bare total rows: each
+answer names the figures of the company and year asked, or asks back (found by a fifth
+adversarial pass; each test fails on the code before it)."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from conftest import ask_table, tatqa_workspace
+from ragspine import Principal, Workspace
+from ragspine.answer.types import Answer, AnswerStatus, FigureKind
+from ragspine.security import Sensitivity
+from ragspine.structured.facts import Fact, Scale
+from ragspine.workspace import example_glossary_text
+
+PUBLIC = Principal.of("public")
+BETA = """
+[entities.beta]
+label = "Beta Inc"
+aliases = ["BETA"]
+"""
+
+
+def _fact(metric: str, entity: str, period: str, value: str) -> Fact:
+    return Fact(
+        metric,
+        entity,
+        period,
+        "total",
+        Decimal(value),
+        "USD",
+        "USD",
+        Scale.MILLION,
+        f"{entity}-{period}.pdf",
+        f"p. 4, {metric}",
+        Sensitivity.PUBLIC,
+    )
+
+
+FACTS = [
+    _fact("revenue", "acme", "FY2018", "100"),
+    _fact("revenue", "acme", "FY2019", "120"),
+    _fact("revenue", "beta", "FY2018", "90"),
+    _fact("revenue", "beta", "FY2019", "150"),
+    _fact("net_income", "acme", "FY2019", "12"),
+    _fact("net_income", "beta", "FY2019", "15"),
+]
+
+
+def _workspace(folder: Path, *, default_entity: bool = False) -> Workspace:
+    folder.mkdir(parents=True)
+    glossary = example_glossary_text() + BETA
+    if default_entity:
+        glossary = glossary.replace('# default_entity = "acme"', 'default_entity = "acme"')
+    (folder / "glossary.toml").write_text(glossary, encoding="utf-8")
+    ws = Workspace.open(folder)
+    ws.facts.write(FACTS)
+    return ws
+
+
+@pytest.fixture()
+def two(tmp_path: Path) -> Workspace:
+    return _workspace(tmp_path / "ws")
+
+
+def _computed(answer: Answer) -> list[str]:
+    return [f.text for f in answer.figures if f.kind is not FigureKind.FACT]
+
+
+def test_a_change_never_runs_from_one_company_to_another_year(two: Workspace) -> None:
+    """'How did revenue change from 2018 to 2019 for ACME and BETA?' also gave a step from
+    ACME's 2019 to BETA's 2018 (90 - 120 = -30): the change of nothing."""
+    answer = two.ask(
+        "How did revenue change from 2018 to 2019 for ACME and BETA?", principal=PUBLIC
+    )
+    assert answer.status is AnswerStatus.ANSWERED, answer.text
+    changes = [f for f in answer.figures if f.kind is FigureKind.CHANGE]
+    assert [f.decimal_value for f in changes] == ["20", "60"], answer.text
+    assert "90 \N{MINUS SIGN} 120" not in answer.text
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What was the ratio of ACME revenue to BETA net income in 2019?",
+        "What was ACME's net income as a percentage of BETA's revenue in 2019?",
+    ],
+)
+def test_a_share_of_one_companys_figure_in_anothers_is_asked_back(
+    two: Workspace, question: str
+) -> None:
+    """Both were computed within the first company (ACME's 120 / 12 = 10, 12 / 120 = 10 %),
+    with every input shown as if it were the one asked."""
+    answer = two.ask(question, principal=PUBLIC)
+    assert answer.status is AnswerStatus.NEEDS_CLARIFICATION, answer.text
+    assert "Which company for each figure?" in answer.text
+
+
+def test_a_share_for_two_companies_is_each_ones_own(two: Workspace) -> None:
+    """Two metrics and two companies, each figure not tied to one: each company's share (the
+    first company's alone was given)."""
+    answer = two.ask(
+        "What was net income as a percentage of revenue for ACME and BETA in 2019?",
+        principal=PUBLIC,
+    )
+    assert answer.status is AnswerStatus.ANSWERED, answer.text
+    assert [f.decimal_value for f in answer.figures if f.kind is FigureKind.SHARE] == ["10", "10"]
+    assert "12 / 120" in answer.text and "15 / 150" in answer.text
+
+
+def test_which_company_is_the_whole_and_which_is_more_follow_the_words(two: Workspace) -> None:
+    """'What percentage of BETA's revenue was ACME's revenue?' gave 150 / 120 (BETA's share of
+    ACME's), 'how much more revenue did BETA have than ACME' gave -30, and a share of the
+    combined revenue of both gave ACME over BETA (80 %)."""
+    share = two.ask(
+        "What percentage of BETA's revenue was ACME's revenue in 2019?", principal=PUBLIC
+    )
+    assert "120 / 150 = 80 %" in share.text, share.text
+    more = two.ask("How much more revenue did BETA have than ACME in 2019?", principal=PUBLIC)
+    assert "150 \N{MINUS SIGN} 120 = 30" in more.text, more.text
+    less = two.ask("How much more revenue did ACME have than BETA in 2019?", principal=PUBLIC)
+    assert "120 \N{MINUS SIGN} 150 = -30" in less.text, less.text
+    for question in (
+        "ACME revenue as a percentage of total revenue of ACME and BETA in 2019",
+        "What was ACME's revenue share of the combined ACME and BETA revenue in 2019?",
+    ):
+        answer = two.ask(question, principal=PUBLIC)
+        assert answer.status is AnswerStatus.NEEDS_CLARIFICATION, answer.text
+        assert "two calculations at once" in answer.text
+
+
+def test_a_default_company_never_stands_in_for_one_the_question_names(tmp_path: Path) -> None:
+    """With the glossary's default entity ACME, 'What was Microsoft's revenue in 2019?' was
+    answered with ACME's 120, saying the question named no company."""
+    ws = _workspace(tmp_path / "ws", default_entity=True)
+    answer = ws.ask("What was Microsoft's revenue in 2019?", principal=PUBLIC)
+    assert answer.status is AnswerStatus.NEEDS_CLARIFICATION, answer.text
+    assert "microsoft" in answer.text.casefold()
+    plain = ws.ask("What was revenue in 2019?", principal=PUBLIC)
+    assert plain.status is AnswerStatus.ANSWERED and "120" in plain.text
+    assert "the workspace's default entity" in plain.text
+
+
+@pytest.mark.parametrize(
+    ("question", "said"),
+    [
+        ("What was ACME's revenue in 2100?", "2100"),
+        ("How did revenue change from 1899 to 2019?", "1899"),
+    ],
+)
+def test_a_year_outside_the_grammar_is_reported_never_dropped(
+    two: Workspace, question: str, said: str
+) -> None:
+    """'revenue in 2100' was answered with the latest year's figure, and 'from 1899 to 2019'
+    with the change over the two latest years: the year was not read at all."""
+    answer = two.ask(question, principal=PUBLIC)
+    assert answer.status is AnswerStatus.UNRECOGNIZED_PARAM, answer.text
+    assert said in answer.text
+    stores = two.ask("How many revenue figures are there in 2500 stores?", principal=PUBLIC)
+    assert "2500" not in (stores.param or "")
+
+
+def test_a_change_asked_with_its_why_is_still_the_change(tmp_path: Path) -> None:
+    """'How much did ACME's revenue fall in 2019 and why?' gave 2019's level alone (80),
+    while the same question without 'why' gave the fall from 2018 (20)."""
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    (folder / "glossary.toml").write_text(example_glossary_text(), encoding="utf-8")
+    ws = Workspace.open(folder)
+    ws.facts.write(
+        [_fact("revenue", "acme", "FY2018", "100"), _fact("revenue", "acme", "FY2019", "80")]
+    )
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("ACME revenue fell in 2019 because the plant closed.\n", "utf-8")
+    ws.ingest_documents([docs / "a.md"], library="reports")
+    answer = ws.ask("How much did ACME's revenue fall in 2019 and why?", principal=PUBLIC)
+    assert answer.route == "composite" and answer.status is AnswerStatus.ANSWERED
+    assert "100 \N{MINUS SIGN} 80 = 20" in answer.text, answer.text
+
+
+def test_a_bare_total_row_is_no_figure_of_total_and_another_row(tmp_path: Path) -> None:
+    """ConvFinQA by ticker: 'What was UNP's total free cash flow in 2013?' also gave the
+    table's bare 'total' row (total operating revenues). 'total' right before another row's
+    name qualifies it; said alone, or before a word no row holds, it names the Total row."""
+    ws = tatqa_workspace(
+        tmp_path,
+        {
+            "t": [
+                ["", "2019", "2018"],
+                ["Operating revenues", "21,963", "21,813"],
+                ["Total", "22,542", "22,413"],
+                ["Free cash flow", "2,085", "1,900"],
+            ]
+        },
+    )
+    answer = ask_table(ws, "t", "What was the total free cash flow in 2019?")
+    assert answer.status is AnswerStatus.ANSWERED and "22,542" not in answer.text, answer.text
+    assert "2,085" in answer.text
+    for question in ("What was the total in 2019?", "What was the total amount in 2019?"):
+        answer = ask_table(ws, "t", question)
+        assert "22,542" in answer.text, (question, answer.text)
