@@ -203,3 +203,32 @@ def test_a_bare_total_row_is_no_figure_of_total_and_another_row(tmp_path: Path) 
     for question in ("What was the total in 2019?", "What was the total amount in 2019?"):
         answer = ask_table(ws, "t", question)
         assert "22,542" in answer.text, (question, answer.text)
+
+
+def test_an_average_over_companies_and_years_is_asked_which(two: Workspace) -> None:
+    """'the average revenue of ACME and BETA in 2018 and 2019' pooled the four figures (115):
+    each company's average, each year's, or all four? Over one year it is the companies'."""
+    pooled = two.ask(
+        "What was the average revenue of ACME and BETA in 2018 and 2019?", principal=PUBLIC
+    )
+    assert pooled.status is AnswerStatus.NEEDS_CLARIFICATION, pooled.text
+    assert "Which to combine?" in pooled.text
+    one_year = two.ask("What was the average revenue of ACME and BETA in 2019?", principal=PUBLIC)
+    assert "(120 + 150) / 2 = 135" in one_year.text, one_year.text
+
+
+def test_an_average_that_does_not_combine_is_refused_not_answered(tmp_path: Path) -> None:
+    """Two companies' revenue in dollars and in euros: 'not computable' was said, and the
+    answer's status still said answered."""
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    (folder / "glossary.toml").write_text(example_glossary_text() + BETA, encoding="utf-8")
+    ws = Workspace.open(folder)
+    euros = Fact(
+        "revenue", "beta", "FY2019", "total", Decimal("150"), "EUR", "EUR", Scale.MILLION,
+        "beta.pdf", "p. 4", Sensitivity.PUBLIC,
+    )  # fmt: skip
+    ws.facts.write([_fact("revenue", "acme", "FY2019", "120"), euros])
+    answer = ws.ask("What was the average revenue of ACME and BETA in 2019?", principal=PUBLIC)
+    assert answer.status is AnswerStatus.REFUSED, answer.text
+    assert "not computable" in answer.text

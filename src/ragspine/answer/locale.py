@@ -238,6 +238,10 @@ _EN: dict[str, str] = {
         "its {word}, and a share or a ratio is computed here within one year. Ask for both "
         "figures in one year, or for each figure in turn."
     ),
+    "entities_and_periods": (
+        "Which to combine? The question names several companies ({entities}) and several "
+        "periods: ask for each company over the periods, or for the companies in one period."
+    ),
     "crossed_entities": (
         "Which company for each figure? The question names a company of its own for each "
         "figure of its {word}, and a share or a ratio is computed here within one company. "
@@ -615,6 +619,10 @@ _IT: dict[str, str] = {
         "Quale anno per ciascun valore? La domanda indica un anno diverso per ogni valore del "
         "suo {word}, e una quota o un rapporto si calcola qui entro un solo anno. Chiedere "
         "entrambi i valori nello stesso anno, oppure ciascun valore a sé."
+    ),
+    "entities_and_periods": (
+        "Cosa combinare? La domanda nomina più società ({entities}) e più periodi: chiedere "
+        "ciascuna società sui periodi, oppure le società in un solo periodo."
     ),
     "crossed_entities": (
         "Quale società per ciascun valore? La domanda indica una società diversa per ogni "

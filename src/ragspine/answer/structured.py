@@ -1013,7 +1013,14 @@ def _compared(
             reason = text(builder.locale, "reason_missing" if missing else "reason_percent_sum")
             builder.add(text(builder.locale, "not_computable", what=what, reason=reason), ())
             return AnswerStatus.REFUSED
-        _average(builder, result, metric, total=operation is Operation.SUM)
+        if len(entities) > 1 and len(periods) > 1:
+            # "the average revenue of ACME and BETA in 2018 and 2019": each company's over
+            # the years, each year's over the companies, or all four together?
+            names = ", ".join(builder.labels(metric, e)["entity"] for e in entities)
+            builder.add(text(builder.locale, "entities_and_periods", entities=names), ())
+            return AnswerStatus.NEEDS_CLARIFICATION
+        if not _average(builder, result, metric, total=operation is Operation.SUM):
+            return AnswerStatus.REFUSED  # the figures are shown; they do not combine
     else:
         moved = _movement_heading(builder, result, metric)
         if moved is not None:
@@ -1327,8 +1334,9 @@ def _apart_reason(builder: _Builder, result: CompareResult) -> str:
     return text(builder.locale, "reason_units" if scales_combine(facts) else "reason_scale")
 
 
-def _average(builder: _Builder, result: CompareResult, metric: str, *, total: bool) -> None:
-    """The average (``total``: the sum) of a complete set of found rows."""
+def _average(builder: _Builder, result: CompareResult, metric: str, *, total: bool) -> bool:
+    """The average (``total``: the sum) of a complete set of found rows; whether it could be
+    computed (rows in different units or unstated scales cannot)."""
     found = [row for row in result.rows if row.fact is not None and row.value is not None]
     entities = len({row.entity for row in result.rows})
     items = ", ".join(_item_label(builder, r.entity, r.period, entities) for r in found)
@@ -1337,7 +1345,7 @@ def _average(builder: _Builder, result: CompareResult, metric: str, *, total: bo
     if result.average is None or result.total is None:
         reason = _apart_reason(builder, result)
         builder.add(text(builder.locale, "not_computable", what=what, reason=reason), ())
-        return
+        return False
     values = " + ".join(builder.number(row.value) for row in found if row.value is not None)
     inputs = [row.fact for row in found if row.fact is not None]
     unit = _unit(builder, result, metric)
@@ -1352,7 +1360,7 @@ def _average(builder: _Builder, result: CompareResult, metric: str, *, total: bo
             measure=_measure(result),
             exact=result.total,
         )
-        return
+        return True
     builder.computed(
         FigureKind.AVERAGE,
         what,
@@ -1362,6 +1370,7 @@ def _average(builder: _Builder, result: CompareResult, metric: str, *, total: bo
         inputs,
         measure=_measure(result),
     )
+    return True
 
 
 def _ratio(
