@@ -328,7 +328,7 @@ def unexplained_words(
             found.append(key[start:end])
         elif dated and stem == "net" and unit[0] == "of":
             found.append(key[start : unit[2]])  # "net income in 2019, net of tax"
-    kinds = any(kind in key for kind in _KINDS_OF_UNIT)
+    kinds = _KINDS_OF_UNIT_RE.search(key) is not None
     for index in range(len(tokens) - 2):  # "revenue in Europe", "interest expense on notes"
         if tokens[index][1] not in matched or tokens[index + 1][1] in matched:
             continue
@@ -345,8 +345,7 @@ def unexplained_words(
 
 _WHOLE_OF = frozenset(_stem(w) for w in ("entire", "whole", "consolidated", "combined", "overall"))
 """Words naming the whole company, not a part of it (``of the entire business``)."""
-_KINDS_OF_UNIT = ("segment", "division", "region", "business", "unit", "subsidiar", "brand",
-                  "reportable")  # fmt: skip
+_KINDS_OF_UNIT_RE = re.compile("segment|division|region|business|unit|subsidiar|brand|reportable")
 """What :data:`_OF_A_UNIT` needs in a question (looked for first: it runs on every one)."""
 _OF_A_UNIT = re.compile(
     r"\s+(?:of|from|for)\s+(?:the\s+|our\s+|its\s+)?(?P<part>[^\W\d_]+(?:\s+[^\W\d_]+)?)\s+"

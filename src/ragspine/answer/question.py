@@ -318,8 +318,8 @@ _SUPPOSED_RE = re.compile(
     r"\s*(?:%|percent|per\s+cent)"
 )
 """A number of a supposition: ``if it had grown 10%``, ``assuming a 5% increase``."""
-_MULTIPLE_WORDS = ("half", "twice", "double", "triple", "quadruple", "third", "quarter",
-                   "fifth", "tenth")  # fmt: skip
+_MULTIPLE_HINT_RE = re.compile("half|twice|double|triple|quadruple|third|quarter|fifth|tenth")
+"""A word :data:`_WORDED_RE` needs (looked for first: it runs on every question)."""
 
 
 def given_number(text: str) -> str:
@@ -327,7 +327,7 @@ def given_number(text: str) -> str:
     :data:`_THAN_NUMBER_RE`, :data:`_SUPPOSED_RE`), or an empty string. The rarer forms are
     looked for only when a word they need is there (this runs on every question)."""
     found = _CONSTANT_RE.search(text)
-    if found is None and any(word in text for word in _MULTIPLE_WORDS):
+    if found is None and _MULTIPLE_HINT_RE.search(text):
         found = next(
             (
                 worded
@@ -642,6 +642,7 @@ _CUMULATIVE_RE = re.compile(
     r"(?!\s+(?:total\s+)?(?:shareholder\s+|stockholder\s+)?returns?(?!\w))"
 )
 """Words of a sum over years; not ``cumulative total return``, a performance graph's level."""
+_UP_TO_HINT_RE = re.compile("through|thru|until|till|up to")
 _UP_TO_RE = re.compile(
     r"(?<!\d\s)(?<!\d)(?<!\w)(?:through|thru|until|till|up\s+to|up\s+until)\s+(?:the\s+)?"
     r"(?:end\s+of\s+)?(?:fiscal\s+)?(?:year\s+)?(?:fy\s*)?(?:19|20)\d\d(?!\w)"
@@ -1178,7 +1179,7 @@ def read_question(
     if far is not None:  # "revenue in 2100": a year the grammar does not read, never ignored
         bad_period = far["year"]
     open_side = _OPEN_SIDE_RE.search(scanned) if bad_period is None and read else None
-    up_to = any(word in scanned for word in ("through", "thru", "until", "till", "up to"))
+    up_to = _UP_TO_HINT_RE.search(scanned) is not None
     summed_up = up_to and (_SUMMED_RE.search(outside) or _CUMULATIVE_RE.search(outside))
     if open_side is None and bad_period is None and read and summed_up:
         # "cumulative revenue through 2019": a sum from a year not named ("the value of the

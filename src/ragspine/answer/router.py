@@ -118,17 +118,20 @@ def _structured_answer(
     )
 
 
-def _one_entity(reading: QuestionReading, glossary: Glossary, options: AskOptions) -> str | None:
-    """The one entity the question is about (named in it, else given with the call, else the
-    glossary's default entity: its stored rows are then read, so that a word the question
-    adds before them, such as another company's name, is asked about)."""
+def _one_entity(
+    reading: QuestionReading, glossary: Glossary, options: AskOptions, *, default: bool = False
+) -> str | None:
+    """The one entity the question is about (named in it, else given with the call; with
+    ``default``, else the glossary's default entity, whose stored rows are then read as the
+    figures' entity's are, so that a word the question adds before them, such as another
+    company's name, is asked about). Passages are never kept to the default entity."""
     if len(reading.entities) == 1:
         return reading.entities[0]
     if not reading.entities and options.entity is not None:
         return glossary.entities.resolve(options.entity)
-    default = glossary.answers.default_entity
-    if not reading.entities and default is not None:
-        return glossary.entities.resolve(default)
+    fallback = glossary.answers.default_entity if default else None
+    if not reading.entities and fallback is not None:
+        return glossary.entities.resolve(fallback)
     return None
 
 
@@ -452,7 +455,7 @@ def ask(
     builder = TraceBuilder()
     with builder.timed() as timer:
         reading = read_question(asked, glossary, reference_date)
-        entity = _one_entity(reading, glossary, options)
+        entity = _one_entity(reading, glossary, options, default=True)
         if entity is not None:
             reading = _stored_reading(asked, reading, entity, glossary, facts, principal,
                                       reference_date)  # fmt: skip

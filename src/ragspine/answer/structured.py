@@ -608,15 +608,17 @@ def answer_figures(
         words = quote_input(reading.uncomputed)
         builder.add(text(locale, "not_computed_here", words=words), ())
         status = AnswerStatus.REFUSED  # the figures are shown; the calculation is not
-    if month == 1 and any(_ends_early(str(s.source_locator)) for s in builder.sources):
+    if month == 1 and any(_ends_early(s.source_locator) for s in builder.sources):
         assumptions.append(text(locale, "assume_early_year_end"))
     return builder.part(status, assumptions)
 
 
-def _ends_early(locator: str) -> bool:
+def _ends_early(locator: object) -> bool:
     """Whether a fact was read from a column dated in January or February (``February 1,
     2020``: a retailer's year end), which calendar fiscal years read as that calendar year,
     while many such reports call it the fiscal year before."""
+    if not isinstance(locator, str) or ", column" not in locator:
+        return False  # no column quoted (this runs on every answer)
     day = date_of(locator_column(locator))
     return day is not None and day.month <= 2
 
