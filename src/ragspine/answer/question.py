@@ -318,16 +318,27 @@ _SUPPOSED_RE = re.compile(
     r"\s*(?:%|percent|per\s+cent)"
 )
 """A number of a supposition: ``if it had grown 10%``, ``assuming a 5% increase``."""
-_MULTIPLE_HINT_RE = re.compile("half|twice|double|triple|quadruple|third|quarter|fifth|tenth")
-"""A word :data:`_WORDED_RE` needs (looked for first: it runs on every question)."""
+_RARE_RE = re.compile(
+    r"(?P<worded>half|twice|double|triple|quadruple|third|quarter|fifth|tenth)"
+    r"|(?P<upto>through|thru|until|till|up to)|(?P<far>(?<!\d)(?:1[0-8]|2[1-9])\d\d(?!\d))"
+)
+"""Words the rarer readings need (:data:`_WORDED_RE`, :data:`_UP_TO_RE`,
+:data:`_FAR_YEAR_RE`), found in one pass: the readings run only when theirs is there (this
+runs on every question)."""
 
 
-def given_number(text: str) -> str:
+def _rare(text: str) -> frozenset[str]:
+    """Which of :data:`_RARE_RE`'s groups ``text`` holds."""
+    return frozenset(found.lastgroup or "" for found in _RARE_RE.finditer(text))
+
+
+def given_number(text: str, rare: frozenset[str] | None = None) -> str:
     """The words giving a number to compute with (:data:`_CONSTANT_RE`, :data:`_WORDED_RE`,
     :data:`_THAN_NUMBER_RE`, :data:`_SUPPOSED_RE`), or an empty string. The rarer forms are
-    looked for only when a word they need is there (this runs on every question)."""
+    looked for only when a word they need is there (``rare``: :func:`_rare` of ``text``)."""
+    rare = _rare(text) if rare is None else rare
     found = _CONSTANT_RE.search(text)
-    if found is None and _MULTIPLE_HINT_RE.search(text):
+    if found is None and "worded" in rare:
         found = next(
             (
                 worded
@@ -642,7 +653,6 @@ _CUMULATIVE_RE = re.compile(
     r"(?!\s+(?:total\s+)?(?:shareholder\s+|stockholder\s+)?returns?(?!\w))"
 )
 """Words of a sum over years; not ``cumulative total return``, a performance graph's level."""
-_UP_TO_HINT_RE = re.compile("through|thru|until|till|up to")
 _UP_TO_RE = re.compile(
     r"(?<!\d\s)(?<!\d)(?<!\w)(?:through|thru|until|till|up\s+to|up\s+until)\s+(?:the\s+)?"
     r"(?:end\s+of\s+)?(?:fiscal\s+)?(?:year\s+)?(?:fy\s*)?(?:19|20)\d\d(?!\w)"
@@ -1175,11 +1185,12 @@ def read_question(
         # ("the combined total debt" is the total's own word)
         second = summed.group(0)
     outside = "".join(outside_metrics)
-    far = _FAR_YEAR_RE.search(scanned) if bad_period is None else None
+    rare = _rare(text)
+    far = _FAR_YEAR_RE.search(scanned) if bad_period is None and "far" in rare else None
     if far is not None:  # "revenue in 2100": a year the grammar does not read, never ignored
         bad_period = far["year"]
     open_side = _OPEN_SIDE_RE.search(scanned) if bad_period is None and read else None
-    up_to = _UP_TO_HINT_RE.search(scanned) is not None
+    up_to = "upto" in rare
     summed_up = up_to and (_SUMMED_RE.search(outside) or _CUMULATIVE_RE.search(outside))
     if open_side is None and bad_period is None and read and summed_up:
         # "cumulative revenue through 2019": a sum from a year not named ("the value of the
@@ -1208,7 +1219,7 @@ def read_question(
         backward,
         year_range,
         selection,
-        given_number(text),
+        given_number(text, rare),
         bool(_COUNTED_RE.search(text)),
         uncomputed=found_uncomputed.group(0)
         if (found_uncomputed := _UNCOMPUTED_RE.search(rest))

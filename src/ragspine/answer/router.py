@@ -185,7 +185,7 @@ def _stored_reading(
         )
         better = bool(unexplained) or set(reading.metrics) < set(match.metrics) or generic
         loose = better and match.metrics and not same
-        rest = {c: s for c, s in candidates.items() if not (generic and c in dropped)}
+        rest = {c: s for c, s in candidates.items() if c not in dropped} if generic else candidates
         if loose and not unexplained_words(asked, match, rest, names):
             return read_question(asked, glossary, reference_date, match)
         unexplained = _unheaded(unexplained, asked, facts(), entity, spelled.metrics, level)
