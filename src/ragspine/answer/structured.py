@@ -558,7 +558,7 @@ def answer_figures(
         # "PP&E at December 31, 2019" where the only 2019 figure is an IFRS 16 adoption
         # table's "1 January 2019" column: that year's opening, not its figure
         fact = _read_at_first_day(
-            store, reading.metrics, entities, periods, level, month, metric_label
+            store, reading.metrics, entities, periods, level, month, metric_label, channel
         )
         if fact is not None:
             said = text(
@@ -644,7 +644,7 @@ def _stored_at_first_day(
             }
             if set(found) != set(periods):
                 return False
-            if not all(_column_at_first_day(f, fiscal_start_month) for f in found.values()):
+            if not all(_column_at_first_day(f.locator, fiscal_start_month) for f in found.values()):
                 return False
     return True
 
@@ -652,12 +652,14 @@ def _stored_at_first_day(
 _ENDED_RE = re.compile(r"(?<!\w)(?:ended|ending|end)(?!\w)", re.IGNORECASE)
 
 
-def _column_at_first_day(fact: Fact, fiscal_start_month: int) -> bool:
-    """Whether ``fact`` was read from a column headed by a year's first day (``1 January
-    2019``, ``1/1/19``): its locator's column (:func:`locator_column`), not a section heading
-    or title that mentions one, nor a year that ends that day (``Fiscal year ended January 1,
-    2017``, a 52/53-week year)."""
-    column = locator_column(fact.locator).casefold()
+def _column_at_first_day(locator: str, fiscal_start_month: int) -> bool:
+    """Whether a fact was read from a column headed by a year's first day (``1 January
+    2019``, ``1/1/19``): its ``locator``'s column (:func:`locator_column`), not a section
+    heading or title that mentions one, nor a year that ends that day (``Fiscal year ended
+    January 1, 2017``, a 52/53-week year)."""
+    if ", column" not in locator:
+        return False  # no column quoted
+    column = locator_column(locator).casefold()
     return bool(first_day_re(fiscal_start_month).search(column)) and not _ENDED_RE.search(column)
 
 
@@ -669,14 +671,27 @@ def _read_at_first_day(
     level: int,
     fiscal_start_month: int,
     label: Callable[[str, str], str],
-) -> Fact | None:
-    """A figure asked for (each metric, entity and period; every period where none is named,
-    as a ``which year`` pick compares them all) that was read from a column of its year's
-    first day (:func:`_column_at_first_day`) while its metric's own name says no start (a
-    metric ``... at beginning of period (1/1/19)`` is asked for by that name)."""
+    channel: str,
+) -> FactKey | Fact | None:
+    """A figure asked for (each metric, entity and period of ``channel``; every period where
+    none is named, as a ``which year`` pick compares them all) that was read from a column of
+    its year's first day (:func:`_column_at_first_day`) while its metric's own name says no
+    start (a metric ``... at beginning of period (1/1/19)`` is asked for by that name)."""
     first_day = first_day_re(fiscal_start_month)
-    for fact in _asked_facts(store, metrics, entities, level, periods):
-        if not _column_at_first_day(fact, fiscal_start_month):
+    read: Iterable[tuple[FactKey | Fact, str]]
+    if periods:  # one seek per key, as the lookup makes (this runs on every answer)
+        keys = [
+            FactKey(metric, entity, period, channel)
+            for metric in metrics
+            for entity in entities
+            for period in sorted(set(periods))
+        ]
+        found = (store.lookup(key, max_level=level) for key in keys)
+        read = [(key, fact.locator) for key, fact in zip(keys, found, strict=True) if fact]
+    else:
+        read = ((f, f.locator) for f in _asked_facts(store, metrics, entities, level))
+    for fact, locator in read:
+        if not _column_at_first_day(locator, fiscal_start_month):
             continue
         name = match_key(label(fact.metric, fact.entity))
         if not first_day.search(name) and not opening_kind(name, fiscal_start_month):
