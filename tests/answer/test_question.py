@@ -401,22 +401,23 @@ def test_a_number_the_question_multiplies_by_is_a_constant(glossary: Glossary) -
     assert not read_question(other, glossary).constant
 
 
+REVENUE_AND_INCOME = {
+    "calc": [
+        ["", "2019", "2018"],
+        ["Revenue", "1,200", "1,100"],
+        ["Net income", "150", "120"],
+    ]
+}
+"""A table of two years and two rows, for the calculations a question may name."""
+
+
 def test_one_figure_divided_by_another_is_a_ratio(tmp_path: Path) -> None:
     """ConvFinQA dev: 'the amount of oil and gas mmboe from canada divided by the total' was
     read as a lookup and answered with passages (or refused), and 'revenue divided by net
     income' was answered with revenue alone. ``X divided by Y`` is the ratio of X to Y;
     ``divided by 1000`` stays a number the question gives, and an initial investment named
     after its amount (``less an initial investment of $100``) is such a number too."""
-    ws = tatqa_workspace(
-        tmp_path,
-        {
-            "calc": [
-                ["", "2019", "2018"],
-                ["Revenue", "1,200", "1,100"],
-                ["Net income", "150", "120"],
-            ]
-        },
-    )
+    ws = tatqa_workspace(tmp_path, REVENUE_AND_INCOME)
     answer = ask_table(ws, "calc", "What was revenue divided by net income in 2019?")
     assert answer.status is AnswerStatus.ANSWERED, answer.text
     assert "1,200 / 150 = 8" in answer.text, answer.text
@@ -492,16 +493,7 @@ def test_a_number_in_words_or_a_supposition_is_never_dropped(tmp_path: Path) -> 
     row) with net income. A number in words or in a supposition is a number the question
     gives (shown, not computed), a square or a reciprocal is not computed here, and ``plus``
     a figure not stored asks for it; periods in such words still read as periods."""
-    ws = tatqa_workspace(
-        tmp_path,
-        {
-            "calc": [
-                ["", "2019", "2018"],
-                ["Revenue", "1,200", "1,100"],
-                ["Net income", "150", "120"],
-            ]
-        },
-    )
+    ws = tatqa_workspace(tmp_path, REVENUE_AND_INCOME)
     for question, said in (
         ("What was half of revenue in 2019?", "'half'"),
         ("What was twice the revenue in 2019?", "'twice'"),
@@ -533,16 +525,7 @@ def test_a_share_of_figures_from_different_years_is_asked_back(tmp_path: Path) -
     in 2018' was answered with each year's own share (12.5 % and 10.91 %), neither of them the
     150 / 1,100 asked for. Figures each named with a year of its own are asked back; both
     figures over the same years, and one figure over two years, still compute."""
-    ws = tatqa_workspace(
-        tmp_path,
-        {
-            "calc": [
-                ["", "2019", "2018"],
-                ["Revenue", "1,200", "1,100"],
-                ["Net income", "150", "120"],
-            ]
-        },
-    )
+    ws = tatqa_workspace(tmp_path, REVENUE_AND_INCOME)
     for question in (
         "What was net income in 2019 as a percentage of revenue in 2018?",
         "What was the ratio of 2019 net income to 2018 revenue?",
