@@ -306,6 +306,8 @@ def unexplained_words(
             continue  # "the company's X", "X less Y", "the mean X": no word of the figure's own
         if owned and stem in _OWNERS:
             continue  # "the Corporation's revenue": the reporter itself
+        if stem in _WHOLE_OF:
+            continue  # "consolidated revenue": the whole company's
         if stem in taken or stem in named or stem in _MONTHS or _PERIODISH.match(stem):
             continue  # "income before income taxes", "ACME net revenues", "FY2019 revenues"
         found.append(key[start:end])  # a word right before the row's narrows it
@@ -499,7 +501,10 @@ _LEGAL_FORMS = frozenset(
 which the question may name as the reporter; a part of a company carries none."""
 
 
-_FISCAL = _stems("fiscal financial year years fy the of ended ending end onward onwards")
+_FISCAL = _stems(
+    "fiscal financial year years fy the of ended ending end onward onwards prior previous "
+    "preceding following subsequent next last"
+)
 _FRAMING = _stems(
     "full whole entire consolidated basis level statement statements balance sheet sheets "
     "filing filings data books monetary close place hand beginning start opening closing "
@@ -662,7 +667,6 @@ def match_metrics(
             places = frozenset(i for i in range(low, high + 1) if tokens[i][0] in words)
             hits.append(_Hit(code, words, places, tokens[low][1], tokens[high][2], low, high))
     key = match_key(question)
-    hits = [hit for hit in hits if not _modifies(tokens, key, hit, hits)]
     hits = _with_elided(tokens, key, candidates, hits)
     # a row whose words another row found holds is that row's part ("Revenue" in "Cost of
     # revenue"), unless the question says it elsewhere ("current" in "current and non-current")
@@ -699,31 +703,6 @@ def match_metrics(
     used = sorted(frozenset().union(*(h.places for h in kept)))
     spans = tuple((tokens[i][1], tokens[i][2]) for i in used)
     return MetricMatch(tuple(h.code for h in kept), spans=spans)
-
-
-_GENERIC = frozenset(_stem(w) for w in ("total", "totals"))
-"""Labels of one word that a question also uses to qualify another row's name."""
-
-
-def generic_label(spellings: Sequence[str]) -> bool:
-    """Whether a row is labelled by a generic word alone (``Total``)."""
-    return all(spelling_words(s) and spelling_words(s) <= _GENERIC for s in spellings)
-
-
-def _modifies(
-    tokens: Sequence[tuple[str, int, int]], key: str, hit: _Hit, hits: Sequence[_Hit]
-) -> bool:
-    """Whether a row labelled by a generic word alone (``Total``) is found by that word
-    qualifying another row named right after it (``the total free cash flow`` beside a row
-    ``Free cash flow``): the question then names that row. ``the total dividend`` of a
-    dividends table, with no row ``Dividend``, names the bare ``Total``; ``other revenue``
-    names a row ``Other``, so ``other`` is no such word."""
-    after = hit.last + 1
-    if not hit.words <= _GENERIC or after >= len(tokens):
-        return False
-    if key[tokens[hit.last][2] : tokens[after][1]].strip():
-        return False  # "total, net": a mark between
-    return any(after in other.places for other in hits if other is not hit)
 
 
 def _grown(tokens: Sequence[tuple[str, int, int]], spelling: str, low: int, high: int) -> _Window:

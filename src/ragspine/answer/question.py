@@ -641,13 +641,17 @@ _OPEN_SIDE_RE = re.compile(
     r"|(?<![\w-])(?:19|20)\d\d\s+(?:and|or)\s+(?:thereafter|beyond|after|later)"
     r"(?=\s*(?:[?.,;:)]|$))"
 )
+_FAR_YEAR = r"(?:1[0-8]|2[1-9])\d\d(?![\w%$,]|\.\d)"
+_FAR_NUMBER_RE = re.compile(r"(?<!\d)(?:1[0-8]|2[1-9])\d\d(?!\d)")
 _FAR_YEAR_RE = re.compile(
-    r"(?<!\w)(?:in|for|during|from|to|between|and|since|until|through|of|year|fiscal|fy)\s*"
-    r"(?P<year>(?:1[0-8]|2[1-9])\d\d)(?![\w%$]|[.,]\d)"
-    r"(?=\s*(?:[?.,;:)]|$)|\s+(?:and|or|to|compared|vs|versus|was|were|is|are|did|do|does)\b)"
+    rf"(?<!\w)(?:in|during|since|until|year|fiscal|fy)\s*{_FAR_YEAR}"
+    r"(?=\s*(?:[?.;:)]|,\s|$)|\s+(?:and|or|to|compared|vs|versus|was|were|is|are|did|do|does)\b)"
+    rf"|(?<!\w)(?:from|between)\s+{_FAR_YEAR}\s+(?:to|and)\s+(?:fy\s*|fiscal\s+)?(?:19|20)\d\d(?!\d)"
+    rf"|(?<!\w)(?:from|between)\s+(?:fy\s*|fiscal\s+)?(?:19|20)\d\d\s+(?:to|and)\s+{_FAR_YEAR}"
 )
 """A year outside 1900-2099 said where a period goes (``revenue in 2100``, ``from 1899 to
-2019``): the period grammar reads no such year, so it is reported, never left out."""
+2019``): the period grammar reads no such year, so it is reported, never left out. Not a
+count (``from 1200 to 1500`` employees, ``equal to 1000``)."""
 _CUMULATIVE_RE = re.compile(
     r"(?<!\w)(?:cumulative|aggregate|altogether|in\s+total)(?!\w)"
     r"(?!\s+(?:total\s+)?(?:shareholder\s+|stockholder\s+)?returns?(?!\w))"
@@ -1188,7 +1192,7 @@ def read_question(
     rare = _rare(text)
     far = _FAR_YEAR_RE.search(scanned) if bad_period is None and "far" in rare else None
     if far is not None:  # "revenue in 2100": a year the grammar does not read, never ignored
-        bad_period = far["year"]
+        bad_period = next(_FAR_NUMBER_RE.finditer(far.group(0))).group(0)
     open_side = _OPEN_SIDE_RE.search(scanned) if bad_period is None and read else None
     up_to = "upto" in rare
     summed_up = up_to and (_SUMMED_RE.search(outside) or _CUMULATIVE_RE.search(outside))

@@ -36,7 +36,6 @@ from ragspine.answer.locale import Locale, parse_locale, text
 from ragspine.answer.metric_match import (
     TOTAL_STEMS,
     MetricMatch,
-    generic_label,
     heading_words,
     match_by_question_words,
     match_metrics,
@@ -165,6 +164,12 @@ def _stored_reading(
     term = glossary.entities.terms.get(entity)
     names = (term.label, *term.aliases) if term is not None else (entity,)
     names = (*names, *pick_words(asked, reading.selection))  # "a higher EBITDA": how to pick
+    channels = glossary.channels.terms
+    names = (  # "online revenue": the channel's name, read by the glossary, narrows no row
+        *names,
+        *(spelling for code in reading.channels if code in channels
+          for spelling in (channels[code].label, *channels[code].aliases)),
+    )  # fmt: skip
 
     if reading.metrics and codes.issuperset(reading.metrics):
         # The glossary's exact spellings are all stored metrics: kept, unless the question
@@ -177,16 +182,9 @@ def _stored_reading(
         same = set(match.metrics) == set(reading.metrics)  # then with the words' places
         spelled = match if same else _placed(asked, reading.metrics, candidates, pairs)
         unexplained = unexplained_words(asked, spelled, candidates, names)
-        # ... and when it drops a row named by a generic word that only qualifies the next
-        # one ("the total free cash flow": no row "Total")
-        dropped = set(reading.metrics) - set(match.metrics)
-        generic = bool(dropped and match.metrics) and all(
-            generic_label(candidates[code]) for code in dropped
-        )
-        better = bool(unexplained) or set(reading.metrics) < set(match.metrics) or generic
+        better = bool(unexplained) or set(reading.metrics) < set(match.metrics)
         loose = better and match.metrics and not same
-        rest = {c: s for c, s in candidates.items() if c not in dropped} if generic else candidates
-        if loose and not unexplained_words(asked, match, rest, names):
+        if loose and not unexplained_words(asked, match, candidates, names):
             return read_question(asked, glossary, reference_date, match)
         unexplained = _unheaded(unexplained, asked, facts(), entity, spelled.metrics, level)
         unexplained = _untotalled(
