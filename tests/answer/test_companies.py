@@ -24,15 +24,24 @@ aliases = ["BETA"]
 """
 
 
-def _fact(metric: str, entity: str, period: str, value: str) -> Fact:
+def _fact(
+    metric: str,
+    entity: str,
+    period: str,
+    value: str,
+    *,
+    channel: str = "total",
+    currency: str = "USD",
+) -> Fact:
+    """A public fact in millions (of ``currency``, in ``channel``)."""
     return Fact(
         metric,
         entity,
         period,
-        "total",
+        channel,
         Decimal(value),
-        "USD",
-        "USD",
+        currency,
+        currency,
         Scale.MILLION,
         f"{entity}-{period}.pdf",
         f"p. 4, {metric}",
@@ -223,10 +232,7 @@ def test_an_average_that_does_not_combine_is_refused_not_answered(tmp_path: Path
     folder.mkdir()
     (folder / "glossary.toml").write_text(example_glossary_text() + BETA, encoding="utf-8")
     ws = Workspace.open(folder)
-    euros = Fact(
-        "revenue", "beta", "FY2019", "total", Decimal("150"), "EUR", "EUR", Scale.MILLION,
-        "beta.pdf", "p. 4", Sensitivity.PUBLIC,
-    )  # fmt: skip
+    euros = _fact("revenue", "beta", "FY2019", "150", currency="EUR")
     ws.facts.write([_fact("revenue", "acme", "FY2019", "120"), euros])
     answer = ws.ask("What was the average revenue of ACME and BETA in 2019?", principal=PUBLIC)
     assert answer.status is AnswerStatus.REFUSED, answer.text
@@ -266,11 +272,7 @@ def test_a_channel_or_a_relative_year_is_no_narrowing_word(tmp_path: Path) -> No
     )
     (folder / "glossary.toml").write_text(glossary, encoding="utf-8")
     ws = Workspace.open(folder)
-    online = Fact(
-        "revenue", "acme", "FY2019", "online", Decimal("70"), "USD", "USD", Scale.MILLION,
-        "acme.pdf", "p. 5", Sensitivity.PUBLIC,
-    )  # fmt: skip
-    ws.facts.write([*FACTS[:2], online])
+    ws.facts.write([*FACTS[:2], _fact("revenue", "acme", "FY2019", "70", channel="online")])
     for question, shown in (
         ("What was online revenue in 2019?", "70"),
         ("What was revenue in the preceding year, 2018?", "100"),

@@ -413,17 +413,7 @@ def _placed_part(
         tokens[at][0] in _PLACING_PART or (sourced and tokens[at][0] == "by")
     ):
         sourced = False
-        after = at + 1
-        dated = False  # the phrase names a period ("in 2019", "at the end of 2019")
-        while after < count and _passed_over(tokens[after][0]):
-            dated = dated or _dating(tokens[after][0])
-            if (
-                tokens[after][0] == _STATEMENT
-                and after + 2 < count
-                and tokens[after + 1][0] == "of"
-            ):
-                after += 2  # "in the statement of operations": which statement, no part
-            after += 1
+        after, dated = _phrase_passed(tokens, at + 1)
         if after >= count:
             return None
         stem, start, end = tokens[after]
@@ -449,17 +439,26 @@ def _placed_part(
 def _past_periods(tokens: Sequence[tuple[str, int, int]], at: int) -> int:
     """The index of the first token at or after ``at`` that is not in a phrase naming a
     period (``in 2019``, ``for the year ended December 31, 2019``, ``in fiscal 2019``)."""
-    count = len(tokens)
-    while at < count and tokens[at][0] in _PLACING:
-        after = at + 1
-        dated = False
-        while after < count and _passed_over(tokens[after][0]):
-            dated = dated or _dating(tokens[after][0])
-            after += 1
+    while at < len(tokens) and tokens[at][0] in _PLACING:
+        after, dated = _phrase_passed(tokens, at + 1)
         if not dated:
             return at
         at = after
     return at
+
+
+def _phrase_passed(tokens: Sequence[tuple[str, int, int]], at: int) -> tuple[int, bool]:
+    """The index of the first word from ``at`` on that a place phrase does not read past
+    (:func:`_passed_over`), and whether the words passed name a period (``in 2019``, ``at
+    the end of 2019``); ``in the statement of operations`` names which statement, no part."""
+    count = len(tokens)
+    dated = False
+    while at < count and _passed_over(tokens[at][0]):
+        dated = dated or _dating(tokens[at][0])
+        if tokens[at][0] == _STATEMENT and at + 2 < count and tokens[at + 1][0] == "of":
+            at += 2
+        at += 1
+    return at, dated
 
 
 _SOURCING = frozenset(
