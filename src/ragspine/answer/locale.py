@@ -211,6 +211,14 @@ _EN: dict[str, str] = {
         "To which period? The question names only {period}, the period the change runs from. "
         "Ask for the change from {period} to a later period."
     ),
+    "change_one_part": (
+        "From which period? The question names one, {period}, and a change in it may run from "
+        "the period before or from the same period a year earlier. Name both periods."
+    ),
+    "average_one_part": (
+        "Over which periods? The question names one, {period}, and an average needs several. "
+        "Name the first and the last period."
+    ),
     "since_only": (
         "Up to which period? The question names only {period}, the period it runs from, and "
         "no figure of {period} alone answers it. Name the first and the last year."
@@ -593,6 +601,15 @@ _IT: dict[str, str] = {
     "change_from_only": (
         "Fino a quale periodo? La domanda nomina solo {period}, il periodo da cui parte la "
         "variazione. Chiedere la variazione da {period} a un periodo successivo."
+    ),
+    "change_one_part": (
+        "Da quale periodo? La domanda ne nomina uno, {period}, e una variazione in esso può "
+        "partire dal periodo precedente o dallo stesso periodo dell'anno prima. Indicare "
+        "entrambi i periodi."
+    ),
+    "average_one_part": (
+        "Su quali periodi? La domanda ne nomina uno, {period}, e una media ne richiede "
+        "diversi. Indicare il primo e l'ultimo periodo."
     ),
     "since_only": (
         "Fino a quale periodo? La domanda nomina solo {period}, il periodo da cui parte, e "

@@ -34,6 +34,7 @@ from ragspine.periods import (
     PeriodKind,
     parse_period,
     period_of_date,
+    shift_period,
 )
 from ragspine.structured.headers import date_of, split_year_period
 
@@ -573,6 +574,34 @@ def _years_beside(
     return kept, moved.get(base_period, base_period) if base_period is not None else None
 
 
+_MAX_SPANNED = 120
+"""Most periods a span of quarters, halves or months is filled in with (ten years of months)."""
+
+
+def _parts_spanned(scanned: str, read: Sequence[tuple[int, int, Period]]) -> tuple[str, ...]:
+    """Every period of a span of quarters, halves or months the question names by its ends
+    (``from Q1 2019 to Q4 2019``, ``between 2019-01 and 2019-06``, ``Q1 2019-Q3 2019``), in
+    time order: a sum, an average or a list covers each, as a span of years does (a change runs
+    between the ends). Empty when no such span is named."""
+    for (before, end, first), (start, _, last) in itertools.pairwise(read):
+        if first.kind is not last.kind or first.kind not in _PARTS or first == last:
+            continue
+        joined = scanned[end:start]
+        between = _BETWEEN_RE.search(_before(scanned, before)) and _BETWEEN_AND_RE.fullmatch(joined)
+        if not (_SPAN_RE.fullmatch(joined) or between):
+            continue
+        low, high = min(first, last), max(first, last)
+        spanned = [low]
+        while spanned[-1] != high and len(spanned) <= _MAX_SPANNED:
+            spanned.append(shift_period(spanned[-1], 1))
+        if spanned[-1] == high:
+            return tuple(period.label for period in spanned)
+    return ()
+
+
+_PARTS = (PeriodKind.HALF, PeriodKind.QUARTER, PeriodKind.MONTH)
+
+
 def _year_mark(said: str) -> str:
     """``said`` in the period grammar when it is one of :data:`_YEAR_MARK_RE`'s forms."""
     found = _YEAR_MARK_RE.fullmatch(said)
@@ -731,6 +760,42 @@ _PART_OF_YEAR_RE = re.compile(
 """A half or a quarter of a year said in words (``the first half of 2019``, ``the third
 quarter of fiscal 2019``, ``il primo semestre 2019``): read as that half or quarter, never as
 the year (a figure stored for the year is not the half's)."""
+
+
+_COMPACT_PART_RE = re.compile(
+    r"(?<![\w.,'/$€£])(?P<n>[1-4])\s?(?P<part>[qh])\s?'?(?P<year>(?:19|20)\d{2}|\d{2})"
+    r"(?![\w/\u2013.,-]|\s*[/\u2013-]\s*\d)"
+    r"|(?<![\w.,'/])(?P<qpart>[qh])(?P<qn>[1-4])\s?'(?P<qyear>\d{2})(?!\w)"
+)
+"""A quarter or a half in analysts' shorthand (``1Q19``, ``4Q 2019``, ``2H19``, ``Q4'19``):
+read as that quarter or half (:func:`_compact_part`), never as the year nor dropped."""
+
+
+def _compact_part(found: re.Match[str]) -> str:
+    """``found`` (:data:`_COMPACT_PART_RE`) written as the period grammar's quarter or half
+    (``19q1``), padded to its length; a third half is left as said."""
+    part = found["part"] or found["qpart"]
+    number = int(found["n"] or found["qn"])
+    if part == "h" and number > 2:
+        return found.group(0)
+    return f"{found['year'] or found['qyear']}{part}{number}".ljust(len(found.group(0)))
+
+
+_BARE_PART_RE = re.compile(
+    r"(?<![\w'])(?:q[1-4]|[1-4]q|h[12]|[12]h|(?:first|second|third|fourth|1st|2nd|3rd|4th)"
+    r"[\s-]+(?:fiscal\s+)?(?:quarter|half))(?!\w)"
+)
+"""A quarter or a half said without its year beside periods that are read (``Q1 and Q2 2019``,
+``Q1 to Q4 2019``): which year's it is is not read, so it is reported, never dropped."""
+_LATEST_PART_RE = re.compile(
+    r"(?<!\w)(?:(?:latest|most\s+recent|recent)\s+(?:fiscal\s+)?(?:quarters?|halves|half|months?)"
+    r"|(?:last|past|previous|prior|first|next)\s+(?:two|three|four|five|six|seven|eight|nine"
+    r"|ten|eleven|twelve|\d{1,2})\s+(?:fiscal\s+)?(?:quarters|halves|months))(?!\w)"
+)
+"""Quarters, halves or months named from now (``the latest quarter``, ``the last two
+quarters``): no year's figure answers them, so they are reported as not read."""
+_MONTH_DASH_RE = re.compile(rf"(?<!\w)(?:{_MONTH_NAMES})\.?-\d{{2}}(?![\w/-])")
+"""``Mar-19``: March 2019 or March 19th; either way no year's figure, so reported."""
 
 
 _YEAR_SHIFT_RE = re.compile(
@@ -1026,7 +1091,8 @@ def read_question(
     since = False
     years: list[tuple[int, int, int]] = []  # (start, end, year) of each bare-year period
     reference = reference_date or date.today()
-    scanned = _YEAR_SHIFT_RE.sub(_shifted_year, _PART_OF_YEAR_RE.sub(_part_of_year, rest))
+    scanned = _PART_OF_YEAR_RE.sub(_part_of_year, _COMPACT_PART_RE.sub(_compact_part, rest))
+    scanned = _YEAR_SHIFT_RE.sub(_shifted_year, scanned)
     found_spans: list[tuple[int, int]] = []
     read: list[tuple[int, int, Period]] = []  # every period read, where it was said
     for match in _PERIOD_RE.finditer(scanned):
@@ -1095,13 +1161,22 @@ def read_question(
     periods, base_period = _years_beside(scanned, read, periods, base_period)
     if base_period is not None and _ONWARDS_RE.search(scanned):
         since = True  # "from 2017 onwards": from it up to now, as "since 2017"
-    if bad_period is None and read and all(p.kind is PeriodKind.YEAR for _, _, p in read):
+    unread = _blanked(scanned, found_spans)
+    apart = None
+    if bad_period is None and all(p.kind is PeriodKind.YEAR for _, _, p in read):
         # "fourth-quarter revenue in 2019", "the year before 2019": a part of the year or
-        # another year, said apart from the year read; no figure of that year answers it
-        apart = _PART_APART_RE.search(_blanked(scanned, found_spans))
-        apart = apart or _OTHER_YEAR_RE.search(scanned)
-        if apart is not None:
-            bad_period = " ".join(apart.group(0).split())
+        # another year, said apart from the year read; no figure of that year answers it.
+        # With no period read, "revenue in Q1", "YTD revenue", "quarterly revenue", "the
+        # latest quarter": no figure of the latest year answers them either
+        apart = _PART_APART_RE.search(unread) or _LATEST_PART_RE.search(unread)
+        apart = apart or (_OTHER_YEAR_RE.search(scanned) if read else None)
+        apart = apart or _MONTH_DASH_RE.search(unread)
+    elif bad_period is None:  # "Q1 and Q2 2019", "Q1 to Q4 2019": which year's Q1?
+        apart = _BARE_PART_RE.search(unread) or _LATEST_PART_RE.search(unread)
+        apart = apart or _MONTH_DASH_RE.search(unread)
+    if apart is not None:
+        bad_period = " ".join(apart.group(0).split())
+    spanned = _parts_spanned(scanned, read)
     rest = _blanked(rest, found_spans)
     year_range = None
     for (before, end, first), (start, _, last) in itertools.pairwise(years):
@@ -1204,6 +1279,8 @@ def read_question(
         # "revenue after 2018": every later year, not 2018's figure; a change "after 2018"
         # is asked back for its end, as one "since 2018" is
         bad_period = " ".join(open_side.group(0).split())
+    if spanned and operation in _SPANNED:  # a change runs between the span's two ends
+        periods = [*spanned, *(label for label in periods if label not in spanned)]
     ambiguous = metrics_found.ambiguous if metrics_found is not None else ()
     named = metrics_found or MetricMatch(tuple(metrics), spans=tuple(metric_spans))
     if not ambiguous and placed_within(question, named):
@@ -1445,6 +1522,16 @@ def _crossed(
         if kind == "" and _AGAIN_RE.search(between):
             return False  # "..., and in 2018": the whole question again, for 2018
     return True
+
+
+_SPANNED = (
+    Operation.LOOKUP,
+    Operation.SUM,
+    Operation.AVERAGE,
+    Operation.WHICH_PERIODS,
+    Operation.COUNT_PERIODS,
+)
+"""The operations that cover every period of a span named by its ends."""
 
 
 _AGAIN_RE = re.compile(r",|(?<!\w)(?:and|or|as\s+well\s+as)(?!\w)")

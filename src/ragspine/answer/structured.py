@@ -521,6 +521,10 @@ def answer_figures(
             periods = [f"FY{only.year - 1}", periods[0]]  # of a balance: opening and closing
             key = "assume_year_before" if reading.operation in CHANGES else "assume_average_year"
             assumptions.append(text(locale, key, earlier=periods[0], later=periods[1]))
+        elif only.kind is not PeriodKind.UNDATED:
+            # "the revenue growth in Q4 2019": from Q3, or from Q4 2018? Never Q4's level
+            key = "change_one_part" if reading.operation in CHANGES else "average_one_part"
+            return _clarify(text(locale, key, period=periods[0]), assumptions)
     if reading.total_over_periods and len(set(periods)) > 1 and len(reading.metrics) == 1:
         # "the total cost of revenue in both 2019 and 2018": the Total row of each year, or
         # its sum over the two

@@ -1,0 +1,137 @@
+"""Quarters, halves and months in questions: read as said, filled in when a span names them by
+its ends, and reported when not read, never answered with the latest year's figure (found by a
+sixth adversarial pass; each test fails on the code before it)."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from ragspine import Principal, Workspace
+from ragspine.answer.types import AnswerStatus, FigureKind
+from ragspine.security import Sensitivity
+from ragspine.structured.facts import Fact, Scale
+from ragspine.workspace import example_glossary_text
+
+PUBLIC = Principal.of("public")
+REVENUE = {
+    "FY2019-Q1": "20",
+    "FY2019-Q2": "22",
+    "FY2019-Q3": "25",
+    "FY2019-Q4": "30",
+    "FY2019-H2": "55",
+    "FY2018-Q4": "28",
+    "FY2019": "97",
+    "FY2018": "80",
+}
+"""ACME's revenue: the year, its quarters and its second half, in millions."""
+
+
+@pytest.fixture()
+def quarters(tmp_path: Path) -> Workspace:
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    (folder / "glossary.toml").write_text(example_glossary_text(), encoding="utf-8")
+    ws = Workspace.open(folder)
+    ws.facts.write(
+        Fact(
+            "revenue",
+            "acme",
+            period,
+            "total",
+            Decimal(value),
+            "USD",
+            "USD",
+            Scale.MILLION,
+            "acme-2019.pdf",
+            f"p. 3, {period}",
+            Sensitivity.PUBLIC,
+        )
+        for period, value in REVENUE.items()
+    )
+    return ws
+
+
+@pytest.mark.parametrize(
+    ("question", "said"),
+    [
+        ("What was ACME's revenue in 1Q19?", "was 20 "),
+        ("What was ACME's revenue in 4Q 2019?", "was 30 "),
+        ("What was ACME's revenue in Q4'19?", "was 30 "),
+        ("What was ACME's revenue in 2H19?", "was 55 "),
+    ],
+)
+def test_analysts_shorthand_for_a_quarter_is_that_quarter(
+    quarters: Workspace, question: str, said: str
+) -> None:
+    """'1Q19', '4Q 2019', 'Q4'19' and '2H19' were answered with the year's 97."""
+    answer = quarters.ask(question, principal=PUBLIC)
+    assert answer.status is AnswerStatus.ANSWERED, answer.text
+    assert said in answer.text and "97" not in answer.text, answer.text
+
+
+@pytest.mark.parametrize(
+    ("question", "bad"),
+    [
+        ("What was ACME's revenue in Q1?", "q1"),
+        ("What was ACME's revenue YTD?", "ytd"),
+        ("What was ACME's revenue in the latest quarter?", "latest quarter"),
+        ("What was ACME's revenue in the last two quarters?", "last two quarters"),
+        ("What was ACME's quarterly revenue?", "quarterly"),
+        ("What was ACME's revenue in Mar-19?", "mar-19"),
+        ("What was ACME's revenue in Q1 and Q2 2019?", "q1"),
+        ("What was the total of ACME's revenue for Q1 to Q4 2019?", "q1"),
+        ("What was ACME's revenue in 2019 Q1 and Q2?", "q2"),
+    ],
+)
+def test_a_part_of_a_year_not_read_is_reported(
+    quarters: Workspace, question: str, bad: str
+) -> None:
+    """These were answered with the latest year's figure (97) under the assumption that the
+    question names no period, or with the one quarter read (Q4 for 'Q1 to Q4 2019')."""
+    answer = quarters.ask(question, principal=PUBLIC)
+    assert answer.status is AnswerStatus.UNRECOGNIZED_PARAM, answer.text
+    assert f"'{bad}'" in answer.text and not answer.figures, answer.text
+
+
+def test_a_span_of_quarters_covers_each_quarter(quarters: Workspace) -> None:
+    """'the sum from Q1 2019 to Q4 2019' added Q1 and Q4 alone (50); a span of years was
+    filled in, a span of quarters was not. A change still runs between the span's ends."""
+    answer = quarters.ask(
+        "What was the sum of ACME's revenue from Q1 2019 to Q4 2019?", principal=PUBLIC
+    )
+    sums = [f for f in answer.figures if f.kind is FigureKind.SUM]
+    assert [f.decimal_value for f in sums] == ["97"], answer.text
+    listed = quarters.ask("What was ACME's revenue from Q1 2019 to Q3 2019?", principal=PUBLIC)
+    assert [f.result.period for f in listed.figures if f.result is not None] == [
+        "FY2019-Q1",
+        "FY2019-Q2",
+        "FY2019-Q3",
+    ]
+    changed = quarters.ask(
+        "What was the change in ACME's revenue from Q1 2019 to Q4 2019?", principal=PUBLIC
+    )
+    changes = [f for f in changed.figures if f.kind is FigureKind.CHANGE]
+    assert [f.decimal_value for f in changes] == ["10"], changed.text
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What was ACME's revenue growth in Q4 2019?",
+        "How much did ACME's revenue grow in Q4 2019?",
+        "What was the average revenue of ACME in Q4 2019?",
+    ],
+)
+def test_a_change_in_one_quarter_is_asked_back(quarters: Workspace, question: str) -> None:
+    """A change or an average asked in one quarter was answered with the quarter's level
+    (30); from the quarter before or the same quarter a year earlier is asked back (a change
+    in a year still runs from the year before)."""
+    answer = quarters.ask(question, principal=PUBLIC)
+    assert answer.status is AnswerStatus.NEEDS_CLARIFICATION, answer.text
+    assert "FY2019-Q4" in answer.text and not answer.figures, answer.text
+    yearly = quarters.ask("What was ACME's revenue growth in 2019?", principal=PUBLIC)
+    changes = [f for f in yearly.figures if f.kind is FigureKind.CHANGE]
+    assert [f.decimal_value for f in changes] == ["17"], yearly.text
