@@ -1161,19 +1161,19 @@ def read_question(
     periods, base_period = _years_beside(scanned, read, periods, base_period)
     if base_period is not None and _ONWARDS_RE.search(scanned):
         since = True  # "from 2017 onwards": from it up to now, as "since 2017"
-    unread = _blanked(scanned, found_spans)
+    left = _blanked(scanned, found_spans)
     apart = None
     if bad_period is None and all(p.kind is PeriodKind.YEAR for _, _, p in read):
         # "fourth-quarter revenue in 2019", "the year before 2019": a part of the year or
         # another year, said apart from the year read; no figure of that year answers it.
         # With no period read, "revenue in Q1", "YTD revenue", "quarterly revenue", "the
         # latest quarter": no figure of the latest year answers them either
-        apart = _PART_APART_RE.search(unread) or _LATEST_PART_RE.search(unread)
+        apart = _PART_APART_RE.search(left) or _LATEST_PART_RE.search(left)
         apart = apart or (_OTHER_YEAR_RE.search(scanned) if read else None)
-        apart = apart or _MONTH_DASH_RE.search(unread)
+        apart = apart or _MONTH_DASH_RE.search(left)
     elif bad_period is None:  # "Q1 and Q2 2019", "Q1 to Q4 2019": which year's Q1?
-        apart = _BARE_PART_RE.search(unread) or _LATEST_PART_RE.search(unread)
-        apart = apart or _MONTH_DASH_RE.search(unread)
+        apart = _BARE_PART_RE.search(left) or _LATEST_PART_RE.search(left)
+        apart = apart or _MONTH_DASH_RE.search(left)
     if apart is not None:
         bad_period = " ".join(apart.group(0).split())
     spanned = _parts_spanned(scanned, read)
