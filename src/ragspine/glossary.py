@@ -187,6 +187,21 @@ def entity_taken(
     return term.label
 
 
+def name_taken(code: str, name: str, known: Vocabulary, spelled: Mapping[str, str]) -> str | None:
+    """Another entity that ``name`` (a document's uid, a ticker) or the ``code`` an importer
+    made from it already spells: a glossary entity whose label or alias it is (the ``ACME``
+    of ``acme`` for a TAT-QA uid ``acme``, a ConvFinQA company ``IP`` for a uid ``ip``), or
+    one made earlier by the same import (``spelled``: match key -> code). Its facts would merge
+    with that entity's, or the glossary would refuse the two. None when free or ``code``'s
+    own (a document imported again)."""
+    for text in (name, code):
+        key = match_key(text)
+        owner = known.index.get(key) or spelled.get(key)
+        if owner is not None and owner != code:
+            return owner
+    return None
+
+
 def _build_vocabulary(term_type: TermType, terms: Iterable[Term]) -> Vocabulary:
     by_code: dict[str, Term] = {}
     index: dict[str, str] = {}

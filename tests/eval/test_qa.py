@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import replace
 from decimal import Decimal
@@ -12,6 +13,7 @@ from conftest import shared_data
 from ragspine import Principal, Workspace
 from ragspine.answer.options import AskOptions
 from ragspine.answer.types import Answer, CitedSentence
+from ragspine.errors import ConfigError, IngestError
 from ragspine.eval.qa import (
     fabricated_numbers,
     gold_number,
@@ -235,3 +237,82 @@ def test_only_a_percentage_change_may_be_taken_down() -> None:
     assert _recomputes(Fraction(-25), inputs, FigureKind.PERCENT_CHANGE)
     assert not _recomputes(Fraction(-25), inputs, FigureKind.RATIO)
     assert not _recomputes(Fraction(-25), inputs, FigureKind.CHANGE)
+
+
+def test_figures_past_28_digits_are_scored_not_crashed(tmp_path: Path) -> None:
+    """A CLI attack: a 30-digit cell or 1e39, which the number grammar stores, stopped the
+    whole evaluation with decimal.InvalidOperation, and a sum at 60 digits was counted as a
+    fabricated number (rounded to 28 digits, it matched no fact)."""
+    large, tiny = "111111111111111111111111111111", "0.000000000000000000000000000001"
+    table = [["", "2019", "2018"], ["Large", large, tiny], ["Tiny", "1e-39", "1e39"]]
+    questions = [
+        {"uid": "q1", "question": "What was the Large in 2019?", "answer": large},
+        {"uid": "q2", "question": "What was the Tiny in 2018?", "answer": "1e39"},
+        {
+            "uid": "q3",
+            "question": "What was the sum of Large in 2019 and 2018?",
+            "answer": f"{large}{tiny[1:]}",
+        },
+    ]
+    for q in questions:
+        q.update(answer_type="arithmetic", answer_from="table", scale="")
+    source = tmp_path / "huge.json"
+    document = {"table": {"uid": "huge", "table": table}, "paragraphs": [], "questions": questions}
+    source.write_text(json.dumps([document]), "utf-8")
+    report = run_qa_eval("tatqa", source)
+    overall = report.to_dict()["overall"]
+    assert overall["questions"] == 3 and overall["fabricated"] == 0, overall
+    assert overall["exact"] == 3, overall
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        {"question": "What was revenue in 2019?"},  # no gold
+        {"question": 5, "answer": "1"},
+        {"question": "What was revenue in 2019?", "answer": "1", "answer_type": ["span"]},
+        {"question": "What was revenue in 2019?", "answer": None},
+    ],
+)
+def test_a_malformed_question_record_is_named_not_scored(
+    tmp_path: Path, question: dict[str, object]
+) -> None:
+    """A CLI attack: a record without its gold was scored as answered and inexact, a list as
+    its answer type became a group named by its Python repr, a number as its question a
+    refusal, and 'questions' as an object an internal error."""
+    table = [["", "2019"], ["Revenue", "1"]]
+    source = tmp_path / "bad.json"
+    for questions in ([question], {"a": 1}):
+        document = {
+            "table": {"uid": "doc", "table": table},
+            "paragraphs": [],
+            "questions": questions,
+        }
+        source.write_text(json.dumps([document]), "utf-8")
+        with pytest.raises(ConfigError, match=r"'doc'.*'questions' must be"):
+            run_qa_eval("tatqa", source)
+
+
+def test_a_convfinqa_file_without_filings_or_with_one_twice_is_refused(tmp_path: Path) -> None:
+    """'{}' and '{"dev": "abc"}' were ingested with exit 0 (an empty library and glossary file
+    left behind), a filing in two splits was counted twice, and a dialogue that is a string
+    was an internal error."""
+    filing = {
+        "id": "Single_AB/2019/page_1.pdf",
+        "doc": {"pre_text": [], "post_text": [], "table": {"2019": {"revenue": 1.0}}},
+        "dialogue": {"conv_questions": ["what was revenue in 2019?"], "executed_answers": [1.0]},
+    }
+    source = tmp_path / "c.json"
+    for content, said in (
+        ({}, "no ConvFinQA filings"),
+        ({"dev": "abc"}, "no ConvFinQA filings"),
+        ({"dev": [filing], "train": [filing]}, "appears 2 times"),
+    ):
+        source.write_text(json.dumps(content), "utf-8")
+        ws = Workspace.init(tmp_path / f"ws{len(said)}{len(json.dumps(content))}")
+        with pytest.raises(IngestError, match=said):
+            ws.ingest_convfinqa(source)
+        ws.close()
+    source.write_text(json.dumps([{**filing, "dialogue": "abc"}]), "utf-8")
+    with pytest.raises(ConfigError, match="'dialogue' must be an object"):
+        run_qa_eval("convfinqa", source)

@@ -1188,3 +1188,73 @@ def test_a_bad_library_name_fails_before_any_fact_is_written(tmp_path: Path) -> 
         ws.ingest_tatqa(source, library="no spaces allowed")
     assert list(ws.facts.scan(max_level=9)) == []
     assert not (tmp_path / "ws" / "glossary.d" / "tatqa.toml").exists()
+
+
+def test_a_uid_naming_another_entity_is_left_out_never_merged(tmp_path: Path) -> None:
+    """A CLI attack: a TAT-QA uid 'acme' beside the glossary's ACME, or 'x' beside a uid
+    'tatqa-x' in the same file, failed the whole import with a glossary error naming no input;
+    a ConvFinQA company whose ticker is a TAT-QA uid ('IP' after a uid 'ip') had its facts
+    stored under that document's entity. Each is now left out and reported; the rest lands."""
+    source = tmp_path / "named.json"
+    documents = [_table_document("acme", "10"), _table_document("x", "1")]
+    source.write_text(json.dumps([*documents, _table_document("tatqa-x", "2")]), "utf-8")
+    ws = Workspace.init(tmp_path / "ws")
+    result, summary, _ = ws.ingest_tatqa(source)
+    left_out = sorted(s.document for s in result.skipped if "already names" in s.reason)
+    assert left_out == ["acme", "tatqa-x"] and summary.added == 2, result.skipped
+    assert ws.query_metric("Revenue", "acme", "2019", principal=PUBLIC).status == "not_found"
+
+    ip = tmp_path / "ip.json"
+    ip.write_text(json.dumps([_table_document("ip", "5")]), "utf-8")
+    ws.ingest_tatqa(ip)
+    filing = {
+        "id": "Single_IP/2009/page_1.pdf",
+        "doc": {"pre_text": [], "post_text": [], "table": {"2009": {"revenue": 3060.0}}},
+        "dialogue": {"conv_questions": ["q"], "executed_answers": [1.0]},
+    }
+    convfinqa = tmp_path / "c.json"
+    convfinqa.write_text(json.dumps([filing]), "utf-8")
+    imported, _, _ = ws.ingest_convfinqa(convfinqa)
+    assert [s.reason for s in imported.skipped if "ticker names" in s.reason]
+    stored = {f.entity for f in ws.facts.scan(max_level=9)}
+    assert stored == {entity_code("ip"), entity_code("x")}
+    ws.close()
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [("Assets > 1 year", "Assets < 1 year"), ("مبيعات", "収益"), ("Résultat net", "Rüsultat net")],
+)
+def test_labels_that_say_different_things_never_share_a_metric(
+    tmp_path: Path, first: str, second: str
+) -> None:
+    """A CLI attack: labels in another script all became the metric 'unnamed', and labels
+    told apart only by a sign or an accented letter one metric with the other as its alias, so
+    a question about one document's row got another document's differently named row. Each
+    label now has its own metric."""
+    tables = [
+        {"table": {"uid": uid, "table": [["", "2019"], [label, value]]}, "paragraphs": []}
+        for uid, label, value in (("doc-a", first, "100"), ("doc-b", second, "200"))
+    ]
+    source = tmp_path / "labels.json"
+    source.write_text(json.dumps(tables), "utf-8")
+    ws = Workspace.init(tmp_path / "ws")
+    ws.ingest_tatqa(source)
+    metrics = {f.entity: f.metric for f in ws.facts.scan(max_level=9)}
+    assert len(set(metrics.values())) == 2, metrics
+    wrong = ws.query_metric(second, entity_code("doc-a"), "2019", principal=PUBLIC)
+    assert wrong.status == "not_found", wrong.text
+    right = ws.query_metric(second, entity_code("doc-b"), "2019", principal=PUBLIC)
+    assert right.value == Decimal("200")
+    ws.close()
+
+
+def test_an_empty_list_of_documents_changes_nothing(tmp_path: Path) -> None:
+    """'[]' was imported with exit 0 and left an empty library and glossary file behind."""
+    source = tmp_path / "empty.json"
+    source.write_text("[]", "utf-8")
+    ws = Workspace.init(tmp_path / "ws")
+    with pytest.raises(IngestError, match="empty"):
+        ws.ingest_tatqa(source)
+    assert not (tmp_path / "ws" / "glossary.d").exists()
+    ws.close()

@@ -33,7 +33,7 @@ import tempfile
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal, InvalidOperation, localcontext
 from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -56,6 +56,7 @@ from ragspine.security import PUBLIC
 from ragspine.stores.facts import FactStore
 from ragspine.structured.convfinqa import _FILING_ID, filing_entity, load_filings
 from ragspine.structured.facts import Scale
+from ragspine.structured.numbers import shown
 from ragspine.structured.tatqa import entity_code, load_tatqa
 
 if TYPE_CHECKING:
@@ -187,7 +188,14 @@ def tatqa_items(documents: Sequence[Mapping[str, Any]]) -> list[QAItem]:
     items = []
     for document in documents:
         uid = str(document["table"]["uid"]).strip()
-        for q in document.get("questions", []):
+        questions = document.get("questions", [])
+        if not isinstance(questions, list) or not all(_is_question(q) for q in questions):
+            raise ConfigError(
+                f"TAT-QA document {shown(uid)}: 'questions' must be a list of objects, each "
+                "with a 'question' string and an 'answer' (a string, a number or a list of "
+                "them), and 'answer_type' / 'answer_from' strings when given; nothing was scored"
+            )
+        for q in questions:
             items.append(
                 QAItem(
                     str(q.get("uid", "")),
@@ -203,6 +211,20 @@ def tatqa_items(documents: Sequence[Mapping[str, Any]]) -> list[QAItem]:
     return items
 
 
+def _is_question(q: object) -> bool:
+    """Whether ``q`` is a TAT-QA question record the evaluation can score."""
+    if not isinstance(q, Mapping) or not isinstance(q.get("question"), str):
+        return False
+    answer = q.get("answer")
+    answers = answer if isinstance(answer, list) else [answer]
+    scalar = (str, int, float)
+    return (
+        bool(answers)
+        and all(isinstance(a, scalar) and not isinstance(a, bool) for a in answers)
+        and all(isinstance(q.get(key, ""), str) for key in ("answer_type", "answer_from", "scale"))
+    )
+
+
 def convfinqa_items(filings: Sequence[Mapping[str, Any]]) -> list[QAItem]:
     """Every ConvFinQA turn answerable without earlier answers, with its executed answer: the
     first turn of each dialogue (type ``first-turn``) and each later turn that
@@ -210,8 +232,21 @@ def convfinqa_items(filings: Sequence[Mapping[str, Any]]) -> list[QAItem]:
     items = []
     for filing in filings:
         dialogue = filing.get("dialogue") or {}
-        questions = dialogue.get("conv_questions") or []
-        answers = dialogue.get("executed_answers") or []
+        questions = dialogue.get("conv_questions") if isinstance(dialogue, Mapping) else None
+        answers = dialogue.get("executed_answers") if isinstance(dialogue, Mapping) else None
+        if not (
+            isinstance(dialogue, Mapping)
+            and isinstance(questions or [], list)
+            and isinstance(answers or [], list)
+            and all(isinstance(q, str) for q in questions or [])
+            and all(isinstance(a, (str, int, float)) for a in answers or [])
+        ):
+            raise ConfigError(
+                f"ConvFinQA filing {shown(str(filing['id']))}: 'dialogue' must be an object "
+                "whose 'conv_questions' is a list of strings and 'executed_answers' a list of "
+                "numbers; nothing was scored"
+            )
+        questions, answers = questions or [], answers or []
         match = _FILING_ID.match(str(filing["id"]))
         if not questions or not answers or match is None:
             continue
@@ -293,7 +328,9 @@ def _round(value: Decimal | Fraction) -> Decimal:
         if isinstance(value, Decimal)
         else Decimal(value.numerator) / Decimal(value.denominator)
     )
-    return exact.quantize(Decimal("0.01"))
+    with localcontext() as context:  # 1e39 or a 30-digit value: quantize needs the digits
+        context.prec = max(context.prec, exact.adjusted() + 4)
+        return exact.quantize(Decimal("0.01"))
 
 
 def normalise_text(text: str) -> str:
@@ -459,9 +496,11 @@ def _cited_names(answer: Answer) -> dict[int, list[str]]:
 def _renderings(value: Decimal | Fraction) -> set[str]:
     exact = value if isinstance(value, Decimal) else Decimal(value.numerator) / value.denominator
     forms = {format(exact, "f"), format(exact.normalize(), "f"), format(abs(exact), "f")}
-    for places in ("0.01", "0.1", "1"):
-        rounded = exact.quantize(Decimal(places))
-        forms |= {format(rounded, "f"), format(abs(rounded), "f")}
+    with localcontext() as context:  # a 30-digit fact or 1e39: quantize needs the digits
+        context.prec = max(context.prec, exact.adjusted() + 4)
+        for places in ("0.01", "0.1", "1"):
+            rounded = exact.quantize(Decimal(places))
+            forms |= {format(rounded, "f"), format(abs(rounded), "f")}
     return {f.lstrip("-") for f in forms} | {f.rstrip("0").rstrip(".") for f in forms if "." in f}
 
 
@@ -601,6 +640,19 @@ def score_answer(
     workspace: Workspace, item: QAItem, answer: Answer, label: str, names: Sequence[str] = ()
 ) -> Outcome:
     """Score one answer against its gold (see the module docstring)."""
+    with localcontext() as context:
+        # every figure the numeric grammar stores (30 significant digits, magnitudes to 1e39)
+        # and their sums compare exactly: 28 digits would round them into "fabricated" ones
+        context.prec = _SCORING_DIGITS
+        return _score(workspace, item, answer, label, names)
+
+
+_SCORING_DIGITS = 100
+
+
+def _score(
+    workspace: Workspace, item: QAItem, answer: Answer, label: str, names: Sequence[str]
+) -> Outcome:
     answered = answer.status is AnswerStatus.ANSWERED
     asked = read_question(item.question, workspace.glossary).operation
     numbers = predicted_numbers(answer, asked) if answered else []

@@ -23,6 +23,7 @@ sentence names what it lists (:func:`lead_in_subject`: ``the annual long-term de
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -156,29 +157,60 @@ _AMBIGUOUS = "same row, entity and year twice with different values (ambiguous: 
 
 
 def metric_code(label: str) -> str:
-    """A glossary code for a row label: lower-case words joined by underscores, a percent sign
-    spelled out (``Gross margin (%)`` is no ``Gross margin`` in dollars)."""
-    code = re.sub(r"[^a-z0-9]+", "_", label.casefold().replace("%", " percent ")).strip("_")
+    """A glossary code for a row label: lower-case words joined by underscores, accents
+    dropped (``Café`` and ``Cafe\u0301`` are one code), a percent sign spelled out (``Gross
+    margin (%)`` is no ``Gross margin`` in dollars)."""
+    decomposed = unicodedata.normalize("NFKD", label.casefold().replace("%", " percent "))
+    plain = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    code = re.sub(r"[^a-z0-9]+", "_", plain).strip("_")
     return code[:80] or "unnamed"
 
 
+_SIGNS = frozenset("<>+=\u00b1%$\u20ac\u00a3\u00a5\u2264\u2265")
+"""Characters that change what a label names (``Assets > 1 year`` is not ``Assets < 1
+year``); other punctuation does not (``total .`` is ``total``)."""
+
+
+def _sense(label: str) -> tuple[str, frozenset[str]]:
+    """What a label says: its letters and digits in every script, and its signs."""
+    folded = unicodedata.normalize("NFKC", label).casefold()
+    return "".join(ch for ch in folded if ch.isalnum()), frozenset(_SIGNS.intersection(folded))
+
+
+def _says(label: str, term: Term) -> bool:
+    """Whether ``label`` says what one of ``term``'s texts says (punctuation aside)."""
+    sense = _sense(label)
+    return any(_sense(text) == sense for text in (term.label, *term.aliases))
+
+
 def metric_for_label(label: str, glossary: Glossary, new_metrics: dict[str, Term]) -> str:
-    """The metric code of a row label: the glossary's when it knows the label (or its code),
-    else a new code added to ``new_metrics`` with the label as its label or an alias."""
+    """The metric code of a row label: the glossary's when it knows the label (or its code,
+    for a label saying the same), else a new code added to ``new_metrics`` with the label as
+    its label or an alias. Labels that differ in letters, digits or signs never share a code
+    (``Assets > 1 year`` and ``Assets < 1 year``, two labels in other scripts): the second
+    gets the code with a number (``assets_1_year_2``)."""
     metric = glossary.metrics.resolve(label)
-    if metric is None and metric_code(label) in glossary.metrics.terms:
-        metric = metric_code(label)  # "total ." is the known "total"
     if metric is not None:
         return metric
-    metric = metric_code(label)
-    term = new_metrics.get(metric)
-    if term is None:
-        new_metrics[metric] = Term(TermType.METRIC, metric, label, (), "", MetricKind.NUMBER)
-    elif label != term.label and label not in term.aliases:
-        new_metrics[metric] = Term(
-            TermType.METRIC, metric, term.label, (*term.aliases, label), "", MetricKind.NUMBER
-        )
-    return metric
+    base = metric_code(label)
+    metric, number = base, 1
+    while True:
+        known = glossary.metrics.terms.get(metric)
+        term = new_metrics.get(metric)
+        if known is not None and term is None and _says(label, known):
+            return metric  # "total ." is the known "total"
+        if known is None and term is None:
+            new_metrics[metric] = Term(TermType.METRIC, metric, label, (), "", MetricKind.NUMBER)
+            return metric
+        if term is not None and _says(label, term):
+            if label != term.label and label not in term.aliases:
+                new_metrics[metric] = Term(
+                    TermType.METRIC, metric, term.label, (*term.aliases, label), "",
+                    MetricKind.NUMBER,
+                )  # fmt: skip
+            return metric
+        number += 1
+        metric = f"{base}_{number}"
 
 
 def load_filings(path: Path) -> list[Mapping[str, Any]]:
@@ -194,6 +226,18 @@ def load_filings(path: Path) -> list[Mapping[str, Any]]:
     ):
         raise IngestError(
             f"{path.name}: expected ConvFinQA filings (objects with 'id' and 'doc.table')"
+        )
+    if not filings:
+        raise IngestError(
+            f"{path.name}: no ConvFinQA filings in it (a list, or splits such as 'dev' mapping "
+            "to lists); nothing was ingested"
+        )
+    ids = Counter(str(f["id"]) for f in filings)
+    repeated = [filing for filing, count in ids.items() if count > 1]
+    if repeated:
+        raise IngestError(
+            f"{path.name}: filing id {shown(repeated[0])} appears {ids[repeated[0]]} times (in "
+            "one split or across splits); each filing needs its own id, nothing was ingested"
         )
     return filings
 
@@ -662,6 +706,11 @@ def import_convfinqa(
             new_entities.setdefault(entity, Term(TermType.ENTITY, entity, filing_id))
         else:
             resolved = glossary.entities.resolve(ticker)
+            if resolved is not None and resolved.startswith(("tatqa-", FILING_PREFIX)):
+                # a TAT-QA document or a filing named like the ticker: no company to merge into
+                reason = f"its ticker names the entity {resolved!r}, a document's: left out"
+                skipped.append(Skip(filing_id, "", "", reason))
+                continue
             entity = ticker.lower() if resolved is None else resolved
             if resolved is None:
                 new_entities.setdefault(entity, Term(TermType.ENTITY, entity, ticker.upper()))

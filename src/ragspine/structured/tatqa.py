@@ -52,6 +52,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+from ragspine.analysis import match_key
 from ragspine.errors import IngestError, PeriodError
 from ragspine.glossary import (
     DEFAULT_CHANNEL,
@@ -60,6 +61,7 @@ from ragspine.glossary import (
     Term,
     TermType,
     entity_taken,
+    name_taken,
 )
 from ragspine.periods import UNDATED, parse_period
 from ragspine.security import Sensitivity
@@ -162,6 +164,8 @@ def load_tatqa(path: Path) -> list[Mapping[str, Any]]:
     documents = read_json_file(path, "TAT-QA", "tatqa_dataset_dev.json")
     if not isinstance(documents, list):
         raise IngestError(f"{path.name}: expected a list of TAT-QA documents; is this TAT-QA?")
+    if not documents:
+        raise IngestError(f"{path.name}: the list of TAT-QA documents is empty; nothing to ingest")
     for number, doc in enumerate(documents, start=1):
         table = doc.get("table") if isinstance(doc, dict) else None
         ok = (
@@ -1148,6 +1152,7 @@ def import_tatqa(
     texts: list[DocumentText] = []
     scales: Counter[str] = Counter()
     ordered = list(documents)
+    spelled: dict[str, str] = {}  # each entity made so far, by the match key of its names
     for done, document in enumerate(ordered):
         if progress is not None:
             progress(done, len(ordered))
@@ -1159,6 +1164,12 @@ def import_tatqa(
             reason = f"its entity {entity!r} is document {other!r}'s: rename one of the two"
             skipped.append(TatSkip(uid, "", "", reason))
             continue
+        owner = name_taken(entity, uid, glossary.entities, spelled)
+        if owner is not None:  # "acme" beside the glossary's ACME, "x" beside "tatqa-x"
+            reason = f"its uid already names the entity {owner!r}: left out, never merged"
+            skipped.append(TatSkip(uid, "", "", reason))
+            continue
+        spelled.update({match_key(entity): entity, match_key(uid): entity})
         if entity not in glossary.entities.terms:
             new_entities.setdefault(entity, Term(TermType.ENTITY, entity, uid))
         rows: list[list[str]] = [list(r) for r in table["table"]]
