@@ -501,6 +501,9 @@ def test_a_number_in_words_or_a_supposition_is_never_dropped(tmp_path: Path) -> 
         ("What was revenue in 2019 if it had grown 10%?", "'if it had grown 10%'"),
         ("What is the square of revenue in 2019?", "'square of'"),
         ("What is the reciprocal of revenue in 2019?", "'reciprocal'"),
+        # a sixth pass: a power in words was answered with the figure itself
+        ("What was revenue in 2019 to the power of 2?", "'to the power of'"),
+        ("What was revenue in 2019 raised to the third power?", "'raised to'"),
         ("What was net income in 2019 plus depreciation?", "('plus')"),
     ):
         answer = ask_table(ws, "calc", question)

@@ -1258,3 +1258,25 @@ def test_an_empty_list_of_documents_changes_nothing(tmp_path: Path) -> None:
         ws.ingest_tatqa(source)
     assert not (tmp_path / "ws" / "glossary.d").exists()
     ws.close()
+
+
+@pytest.mark.parametrize("where", ["uid", "label", "paragraph"])
+def test_a_lone_surrogate_escape_is_refused_before_anything_is_written(
+    tmp_path: Path, where: str
+) -> None:
+    """A CLI attack: a JSON escape of half a character ('\\ud800') in a uid, a row label or a
+    paragraph was an internal error after the glossary file and some facts were written."""
+    bad = "s\ud800u"
+    document = _table_document(bad if where == "uid" else "doc", "10")
+    if where == "label":
+        document["table"]["table"][1][0] = bad
+    if where == "paragraph":
+        document["paragraphs"] = [{"uid": "p", "order": 1, "text": bad}]
+    source = tmp_path / "bad.json"
+    source.write_text(json.dumps([document]), "utf-8")  # ASCII: the escape stays an escape
+    ws = Workspace.init(tmp_path / "ws")
+    with pytest.raises(IngestError, match="lone surrogate"):
+        ws.ingest_tatqa(source)
+    assert not (tmp_path / "ws" / "glossary.d").exists()
+    assert not list(ws.facts.scan(max_level=9))
+    ws.close()

@@ -377,7 +377,8 @@ _ASKS_HOW_MUCH_RE = re.compile(
 _UNCOMPUTED_RE = re.compile(
     r"(?<!\w)(?:cagr|compound(?:ed)?\s+(?:annual\s+)?growth(?:\s+rate)?|annuali[sz]ed"
     r"|standard\s+deviation|median|squared|square\s+(?:root\s+)?of|reciprocal|inverse\s+of"
-    r"|(?:natural\s+)?log(?:arithm)?\s+of)(?!\w)"
+    r"|(?:natural\s+)?log(?:arithm)?\s+of|(?:to|by)\s+the\s+(?:\w+\s+)?power(?:\s+of)?"
+    r"|raised\s+to|cubed|cube\s+of)(?!\w)"
 )
 """Calculations the answer does not compute: a question naming one is shown its figures and
 refused, never answered with them as if they were the result (``the CAGR of revenue from 2016

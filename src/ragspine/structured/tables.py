@@ -13,6 +13,7 @@ from __future__ import annotations
 import codecs
 import csv
 import json
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
@@ -79,11 +80,23 @@ def read_json_file(path: Path, what: str, example: str) -> Any:
         path, what, f"{path.name}: is not UTF-8 text; pass a {what} JSON file such as {example}"
     )
     try:
-        return json.loads(text)
+        parsed = json.loads(text)
     except json.JSONDecodeError as exc:
         raise IngestError(f"{path.name}: invalid JSON at line {exc.lineno} ({exc.msg})") from None
     except (ValueError, RecursionError):  # an integer beyond the digit limit, deep nesting
         raise IngestError(f"{path.name}: JSON too large or too deeply nested to read") from None
+    if _SURROGATE_ESCAPE.search(text):  # a pair is a character; a lone half is no text
+        try:
+            json.dumps(parsed, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise IngestError(
+                f"{path.name}: a string holds a lone surrogate escape (such as \\ud800), "
+                "which is no character; fix the file's text, nothing was ingested"
+            ) from None
+    return parsed
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 
 def check_header(names: Iterable[str], where: str) -> None:
