@@ -19,6 +19,7 @@ from dataclasses import replace
 from datetime import date
 from typing import Protocol
 
+from ragspine.analysis import match_key
 from ragspine.answer.agent import found_values, run_agent
 from ragspine.answer.components import (
     answer_components,
@@ -62,7 +63,7 @@ from ragspine.answer.question import (
 from ragspine.answer.structured import FiguresPart, answer_figures
 from ragspine.answer.types import Answer, AnswerStatus, CitedSentence
 from ragspine.errors import ConfigError
-from ragspine.glossary import Glossary
+from ragspine.glossary import Glossary, TermType
 from ragspine.llm.provider import Provider, ProviderName
 from ragspine.narrative.retrieve.retriever import SearchResult
 from ragspine.narrative.retrieve.trace import Trace, TraceBuilder
@@ -196,6 +197,11 @@ def _stored_reading(
         )
         return replace(reading, unexplained=tuple(unexplained)) if unexplained else reading
     match = match_metrics(asked, candidates, pairs=pairs)
+    if match.spans and _inside_unstored(asked, match, glossary, facts(), level, candidates):
+        # "cash and cash equivalents", a glossary metric the asker sees no figure of: never
+        # the stored row "Cash" its name holds (the answer says it is not found, the same
+        # whether its figures are hidden or absent)
+        return reading
     if not match.found:
         # a row alone under its section heading is named by the heading too ("the sales" for
         # the one row under "Sales:"), when the question says the heading whole ("maintenance
@@ -228,6 +234,37 @@ def _stored_reading(
         if unexplained:
             return replace(found, unexplained=tuple(unexplained))
     return found
+
+
+def _inside_unstored(
+    asked: str,
+    match: MetricMatch,
+    glossary: Glossary,
+    store: FactStore,
+    level: int,
+    candidates: Mapping[str, Sequence[str]],
+) -> bool:
+    """Whether each place ``match`` found a stored row lies strictly inside the exact spelling of a
+    glossary metric that has no figure the asker may see, for any entity: a metric of the
+    glossary's own that the question names, not a longer name of the row. (A metric stored for
+    another company, such as an imported table's row, names a row of its own there.)"""
+    named = [match_key(s) for spellings in candidates.values() for s in spellings]
+    terms = glossary.metrics.terms
+    unstored = [
+        (hit.start, hit.end)
+        for hit in glossary.find_terms(asked)
+        if hit.type is TermType.METRIC
+        # an importer's row term whose figures are stored per column ("Total notes payable"
+        # for "Total notes payable: Total") names those rows
+        and not any(n.startswith(match_key(terms[hit.code].label)) for n in named)
+        and next(iter(store.scan(max_level=level, metric=hit.code)), None) is None
+    ]
+    return bool(unstored) and all(
+        any(
+            start <= first and last <= end and last - first < end - start for start, end in unstored
+        )
+        for first, last in match.spans
+    )  # strictly inside: a row said by the same words is the metric named
 
 
 def _placed(
