@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import ClassVar
 
@@ -10,6 +11,7 @@ import pytest
 import ragspine
 from cli.runner import fails_cleanly, run
 from ragspine.cli import structured as commands
+from ragspine.workspace import Workspace
 
 
 @pytest.fixture()
@@ -211,3 +213,29 @@ def test_ingest_convfinqa_puts_the_text_in_the_library_named(
     assert code == 0 and "library 10k: 12 added" in out
     code, out, _ = run(capsys, *args)
     assert code == 0 and "library 10k: 0 added, 12 unchanged" in out
+
+
+def test_an_interrupted_ingest_says_what_stays_and_how_to_finish(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A CLI attack: Ctrl-C midway through `ingest tatqa` left the facts and some documents
+    and printed only 'interrupted'. An import lands its facts in one step, then each document
+    whole; the message says so and that running the command again completes it."""
+    source = tmp_path / "one.json"
+    table = [["", "2019"], ["Revenue", "5"]]
+    paragraphs = [{"uid": "p1", "order": 1, "text": "Revenue grew in 2019."}]
+    document = {"table": {"uid": "one", "table": table}, "paragraphs": paragraphs}
+    source.write_text(json.dumps([document]), "utf-8")
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Workspace, "_ingest_texts", interrupted)
+    ws = str(tmp_path / "ws")
+    code, _, err = run(capsys, "--workspace", ws, "ingest", "tatqa", str(source), "--quiet")
+    assert code == 130 and "run the same command again" in err and "Traceback" not in err
+    monkeypatch.undo()
+    code, out, _ = run(capsys, "--workspace", ws, "ingest", "tatqa", str(source), "--quiet")
+    assert code == 0 and "1 unchanged" in out and "library tatqa: 1 added" in out, out
+    code, _, err = run(capsys, "--workspace", ws, "search", "revenue")
+    assert code == 0

@@ -61,7 +61,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"ragspine: error: {_bounded(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("ragspine: interrupted", file=sys.stderr)
+        if getattr(args, "command", None) == "ingest":  # what landed stays, whole per document
+            print(
+                "ragspine: interrupted: what was written so far stays (facts in one step, then "
+                "each document whole); run the same command again to complete it (what is "
+                "unchanged is skipped)",
+                file=sys.stderr,
+            )
+        else:
+            print("ragspine: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         # The reader went away (``ragspine search ... | head``): stop quietly. Point stdout at
