@@ -165,3 +165,28 @@ def test_a_threshold_over_a_row_mostly_negative_asks_value_or_size(
         assert "in size" in answer.text
     finally:
         ws.close()
+
+
+@pytest.mark.parametrize(
+    ("question", "status"),
+    [
+        ("How many years did revenue exceed $950,000,000?", AnswerStatus.NEEDS_CLARIFICATION),
+        ("In which years was revenue below 1,000,000,000?", AnswerStatus.NEEDS_CLARIFICATION),
+        ("How many years did revenue exceed 1e3?", AnswerStatus.REFUSED),
+        ("How many years did revenue exceed 950 million?", AnswerStatus.ANSWERED),
+        ("How many years did revenue exceed 950?", AnswerStatus.ANSWERED),
+    ],
+)
+def test_a_threshold_in_whole_units_or_exponent_form_is_never_read_in_the_stored_scale(
+    workspace: Workspace, question: str, status: AnswerStatus
+) -> None:
+    """A sixth adversarial pass: 'exceed $950,000,000' over revenue in millions counted no year
+    (read as 950,000,000 million) and 'exceed 1e3' every year (read as 1). A threshold with no
+    scale word, as large as the stored scale, asks which scale; an exponent is not read; '950'
+    and '950 million' are still read in the stored scale."""
+    answer = ask_table(workspace, "zqw", question)
+    assert answer.status is status, answer.text
+    if status is not AnswerStatus.ANSWERED:
+        assert not [f for f in answer.figures if f.kind is not FigureKind.FACT], answer.text
+    else:
+        assert _periods(workspace, question) == ("FY2018", "FY2019"), answer.text

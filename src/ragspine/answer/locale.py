@@ -211,6 +211,11 @@ _EN: dict[str, str] = {
         "To which period? The question names only {period}, the period the change runs from. "
         "Ask for the change from {period} to a later period."
     ),
+    "threshold_units": (
+        "In which scale is {threshold}? {metric}'s figures are stored in {scale}, and the "
+        "question names no scale for {threshold}: ask again with the scale after the number "
+        "(such as {scale} or thousand)."
+    ),
     "change_one_part": (
         "From which period? The question names one, {period}, and a change in it may run from "
         "the period before or from the same period a year earlier. Name both periods."
@@ -601,6 +606,11 @@ _IT: dict[str, str] = {
     "change_from_only": (
         "Fino a quale periodo? La domanda nomina solo {period}, il periodo da cui parte la "
         "variazione. Chiedere la variazione da {period} a un periodo successivo."
+    ),
+    "threshold_units": (
+        "In quale scala è {threshold}? I valori di {metric} sono registrati in {scale}, e la "
+        "domanda non indica una scala per {threshold}: chiedere di nuovo con la scala dopo il "
+        "numero (come {scale} o migliaia)."
     ),
     "change_one_part": (
         "Da quale periodo? La domanda ne nomina uno, {period}, e una variazione in esso può "

@@ -235,6 +235,9 @@ def pick_words(question: str, selection: Selection | None) -> tuple[str, ...]:
     return tuple(found.group(0) for found in pattern.finditer(question.casefold()))
 
 
+_EXPONENT_RE = re.compile(r"[eE][+-]?\d")
+
+
 def _selection(rest: str) -> tuple[Selection, tuple[int, int] | None]:
     """The criterion in ``rest`` and the span of its threshold (blanked before periods are
     read, so ``more than 2,000`` is not a year)."""
@@ -267,6 +270,8 @@ def _selection(rest: str) -> tuple[Selection, tuple[int, int] | None]:
     if found is not None:
         written = found["num"].rstrip(",.")
         if not _THRESHOLD_NUMBER_RE.fullmatch(written) or _DOT_THOUSANDS_RE.fullmatch(written):
+            return Selection(Pick.UNREAD), found.span()
+        if _EXPONENT_RE.match(rest, found.end("num")):  # "exceed 1e3": never read as 1
             return Selection(Pick.UNREAD), found.span()
         try:
             number = Decimal(written.replace(",", ""))

@@ -1680,6 +1680,15 @@ def _select(
         words = {"side": side, "by_value": value_side, "by_size": size_side}
         builder.add(text(builder.locale, "select_negative_threshold", **labels, **words), ())
         return AnswerStatus.NEEDS_CLARIFICATION
+    if _in_whole_units(selection, result.scale):
+        # "exceed $75,000,000" over figures in millions: 75 million, or 75,000,000 million?
+        assert selection.threshold is not None and result.scale is not None
+        words = {
+            "threshold": format_number(selection.threshold, builder.locale),
+            "scale": unit_words("", "", result.scale, MetricKind.NUMBER, builder.locale),
+        }
+        builder.add(text(builder.locale, "threshold_units", **labels, **words), ())
+        return AnswerStatus.NEEDS_CLARIFICATION
     chosen = _chosen(selection, found, result.scale)
     if chosen is None:
         reason = text(builder.locale, "reason_scale_not_stated")
@@ -1743,6 +1752,20 @@ def _threshold_by_size(
     if by_value is None or by_size is None or set(by_value) == set(by_size):
         return None
     return by_value, by_size
+
+
+def _in_whole_units(selection: Selection, scale: Scale | None) -> bool:
+    """Whether a threshold said with no scale word over figures stored in millions or
+    billions is as large as the scale itself (``exceed $75,000,000``): written in whole units,
+    it may be 75 million; read in the stored scale, 75,000,000 million. Asked back rather than
+    picked either way (``exceed 75`` is read in the stored scale, as the table writes it)."""
+    return (
+        selection.pick in (Pick.ABOVE, Pick.BELOW)
+        and selection.threshold is not None
+        and not selection.scale
+        and scale in (Scale.MILLION, Scale.BILLION)
+        and abs(selection.threshold) >= scale.multiplier
+    )
 
 
 def _chosen(
