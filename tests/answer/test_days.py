@@ -527,3 +527,29 @@ def test_a_change_from_one_year_names_no_end(tmp_path: Path) -> None:
     assert (
         ask_table(ws, "t", "What is the change in revenue in 2019?").status is AnswerStatus.ANSWERED
     )
+
+
+@pytest.mark.parametrize(
+    ("question", "period", "bad"),
+    [
+        ("What was revenue in the year ended December 31, 2018?", None, "december 31, 2018"),
+        (
+            "What was revenue for the twelve months ended December 31, 2018?",
+            None,
+            "december 31, 2018",
+        ),
+        ("What was revenue for the year ended June 30, 2019?", "FY2019", None),
+        ("What was revenue for the year ended July 2, 2019?", "FY2019", None),
+        ("What was the cash at December 31, 2018?", "FY2019", None),
+    ],
+)
+def test_a_year_ended_on_a_day_no_fiscal_year_ends_is_reported(
+    question: str, period: str | None, bad: str | None
+) -> None:
+    """A sixth adversarial pass: under a July-June year, 'the year ended December 31, 2018'
+    was answered with FY2019 (July 2018 to June 2019), twelve months ending half a year later.
+    A year said to end on a day no fiscal year ends near is reported; a 53-week year ending a
+    few days after June 30 is the year it ends; a balance at a day stays the year holding it."""
+    july = Glossary.from_terms([], fiscal_year_start_month=7)
+    reading = read_question(question, july)
+    assert reading.periods == ((period,) if period else ()) and reading.bad_period == bad

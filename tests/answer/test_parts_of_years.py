@@ -135,3 +135,26 @@ def test_a_change_in_one_quarter_is_asked_back(quarters: Workspace, question: st
     yearly = quarters.ask("What was ACME's revenue growth in 2019?", principal=PUBLIC)
     changes = [f for f in yearly.figures if f.kind is FigureKind.CHANGE]
     assert [f.decimal_value for f in changes] == ["17"], yearly.text
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What was ACME's revenue in 2019 minus Q4 2019?",
+        "What was the change in ACME's revenue from 2019 to Q4 2019?",
+    ],
+)
+def test_a_change_into_a_part_of_its_own_period_is_asked_back(
+    quarters: Workspace, question: str
+) -> None:
+    """'revenue in 2019 minus Q4 2019' was computed as a change from FY2019 to FY2019-Q4
+    (30 - 97 = -67), the wrong sign of a subtraction the answer cannot name; a change from a
+    year to a quarter of another year still runs (asked explicitly)."""
+    answer = quarters.ask(question, principal=PUBLIC)
+    assert answer.status is AnswerStatus.NEEDS_CLARIFICATION, answer.text
+    assert "part of FY2019" in answer.text and not answer.figures, answer.text
+    across = quarters.ask(
+        "What was the change in ACME's revenue from 2018 to Q4 2019?", principal=PUBLIC
+    )
+    changes = [f for f in across.figures if f.kind is FigureKind.CHANGE]
+    assert [f.decimal_value for f in changes] == ["-50"], across.text

@@ -211,6 +211,10 @@ _EN: dict[str, str] = {
         "To which period? The question names only {period}, the period the change runs from. "
         "Ask for the change from {period} to a later period."
     ),
+    "change_nested": (
+        "Which change? {inner} is part of {outer}, and a change runs from one period to a "
+        "later one. Ask for each figure, or for a change between periods of one kind."
+    ),
     "threshold_units": (
         "In which scale is {threshold}? {metric}'s figures are stored in {scale}, and the "
         "question names no scale for {threshold}: ask again with the scale after the number "
@@ -606,6 +610,10 @@ _IT: dict[str, str] = {
     "change_from_only": (
         "Fino a quale periodo? La domanda nomina solo {period}, il periodo da cui parte la "
         "variazione. Chiedere la variazione da {period} a un periodo successivo."
+    ),
+    "change_nested": (
+        "Quale variazione? {inner} è parte di {outer}, e una variazione va da un periodo a uno "
+        "successivo. Chiedere ciascun valore, o una variazione tra periodi dello stesso tipo."
     ),
     "threshold_units": (
         "In quale scala è {threshold}? I valori di {metric} sono registrati in {scale}, e la "

@@ -751,7 +751,27 @@ def _day_period(day: str, before: str, fiscal_start_month: int) -> tuple[date, P
             raise PeriodError(f"{day!r} reads as two days of different fiscal years")
     if _SHORTER_SPAN_RE.search(before):
         raise PeriodError(f"{day!r} ends a span shorter than a year")
-    return when, period_of_date(when, PeriodKind.YEAR, fiscal_start_month)
+    period = period_of_date(when, PeriodKind.YEAR, fiscal_start_month)
+    if fiscal_start_month != 1 and _YEAR_ENDED_RE.search(before):
+        # "the year ended December 31, 2018" under a July year: twelve months that no fiscal
+        # year is (July to June holds that day, and ends six months later)
+        # a 53-week year may end a few days into the next fiscal year: the year it ends
+        off, period = min(
+            (abs((when - year.date_range(fiscal_start_month)[1]).days), year)
+            for year in (period, shift_period(period, -1))
+        )
+        if off > _YEAR_END_DAYS:
+            raise PeriodError(f"{day!r} ends no fiscal year")
+    return when, period
+
+
+_YEAR_ENDED_RE = re.compile(
+    r"(?<!\w)(?:year|twelve[\s-]+months?|12[\s-]+months?|12-month\s+period|annual\s+period)"
+    r"\s*,?\s+(?:ended|ending|to)\s*(?:on\s+)?$"
+)
+"""Words before a day that make it the end of a twelve-month span (``the year ended``)."""
+_YEAR_END_DAYS = 7
+"""How far a year's last day may fall from its fiscal year's end (a 52/53-week year)."""
 
 
 _ORDINALS = {

@@ -531,6 +531,9 @@ def answer_figures(
         label = builder.labels(reading.metrics[0], entities[0])["metric"]
         return _clarify(text(locale, "total_or_each", metric=label), assumptions)
     periods = _ordered_periods(reading, periods, glossary)
+    inner = _nested(periods, glossary) if reading.operation in CHANGES else None
+    if inner is not None:  # "revenue in 2019 minus Q4 2019": no change over time
+        return _clarify(text(locale, "change_nested", inner=inner[0], outer=inner[1]), assumptions)
     if reading.operation in CHANGES and reading.backward and len(periods) == 2:
         earlier, later = sorted(periods, key=lambda label: _when(label, glossary))
         if _last_word(reading.operation_word) in _DIRECTED:
@@ -823,6 +826,22 @@ def _ordered_periods(reading: QuestionReading, periods: list[str], glossary: Glo
         ordered.remove(base)
         ordered.insert(0, base)
     return ordered
+
+
+def _nested(periods: Sequence[str], glossary: Glossary) -> tuple[str, str] | None:
+    """A period of ``periods`` inside another of them (``FY2019-Q4`` in ``FY2019``), as
+    (inner, outer): a change runs between periods one after the other, never into a part."""
+    month = glossary.fiscal_year_start_month
+    spans = {}
+    for label in periods:
+        period = parse_period(label, date.today(), month)
+        if period.kind is not PeriodKind.UNDATED:
+            spans[label] = period.date_range(month)
+    for inner, (start, end) in spans.items():
+        for outer, (first, last) in spans.items():
+            if inner != outer and first <= start and end <= last and (start, end) != (first, last):
+                return inner, outer
+    return None
 
 
 def _when(label: str, glossary: Glossary) -> tuple[int, int, int]:
