@@ -158,3 +158,39 @@ def test_a_change_into_a_part_of_its_own_period_is_asked_back(
     )
     changes = [f for f in across.figures if f.kind is FigureKind.CHANGE]
     assert [f.decimal_value for f in changes] == ["-50"], across.text
+
+
+def test_which_year_or_quarter_picks_among_its_own_kind(tmp_path: Path) -> None:
+    """With years, quarters and later months stored, 'in which year was revenue highest'
+    compared the months and answered one, and 'in which quarter' did too. The word names the
+    kind picked among; 'which quarter of 2019' picks among 2019's quarters only."""
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    (folder / "glossary.toml").write_text(example_glossary_text(), encoding="utf-8")
+    ws = Workspace.open(folder)
+    stored = {"FY2018": "80", "FY2019": "90", "FY2019-Q3": "25", "FY2019-Q4": "30"}
+    stored |= {"FY2020-Q1": "40", "2021-01": "7", "2021-02": "8"}
+    ws.facts.write(
+        Fact(
+            "revenue",
+            "acme",
+            period,
+            "total",
+            Decimal(value),
+            "USD",
+            "USD",
+            Scale.MILLION,
+            "acme.pdf",
+            f"p. 1, {period}",
+            Sensitivity.PUBLIC,
+        )
+        for period, value in stored.items()
+    )
+    for question, picked in (
+        ("In which year was ACME's revenue highest?", "FY2019"),
+        ("In which quarter was ACME's revenue highest?", "FY2020-Q1"),
+        ("In which quarter of 2019 was ACME's revenue highest?", "FY2019-Q4"),
+    ):
+        answer = ws.ask(question, principal=PUBLIC)
+        assert answer.status is AnswerStatus.ANSWERED, (question, answer.text)
+        assert f"highest Revenue: {picked}." in answer.text, (question, answer.text)

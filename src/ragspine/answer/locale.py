@@ -337,7 +337,7 @@ _EN: dict[str, str] = {
     ),
     "assume_periods_all": (
         "Periods: {periods} (the question names none; every period with a stored fact for "
-        "{metric} of {entity})."
+        "{metric} of {entity}, of the kind of the latest: years, quarters or months)."
     ),
     "assume_periods_latest_two": (
         "Periods: {periods} (the question names none; the two latest periods with a stored "
@@ -514,7 +514,7 @@ _IT: dict[str, str] = {
     ),
     "assume_periods_all": (
         "Periodi: {periods} (la domanda non ne nomina; ogni periodo con un fatto memorizzato "
-        "per {metric} di {entity})."
+        "per {metric} di {entity}, del tipo dell'ultimo: anni, trimestri o mesi)."
     ),
     "assume_periods_latest_two": (
         "Periodi: {periods} (la domanda non ne nomina; gli ultimi due periodi con un fatto "

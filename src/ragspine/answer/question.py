@@ -133,7 +133,8 @@ instead."""
 _BOTH_RE = re.compile(r"(?<!\w)(?:both|across|entrambi)(?!\w)")
 _WHICH_PERIODS_RE = re.compile(
     r"(?<!\w)(?:(?:in|for|during)\s+)?(?:which|what)\s+(?:of\s+the\s+|are\s+the\s+)?"
-    r"(?:fiscal\s+|financial\s+)?(?:years?|periods?|fys?)(?!\w)|(?<!\w)(?:in\s+)?quale\s+(?:anno|periodo)(?!\w)"
+    r"(?:fiscal\s+|financial\s+)?(?:years?|periods?|fys?|quarters?|halves|half|months?)(?!\w)"
+    r"|(?<!\w)(?:in\s+)?quale\s+(?:anno|periodo)(?!\w)"
 )
 _OVER_WHAT_PERIOD_RE = re.compile(
     r"(?<!\w)(?:over|within)\s+(?:what|which)\s+(?:period|length|time)(?!\w)"

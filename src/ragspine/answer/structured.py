@@ -281,10 +281,12 @@ _SELECTIONS = (Operation.WHICH_PERIODS, Operation.COUNT_PERIODS)
 _SPANS = (Operation.AVERAGE, Operation.SUM, Operation.LOOKUP, *_SELECTIONS)
 
 
-def _latest_kind(facts: Iterable[Fact], start: int) -> list[tuple[str, Fact]]:
+def _latest_kind(
+    facts: Iterable[Fact], start: int, kind: PeriodKind | None = None
+) -> list[tuple[str, Fact]]:
     """Each period of ``facts`` of the kind of the latest one (by its last day; a year before
-    a quarter ending the same day), oldest first, with its first fact; facts whose period the
-    grammar does not read are left out."""
+    a quarter ending the same day), or of ``kind`` when given and stored, oldest first, with
+    its first fact; facts whose period the grammar does not read are left out."""
     first: dict[str, Fact] = {}
     ends: dict[str, tuple[date, PeriodKind]] = {}
     for fact in facts:
@@ -298,7 +300,8 @@ def _latest_kind(facts: Iterable[Fact], start: int) -> list[tuple[str, Fact]]:
         ends[period.label] = (period.date_range(start)[1], period.kind)
     if not ends:
         return []
-    kind = max(ends.values(), key=lambda v: (v[0], -_KIND_ORDER[v[1]]))[1]
+    if kind is None or kind not in {k for _, k in ends.values()}:
+        kind = max(ends.values(), key=lambda v: (v[0], -_KIND_ORDER[v[1]]))[1]
     chosen = sorted((end, label) for label, (end, k) in ends.items() if k is kind)
     return [(label, first[label]) for _, label in chosen]
 
@@ -325,8 +328,26 @@ def _covered_periods(
     return builder.part(AnswerStatus.ANSWERED, ())
 
 
+_KIND_WORDS = {
+    "year": PeriodKind.YEAR,
+    "fy": PeriodKind.YEAR,
+    "quarter": PeriodKind.QUARTER,
+    "half": PeriodKind.HALF,
+    "halve": PeriodKind.HALF,
+    "month": PeriodKind.MONTH,
+    "anno": PeriodKind.YEAR,
+}
+"""The kind of period a ``which year`` / ``in which quarter`` question picks among."""
+
+
 def stored_periods(
-    glossary: Glossary, store: FactStore, key: FactKey, max_level: int, *, undated: bool = False
+    glossary: Glossary,
+    store: FactStore,
+    key: FactKey,
+    max_level: int,
+    *,
+    undated: bool = False,
+    kind: PeriodKind | None = None,
 ) -> list[str]:
     """The periods of ``key``'s metric, entity and channel with a fact at ``max_level`` or
     below, of the kind of the latest one (years when the latest is a year), oldest first.
@@ -334,7 +355,7 @@ def stored_periods(
     stored."""
     facts = store.scan(max_level=max_level, metric=key.metric, entity=key.entity)
     mine = [fact for fact in facts if fact.channel == key.channel]
-    dated = [label for label, _ in _latest_kind(mine, glossary.fiscal_year_start_month)]
+    dated = [label for label, _ in _latest_kind(mine, glossary.fiscal_year_start_month, kind)]
     if dated or not undated:
         return dated
     return [UNDATED] if any(fact.period == UNDATED for fact in mine) else []
@@ -1641,8 +1662,18 @@ def _select(
     selection = reading.selection or Selection(Pick.ALL)
     metric, entity = reading.metrics[0], entities[0]
     key = FactKey(metric, entity, "", builder.channel)
-    if len(periods) < 2:
-        periods = stored_periods(builder.glossary, store, key, level)
+    if len(periods) < 2:  # "in which year": among years, though months are stored later
+        kind = _KIND_WORDS.get(_last_word(reading.operation_word).rstrip("s"))
+        within = periods[0] if periods and kind not in (None, PeriodKind.YEAR) else None
+        periods = stored_periods(builder.glossary, store, key, level, kind=kind)
+        if within is not None:  # "which quarter of 2019": the quarters of 2019 only
+            month = builder.glossary.fiscal_year_start_month
+            first, last = parse_period(within, None, month).date_range(month)
+            periods = [
+                label
+                for label in periods
+                if first <= parse_period(label, None, month).date_range(month)[0] <= last
+            ]
     if not periods:
         builder.add(text(builder.locale, "no_period"), ())
         return AnswerStatus.REFUSED
