@@ -216,7 +216,7 @@ def _build_vocabulary(term_type: TermType, terms: Iterable[Term]) -> Vocabulary:
             owner = index.setdefault(key, term.code)
             if owner != term.code:
                 raise GlossaryError(
-                    f"alias {quote_input(spelling)} is claimed by two {term_type}s, "
+                    f"alias {quote_input(spelling)} is claimed by two terms of kind {term_type}, "
                     f"{quote_input(owner)} and {quote_input(term.code)}: keep it on one of them"
                 )
     return Vocabulary(term_type, by_code, index)

@@ -239,3 +239,27 @@ def test_an_interrupted_ingest_says_what_stays_and_how_to_finish(
     assert code == 0 and "1 unchanged" in out and "library tatqa: 1 added" in out, out
     code, _, err = run(capsys, "--workspace", ws, "search", "revenue")
     assert code == 0
+
+
+def test_ingest_lists_each_skipped_cell_and_reports_a_table_read_as_no_number(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A CLI attack: a table written in another number format ('1.234.567', '12,5%') was
+    dropped with no word, and the report's counts ('49 cell is not a number') could not be
+    traced to any cell. Such a table is reported, and `--skipped` lists what was left out."""
+    euro = [["", "2019", "2018"], ["Revenue", "1.234.567", "1.234,5"], ["Margin", "12,5%", "9,1%"]]
+    mixed = [["", "2019", "2018"], ["Revenue", "1,200", "1,23"]]
+    documents = [
+        {"table": {"uid": uid, "table": table}, "paragraphs": []}
+        for uid, table in (("euro", euro), ("mixed", mixed))
+    ]
+    source = tmp_path / "two.json"
+    source.write_text(json.dumps(documents), "utf-8")
+    ws = str(tmp_path / "ws")
+    code, out, _ = run(
+        capsys, "--workspace", ws, "ingest", "tatqa", str(source), "--skipped", "--quiet"
+    )
+    assert code == 0, out
+    assert "1  no cell of the table reads as a number" in out, out
+    assert "document 'euro': no cell of the table reads as a number" in out, out
+    assert "document 'mixed', column '2018', row 'Revenue': cell is not a number" in out, out

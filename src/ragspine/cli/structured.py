@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Iterable
 from contextlib import ExitStack
 from datetime import date
 from pathlib import Path
@@ -24,6 +25,7 @@ from ragspine.stores.facts import WriteSummary
 from ragspine.structured.convfinqa import DEFAULT_LIBRARY as CONVFINQA_LIBRARY
 from ragspine.structured.convfinqa import ENTITY_MODES, ConvFinQAImport
 from ragspine.structured.ingest import RowProgress
+from ragspine.structured.numbers import shown
 from ragspine.structured.query import MetricResult
 from ragspine.structured.tatqa import DEFAULT_LIBRARY as TATQA_LIBRARY
 from ragspine.structured.tatqa import TatQAImport
@@ -47,7 +49,7 @@ def print_summary(summary: WriteSummary) -> None:
     )
 
 
-def print_import(result: ConvFinQAImport) -> None:
+def print_import(result: ConvFinQAImport, *, each: bool = False) -> None:
     print(
         f"filings: {result.filings}, facts: {len(result.facts)}, "
         f"new glossary terms: {len(result.new_terms)}"
@@ -57,6 +59,17 @@ def print_import(result: ConvFinQAImport) -> None:
         print("skipped:")
         for reason, count in sorted(reasons.items()):
             print(f"  {count:6d}  {reason}")
+    if each:
+        _print_each(((s.filing_id, s.column, s.row, s.reason) for s in result.skipped), "filing")
+
+
+def _print_each(skipped: Iterable[tuple[str, str, str, str]], what: str) -> None:
+    """Each thing an import left out, one per line, its names quoted (``--skipped``)."""
+    for document, column, row, reason in skipped:
+        where = [f"{what} {shown(document)}"]
+        where += [f"column {shown(column)}"] if column else []
+        where += [f"row {shown(row)}"] if row else []
+        print(f"  {', '.join(where)}: {reason}")
 
 
 def cmd_init(args: argparse.Namespace) -> int:
@@ -152,14 +165,14 @@ def cmd_ingest_convfinqa(args: argparse.Namespace) -> int:
             write_progress=bars.callback("writing facts", "facts"),
             entities=args.entities,
         )
-    print_import(result)
+    print_import(result, each=args.skipped)
     print_summary(summary)
     if report is not None:
         print(report.summary())
     return 0
 
 
-def print_tatqa_import(result: TatQAImport) -> None:
+def print_tatqa_import(result: TatQAImport, *, each: bool = False) -> None:
     print(
         f"documents: {result.documents}, facts: {len(result.facts)}, "
         f"new glossary terms: {len(result.new_terms)}"
@@ -172,6 +185,8 @@ def print_tatqa_import(result: TatQAImport) -> None:
         print("skipped (reported, never guessed):")
         for reason, count in sorted(reasons.items()):
             print(f"  {count:6d}  {reason}")
+    if each:
+        _print_each(((s.document, s.column, s.row, s.reason) for s in result.skipped), "document")
 
 
 def cmd_ingest_tatqa(args: argparse.Namespace) -> int:
@@ -182,7 +197,7 @@ def cmd_ingest_tatqa(args: argparse.Namespace) -> int:
             progress=bars.callback(f"reading {args.file.name}", "documents"),
             write_progress=bars.callback("writing facts", "facts"),
         )
-    print_tatqa_import(result)
+    print_tatqa_import(result, each=args.skipped)
     print_summary(summary)
     print(report.summary())
     return 0
@@ -207,6 +222,9 @@ def cmd_metric(args: argparse.Namespace) -> int:
         )
     print_metric_result(result, args.json)
     return 0
+
+
+_SKIPPED_HELP = "also list each thing left out: its document, column, row and reason"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -248,6 +266,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="what the facts are about: the company (ticker, default) or each filing page "
         "(filing: tables of one company and year never collide)",
     )
+    p.add_argument("--skipped", action="store_true", help=_SKIPPED_HELP)
     add_quiet_argument(p)
     p.set_defaults(func=cmd_ingest_convfinqa)
 
@@ -260,6 +279,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=TATQA_LIBRARY,
         help=f"library for the paragraphs (default {TATQA_LIBRARY})",
     )
+    p.add_argument("--skipped", action="store_true", help=_SKIPPED_HELP)
     add_quiet_argument(p)
     p.set_defaults(func=cmd_ingest_tatqa)
 

@@ -194,6 +194,14 @@ def load_tatqa(path: Path) -> list[Mapping[str, Any]]:
     return documents
 
 
+_FIGURE_LIKE = re.compile(r"\d")
+
+
+def _has_figures(rows: Sequence[Sequence[str]]) -> bool:
+    """Whether a table has a cell beyond its first row and column with a digit in it."""
+    return any(_FIGURE_LIKE.search(cell) for row in rows[1:] for cell in row[1:])
+
+
 def _clean(cell: str) -> str:
     return " ".join(cell.split())
 
@@ -1172,6 +1180,7 @@ def import_tatqa(
         spelled.update({match_key(entity): entity, match_key(uid): entity})
         if entity not in glossary.entities.terms:
             new_entities.setdefault(entity, Term(TermType.ENTITY, entity, uid))
+        reported = len(skipped)  # what this document's table adds to the report
         rows: list[list[str]] = [list(r) for r in table["table"]]
         width = max((len(r) for r in rows), default=0)
         rows = [r + [""] * (width - len(r)) for r in rows]
@@ -1395,6 +1404,10 @@ def import_tatqa(
                     now,
                 )
                 made.setdefault(fact.key, []).append(fact)
+        if not made and len(skipped) == reported and _has_figures(rows):
+            # "1.234.567", "12,5%": cells a header or a label cannot be, none read as a number
+            reason = "no cell of the table reads as a number (another number format?)"
+            skipped.append(TatSkip(uid, "", "", reason))
         for key, candidates in made.items():
             if len(candidates) == 1:
                 facts[key] = candidates[0]
