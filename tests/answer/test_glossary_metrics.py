@@ -3,6 +3,7 @@ name (found by a sixth adversarial pass; the test fails on the code before it)."
 
 from __future__ import annotations
 
+from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from ragspine import Principal, Workspace
 from ragspine.answer.types import AnswerStatus
 from ragspine.security import Sensitivity
 from ragspine.structured.facts import Fact, Scale
+from ragspine.workspace import example_glossary_text
 
 GLOSSARY = """
 [metrics.cash]
@@ -65,4 +67,25 @@ def test_a_glossary_metric_without_a_visible_figure_is_not_a_shorter_row(
             principal=Principal.of("confidential"),
         )
         assert "was 19 million" in seen.text, seen.text
+    ws.close()
+
+
+def test_a_sum_of_two_metrics_at_stated_scales_is_put_on_the_finer_one(tmp_path: Path) -> None:
+    """A sixth adversarial pass: revenue in millions plus operating income in thousands, from
+    one report, was refused as 'the scale is not stated' (both are stated), while the change of
+    one metric across the same two scales was computed. Both are now on the finer scale."""
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    (folder / "glossary.toml").write_text(example_glossary_text(), encoding="utf-8")
+    ws = Workspace.open(folder)
+    revenue = _fact("revenue", "97", Sensitivity.PUBLIC)
+    income = replace(_fact("operating_income", "12500", Sensitivity.PUBLIC), scale=Scale.THOUSAND)
+    ws.facts.write([revenue, income])
+    public = Principal.of("public")
+    summed = ws.ask(
+        "What was the sum of ACME's revenue and operating income in 2019?", principal=public
+    )
+    assert "97,000 + 12,500 = 109,500 thousand US dollars" in summed.text, summed.text
+    less = ws.ask("What was ACME's revenue less operating income in 2019?", principal=public)
+    assert "= 84,500 thousand US dollars" in less.text, less.text
     ws.close()

@@ -43,7 +43,7 @@ from ragspine.glossary import DEFAULT_CHANNEL, Glossary, MetricKind
 from ragspine.graph.api import MAX_ITEMS
 from ragspine.graph.compare import CompareResult, compare
 from ragspine.graph.ratio import RatioResult, RatioStatus, ratio
-from ragspine.graph.values import ExactNumber, FactRef, scales_combine
+from ragspine.graph.values import ExactNumber, FactRef, convert, finest, scales_combine
 from ragspine.periods import (
     PERIOD_EXAMPLES,
     UNDATED,
@@ -1259,14 +1259,14 @@ def _metrics_sum(
         reason = text(builder.locale, "reason_missing")
         builder.add(text(builder.locale, "not_computable", what=what, reason=reason), ())
         return AnswerStatus.REFUSED
-    measures = {(r.stored.unit, r.stored.currency, r.stored.scale) for r in refs}
-    if len(measures) > 1 or not scales_combine(refs):  # (two tables' unstated scales)
-        units = len({(r.stored.unit, r.stored.currency) for r in refs}) > 1
-        reason = text(builder.locale, "reason_units" if units else "reason_scale")
+    units = {(r.stored.unit, r.stored.currency) for r in refs}
+    if len(units) > 1 or not scales_combine(refs):  # (two tables' unstated scales)
+        reason = text(builder.locale, "reason_units" if len(units) > 1 else "reason_scale")
         builder.add(text(builder.locale, "not_computable", what=what, reason=reason), ())
         return AnswerStatus.REFUSED
-    unit, currency, scale = measures.pop()
-    values = [r.stored.value for r in refs]
+    (unit, currency), scale = units.pop(), finest(r.stored.scale for r in refs)
+    # "revenue (in millions) plus operating income (in thousands)": both at the finer scale
+    values = [convert(r.stored.value, r.stored.scale, scale) for r in refs]
     if subtract and any(value < 0 for value in values):
         # "gross property less accumulated depreciation" with the depreciation stored as
         # -200: the table already subtracts it, and subtracting again would add it; "the
