@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import ask_table, tatqa_workspace
 from ragspine import Principal, Workspace
 from ragspine.answer.types import AnswerStatus
 from ragspine.security import Sensitivity
@@ -89,3 +90,55 @@ def test_a_sum_of_two_metrics_at_stated_scales_is_put_on_the_finer_one(tmp_path:
     less = ws.ask("What was ACME's revenue less operating income in 2019?", principal=public)
     assert "= 84,500 thousand US dollars" in less.text, less.text
     ws.close()
+
+
+def test_a_glossary_metric_naming_a_rows_change_or_its_columns_is_not_another_figure(
+    tmp_path: Path,
+) -> None:
+    """A review of the rule above: a glossary metric 'Revenue growth' with no figure stopped
+    'revenue growth from 2018 to 2019' from computing the change of Revenue, and an imported
+    row term stored only per column ('Basic earnings per share' for 'Basic earnings per
+    share: First quarter') stopped another document's 'Basic' row from answering."""
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    glossary = (
+        example_glossary_text()
+        + """
+[metrics.revenue_growth]
+label = "Revenue growth"
+
+[metrics.basic_eps]
+label = "Basic earnings per share"
+
+[metrics.basic_eps_q1]
+label = "Basic earnings per share: First quarter"
+"""
+    )
+    (folder / "glossary.toml").write_text(glossary, encoding="utf-8")
+    ws = Workspace.open(folder)
+    ws.facts.write(
+        [
+            replace(_fact("revenue", "82", Sensitivity.PUBLIC), period="FY2018"),
+            _fact("revenue", "97", Sensitivity.PUBLIC),
+        ]
+    )
+    public = Principal.of("public")
+    grew = ws.ask("What was ACME's revenue growth from 2018 to 2019?", principal=public)
+    assert "97 \N{MINUS SIGN} 82 = 15 million" in grew.text, grew.text
+    ws.close()
+    quarterly = [
+        ["", "First Quarter", "Second Quarter"],
+        ["2019", "", ""],
+        ["Basic earnings per share", "0.10", "0.12"],
+    ]
+    rows = [
+        ["", "2019", "2018"],
+        ["Earnings per share:", "", ""],
+        ["Basic", "0.34", "0.32"],
+        ["Diluted", "0.33", "0.31"],
+    ]
+    (tmp_path / "tat").mkdir()
+    tables = tatqa_workspace(tmp_path / "tat", {"qtr-a": quarterly, "eps-b": rows})
+    eps = ask_table(tables, "eps-b", "What is the basic earnings per share in 2019?")
+    assert eps.status is AnswerStatus.ANSWERED and "was 0.34" in eps.text, eps.text
+    tables.close()

@@ -194,3 +194,73 @@ def test_which_year_or_quarter_picks_among_its_own_kind(tmp_path: Path) -> None:
         answer = ws.ask(question, principal=PUBLIC)
         assert answer.status is AnswerStatus.ANSWERED, (question, answer.text)
         assert f"highest Revenue: {picked}." in answer.text, (question, answer.text)
+
+
+@pytest.mark.parametrize(
+    ("question", "said"),
+    [
+        ("What was ACME's revenue in the first quarter of 2019?", "was 20 "),
+        ("What was ACME's revenue in the second half of 2019?", "was 55 "),
+        ("What was ACME's revenue in 4QFY19?", "was 30 "),
+    ],
+)
+def test_a_quarter_in_words_is_read_not_asked_back(
+    quarters: Workspace, question: str, said: str
+) -> None:
+    """A review: 'revenue in the first quarter of 2019', the commonest wording, was asked back
+    ('also says first'), though its period was read; '4QFY19' was answered with the year."""
+    answer = quarters.ask(question, principal=PUBLIC)
+    assert answer.status is AnswerStatus.ANSWERED and said in answer.text, answer.text
+
+
+@pytest.mark.parametrize(
+    ("question", "bad"),
+    [
+        ("What was ACME's revenue in 9M19?", "9m19"),
+        ("What was ACME's revenue in 3H19?", "3h19"),
+        ("What was ACME's revenue in Sept 19?", "sept 19"),
+    ],
+)
+def test_shorthand_not_read_is_reported(quarters: Workspace, question: str, bad: str) -> None:
+    """A review: nine months, a third half and a month with a two-digit year were answered
+    with the year's figure under the assumption that the question names no period."""
+    answer = quarters.ask(question, principal=PUBLIC)
+    assert answer.status is AnswerStatus.UNRECOGNIZED_PARAM, answer.text
+    assert f"'{bad}'" in answer.text, answer.text
+
+
+def test_a_month_without_its_year_beside_one_with_it_is_reported(tmp_path: Path) -> None:
+    """A review: 'revenue in March and April 2019' gave April alone, and 'the total from
+    January to March 2019' gave March's figure; a span of months with both years is summed."""
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    (folder / "glossary.toml").write_text(example_glossary_text(), encoding="utf-8")
+    ws = Workspace.open(folder)
+    monthly = {"2019-01": "6", "2019-02": "7", "2019-03": "7", "2019-04": "7"}
+    ws.facts.write(
+        Fact(
+            "revenue",
+            "acme",
+            period,
+            "total",
+            Decimal(value),
+            "USD",
+            "USD",
+            Scale.MILLION,
+            "acme.pdf",
+            f"p. 2, {period}",
+            Sensitivity.PUBLIC,
+        )
+        for period, value in monthly.items()
+    )
+    for question, bad in (
+        ("What was ACME's revenue in March and April 2019?", "'march'"),
+        ("What was the total of ACME's revenue from January to March 2019?", "'january'"),
+    ):
+        answer = ws.ask(question, principal=PUBLIC)
+        assert answer.status is AnswerStatus.UNRECOGNIZED_PARAM and bad in answer.text, answer.text
+    summed = ws.ask(
+        "What was the total of ACME's revenue from January 2019 to March 2019?", principal=PUBLIC
+    )
+    sums = [f for f in summed.figures if f.kind is FigureKind.SUM]
+    assert [f.decimal_value for f in sums] == ["20"], summed.text

@@ -504,6 +504,8 @@ def test_a_number_in_words_or_a_supposition_is_never_dropped(tmp_path: Path) -> 
         # a sixth pass: a power in words was answered with the figure itself
         ("What was revenue in 2019 to the power of 2?", "'to the power of'"),
         ("What was revenue in 2019 raised to the third power?", "'raised to'"),
+        ("What was revenue in 2019 multiplied by itself?", "'multiplied by itself'"),
+        ("What is double the company's revenue in 2019?", "'double'"),
         ("What was net income in 2019 plus depreciation?", "('plus')"),
     ):
         answer = ask_table(ws, "calc", question)

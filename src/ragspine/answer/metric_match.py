@@ -475,6 +475,7 @@ def _dating(stem: str) -> bool:
         or stem in _MONTHS
         or bool(_PERIODISH.match(stem))
         or (stem in _FISCAL and stem not in _DETERMINERS and stem != "of")
+        or stem in _PARTS_OF_YEAR
     )
 
 
@@ -487,6 +488,7 @@ def _passed_over(stem: str) -> bool:
         or stem in _FRAMING
         or stem in _OWNERS
         or stem in _MONTHS
+        or stem in _PARTS_OF_YEAR
         or stem[0].isdigit()
         or bool(_PERIODISH.match(stem))
     )
@@ -504,6 +506,8 @@ _FISCAL = _stems(
     "fiscal financial year years fy the of ended ending end onward onwards prior previous "
     "preceding following subsequent next last"
 )
+_PARTS_OF_YEAR = _stems("first second third fourth 1st 2nd 3rd 4th quarter quarters half halves")
+"""Words of a part of a year (``in the first quarter of 2019``): a period, no narrowing."""
 _FRAMING = _stems(
     "full whole entire consolidated basis level statement statements balance sheet sheets "
     "filing filings data books monetary close place hand beginning start opening closing "

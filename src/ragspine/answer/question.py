@@ -305,7 +305,8 @@ initial investment of $100``, ``times 1000``); not a rate spread (``LIBOR plus 1
 comparison (``2 times faster``). :func:`given_number` reads the other ways a question gives
 one."""
 _WORDED_RE = re.compile(
-    r"(?<!\w)(?:(?:half|twice|double|triple|quadruple)(?=\s+(?:of\s+)?(?:the|its|their|our)\s)"
+    r"(?<!\w)(?:(?:half|twice|double|triple|quadruple)"
+    r"(?=\s+(?:of\s+)?(?:the|its|their|our|[^\s'\u2019]+['\u2019]s)\s)"
     r"|half(?=\s+of\s)|(?:a|one)\s+(?:third|quarter|fifth|tenth)(?=\s+of\s)"
     r"|(?:two|three)\s+(?:thirds|quarters)(?=\s+of\s))"
     r"(?!\s+(?:of\s+)?(?:the\s+|a\s+|an\s+)?(?:years?|months?|quarters?|weeks?|days?|periods?"
@@ -384,7 +385,7 @@ _UNCOMPUTED_RE = re.compile(
     r"(?<!\w)(?:cagr|compound(?:ed)?\s+(?:annual\s+)?growth(?:\s+rate)?|annuali[sz]ed"
     r"|standard\s+deviation|median|squared|square\s+(?:root\s+)?of|reciprocal|inverse\s+of"
     r"|(?:natural\s+)?log(?:arithm)?\s+of|(?:to|by)\s+the\s+(?:\w+\s+)?power(?:\s+of)?"
-    r"|raised\s+to|cubed|cube\s+of)(?!\w)"
+    r"|raised\s+to|cubed|cube\s+of|(?:multiplied\s+by|times)\s+itself)(?!\w)"
 )
 """Calculations the answer does not compute: a question naming one is shown its figures and
 refused, never answered with them as if they were the result (``the CAGR of revenue from 2016
@@ -790,7 +791,7 @@ the year (a figure stored for the year is not the half's)."""
 
 
 _COMPACT_PART_RE = re.compile(
-    r"(?<![\w.,'/$€£])(?P<n>[1-4])\s?(?P<part>[qh])\s?'?(?P<year>(?:19|20)\d{2}|\d{2})"
+    r"(?<![\w.,'/$€£])(?P<n>[1-4])\s?(?P<part>[qh])\s?(?P<fy>fy)?\s?'?(?P<year>(?:19|20)\d{2}|\d{2})"
     r"(?![\w/\u2013.,-]|\s*[/\u2013-]\s*\d)"
     r"|(?<![\w.,'/])(?P<qpart>[qh])(?P<qn>[1-4])\s?'(?P<qyear>\d{2})(?!\w)"
 )
@@ -805,7 +806,8 @@ def _compact_part(found: re.Match[str]) -> str:
     number = int(found["n"] or found["qn"])
     if part == "h" and number > 2:
         return found.group(0)
-    return f"{found['year'] or found['qyear']}{part}{number}".ljust(len(found.group(0)))
+    fiscal = "fy" if found["fy"] else ""  # "4QFY19": the fourth quarter of fiscal 2019
+    return f"{fiscal}{found['year'] or found['qyear']}{part}{number}".ljust(len(found.group(0)))
 
 
 _BARE_PART_RE = re.compile(
@@ -821,8 +823,18 @@ _LATEST_PART_RE = re.compile(
 )
 """Quarters, halves or months named from now (``the latest quarter``, ``the last two
 quarters``): no year's figure answers them, so they are reported as not read."""
-_MONTH_DASH_RE = re.compile(rf"(?<!\w)(?:{_MONTH_NAMES})\.?-\d{{2}}(?![\w/-])")
-"""``Mar-19``: March 2019 or March 19th; either way no year's figure, so reported."""
+_MONTH_DASH_RE = re.compile(
+    rf"(?<!\w)(?:{_MONTH_NAMES})\.?(?:-|\s+'?)\d{{2}}(?![\w/-]|\s*,?\s*\d)"
+    rf"|(?<![\w.,'/$€£])(?:[1-9]\s?m|[3-9]\s?h|[5-9]\s?q)\s?'?(?:(?:19|20)\d{{2}}|\d{{2}})(?!\w)"
+)
+"""``Mar-19``, ``Apr 19``: March 2019 or March 19th; ``9M19``, ``3H19``: nine months, or no
+half at all. Either way no year's figure, so reported."""
+_BARE_MONTH_RE = re.compile(
+    r"(?<!\w)(?:january|february|march|april|june|july|august|september|october|november"
+    r"|december|jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)\.?(?!\w)"
+)
+"""A month named without its year beside a month read with one (``March and April 2019``,
+``from January to March 2019``; not ``may``, a verb as often)."""
 
 
 _YEAR_SHIFT_RE = re.compile(
@@ -1201,6 +1213,8 @@ def read_question(
     elif bad_period is None:  # "Q1 and Q2 2019", "Q1 to Q4 2019": which year's Q1?
         apart = _BARE_PART_RE.search(left) or _LATEST_PART_RE.search(left)
         apart = apart or _MONTH_DASH_RE.search(left)
+        if apart is None and any(p.kind is PeriodKind.MONTH for _, _, p in read):
+            apart = _BARE_MONTH_RE.search(left)
     if apart is not None:
         bad_period = " ".join(apart.group(0).split())
     spanned = _parts_spanned(scanned, read)
@@ -1562,6 +1576,11 @@ _SPANNED = (
 
 
 _AGAIN_RE = re.compile(r",|(?<!\w)(?:and|or|as\s+well\s+as)(?!\w)")
+
+
+def names_operation(words: str) -> bool:
+    """Whether ``words`` only name a calculation (``growth``, ``percentage change``)."""
+    return bool(_OPERATION_RE.fullmatch(" ".join(words.split())))
 
 
 def _second_operation(rest: str, operation: Operation) -> str:

@@ -57,6 +57,7 @@ from ragspine.answer.question import (
     Route,
     asks_count,
     choose_route,
+    names_operation,
     pick_words,
     read_question,
 )
@@ -244,27 +245,42 @@ def _inside_unstored(
     level: int,
     candidates: Mapping[str, Sequence[str]],
 ) -> bool:
-    """Whether each place ``match`` found a stored row lies strictly inside the exact spelling of a
-    glossary metric that has no figure the asker may see, for any entity: a metric of the
-    glossary's own that the question names, not a longer name of the row. (A metric stored for
-    another company, such as an imported table's row, names a row of its own there.)"""
+    """Whether each place ``match`` found a stored row lies strictly inside the exact spelling
+    of a glossary metric that has no figure the asker may see, for any entity: a metric of the
+    glossary's own that the question names, not a longer name of the row. Not such a metric:
+    one stored for another company (an imported table's row names a row of its own there), an
+    importer's row term whose figures are stored per column (``Basic earnings per share`` for
+    ``Basic earnings per share: First quarter``, of this document or another), and one whose
+    words beyond the row only name a calculation (``Revenue growth``: the row's change)."""
+    key = match_key(asked)
     named = [match_key(s) for spellings in candidates.values() for s in spellings]
     terms = glossary.metrics.terms
-    unstored = [
-        (hit.start, hit.end)
-        for hit in glossary.find_terms(asked)
-        if hit.type is TermType.METRIC
-        # an importer's row term whose figures are stored per column ("Total notes payable"
-        # for "Total notes payable: Total") names those rows
-        and not any(n.startswith(match_key(terms[hit.code].label)) for n in named)
-        and next(iter(store.scan(max_level=level, metric=hit.code)), None) is None
-    ]
-    return bool(unstored) and all(
-        any(
-            start <= first and last <= end and last - first < end - start for start, end in unstored
-        )
-        for first, last in match.spans
-    )  # strictly inside: a row said by the same words is the metric named
+    unstored = []
+    for hit in glossary.find_terms(asked):
+        if hit.type is not TermType.METRIC:
+            continue
+        label = match_key(terms[hit.code].label)
+        if any(n.startswith(label) for n in named) or _has_columns(glossary, label):
+            continue
+        if next(iter(store.scan(max_level=level, metric=hit.code)), None) is None:
+            unstored.append((hit.start, hit.end))
+    for first, last in match.spans:
+        holding = [
+            (start, end)
+            for start, end in unstored
+            if start <= first and last <= end and last - first < end - start
+        ]  # strictly inside: a row said by the same words is the metric named
+        if not any(
+            not names_operation(f"{key[start:first]} {key[last:end]}") for start, end in holding
+        ):
+            return False
+    return bool(match.spans)
+
+
+def _has_columns(glossary: Glossary, label: str) -> bool:
+    """Whether the glossary holds metrics named ``label: ...`` (an imported row per column)."""
+    prefix = f"{label}:"
+    return any(match_key(t.label).startswith(prefix) for t in glossary.metrics.terms.values())
 
 
 def _placed(
