@@ -791,8 +791,8 @@ the year (a figure stored for the year is not the half's)."""
 
 
 _COMPACT_PART_RE = re.compile(
-    r"(?<![\w.,'/$€£])(?P<n>[1-4])\s?(?P<part>[qh])\s?(?P<fy>fy)?\s?'?(?P<year>(?:19|20)\d{2}|\d{2})"
-    r"(?![\w/\u2013.,-]|\s*[/\u2013-]\s*\d)"
+    r"(?<![\w.,'/$€£])(?P<cn>[1-4])\s?(?P<cpart>[qh])\s?(?P<cfy>fy)?\s?'?"
+    r"(?P<cyear>(?:19|20)\d{2}|\d{2})(?![\w/\u2013.,-]|\s*[/\u2013-]\s*\d)"
     r"|(?<![\w.,'/])(?P<qpart>[qh])(?P<qn>[1-4])\s?'(?P<qyear>\d{2})(?!\w)"
 )
 """A quarter or a half in analysts' shorthand (``1Q19``, ``4Q 2019``, ``2H19``, ``Q4'19``):
@@ -802,12 +802,16 @@ read as that quarter or half (:func:`_compact_part`), never as the year nor drop
 def _compact_part(found: re.Match[str]) -> str:
     """``found`` (:data:`_COMPACT_PART_RE`) written as the period grammar's quarter or half
     (``19q1``), padded to its length; a third half is left as said."""
-    part = found["part"] or found["qpart"]
-    number = int(found["n"] or found["qn"])
+    part = found["cpart"] or found["qpart"]
+    number = int(found["cn"] or found["qn"])
     if part == "h" and number > 2:
         return found.group(0)
-    fiscal = "fy" if found["fy"] else ""  # "4QFY19": the fourth quarter of fiscal 2019
-    return f"{fiscal}{found['year'] or found['qyear']}{part}{number}".ljust(len(found.group(0)))
+    fiscal = "fy" if found["cfy"] else ""  # "4QFY19": the fourth quarter of fiscal 2019
+    return f"{fiscal}{found['cyear'] or found['qyear']}{part}{number}".ljust(len(found.group(0)))
+
+
+_PARTS_SAID_RE = re.compile(f"{_PART_OF_YEAR_RE.pattern}|{_COMPACT_PART_RE.pattern}")
+"""A part of a year in words or in shorthand, rewritten in one pass."""
 
 
 _BARE_PART_RE = re.compile(
@@ -835,6 +839,31 @@ _BARE_MONTH_RE = re.compile(
 )
 """A month named without its year beside a month read with one (``March and April 2019``,
 ``from January to March 2019``; not ``may``, a verb as often)."""
+
+
+_APART_RE = re.compile(
+    f"{_PART_APART_RE.pattern}|{_LATEST_PART_RE.pattern}|{_MONTH_DASH_RE.pattern}"
+)
+"""A part of a year apart from a year read, one named from now, or a month or a part in a
+form not read: one search for the three."""
+_BESIDE_PARTS_RE = re.compile(
+    f"{_BARE_PART_RE.pattern}|{_LATEST_PART_RE.pattern}|{_MONTH_DASH_RE.pattern}"
+)
+"""The same beside quarters, halves or months read: a bare quarter instead of any part."""
+
+
+_PART_HINT_RE = re.compile(
+    rf"\d\s?'?[qhm]|[qh]\s?\d|quarter|half|halves|month|semestr|trimestr|ytd|date|recent"
+    rf"|latest|weekly|semi|mid|{_MONTH_NAMES}"
+)
+"""Something every part of a year, in any form read or reported here, holds: the questions
+without one (most) skip those readings (this runs on every question)."""
+
+
+def _said_parts(found: re.Match[str]) -> str:
+    """A part of a year in words or in shorthand (:data:`_PARTS_SAID_RE`), in the period
+    grammar's form."""
+    return _part_of_year(found) if found["nth"] else _compact_part(found)
 
 
 _YEAR_SHIFT_RE = re.compile(
@@ -1130,7 +1159,8 @@ def read_question(
     since = False
     years: list[tuple[int, int, int]] = []  # (start, end, year) of each bare-year period
     reference = reference_date or date.today()
-    scanned = _PART_OF_YEAR_RE.sub(_part_of_year, _COMPACT_PART_RE.sub(_compact_part, rest))
+    parts = _PART_HINT_RE.search(text) is not None
+    scanned = _PARTS_SAID_RE.sub(_said_parts, rest) if parts else rest
     scanned = _YEAR_SHIFT_RE.sub(_shifted_year, scanned)
     found_spans: list[tuple[int, int]] = []
     read: list[tuple[int, int, Period]] = []  # every period read, where it was said
@@ -1207,12 +1237,10 @@ def read_question(
         # another year, said apart from the year read; no figure of that year answers it.
         # With no period read, "revenue in Q1", "YTD revenue", "quarterly revenue", "the
         # latest quarter": no figure of the latest year answers them either
-        apart = _PART_APART_RE.search(left) or _LATEST_PART_RE.search(left)
+        apart = _APART_RE.search(left) if parts else None
         apart = apart or (_OTHER_YEAR_RE.search(scanned) if read else None)
-        apart = apart or _MONTH_DASH_RE.search(left)
-    elif bad_period is None:  # "Q1 and Q2 2019", "Q1 to Q4 2019": which year's Q1?
-        apart = _BARE_PART_RE.search(left) or _LATEST_PART_RE.search(left)
-        apart = apart or _MONTH_DASH_RE.search(left)
+    elif bad_period is None and parts:  # "Q1 and Q2 2019", "Q1 to Q4 2019": which year's Q1?
+        apart = _BESIDE_PARTS_RE.search(left)
         if apart is None and any(p.kind is PeriodKind.MONTH for _, _, p in read):
             apart = _BARE_MONTH_RE.search(left)
     if apart is not None:
