@@ -142,3 +142,31 @@ label = "Basic earnings per share: First quarter"
     eps = ask_table(tables, "eps-b", "What is the basic earnings per share in 2019?")
     assert eps.status is AnswerStatus.ANSWERED and "was 0.34" in eps.text, eps.text
     tables.close()
+
+
+@pytest.mark.parametrize("hidden", [True, False])
+def test_a_listed_metric_without_a_visible_figure_is_said_not_left_out(
+    tmp_path: Path, hidden: bool
+) -> None:
+    """A sixth adversarial pass: 'ACME's cash and cash equivalents and EBITDA' style lists
+    dropped the metric with no figure without a word ('revenue and layoff costs' gave revenue
+    alone). It is named as not stored, in the same words whether hidden or absent."""
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    glossary = GLOSSARY + """
+[metrics.layoffs]
+label = "Layoff costs"
+"""
+    (folder / "glossary.toml").write_text(glossary, encoding="utf-8")
+    ws = Workspace.open(folder)
+    facts = [_fact("cash", "9", Sensitivity.PUBLIC)]
+    if hidden:
+        facts.append(_fact("layoffs", "4", Sensitivity.CONFIDENTIAL))
+    ws.facts.write(facts)
+    answer = ws.ask(
+        "What were ACME's cash and layoff costs in 2019?", principal=Principal.of("public")
+    )
+    assert "was 9 million" in answer.text, answer.text
+    assert "no stored fact for Layoff costs" in answer.text, answer.text
+    assert "4" not in answer.text.replace("2019", ""), answer.text
+    ws.close()

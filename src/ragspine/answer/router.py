@@ -14,6 +14,7 @@ provider (the default) the narrative part is the offline extractive answer.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import date
@@ -234,7 +235,38 @@ def _stored_reading(
         )
         if unexplained:
             return replace(found, unexplained=tuple(unexplained))
+    listed = (
+        _listed_unstored(asked, match, glossary, codes)
+        if found.operation is Operation.LOOKUP and not found.cues
+        else ()
+    )  # a calculation over a metric not stored is asked back or refused already
+    if listed:  # "revenue and layoff costs": the second has no figure here, and says so
+        return replace(found, metrics=(*found.metrics, *listed))
     return found
+
+
+_LISTED_RE = re.compile(r"\s*(?:,|and|&|as\s+well\s+as|plus)\s*(?:,\s*)?(?:the\s+)?")
+"""What joins two metrics of a list (``revenue and layoff costs``, ``revenue, EBITDA``)."""
+
+
+def _listed_unstored(
+    asked: str, match: MetricMatch, glossary: Glossary, stored: frozenset[str]
+) -> tuple[str, ...]:
+    """Glossary metrics the question lists right beside a stored row it names (``revenue and
+    layoff costs``) that have no figure the asker may see for this entity: kept in the
+    reading, so that the answer says each is not stored instead of leaving it out (the same
+    words whether its figures are hidden or absent)."""
+    key = match_key(asked)
+    listed: list[str] = []
+    for hit in glossary.find_terms(asked):
+        if hit.type is not TermType.METRIC or hit.code in stored or hit.code in listed:
+            continue
+        for first, last in match.spans:
+            between = key[last : hit.start] if last <= hit.start else key[hit.end : first]
+            if (last <= hit.start or hit.end <= first) and _LISTED_RE.fullmatch(between):
+                listed.append(hit.code)
+                break
+    return tuple(listed)
 
 
 def _inside_unstored(
