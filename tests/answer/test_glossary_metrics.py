@@ -153,10 +153,13 @@ def test_a_listed_metric_without_a_visible_figure_is_said_not_left_out(
     alone). It is named as not stored, in the same words whether hidden or absent."""
     folder = tmp_path / "ws"
     folder.mkdir()
-    glossary = GLOSSARY + """
+    glossary = (
+        GLOSSARY
+        + """
 [metrics.layoffs]
 label = "Layoff costs"
 """
+    )
     (folder / "glossary.toml").write_text(glossary, encoding="utf-8")
     ws = Workspace.open(folder)
     facts = [_fact("cash", "9", Sensitivity.PUBLIC)]
