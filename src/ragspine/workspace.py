@@ -14,18 +14,20 @@ holds that library's write lock.
 from __future__ import annotations
 
 import functools
+import json
 import os
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, fields, replace
-from datetime import date
+from datetime import UTC, date, datetime
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ragspine.answer.options import AnswerOptions, AskOptions
 from ragspine.errors import ConfigError
+from ragspine.files import write_atomically
 from ragspine.glossary import Glossary
 from ragspine.narrative.retrieve.options import SearchOptions, resolve_options
 from ragspine.security import PUBLIC, Principal
@@ -69,6 +71,31 @@ if TYPE_CHECKING:
 def example_glossary_text() -> str:
     """The example glossary ``ragspine init`` writes."""
     return resources.files("ragspine").joinpath("data/example_glossary.toml").read_text("utf-8")
+
+
+@dataclass(frozen=True, slots=True)
+class UnfinishedImport:
+    """An import of a dataset file that began and did not finish (killed, interrupted or
+    failed midway): what it wrote stays, whole per document, and running it again completes
+    it (what is unchanged is skipped)."""
+
+    kind: str
+    """``tatqa`` or ``convfinqa``."""
+    source: str
+    """The file imported, as given."""
+    started: str
+    """When it began (UTC, ISO 8601)."""
+
+    def advice(self) -> str:
+        """What to do, in one line."""
+        return (
+            f"an import of {self.source} ({self.kind}) begun {self.started} did not finish: "
+            f"run `ragspine ingest {self.kind} {self.source}` again to complete it"
+        )
+
+
+_IMPORTS = "imports"
+"""The workspace folder holding a marker per import under way (:class:`UnfinishedImport`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +160,19 @@ def _one_session(method: _Method) -> _Method:
 DEFAULT_SEARCH = SearchOptions()
 DEFAULT_ANSWER = AnswerOptions()
 DEFAULT_ASK = AskOptions()
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process ``pid`` runs on this machine (an import under way, not a dead one)."""
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: it exists
+        return True
+    return True
 
 
 class Workspace:
@@ -401,21 +441,25 @@ class Workspace:
             check_library_name(library)
         source = Path(path)
         filings = load_filings(source)
-        with self._glossary_files.writing():
-            self._set_glossary(None)  # another process may have extended it meanwhile
-            result, summary, merged = import_convfinqa_filings(
-                self._glossary_files,
-                self.facts,
-                filings,
-                source_name=source.name,
-                progress=progress,
-                write_progress=write_progress,
-                entities=entities,
+        with self._import_marked("convfinqa", source):
+            with self._glossary_files.writing():
+                self._set_glossary(None)  # another process may have extended it meanwhile
+                result, summary, merged = import_convfinqa_filings(
+                    self._glossary_files,
+                    self.facts,
+                    filings,
+                    source_name=source.name,
+                    progress=progress,
+                    write_progress=write_progress,
+                    entities=entities,
+                )
+                self._set_glossary(merged)
+            report = (
+                None
+                if library is None
+                else self._ingest_texts(library, result.texts, source, text_progress)
             )
-            self._set_glossary(merged)
-        if library is None:
-            return result, summary, None
-        return result, summary, self._ingest_texts(library, result.texts, source, text_progress)
+        return result, summary, report
 
     @translate_store_errors
     def ingest_tatqa(
@@ -434,17 +478,58 @@ class Workspace:
         check_library_name(library)  # a bad name fails before any fact is written
         source = Path(path)
         documents = load_tatqa(source)
-        with self._glossary_files.writing():
-            self._set_glossary(None)
-            result, summary, merged = import_tatqa_documents(
-                self._glossary_files,
-                self.facts,
-                documents,
-                progress=progress,
-                write_progress=write_progress,
-            )
-            self._set_glossary(merged)
-        return result, summary, self._ingest_texts(library, result.texts, source, text_progress)
+        with self._import_marked("tatqa", source):
+            with self._glossary_files.writing():
+                self._set_glossary(None)
+                result, summary, merged = import_tatqa_documents(
+                    self._glossary_files,
+                    self.facts,
+                    documents,
+                    progress=progress,
+                    write_progress=write_progress,
+                )
+                self._set_glossary(merged)
+            report = self._ingest_texts(library, result.texts, source, text_progress)
+        return result, summary, report
+
+    @contextmanager
+    def _import_marked(self, kind: str, source: Path) -> Iterator[None]:
+        """A marker file for the import of ``source`` while it runs, removed when it ends
+        well: one left behind names an import that did not finish (see
+        :meth:`unfinished_imports`). One per process, so concurrent imports keep theirs."""
+        folder = self.path / _IMPORTS
+        folder.mkdir(exist_ok=True)
+        marker = folder / f"{kind}-{os.getpid()}-{threading.get_ident()}.json"
+        started = datetime.now(UTC).isoformat(timespec="seconds")
+        named = str(source.resolve())
+        record = {"kind": kind, "source": named, "started": started, "pid": os.getpid()}
+        write_atomically(marker, lambda stream: stream.write(json.dumps(record).encode()))
+        yield
+        marker.unlink(missing_ok=True)
+        for earlier, unfinished in self._markers():  # an earlier run of it is complete now
+            if (unfinished.kind, unfinished.source) == (kind, record["source"]):
+                earlier.unlink(missing_ok=True)
+
+    def _markers(self) -> list[tuple[Path, UnfinishedImport]]:
+        """The markers of imports whose process is gone, with what each names."""
+        folder = self.path / _IMPORTS
+        found = []
+        for marker in sorted(folder.glob("*.json")) if folder.is_dir() else ():
+            try:
+                record = json.loads(marker.read_text("utf-8"))
+                kind, source, started = record["kind"], record["source"], record["started"]
+                running = _alive(int(record["pid"]))
+            except (OSError, ValueError, KeyError, TypeError):
+                continue  # a marker written by hand or half-read: not one of ours
+            if not running:
+                found.append((marker, UnfinishedImport(str(kind), str(source), str(started))))
+        return found
+
+    def unfinished_imports(self) -> list[UnfinishedImport]:
+        """Dataset imports into this workspace that began and did not finish, oldest first
+        (their process is gone); the command line warns of each."""
+        found = [unfinished for _, unfinished in self._markers()]
+        return sorted(found, key=lambda unfinished: unfinished.started)
 
     def _ingest_texts(
         self,

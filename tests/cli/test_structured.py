@@ -263,3 +263,61 @@ def test_ingest_lists_each_skipped_cell_and_reports_a_table_read_as_no_number(
     assert "1  no cell of the table reads as a number" in out, out
     assert "document 'euro': no cell of the table reads as a number" in out, out
     assert "document 'mixed', column '2018', row 'Revenue': cell is not a number" in out, out
+
+
+def test_an_import_that_did_not_finish_is_named_until_run_again(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A CLI attack: an import killed midway kept its facts and some documents, and nothing
+    ever said so. A marker names each import under way; one whose process is gone is named
+    by every later command until the same import runs again and completes."""
+    import subprocess
+    import sys
+
+    source = tmp_path / "one.json"
+    paragraphs = [{"uid": "p1", "order": 1, "text": "Revenue grew in 2019."}]
+    table = [["", "2019"], ["Revenue", "5"]]
+    source.write_text(
+        json.dumps([{"table": {"uid": "one", "table": table}, "paragraphs": paragraphs}]), "utf-8"
+    )
+    ws_dir = tmp_path / "ws"
+
+    def failing(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(Workspace, "_ingest_texts", failing)
+    with Workspace.open(ws_dir, create=True) as ws, pytest.raises(RuntimeError):
+        ws.ingest_tatqa(source)
+    monkeypatch.undo()
+    (marker,) = (ws_dir / "imports").glob("*.json")
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    record = json.loads(marker.read_text("utf-8"))
+    marker.write_text(json.dumps({**record, "pid": int(gone.stdout)}), "utf-8")  # a dead process
+    code, _, err = run(capsys, "--workspace", str(ws_dir), "search", "revenue")
+    assert code == 0 and "did not finish" in err and "ragspine ingest tatqa" in err, err
+    code, out, err = run(
+        capsys, "--workspace", str(ws_dir), "ingest", "tatqa", str(source), "--quiet"
+    )
+    assert code == 0 and "library tatqa: 1 added" in out, out
+    assert not list((ws_dir / "imports").glob("*.json"))
+    code, _, err = run(capsys, "--workspace", str(ws_dir), "search", "revenue")
+    assert "did not finish" not in err, err
+
+
+def test_a_workspace_under_a_missing_folder_is_refused_not_made(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A CLI attack: a mistyped --workspace (/nonexistent/deep/ws) silently made the whole path
+    and an empty second workspace."""
+    source = tmp_path / "one.json"
+    source.write_text(
+        json.dumps([{"table": {"uid": "one", "table": [["", "2019"], ["Revenue", "5"]]}}]), "utf-8"
+    )
+    missing = tmp_path / "no" / "such" / "ws"
+    err = fails_cleanly(capsys, "--workspace", str(missing), "ingest", "tatqa", str(source))
+    assert "does not exist" in err and not (tmp_path / "no").exists()

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
+from ragspine.errors import ConfigError
 from ragspine.security import Principal, Sensitivity
 from ragspine.workspace import Workspace
 
@@ -14,7 +17,17 @@ from ragspine.workspace import Workspace
 def open_workspace(args: argparse.Namespace, *, create: bool = False) -> Iterator[Workspace]:
     """The workspace named by ``--workspace``, closed when the command ends. Reading commands
     need an existing one; ``create=True`` (ingest) makes it when missing."""
+    folder = Path(args.workspace)
+    local = "://" not in str(args.workspace)  # not a postgresql:// or sqlite:// URL
+    if create and local and not folder.exists() and not folder.parent.exists():
+        # "--workspace /nonexistent/deep/ws": a typo would make a second, empty workspace
+        raise ConfigError(
+            f"--workspace {args.workspace}: its folder {folder.parent} does not exist; "
+            "create it first, or check the path"
+        )
     with Workspace.open(args.workspace, create=create) as workspace:
+        for unfinished in workspace.unfinished_imports():
+            print(f"ragspine: warning: {unfinished.advice()}", file=sys.stderr)
         yield workspace
 
 
