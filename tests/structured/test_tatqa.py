@@ -1280,3 +1280,14 @@ def test_a_lone_surrogate_escape_is_refused_before_anything_is_written(
     assert not (tmp_path / "ws" / "glossary.d").exists()
     assert not list(ws.facts.scan(max_level=9))
     ws.close()
+
+
+def test_a_file_saved_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
+    """A CLI attack: a TAT-QA file saved on Windows (UTF-8 with a byte order mark) was refused
+    as invalid JSON, in Python's words."""
+    source = tmp_path / "bom.json"
+    source.write_bytes(b"\xef\xbb\xbf" + json.dumps([_table_document("bom-doc", "7")]).encode())
+    ws = Workspace.init(tmp_path / "ws")
+    result, summary, _ = ws.ingest_tatqa(source)
+    assert summary.added == 2 and not result.skipped, result.skipped
+    ws.close()

@@ -80,7 +80,7 @@ def read_json_file(path: Path, what: str, example: str) -> Any:
         path, what, f"{path.name}: is not UTF-8 text; pass a {what} JSON file such as {example}"
     )
     try:
-        parsed = json.loads(text)
+        parsed = json.loads(text.removeprefix("\ufeff"))  # a byte order mark: saved on Windows
     except json.JSONDecodeError as exc:
         raise IngestError(f"{path.name}: invalid JSON at line {exc.lineno} ({exc.msg})") from None
     except (ValueError, RecursionError):  # an integer beyond the digit limit, deep nesting
