@@ -40,6 +40,15 @@ def _fact(metric: str, value: str, sensitivity: Sensitivity) -> Fact:
     )  # fmt: skip
 
 
+def _workspace(folder: Path, glossary: str, facts: list[Fact]) -> Workspace:
+    """A workspace under ``folder`` with ``glossary`` as its glossary and ``facts`` stored."""
+    folder.mkdir()
+    (folder / "glossary.toml").write_text(glossary, encoding="utf-8")
+    ws = Workspace.open(folder)
+    ws.facts.write(facts)
+    return ws
+
+
 @pytest.mark.parametrize("hidden", [True, False])
 def test_a_glossary_metric_without_a_visible_figure_is_not_a_shorter_row(
     tmp_path: Path, hidden: bool
@@ -47,14 +56,10 @@ def test_a_glossary_metric_without_a_visible_figure_is_not_a_shorter_row(
     """'ACME's cash and cash equivalents in 2019' was answered with the row Cash (9) when
     the glossary's 'Cash and cash equivalents' had no figure the asker may see; it is not
     found, in the same words whether its figure is confidential or absent (no oracle)."""
-    folder = tmp_path / "ws"
-    folder.mkdir()
-    (folder / "glossary.toml").write_text(GLOSSARY, encoding="utf-8")
-    ws = Workspace.open(folder)
     facts = [_fact("cash", "9", Sensitivity.PUBLIC)]
     if hidden:
         facts.append(_fact("cash_eq", "19", Sensitivity.CONFIDENTIAL))
-    ws.facts.write(facts)
+    ws = _workspace(tmp_path / "ws", GLOSSARY, facts)
     public = ws.ask(
         "What was ACME's cash and cash equivalents in 2019?", principal=Principal.of("public")
     )
@@ -75,13 +80,9 @@ def test_a_sum_of_two_metrics_at_stated_scales_is_put_on_the_finer_one(tmp_path:
     """A sixth adversarial pass: revenue in millions plus operating income in thousands, from
     one report, was refused as 'the scale is not stated' (both are stated), while the change of
     one metric across the same two scales was computed. Both are now on the finer scale."""
-    folder = tmp_path / "ws"
-    folder.mkdir()
-    (folder / "glossary.toml").write_text(example_glossary_text(), encoding="utf-8")
-    ws = Workspace.open(folder)
     revenue = _fact("revenue", "97", Sensitivity.PUBLIC)
     income = replace(_fact("operating_income", "12500", Sensitivity.PUBLIC), scale=Scale.THOUSAND)
-    ws.facts.write([revenue, income])
+    ws = _workspace(tmp_path / "ws", example_glossary_text(), [revenue, income])
     public = Principal.of("public")
     summed = ws.ask(
         "What was the sum of ACME's revenue and operating income in 2019?", principal=public
@@ -99,11 +100,7 @@ def test_a_glossary_metric_naming_a_rows_change_or_its_columns_is_not_another_fi
     'revenue growth from 2018 to 2019' from computing the change of Revenue, and an imported
     row term stored only per column ('Basic earnings per share' for 'Basic earnings per
     share: First quarter') stopped another document's 'Basic' row from answering."""
-    folder = tmp_path / "ws"
-    folder.mkdir()
-    glossary = (
-        example_glossary_text()
-        + """
+    extra = """
 [metrics.revenue_growth]
 label = "Revenue growth"
 
@@ -113,15 +110,9 @@ label = "Basic earnings per share"
 [metrics.basic_eps_q1]
 label = "Basic earnings per share: First quarter"
 """
-    )
-    (folder / "glossary.toml").write_text(glossary, encoding="utf-8")
-    ws = Workspace.open(folder)
-    ws.facts.write(
-        [
-            replace(_fact("revenue", "82", Sensitivity.PUBLIC), period="FY2018"),
-            _fact("revenue", "97", Sensitivity.PUBLIC),
-        ]
-    )
+    revenue = _fact("revenue", "97", Sensitivity.PUBLIC)
+    facts = [replace(revenue, period="FY2018", value=Decimal("82")), revenue]
+    ws = _workspace(tmp_path / "ws", example_glossary_text() + extra, facts)
     public = Principal.of("public")
     grew = ws.ask("What was ACME's revenue growth from 2018 to 2019?", principal=public)
     assert "97 \N{MINUS SIGN} 82 = 15 million" in grew.text, grew.text
@@ -151,21 +142,11 @@ def test_a_listed_metric_without_a_visible_figure_is_said_not_left_out(
     """A sixth adversarial pass: 'ACME's cash and cash equivalents and EBITDA' style lists
     dropped the metric with no figure without a word ('revenue and layoff costs' gave revenue
     alone). It is named as not stored, in the same words whether hidden or absent."""
-    folder = tmp_path / "ws"
-    folder.mkdir()
-    glossary = (
-        GLOSSARY
-        + """
-[metrics.layoffs]
-label = "Layoff costs"
-"""
-    )
-    (folder / "glossary.toml").write_text(glossary, encoding="utf-8")
-    ws = Workspace.open(folder)
     facts = [_fact("cash", "9", Sensitivity.PUBLIC)]
     if hidden:
         facts.append(_fact("layoffs", "4", Sensitivity.CONFIDENTIAL))
-    ws.facts.write(facts)
+    layoffs = '[metrics.layoffs]\nlabel = "Layoff costs"\n'
+    ws = _workspace(tmp_path / "ws", f"{GLOSSARY}\n{layoffs}", facts)
     answer = ws.ask(
         "What were ACME's cash and layoff costs in 2019?", principal=Principal.of("public")
     )

@@ -29,9 +29,8 @@ REVENUE = {
 """ACME's revenue: the year, its quarters and its second half, in millions."""
 
 
-@pytest.fixture()
-def quarters(tmp_path: Path) -> Workspace:
-    folder = tmp_path / "ws"
+def _revenue_workspace(folder: Path, values: dict[str, str]) -> Workspace:
+    """A workspace under ``folder`` holding ACME's public revenue (in millions) by period."""
     folder.mkdir()
     (folder / "glossary.toml").write_text(example_glossary_text(), encoding="utf-8")
     ws = Workspace.open(folder)
@@ -49,9 +48,14 @@ def quarters(tmp_path: Path) -> Workspace:
             f"p. 3, {period}",
             Sensitivity.PUBLIC,
         )
-        for period, value in REVENUE.items()
+        for period, value in values.items()
     )
     return ws
+
+
+@pytest.fixture()
+def quarters(tmp_path: Path) -> Workspace:
+    return _revenue_workspace(tmp_path / "ws", REVENUE)
 
 
 @pytest.mark.parametrize(
@@ -164,28 +168,9 @@ def test_which_year_or_quarter_picks_among_its_own_kind(tmp_path: Path) -> None:
     """With years, quarters and later months stored, 'in which year was revenue highest'
     compared the months and answered one, and 'in which quarter' did too. The word names the
     kind picked among; 'which quarter of 2019' picks among 2019's quarters only."""
-    folder = tmp_path / "ws"
-    folder.mkdir()
-    (folder / "glossary.toml").write_text(example_glossary_text(), encoding="utf-8")
-    ws = Workspace.open(folder)
     stored = {"FY2018": "80", "FY2019": "90", "FY2019-Q3": "25", "FY2019-Q4": "30"}
     stored |= {"FY2020-Q1": "40", "2021-01": "7", "2021-02": "8"}
-    ws.facts.write(
-        Fact(
-            "revenue",
-            "acme",
-            period,
-            "total",
-            Decimal(value),
-            "USD",
-            "USD",
-            Scale.MILLION,
-            "acme.pdf",
-            f"p. 1, {period}",
-            Sensitivity.PUBLIC,
-        )
-        for period, value in stored.items()
-    )
+    ws = _revenue_workspace(tmp_path / "ws", stored)
     for question, picked in (
         ("In which year was ACME's revenue highest?", "FY2019"),
         ("In which quarter was ACME's revenue highest?", "FY2020-Q1"),
@@ -232,27 +217,8 @@ def test_shorthand_not_read_is_reported(quarters: Workspace, question: str, bad:
 def test_a_month_without_its_year_beside_one_with_it_is_reported(tmp_path: Path) -> None:
     """A review: 'revenue in March and April 2019' gave April alone, and 'the total from
     January to March 2019' gave March's figure; a span of months with both years is summed."""
-    folder = tmp_path / "ws"
-    folder.mkdir()
-    (folder / "glossary.toml").write_text(example_glossary_text(), encoding="utf-8")
-    ws = Workspace.open(folder)
     monthly = {"2019-01": "6", "2019-02": "7", "2019-03": "7", "2019-04": "7"}
-    ws.facts.write(
-        Fact(
-            "revenue",
-            "acme",
-            period,
-            "total",
-            Decimal(value),
-            "USD",
-            "USD",
-            Scale.MILLION,
-            "acme.pdf",
-            f"p. 2, {period}",
-            Sensitivity.PUBLIC,
-        )
-        for period, value in monthly.items()
-    )
+    ws = _revenue_workspace(tmp_path / "ws", monthly)
     for question, bad in (
         ("What was ACME's revenue in March and April 2019?", "'march'"),
         ("What was the total of ACME's revenue from January to March 2019?", "'january'"),
