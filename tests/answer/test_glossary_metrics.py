@@ -104,6 +104,9 @@ def test_a_glossary_metric_naming_a_rows_change_or_its_columns_is_not_another_fi
 [metrics.revenue_growth]
 label = "Revenue growth"
 
+[metrics.operating_income_growth]
+label = "Operating income growth"
+
 [metrics.basic_eps]
 label = "Basic earnings per share"
 
@@ -111,11 +114,17 @@ label = "Basic earnings per share"
 label = "Basic earnings per share: First quarter"
 """
     revenue = _fact("revenue", "97", Sensitivity.PUBLIC)
-    facts = [replace(revenue, period="FY2018", value=Decimal("82")), revenue]
+    income = _fact("operating_income", "15", Sensitivity.PUBLIC)
+    facts = [replace(revenue, period="FY2018", value=Decimal("82")), revenue, income]
+    facts.append(replace(income, period="FY2018", value=Decimal("12")))
     ws = _workspace(tmp_path / "ws", example_glossary_text() + extra, facts)
     public = Principal.of("public")
     grew = ws.ask("What was ACME's revenue growth from 2018 to 2019?", principal=public)
     assert "97 \N{MINUS SIGN} 82 = 15 million" in grew.text, grew.text
+    # a second review: a row of two words was blocked (each word was weighed alone)
+    question = "What was ACME's operating income growth from 2018 to 2019?"
+    income_grew = ws.ask(question, principal=public)
+    assert "15 \N{MINUS SIGN} 12 = 3 million" in income_grew.text, income_grew.text
     ws.close()
     quarterly = [
         ["", "First Quarter", "Second Quarter"],

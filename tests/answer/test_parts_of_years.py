@@ -230,3 +230,43 @@ def test_a_month_without_its_year_beside_one_with_it_is_reported(tmp_path: Path)
     )
     sums = [f for f in summed.figures if f.kind is FigureKind.SUM]
     assert [f.decimal_value for f in sums] == ["20"], summed.text
+
+
+def test_a_quarter_in_words_is_read_beside_rows_that_say_first_or_quarter(
+    tmp_path: Path,
+) -> None:
+    """A second review: with a row such as 'Quarterly dividend' or 'First-lien debt' stored
+    too, 'revenue in the first quarter of 2019' was asked back ('also says first')."""
+    ws = _revenue_workspace(tmp_path / "ws", REVENUE)
+    ws.facts.write(
+        [
+            Fact(
+                "first_lien_debt", "acme", "FY2019", "total", Decimal("5"), "USD", "USD",
+                Scale.MILLION, "acme-2019.pdf", "p. 9", Sensitivity.PUBLIC,
+            )
+        ]
+    )  # fmt: skip
+    text = example_glossary_text() + '\n[metrics.first_lien_debt]\nlabel = "First-lien debt"\n'
+    (tmp_path / "ws" / "glossary.toml").write_text(text, encoding="utf-8")
+    ws.close()
+    ws = Workspace.open(tmp_path / "ws")
+    answer = ws.ask("What was ACME's revenue in the first quarter of 2019?", principal=PUBLIC)
+    assert answer.status is AnswerStatus.ANSWERED and "was 20 " in answer.text, answer.text
+    debt = ws.ask("What was ACME's first-lien debt in 2019?", principal=PUBLIC)
+    assert "was 5 million" in debt.text, debt.text
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What was the total of ACME's revenue in 2019 and Q4 2019?",
+        "What was the average of ACME's revenue in 2019 and Q4 2019?",
+    ],
+)
+def test_a_sum_or_average_over_a_period_and_its_part_is_asked_back(
+    quarters: Workspace, question: str
+) -> None:
+    """A second review: 'the total of revenue in 2019 and Q4 2019' added Q4 twice (127)."""
+    answer = quarters.ask(question, principal=PUBLIC)
+    assert answer.status is AnswerStatus.NEEDS_CLARIFICATION, answer.text
+    assert "part of FY2019" in answer.text and not answer.figures, answer.text

@@ -3,6 +3,8 @@ adversarial pass, each of these gave a confident wrong count or list."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from conftest import ask_table, tatqa_workspace
@@ -190,3 +192,22 @@ def test_a_threshold_in_whole_units_or_exponent_form_is_never_read_in_the_stored
         assert not [f for f in answer.figures if f.kind is not FigureKind.FACT], answer.text
     else:
         assert _periods(workspace, question) == ("FY2018", "FY2019"), answer.text
+
+
+def test_a_threshold_of_a_million_or_more_over_thousands_or_with_b_is_not_misread(
+    tmp_path: Path,
+) -> None:
+    """A second review: 'less than $5,000,000' over expenses in thousands listed every year
+    (5,000,000 thousand), and 'exceed $1.2B' over revenue in millions read 1.2."""
+    table = [
+        ["(in thousands)", "2019", "2018", "2017"],
+        ["Operating expenses", "4,800", "5,200", "4,100"],
+    ]
+    (tmp_path / "t").mkdir()
+    ws = tatqa_workspace(tmp_path / "t", {"zqx": table})
+    answer = ask_table(ws, "zqx", "In which years were operating expenses less than $5,000,000?")
+    assert answer.status is AnswerStatus.NEEDS_CLARIFICATION, answer.text
+    millions = [["(in millions)", "2019", "2018"], ["Revenue", "1,300", "1,100"]]
+    (tmp_path / "m").mkdir()
+    ws2 = tatqa_workspace(tmp_path / "m", {"zqy": millions})
+    assert _ask_periods(ws2, "zqy", "In which years did revenue exceed $1.2B?") == ("FY2019",)

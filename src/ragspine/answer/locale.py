@@ -212,13 +212,14 @@ _EN: dict[str, str] = {
         "Ask for the change from {period} to a later period."
     ),
     "change_nested": (
-        "Which change? {inner} is part of {outer}, and a change runs from one period to a "
-        "later one. Ask for each figure, or for a change between periods of one kind."
+        "Which calculation? {inner} is part of {outer}: a change, a sum or an average over both "
+        "would count {inner} twice or compare a part with its whole. Ask for each figure, or "
+        "for periods of one kind."
     ),
     "threshold_units": (
         "In which scale is {threshold}? {metric}'s figures are stored in {scale}, and the "
         "question names no scale for {threshold}: ask again with the scale after the number "
-        "(such as {scale} or thousand)."
+        "(such as {scale})."
     ),
     "change_one_part": (
         "From which period? The question names one, {period}, and a change in it may run from "
@@ -612,13 +613,14 @@ _IT: dict[str, str] = {
         "variazione. Chiedere la variazione da {period} a un periodo successivo."
     ),
     "change_nested": (
-        "Quale variazione? {inner} è parte di {outer}, e una variazione va da un periodo a uno "
-        "successivo. Chiedere ciascun valore, o una variazione tra periodi dello stesso tipo."
+        "Quale calcolo? {inner} è parte di {outer}: una variazione, una somma o una media su "
+        "entrambi conterebbe {inner} due volte o confronterebbe una parte con il suo intero. "
+        "Chiedere ciascun valore, o periodi dello stesso tipo."
     ),
     "threshold_units": (
         "In quale scala è {threshold}? I valori di {metric} sono registrati in {scale}, e la "
         "domanda non indica una scala per {threshold}: chiedere di nuovo con la scala dopo il "
-        "numero (come {scale} o migliaia)."
+        "numero (come {scale})."
     ),
     "change_one_part": (
         "Da quale periodo? La domanda ne nomina uno, {period}, e una variazione in esso può "

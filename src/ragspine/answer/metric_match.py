@@ -272,6 +272,8 @@ def unexplained_words(
             continue
         if stem in _COMPARING and stem not in named_than and _THAN.match(key, end):
             continue  # "in which year was X less than 500": how to pick, not which figure
+        if stem in _PARTS_OF_YEAR and _part_of_a_year(tokens, index):
+            continue  # "in the first quarter of 2019": a period, though a row says "first"
         if stem in others:
             found.append(key[start:end])
     for stem, start, end in tokens:  # "the unrevised value of Food Care": not Food Care
@@ -506,6 +508,25 @@ _FISCAL = _stems(
     "fiscal financial year years fy the of ended ending end onward onwards prior previous "
     "preceding following subsequent next last"
 )
+
+
+def _part_of_a_year(tokens: Sequence[tuple[str, int, int]], index: int) -> bool:
+    """Whether token ``index`` is an ordinal or its part in ``first quarter of (fiscal) 2019``
+    / ``the second half of the year 2019``: words of a period the question names."""
+    at = index + 1 if tokens[index][0] in _ORDINAL_STEMS else index
+    if at >= len(tokens) or tokens[at][0] not in _PART_STEMS:
+        return False
+    if at == index and (index == 0 or tokens[index - 1][0] not in _ORDINAL_STEMS):
+        return False
+    at += 1
+    while at < len(tokens) and tokens[at][0] in _OF_THE_YEAR:
+        at += 1
+    return at < len(tokens) and bool(_PERIODISH.match(tokens[at][0]))
+
+
+_ORDINAL_STEMS = _stems("first second third fourth 1st 2nd 3rd 4th")
+_PART_STEMS = _stems("quarter half")
+_OF_THE_YEAR = _stems("of the fiscal year fy")
 _PARTS_OF_YEAR = _stems("first second third fourth 1st 2nd 3rd 4th quarter quarters half halves")
 """Words of a part of a year (``in the first quarter of 2019``): a period, no narrowing."""
 _FRAMING = _stems(

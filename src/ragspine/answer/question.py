@@ -188,14 +188,14 @@ _NUMBER = r"(?P<num>\d(?:[\d,.]|[ \u00a0\u202f](?=\d{3}(?!\d)))*)"
 _THRESHOLD_RE = re.compile(
     rf"(?:(?<!\w)(?P<dir>{_ABOVE}|{_BELOW})|(?<![^\s(])(?P<sym>{_SYMBOLS}))\s*(?:the\s+)?"
     rf"(?P<minus>[-\u2212])?\s*(?:[$€£¥]|usd|eur|gbp)?\s*{_NUMBER}%?"
-    r"(?:\s*(?P<scale>thousands?|millions?|billions?|bn|m|k)\b)?"
+    r"(?:\s*(?P<scale>thousands?|millions?|billions?|bn|m|k|b(?=\s*(?:[?.,;:)]|$|\s+(?:in|for|during|and|or)\b)))\b)?"
     rf"(?P<or_so>{_OR_SO}(?!\s*[$€£¥]?\s*\d))?"
 )
 """A threshold: a comparison (in words, or a sign after a space: never ``/>`` of markup nor
 ``->``), then its number."""
 _TRAILING_BOUND_RE = re.compile(
     rf"(?<![\w.,])(?:[$€£¥]|usd|eur|gbp)?\s*{_NUMBER}%?"
-    r"(?:\s*(?P<scale>thousands?|millions?|billions?|bn|m|k)\b)?"
+    r"(?:\s*(?P<scale>thousands?|millions?|billions?|bn|m|k|b(?=\s*(?:[?.,;:)]|$|\s+(?:in|for|during|and|or)\b)))\b)?"
     r"\s+or\s+(?P<dir>more|above|higher|greater|over|less|below|lower|fewer|under)(?!\w)"
 )
 """A bound said after its number (``1,000 or more``): inclusive."""
@@ -768,7 +768,8 @@ def _day_period(day: str, before: str, fiscal_start_month: int) -> tuple[date, P
 
 
 _YEAR_ENDED_RE = re.compile(
-    r"(?<!\w)(?:year|twelve[\s-]+months?|12[\s-]+months?|12-month\s+period|annual\s+period)"
+    r"(?<!\w)(?:year|twelve[\s-]+months?|12[\s-]+months?|12-month\s+period|annual\s+period"
+    r"|5[23][\s-]+weeks?)"
     r"\s*,?\s+(?:ended|ending|to)\s*(?:on\s+)?$"
 )
 """Words before a day that make it the end of a twelve-month span (``the year ended``)."""

@@ -296,17 +296,33 @@ def _inside_unstored(
             continue
         if next(iter(store.scan(max_level=level, metric=hit.code)), None) is None:
             unstored.append((hit.start, hit.end))
-    for first, last in match.spans:
-        holding = [
-            (start, end)
-            for start, end in unstored
-            if start <= first and last <= end and last - first < end - start
-        ]  # strictly inside: a row said by the same words is the metric named
-        if not any(
-            not names_operation(f"{key[start:first]} {key[last:end]}") for start, end in holding
-        ):
-            return False
-    return bool(match.spans)
+    holders = []
+    for start, end in unstored:  # each glossary name holding found rows, less their words
+        inside = [(first, last) for first, last in match.spans if start <= first and last <= end]
+        left = list(key[start:end])
+        for first, last in inside:
+            left[first - start : last - start] = " " * (last - first)
+        rest = "".join(left).split()
+        if inside and rest and not _asks_of_row(" ".join(rest)):
+            holders.append((start, end))
+    return bool(holders) and all(
+        any(start <= first and last <= end for start, end in holders) for first, last in match.spans
+    )
+
+
+_OF_ROW_RE = re.compile(
+    r"(?:(?:year[\s-]+over[\s-]+year|yoy|annual|yearly|quarterly|monthly|cumulative|total"
+    r"|organic)\s*)+"
+)
+"""Words a glossary name may add to a row that only say how it is calculated or over what
+(``Revenue year-over-year change``, ``Cumulative revenue``, ``Quarterly revenue``)."""
+
+
+def _asks_of_row(words: str) -> bool:
+    """Whether ``words``, what a glossary name adds to a row's, only name a calculation of
+    the row (``growth``, ``year-over-year change``, ``cumulative``): the row's own figures."""
+    rest = _OF_ROW_RE.sub(" ", f"{words} ").strip()
+    return not rest or names_operation(rest)
 
 
 def _has_columns(glossary: Glossary, label: str) -> bool:

@@ -300,7 +300,7 @@ def _latest_kind(
         ends[period.label] = (period.date_range(start)[1], period.kind)
     if not ends:
         return []
-    if kind is None or kind not in {k for _, k in ends.values()}:
+    if kind is None:
         kind = max(ends.values(), key=lambda v: (v[0], -_KIND_ORDER[v[1]]))[1]
     chosen = sorted((end, label) for label, (end, k) in ends.items() if k is kind)
     return [(label, first[label]) for _, label in chosen]
@@ -552,7 +552,8 @@ def answer_figures(
         label = builder.labels(reading.metrics[0], entities[0])["metric"]
         return _clarify(text(locale, "total_or_each", metric=label), assumptions)
     periods = _ordered_periods(reading, periods, glossary)
-    inner = _nested(periods, glossary) if reading.operation in CHANGES else None
+    summed = (*CHANGES, Operation.SUM, Operation.AVERAGE)
+    inner = _nested(periods, glossary) if reading.operation in summed else None
     if inner is not None:  # "revenue in 2019 minus Q4 2019": no change over time
         return _clarify(text(locale, "change_nested", inner=inner[0], outer=inner[1]), assumptions)
     if reading.operation in CHANGES and reading.backward and len(periods) == 2:
@@ -1639,7 +1640,7 @@ def _ratio_sentence(builder: _Builder, result: RatioResult, *, part_in_whole: bo
 _THRESHOLD_SCALES = {
     "thousand": Scale.THOUSAND, "thousands": Scale.THOUSAND, "k": Scale.THOUSAND,
     "million": Scale.MILLION, "millions": Scale.MILLION, "m": Scale.MILLION,
-    "billion": Scale.BILLION, "billions": Scale.BILLION, "bn": Scale.BILLION,
+    "billion": Scale.BILLION, "billions": Scale.BILLION, "bn": Scale.BILLION, "b": Scale.BILLION,
 }  # fmt: skip
 
 
@@ -1805,17 +1806,22 @@ def _threshold_by_size(
 
 
 def _in_whole_units(selection: Selection, scale: Scale | None) -> bool:
-    """Whether a threshold said with no scale word over figures stored in millions or
-    billions is as large as the scale itself (``exceed $75,000,000``): written in whole units,
-    it may be 75 million; read in the stored scale, 75,000,000 million. Asked back rather than
-    picked either way (``exceed 75`` is read in the stored scale, as the table writes it)."""
+    """Whether a threshold said with no scale word over figures stored in thousands, millions
+    or billions reaches a million (``exceed $75,000,000``): written in whole units, it may be
+    75 million; read in the stored scale, 75,000,000 million. Asked back rather than picked
+    either way (``exceed 75`` is read in the stored scale, as the table writes it)."""
     return (
         selection.pick in (Pick.ABOVE, Pick.BELOW)
         and selection.threshold is not None
         and not selection.scale
-        and scale in (Scale.MILLION, Scale.BILLION)
-        and abs(selection.threshold) >= scale.multiplier
+        and scale in (Scale.THOUSAND, Scale.MILLION, Scale.BILLION)
+        and abs(selection.threshold) >= _WHOLE_UNITS
     )
+
+
+_WHOLE_UNITS = 1_000_000
+"""A threshold from which a number said without a scale word over scaled figures may be in
+whole units (``$5,000,000`` over thousands: 5,000 thousand, or 5,000,000 thousand?)."""
 
 
 def _chosen(
