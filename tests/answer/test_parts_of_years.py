@@ -21,6 +21,7 @@ REVENUE = {
     "FY2019-Q2": "22",
     "FY2019-Q3": "25",
     "FY2019-Q4": "30",
+    "FY2019-H1": "42",
     "FY2019-H2": "55",
     "FY2018-Q4": "28",
     "FY2019": "97",
@@ -270,3 +271,11 @@ def test_a_sum_or_average_over_a_period_and_its_part_is_asked_back(
     answer = quarters.ask(question, principal=PUBLIC)
     assert answer.status is AnswerStatus.NEEDS_CLARIFICATION, answer.text
     assert "part of FY2019" in answer.text and not answer.figures, answer.text
+
+
+def test_which_half_is_a_pick_not_a_number_the_question_gives(quarters: Workspace) -> None:
+    """A second review: 'which half of 2019 had the higher revenue' was refused as giving a
+    number ('half', as in 'half of revenue')."""
+    answer = quarters.ask("Which half of 2019 had the higher revenue for ACME?", principal=PUBLIC)
+    assert answer.status is AnswerStatus.ANSWERED, answer.text
+    assert "highest Revenue: FY2019-H2." in answer.text, answer.text

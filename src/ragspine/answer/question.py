@@ -305,7 +305,7 @@ initial investment of $100``, ``times 1000``); not a rate spread (``LIBOR plus 1
 comparison (``2 times faster``). :func:`given_number` reads the other ways a question gives
 one."""
 _WORDED_RE = re.compile(
-    r"(?<!\w)(?:(?:half|twice|double|triple|quadruple)"
+    r"(?<!\w)(?<!which\s)(?<!what\s)(?:(?:half|twice|double|triple|quadruple)"
     r"(?=\s+(?:of\s+)?(?:the|its|their|our|[^\s'\u2019]+['\u2019]s)\s)"
     r"|half(?=\s+of\s)|(?:a|one)\s+(?:third|quarter|fifth|tenth)(?=\s+of\s)"
     r"|(?:two|three)\s+(?:thirds|quarters)(?=\s+of\s))"
