@@ -163,3 +163,37 @@ def test_a_listed_metric_without_a_visible_figure_is_said_not_left_out(
     assert "no stored fact for Layoff costs" in answer.text, answer.text
     assert "4" not in answer.text.replace("2019", ""), answer.text
     ws.close()
+
+
+def test_a_share_never_takes_a_shorter_row_for_a_glossary_metric_it_names(tmp_path: Path) -> None:
+    """A second read: 'EBITDA as a percentage of total revenue' took the row Revenue for the
+    glossary's 'Total revenue' (no figure the public may see): 20 / 80 = 25 %, where the
+    confidential reader gets 20 / 85. One stand-in row is enough to fall back on the names the
+    glossary reads, and the answer says Total revenue is not stored; 'total' names another
+    figure, not a calculation of the row."""
+    glossary = """
+[metrics.revenue]
+label = "Revenue"
+[metrics.total_revenue]
+label = "Total revenue"
+[metrics.ebitda]
+label = "EBITDA"
+[entities.acme]
+label = "ACME Corp"
+aliases = ["ACME"]
+"""
+    facts = [
+        _fact("revenue", "80", Sensitivity.PUBLIC),
+        _fact("ebitda", "20", Sensitivity.PUBLIC),
+        _fact("total_revenue", "85", Sensitivity.CONFIDENTIAL),
+    ]
+    ws = _workspace(tmp_path / "ws", glossary, facts)
+    public = Principal.of("public")
+    share = ws.ask(
+        "What was ACME's EBITDA as a percentage of total revenue in 2019?", principal=public
+    )
+    assert share.status is not AnswerStatus.ANSWERED, share.text
+    assert "no stored fact for Total revenue" in share.text and "25 %" not in share.text
+    total = ws.ask("What was ACME's total revenue in 2019?", principal=public)
+    assert total.status is not AnswerStatus.ANSWERED and "80" not in total.text, total.text
+    ws.close()

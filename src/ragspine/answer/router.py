@@ -277,7 +277,7 @@ def _inside_unstored(
     level: int,
     candidates: Mapping[str, Sequence[str]],
 ) -> bool:
-    """Whether each place ``match`` found a stored row lies strictly inside the exact spelling
+    """Whether a place ``match`` found a stored row lies strictly inside the exact spelling
     of a glossary metric that has no figure the asker may see, for any entity: a metric of the
     glossary's own that the question names, not a longer name of the row. Not such a metric:
     one stored for another company (an imported table's row names a row of its own there), an
@@ -305,17 +305,17 @@ def _inside_unstored(
         rest = "".join(left).split()
         if inside and rest and not _asks_of_row(" ".join(rest)):
             holders.append((start, end))
-    return bool(holders) and all(
-        any(start <= first and last <= end for start, end in holders) for first, last in match.spans
+    return any(  # one stand-in is enough: "EBITDA as a percentage of total revenue"
+        start <= first and last <= end for start, end in holders for first, last in match.spans
     )
 
 
 _OF_ROW_RE = re.compile(
-    r"(?:(?:year[\s-]+over[\s-]+year|yoy|annual|yearly|quarterly|monthly|cumulative|total"
-    r"|organic)\s*)+"
+    r"(?:(?:year[\s-]+over[\s-]+year|yoy|annual|yearly|quarterly|monthly|cumulative)\s*)+"
 )
 """Words a glossary name may add to a row that only say how it is calculated or over what
-(``Revenue year-over-year change``, ``Cumulative revenue``, ``Quarterly revenue``)."""
+(``Revenue year-over-year change``, ``Cumulative revenue``, ``Quarterly revenue``); not
+``total`` nor ``organic``, which name other figures (``Total revenue`` beside ``Revenue``)."""
 
 
 def _asks_of_row(words: str) -> bool:
