@@ -582,8 +582,9 @@ def _years_beside(
     return kept, moved.get(base_period, base_period) if base_period is not None else None
 
 
-_MAX_SPANNED = 120
-"""Most periods a span of quarters, halves or months is filled in with (ten years of months)."""
+_MAX_SPANNED = 1200
+"""Most periods a span of quarters, halves or months is filled in with (a century of months;
+the answer then refuses more than it may look up, naming the limit)."""
 
 
 def _parts_spanned(scanned: str, read: Sequence[tuple[int, int, Period]]) -> tuple[str, ...]:

@@ -285,8 +285,9 @@ def _latest_kind(
     facts: Iterable[Fact], start: int, kind: PeriodKind | None = None
 ) -> list[tuple[str, Fact]]:
     """Each period of ``facts`` of the kind of the latest one (by its last day; a year before
-    a quarter ending the same day), or of ``kind`` when given and stored, oldest first, with
-    its first fact; facts whose period the grammar does not read are left out."""
+    a quarter ending the same day), or of ``kind`` when given (none when no period of that
+    kind is stored), oldest first, with its first fact; facts whose period the grammar does
+    not read are left out."""
     first: dict[str, Fact] = {}
     ends: dict[str, tuple[date, PeriodKind]] = {}
     for fact in facts:
@@ -554,7 +555,7 @@ def answer_figures(
     periods = _ordered_periods(reading, periods, glossary)
     summed = (*CHANGES, Operation.SUM, Operation.AVERAGE)
     inner = _nested(periods, glossary) if reading.operation in summed else None
-    if inner is not None:  # "revenue in 2019 minus Q4 2019": no change over time
+    if inner is not None:  # "revenue in 2019 minus Q4 2019", "the total of 2019 and Q4 2019"
         return _clarify(text(locale, "change_nested", inner=inner[0], outer=inner[1]), assumptions)
     if reading.operation in CHANGES and reading.backward and len(periods) == 2:
         earlier, later = sorted(periods, key=lambda label: _when(label, glossary))
@@ -852,7 +853,8 @@ def _ordered_periods(reading: QuestionReading, periods: list[str], glossary: Glo
 
 def _nested(periods: Sequence[str], glossary: Glossary) -> tuple[str, str] | None:
     """A period of ``periods`` inside another of them (``FY2019-Q4`` in ``FY2019``), as
-    (inner, outer): a change runs between periods one after the other, never into a part."""
+    (inner, outer): a change runs between periods one after the other, never into a part, and
+    a sum or an average over both would count the part twice."""
     month = glossary.fiscal_year_start_month
     spans = {}
     for label in periods:
