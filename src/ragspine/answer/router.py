@@ -199,7 +199,9 @@ def _stored_reading(
         )
         return replace(reading, unexplained=tuple(unexplained)) if unexplained else reading
     match = match_metrics(asked, candidates, pairs=pairs)
-    if match.spans and _inside_unstored(asked, match, glossary, facts(), level, candidates):
+    if match.spans and _inside_unstored(
+        asked, match, glossary, facts(), level, candidates, reading, codes
+    ):
         # "cash and cash equivalents", a glossary metric the asker sees no figure of: never
         # the stored row "Cash" its name holds (the answer says it is not found, the same
         # whether its figures are hidden or absent)
@@ -276,14 +278,17 @@ def _inside_unstored(
     store: FactStore,
     level: int,
     candidates: Mapping[str, Sequence[str]],
+    reading: QuestionReading,
+    stored: frozenset[str],
 ) -> bool:
-    """Whether a place ``match`` found a stored row lies strictly inside the exact spelling
+    """Whether each place ``match`` found a stored row lies strictly inside the exact spelling
     of a glossary metric that has no figure the asker may see, for any entity: a metric of the
     glossary's own that the question names, not a longer name of the row. Not such a metric:
     one stored for another company (an imported table's row names a row of its own there), an
     importer's row term whose figures are stored per column (``Basic earnings per share`` for
     ``Basic earnings per share: First quarter``, of this document or another), and one whose
-    words beyond the row only name a calculation (``Revenue growth``: the row's change)."""
+    words beyond the row only name a calculation (``Revenue growth``: the row's change). One
+    such place is enough when the glossary read each other metric exactly as a stored one."""
     key = match_key(asked)
     named = [match_key(s) for spellings in candidates.values() for s in spellings]
     terms = glossary.metrics.terms
@@ -305,8 +310,19 @@ def _inside_unstored(
         rest = "".join(left).split()
         if inside and rest and not _asks_of_row(" ".join(rest)):
             holders.append((start, end))
-    return any(  # one stand-in is enough: "EBITDA as a percentage of total revenue"
-        start <= first and last <= end for start, end in holders for first, last in match.spans
+    held = [
+        any(start <= first and last <= end for start, end in holders) for first, last in match.spans
+    ]
+    if held and all(held):
+        return True
+    # one stand-in is enough when the glossary read the other figures exactly as stored ones
+    # ("EBITDA as a percentage of total revenue": EBITDA, and Total revenue not stored)
+    exact = [metric for metric in reading.metrics if metric in stored]
+    return (
+        any(held)
+        and bool(exact)
+        and set(exact) <= set(match.metrics)
+        and len(reading.metrics) == len(match.metrics)
     )
 
 
