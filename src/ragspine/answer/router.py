@@ -65,7 +65,7 @@ from ragspine.answer.question import (
 from ragspine.answer.structured import FiguresPart, answer_figures
 from ragspine.answer.types import Answer, AnswerStatus, CitedSentence
 from ragspine.errors import ConfigError
-from ragspine.glossary import Glossary, TermType
+from ragspine.glossary import Glossary, TermHit, TermType
 from ragspine.llm.provider import Provider, ProviderName
 from ragspine.narrative.retrieve.retriever import SearchResult
 from ragspine.narrative.retrieve.trace import Trace, TraceBuilder
@@ -199,8 +199,9 @@ def _stored_reading(
         )
         return replace(reading, unexplained=tuple(unexplained)) if unexplained else reading
     match = match_metrics(asked, candidates, pairs=pairs)
+    metric_hits = [hit for hit in glossary.find_terms(asked) if hit.type is TermType.METRIC]
     if match.spans and _inside_unstored(
-        asked, match, glossary, facts(), level, candidates, reading, codes
+        asked, metric_hits, match, glossary, facts(), level, candidates, reading, codes
     ):
         # "cash and cash equivalents", a glossary metric the asker sees no figure of: never
         # the stored row "Cash" its name holds (the answer says it is not found, the same
@@ -238,7 +239,7 @@ def _stored_reading(
         if unexplained:
             return replace(found, unexplained=tuple(unexplained))
     listed = (
-        _listed_unstored(asked, match, glossary, codes)
+        _listed_unstored(asked, metric_hits, match, codes)
         if found.operation is Operation.LOOKUP and not found.cues
         else ()
     )  # a calculation over a metric not stored is asked back or refused already
@@ -252,7 +253,7 @@ _LISTED_RE = re.compile(r"\s*(?:,|and|&|as\s+well\s+as|plus)\s*(?:,\s*)?(?:the\s
 
 
 def _listed_unstored(
-    asked: str, match: MetricMatch, glossary: Glossary, stored: frozenset[str]
+    asked: str, said: Sequence[TermHit], match: MetricMatch, stored: frozenset[str]
 ) -> tuple[str, ...]:
     """Glossary metrics the question lists right beside a stored row it names (``revenue and
     layoff costs``) that have no figure the asker may see for this entity: kept in the
@@ -260,8 +261,8 @@ def _listed_unstored(
     words whether its figures are hidden or absent)."""
     key = match_key(asked)
     listed: list[str] = []
-    for hit in glossary.find_terms(asked):
-        if hit.type is not TermType.METRIC or hit.code in stored or hit.code in listed:
+    for hit in said:
+        if hit.code in stored or hit.code in listed:
             continue
         for first, last in match.spans:
             between = key[last : hit.start] if last <= hit.start else key[hit.end : first]
@@ -273,6 +274,7 @@ def _listed_unstored(
 
 def _inside_unstored(
     asked: str,
+    said: Sequence[TermHit],
     match: MetricMatch,
     glossary: Glossary,
     store: FactStore,
@@ -293,9 +295,7 @@ def _inside_unstored(
     named = [match_key(s) for spellings in candidates.values() for s in spellings]
     terms = glossary.metrics.terms
     unstored = []
-    for hit in glossary.find_terms(asked):
-        if hit.type is not TermType.METRIC:
-            continue
+    for hit in said:  # the glossary's metric spellings the question says
         label = match_key(terms[hit.code].label)
         if any(n.startswith(label) for n in named) or _has_columns(glossary, label):
             continue
