@@ -322,15 +322,23 @@ def gold_number(text: str) -> Decimal | None:
     return -value if negative else value
 
 
-def _round(value: Decimal | Fraction) -> Decimal:
-    exact = (
-        Decimal(value)
-        if isinstance(value, Decimal)
-        else Decimal(value.numerator) / Decimal(value.denominator)
-    )
-    with localcontext() as context:  # 1e39 or a 30-digit value: quantize needs the digits
+def _decimal(value: Decimal | Fraction) -> Decimal:
+    """``value`` as a decimal (a fraction divided out at the current precision)."""
+    if isinstance(value, Decimal):
+        return value
+    return Decimal(value.numerator) / Decimal(value.denominator)
+
+
+def _quantized(exact: Decimal, places: str) -> Decimal:
+    """``exact`` rounded to ``places`` (``"0.01"``) with as many digits as that needs: a
+    30-digit figure or 1e39 overflows the default 28."""
+    with localcontext() as context:
         context.prec = max(context.prec, exact.adjusted() + 4)
-        return exact.quantize(Decimal("0.01"))
+        return exact.quantize(Decimal(places))
+
+
+def _round(value: Decimal | Fraction) -> Decimal:
+    return _quantized(_decimal(value), "0.01")
 
 
 def normalise_text(text: str) -> str:
@@ -494,13 +502,11 @@ def _cited_names(answer: Answer) -> dict[int, list[str]]:
 
 
 def _renderings(value: Decimal | Fraction) -> set[str]:
-    exact = value if isinstance(value, Decimal) else Decimal(value.numerator) / value.denominator
+    exact = _decimal(value)
     forms = {format(exact, "f"), format(exact.normalize(), "f"), format(abs(exact), "f")}
-    with localcontext() as context:  # a 30-digit fact or 1e39: quantize needs the digits
-        context.prec = max(context.prec, exact.adjusted() + 4)
-        for places in ("0.01", "0.1", "1"):
-            rounded = exact.quantize(Decimal(places))
-            forms |= {format(rounded, "f"), format(abs(rounded), "f")}
+    for places in ("0.01", "0.1", "1"):
+        rounded = _quantized(exact, places)
+        forms |= {format(rounded, "f"), format(abs(rounded), "f")}
     return {f.lstrip("-") for f in forms} | {f.rstrip("0").rstrip(".") for f in forms if "." in f}
 
 
