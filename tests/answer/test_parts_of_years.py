@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ragspine import Principal, Workspace
-from ragspine.answer.types import AnswerStatus, FigureKind
+from ragspine.answer.types import Answer, AnswerStatus, FigureKind
 from ragspine.security import Sensitivity
 from ragspine.structured.facts import Fact, Scale
 from ragspine.workspace import example_glossary_text
@@ -52,6 +52,11 @@ def _revenue_workspace(folder: Path, values: dict[str, str]) -> Workspace:
         for period, value in values.items()
     )
     return ws
+
+
+def _values(answer: Answer, kind: FigureKind) -> list[str]:
+    """The exact values of ``answer``'s computed figures of ``kind``."""
+    return [f.decimal_value for f in answer.figures if f.kind is kind]
 
 
 @pytest.fixture()
@@ -107,8 +112,7 @@ def test_a_span_of_quarters_covers_each_quarter(quarters: Workspace) -> None:
     answer = quarters.ask(
         "What was the sum of ACME's revenue from Q1 2019 to Q4 2019?", principal=PUBLIC
     )
-    sums = [f for f in answer.figures if f.kind is FigureKind.SUM]
-    assert [f.decimal_value for f in sums] == ["97"], answer.text
+    assert _values(answer, FigureKind.SUM) == ["97"], answer.text
     listed = quarters.ask("What was ACME's revenue from Q1 2019 to Q3 2019?", principal=PUBLIC)
     assert [f.result.period for f in listed.figures if f.result is not None] == [
         "FY2019-Q1",
@@ -118,8 +122,7 @@ def test_a_span_of_quarters_covers_each_quarter(quarters: Workspace) -> None:
     changed = quarters.ask(
         "What was the change in ACME's revenue from Q1 2019 to Q4 2019?", principal=PUBLIC
     )
-    changes = [f for f in changed.figures if f.kind is FigureKind.CHANGE]
-    assert [f.decimal_value for f in changes] == ["10"], changed.text
+    assert _values(changed, FigureKind.CHANGE) == ["10"], changed.text
 
 
 @pytest.mark.parametrize(
@@ -138,8 +141,7 @@ def test_a_change_in_one_quarter_is_asked_back(quarters: Workspace, question: st
     assert answer.status is AnswerStatus.NEEDS_CLARIFICATION, answer.text
     assert "FY2019-Q4" in answer.text and not answer.figures, answer.text
     yearly = quarters.ask("What was ACME's revenue growth in 2019?", principal=PUBLIC)
-    changes = [f for f in yearly.figures if f.kind is FigureKind.CHANGE]
-    assert [f.decimal_value for f in changes] == ["17"], yearly.text
+    assert _values(yearly, FigureKind.CHANGE) == ["17"], yearly.text
 
 
 @pytest.mark.parametrize(
@@ -161,8 +163,7 @@ def test_a_change_into_a_part_of_its_own_period_is_asked_back(
     across = quarters.ask(
         "What was the change in ACME's revenue from 2018 to Q4 2019?", principal=PUBLIC
     )
-    changes = [f for f in across.figures if f.kind is FigureKind.CHANGE]
-    assert [f.decimal_value for f in changes] == ["-50"], across.text
+    assert _values(across, FigureKind.CHANGE) == ["-50"], across.text
 
 
 def test_which_year_or_quarter_picks_among_its_own_kind(tmp_path: Path) -> None:
@@ -229,8 +230,7 @@ def test_a_month_without_its_year_beside_one_with_it_is_reported(tmp_path: Path)
     summed = ws.ask(
         "What was the total of ACME's revenue from January 2019 to March 2019?", principal=PUBLIC
     )
-    sums = [f for f in summed.figures if f.kind is FigureKind.SUM]
-    assert [f.decimal_value for f in sums] == ["20"], summed.text
+    assert _values(summed, FigureKind.SUM) == ["20"], summed.text
 
 
 def test_a_quarter_in_words_is_read_beside_rows_that_say_first_or_quarter(
