@@ -4,15 +4,14 @@ adversarial pass; each test fails on the code before it)."""
 
 from __future__ import annotations
 
-from decimal import Decimal
 from pathlib import Path
 
 import pytest
 
 from conftest import ask_table, tatqa_workspace
+from graph.builders import fact
 from ragspine import Principal, Workspace
 from ragspine.answer.types import Answer, AnswerStatus, FigureKind
-from ragspine.security import Sensitivity
 from ragspine.structured.facts import Fact, Scale
 from ragspine.workspace import example_glossary_text
 
@@ -34,19 +33,10 @@ def _fact(
     currency: str = "USD",
 ) -> Fact:
     """A public fact in millions (of ``currency``, in ``channel``)."""
-    return Fact(
-        metric,
-        entity,
-        period,
-        channel,
-        Decimal(value),
-        currency,
-        currency,
-        Scale.MILLION,
-        f"{entity}-{period}.pdf",
-        f"p. 4, {metric}",
-        Sensitivity.PUBLIC,
-    )
+    return fact(
+        metric, entity, value, period=period, channel=channel, unit=currency,
+        currency=currency, scale=Scale.MILLION,
+    )  # fmt: skip
 
 
 FACTS = [

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ask_table, tatqa_workspace
+from graph.builders import fact
 from ragspine import Principal, Workspace
 from ragspine.answer.types import AnswerStatus
 from ragspine.security import Sensitivity
@@ -34,10 +35,10 @@ aliases = ["ACME"]
 
 
 def _fact(metric: str, value: str, sensitivity: Sensitivity) -> Fact:
-    return Fact(
-        metric, "acme", "FY2019", "total", Decimal(value), "USD", "USD", Scale.MILLION,
-        "acme-2019.pdf", f"p. 9, {metric}", sensitivity,
-    )  # fmt: skip
+    """ACME's ``metric`` in FY2019, in millions of US dollars."""
+    return fact(
+        metric, "acme", value, period="FY2019", scale=Scale.MILLION, sensitivity=sensitivity
+    )
 
 
 def _workspace(folder: Path, glossary: str, facts: list[Fact]) -> Workspace:

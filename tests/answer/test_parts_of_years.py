@@ -4,15 +4,14 @@ sixth adversarial pass; each test fails on the code before it)."""
 
 from __future__ import annotations
 
-from decimal import Decimal
 from pathlib import Path
 
 import pytest
 
+from graph.builders import fact
 from ragspine import Principal, Workspace
 from ragspine.answer.types import Answer, AnswerStatus, FigureKind
-from ragspine.security import Sensitivity
-from ragspine.structured.facts import Fact, Scale
+from ragspine.structured.facts import Scale
 from ragspine.workspace import example_glossary_text
 
 PUBLIC = Principal.of("public")
@@ -36,19 +35,7 @@ def _revenue_workspace(folder: Path, values: dict[str, str]) -> Workspace:
     (folder / "glossary.toml").write_text(example_glossary_text(), encoding="utf-8")
     ws = Workspace.open(folder)
     ws.facts.write(
-        Fact(
-            "revenue",
-            "acme",
-            period,
-            "total",
-            Decimal(value),
-            "USD",
-            "USD",
-            Scale.MILLION,
-            "acme-2019.pdf",
-            f"p. 3, {period}",
-            Sensitivity.PUBLIC,
-        )
+        fact("revenue", "acme", value, period=period, scale=Scale.MILLION)
         for period, value in values.items()
     )
     return ws
@@ -239,14 +226,7 @@ def test_a_quarter_in_words_is_read_beside_rows_that_say_first_or_quarter(
     """A second review: with a row such as 'Quarterly dividend' or 'First-lien debt' stored
     too, 'revenue in the first quarter of 2019' was asked back ('also says first')."""
     ws = _revenue_workspace(tmp_path / "ws", REVENUE)
-    ws.facts.write(
-        [
-            Fact(
-                "first_lien_debt", "acme", "FY2019", "total", Decimal("5"), "USD", "USD",
-                Scale.MILLION, "acme-2019.pdf", "p. 9", Sensitivity.PUBLIC,
-            )
-        ]
-    )  # fmt: skip
+    ws.facts.write([fact("first_lien_debt", "acme", "5", period="FY2019", scale=Scale.MILLION)])
     text = example_glossary_text() + '\n[metrics.first_lien_debt]\nlabel = "First-lien debt"\n'
     (tmp_path / "ws" / "glossary.toml").write_text(text, encoding="utf-8")
     ws.close()
