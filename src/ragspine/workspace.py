@@ -14,20 +14,18 @@ holds that library's write lock.
 from __future__ import annotations
 
 import functools
-import json
 import os
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, fields, replace
-from datetime import UTC, date, datetime
+from datetime import date
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ragspine.answer.options import AnswerOptions, AskOptions
 from ragspine.errors import ConfigError
-from ragspine.files import write_atomically
 from ragspine.glossary import Glossary
 from ragspine.narrative.retrieve.options import SearchOptions, resolve_options
 from ragspine.security import PUBLIC, Principal
@@ -40,14 +38,15 @@ from ragspine.structured.convfinqa import ConvFinQAImport, load_filings
 from ragspine.structured.glossary_files import (
     GLOSSARY_FILENAME,
     GlossaryFiles,
-    import_convfinqa_filings,
-    import_tatqa_documents,
+    PreparedImport,
+    prepare_convfinqa,
+    prepare_tatqa,
 )
 from ragspine.structured.ingest import ColumnMapping, RowProgress, rows_to_facts, with_progress
 from ragspine.structured.query import MetricResult, query_metric
 from ragspine.structured.tatqa import DEFAULT_LIBRARY as TATQA_LIBRARY
 from ragspine.structured.tatqa import TatQAImport, load_tatqa
-from ragspine.structured.texts import DocumentText, paragraph_sources
+from ragspine.structured.texts import paragraph_sources
 
 if TYPE_CHECKING:
     from ragspine.answer.types import Answer as NarrativeAnswer
@@ -71,31 +70,6 @@ if TYPE_CHECKING:
 def example_glossary_text() -> str:
     """The example glossary ``ragspine init`` writes."""
     return resources.files("ragspine").joinpath("data/example_glossary.toml").read_text("utf-8")
-
-
-@dataclass(frozen=True, slots=True)
-class UnfinishedImport:
-    """An import of a dataset file that began and did not finish (killed, interrupted or
-    failed midway): what it wrote stays, whole per document, and running it again completes
-    it (what is unchanged is skipped)."""
-
-    kind: str
-    """``tatqa`` or ``convfinqa``."""
-    source: str
-    """The file imported, as given."""
-    started: str
-    """When it began (UTC, ISO 8601)."""
-
-    def advice(self) -> str:
-        """What to do, in one line."""
-        return (
-            f"an import of {self.source} ({self.kind}) begun {self.started} did not finish: "
-            f"run `ragspine ingest {self.kind} {self.source}` again to complete it"
-        )
-
-
-_IMPORTS = "imports"
-"""The workspace folder holding a marker per import under way (:class:`UnfinishedImport`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,19 +134,6 @@ def _one_session(method: _Method) -> _Method:
 DEFAULT_SEARCH = SearchOptions()
 DEFAULT_ANSWER = AnswerOptions()
 DEFAULT_ASK = AskOptions()
-
-
-def _alive(pid: int) -> bool:
-    """Whether a process ``pid`` runs on this machine (an import under way, not a dead one)."""
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # another user's process: it exists
-        return True
-    return True
 
 
 class Workspace:
@@ -431,35 +392,27 @@ class Workspace:
         """Import ConvFinQA filings: tables become facts (new row labels go to
         ``glossary.d/convfinqa.toml``), each filing's text before and after its table becomes a
         document of ``library`` with the entity in its metadata (``None``: no text; the
-        report is then ``None``).
+        report is then ``None``). The whole import lands in one transaction, or nothing does.
 
         ``entities``: ``ticker`` (one entity per company) or ``filing`` (one per filing page).
         ``progress(done, total)`` follows the filings, ``write_progress`` the facts written,
         ``text_progress`` the documents.
         """
-        if library is not None:  # a bad name fails before any fact is written
+        if library is not None:  # a bad name fails before anything is written
             check_library_name(library)
         source = Path(path)
         filings = load_filings(source)
-        with self._import_marked("convfinqa", source):
-            with self._glossary_files.writing():
-                self._set_glossary(None)  # another process may have extended it meanwhile
-                result, summary, merged = import_convfinqa_filings(
-                    self._glossary_files,
-                    self.facts,
-                    filings,
-                    source_name=source.name,
-                    progress=progress,
-                    write_progress=write_progress,
-                    entities=entities,
-                )
-                self._set_glossary(merged)
-            report = (
-                None
-                if library is None
-                else self._ingest_texts(library, result.texts, source, text_progress)
+        with self._glossary_files.writing():
+            self._set_glossary(None)  # another process may have extended it meanwhile
+            prepared = prepare_convfinqa(
+                self._glossary_files,
+                filings,
+                source_name=source.name,
+                progress=progress,
+                entities=entities,
             )
-        return result, summary, report
+            summary, report = self._land(prepared, library, source, write_progress, text_progress)
+        return prepared.result, summary, report
 
     @translate_store_errors
     def ingest_tatqa(
@@ -474,77 +427,57 @@ class Workspace:
         """Import TAT-QA documents: tables become facts (one entity per table uid; new
         entities and row labels go to ``glossary.d/tatqa.toml``), paragraphs become documents
         of ``library`` with the entity in their metadata (see :mod:`ragspine.structured.tatqa`).
+        The whole import lands in one transaction, or nothing does.
         """
-        check_library_name(library)  # a bad name fails before any fact is written
+        check_library_name(library)  # a bad name fails before anything is written
         source = Path(path)
         documents = load_tatqa(source)
-        with self._import_marked("tatqa", source):
-            with self._glossary_files.writing():
-                self._set_glossary(None)
-                result, summary, merged = import_tatqa_documents(
-                    self._glossary_files,
-                    self.facts,
-                    documents,
-                    progress=progress,
-                    write_progress=write_progress,
-                )
-                self._set_glossary(merged)
-            report = self._ingest_texts(library, result.texts, source, text_progress)
-        return result, summary, report
+        with self._glossary_files.writing():
+            self._set_glossary(None)
+            prepared = prepare_tatqa(self._glossary_files, documents, progress=progress)
+            summary, report = self._land(prepared, library, source, write_progress, text_progress)
+        assert report is not None
+        return prepared.result, summary, report
 
-    @contextmanager
-    def _import_marked(self, kind: str, source: Path) -> Iterator[None]:
-        """A marker file for the import of ``source`` while it runs, removed when it ends
-        well: one left behind names an import that did not finish (see
-        :meth:`unfinished_imports`). One per process, so concurrent imports keep theirs."""
-        folder = self.path / _IMPORTS
-        folder.mkdir(exist_ok=True)
-        marker = folder / f"{kind}-{os.getpid()}-{threading.get_ident()}.json"
-        started = datetime.now(UTC).isoformat(timespec="seconds")
-        named = str(source.resolve())
-        record = {"kind": kind, "source": named, "started": started, "pid": os.getpid()}
-        write_atomically(marker, lambda stream: stream.write(json.dumps(record).encode()))
-        yield
-        marker.unlink(missing_ok=True)
-        for earlier, unfinished in self._markers():  # an earlier run of it is complete now
-            if (unfinished.kind, unfinished.source) == (kind, record["source"]):
-                earlier.unlink(missing_ok=True)
-
-    def _markers(self) -> list[tuple[Path, UnfinishedImport]]:
-        """The markers of imports whose process is gone, with what each names."""
-        folder = self.path / _IMPORTS
-        found = []
-        for marker in sorted(folder.glob("*.json")) if folder.is_dir() else ():
-            try:
-                record = json.loads(marker.read_text("utf-8"))
-                kind, source, started = record["kind"], record["source"], record["started"]
-                running = _alive(int(record["pid"]))
-            except (OSError, ValueError, KeyError, TypeError):
-                continue  # a marker written by hand or half-read: not one of ours
-            if not running:
-                found.append((marker, UnfinishedImport(str(kind), str(source), str(started))))
-        return found
-
-    def unfinished_imports(self) -> list[UnfinishedImport]:
-        """Dataset imports into this workspace that began and did not finish, oldest first
-        (their process is gone); the command line warns of each."""
-        found = [unfinished for _, unfinished in self._markers()]
-        return sorted(found, key=lambda unfinished: unfinished.started)
-
-    def _ingest_texts(
+    def _land(
         self,
-        library: str,
-        texts: Sequence[DocumentText],
+        prepared: PreparedImport[ConvFinQAImport] | PreparedImport[TatQAImport],
+        library: str | None,
         source: Path,
-        progress: Progress | None,
-    ) -> IngestReport:
-        """The prose of imported documents into ``library``, one document each."""
-        return self.library_writer.ingest_sources(
-            library,
-            paragraph_sources(texts, source.name),
-            total=sum(1 for t in texts if t.paragraphs),
-            progress=progress,
-        )
+        write_progress: RowProgress | None,
+        text_progress: Progress | None,
+    ) -> tuple[WriteSummary, IngestReport | None]:
+        """Write a prepared import in one transaction, holding the glossary write lock: the
+        documents of ``library`` (``None``: none), then the facts and the generated glossary.
+        A failure or a kill at any point leaves the workspace as it was."""
+        parts = self._parts()
+        facts, glossary = self.backend.import_stores(parts.chunks)
+        written: list[WriteSummary] = []
+
+        def land() -> None:  # the transaction's last writes
+            written.append(facts.write(with_progress(prepared.result.facts, write_progress)))
+            glossary.set_generated(prepared.glossary_name, prepared.glossary_text)
+
+        self._set_glossary(prepared.merged)  # documents are read with the glossary they land with
+        try:
+            if library is None:
+                with parts.chunks.transaction():
+                    land()
+                report = None
+            else:
+                texts = prepared.result.texts
+                report = parts.writer.ingest_sources(
+                    library,
+                    paragraph_sources(texts, source.name),
+                    total=sum(1 for t in texts if t.paragraphs),
+                    progress=text_progress,
+                    before_commit=land,
+                )
+        except BaseException:
+            self._set_glossary(None)  # what is stored, not what failed to land
+            raise
+        self._glossary_files.storage.settle()  # the committed glossary text to its file
+        return written[0], report
 
     # --- narrative channel: libraries, document ingest, search ---------------------------------
 

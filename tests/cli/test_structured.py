@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import pytest
 
 import ragspine
 from cli.runner import fails_cleanly, run
 from ragspine.cli import structured as commands
-from ragspine.workspace import Workspace
 
 
 @pytest.fixture()
@@ -215,30 +214,43 @@ def test_ingest_convfinqa_puts_the_text_in_the_library_named(
     assert code == 0 and "library 10k: 0 added, 12 unchanged" in out
 
 
-def test_an_interrupted_ingest_says_what_stays_and_how_to_finish(
+def test_an_interrupted_dataset_import_says_it_wrote_nothing(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A CLI attack: Ctrl-C midway through `ingest tatqa` left the facts and some documents
-    and printed only 'interrupted'. An import lands its facts in one step, then each document
-    whole; the message says so and that running the command again completes it."""
+    and printed only 'interrupted'. The import is one transaction: interrupted as it writes
+    its facts (after its documents), it leaves nothing, says so, and runs again whole."""
+    from ragspine.stores.backend import SQLiteBackend
+
     source = tmp_path / "one.json"
     table = [["", "2019"], ["Revenue", "5"]]
     paragraphs = [{"uid": "p1", "order": 1, "text": "Revenue grew in 2019."}]
     document = {"table": {"uid": "one", "table": table}, "paragraphs": paragraphs}
     source.write_text(json.dumps([document]), "utf-8")
+    real = SQLiteBackend.import_stores
 
-    def interrupted(*args: object, **kwargs: object) -> None:
-        raise KeyboardInterrupt
+    class Interrupted:
+        def __init__(self, facts: Any) -> None:
+            self.facts = facts
 
-    monkeypatch.setattr(Workspace, "_ingest_texts", interrupted)
+        def write(self, facts: Any) -> None:
+            self.facts.write(facts)
+            raise KeyboardInterrupt
+
+    def interrupted(self: SQLiteBackend, chunks: Any) -> tuple[Any, Any]:
+        facts, glossary = real(self, chunks)
+        return Interrupted(facts), glossary
+
+    monkeypatch.setattr(SQLiteBackend, "import_stores", interrupted)
     ws = str(tmp_path / "ws")
     code, _, err = run(capsys, "--workspace", ws, "ingest", "tatqa", str(source), "--quiet")
-    assert code == 130 and "run the same command again" in err and "Traceback" not in err
+    assert code == 130 and "nothing of this tatqa import was written" in err, err
+    assert "Traceback" not in err
     monkeypatch.undo()
+    code, _, err = run(capsys, "--workspace", ws, "library", "describe", "tatqa")
+    assert code == 2 and "unknown library 'tatqa'" in err, err
     code, out, _ = run(capsys, "--workspace", ws, "ingest", "tatqa", str(source), "--quiet")
-    assert code == 0 and "1 unchanged" in out and "library tatqa: 1 added" in out, out
-    code, _, err = run(capsys, "--workspace", ws, "search", "revenue")
-    assert code == 0
+    assert code == 0 and "1 added" in out and "library tatqa: 1 added" in out, out
 
 
 def test_ingest_lists_each_skipped_cell_and_reports_a_table_read_as_no_number(
@@ -263,50 +275,6 @@ def test_ingest_lists_each_skipped_cell_and_reports_a_table_read_as_no_number(
     assert "1  no cell of the table reads as a number" in out, out
     assert "document 'euro': no cell of the table reads as a number" in out, out
     assert "document 'mixed', column '2018', row 'Revenue': cell is not a number" in out, out
-
-
-def test_an_import_that_did_not_finish_is_named_until_run_again(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A CLI attack: an import killed midway kept its facts and some documents, and nothing
-    ever said so. A marker names each import under way; one whose process is gone is named
-    by every later command until the same import runs again and completes."""
-    import subprocess
-    import sys
-
-    source = tmp_path / "one.json"
-    paragraphs = [{"uid": "p1", "order": 1, "text": "Revenue grew in 2019."}]
-    table = [["", "2019"], ["Revenue", "5"]]
-    source.write_text(
-        json.dumps([{"table": {"uid": "one", "table": table}, "paragraphs": paragraphs}]), "utf-8"
-    )
-    ws_dir = tmp_path / "ws"
-
-    def failing(*args: object, **kwargs: object) -> None:
-        raise RuntimeError("disk full")
-
-    monkeypatch.setattr(Workspace, "_ingest_texts", failing)
-    with Workspace.open(ws_dir, create=True) as ws, pytest.raises(RuntimeError):
-        ws.ingest_tatqa(source)
-    monkeypatch.undo()
-    (marker,) = (ws_dir / "imports").glob("*.json")
-    gone = subprocess.run(
-        [sys.executable, "-c", "import os; print(os.getpid())"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    record = json.loads(marker.read_text("utf-8"))
-    marker.write_text(json.dumps({**record, "pid": int(gone.stdout)}), "utf-8")  # a dead process
-    code, _, err = run(capsys, "--workspace", str(ws_dir), "search", "revenue")
-    assert code == 0 and "did not finish" in err and "ragspine ingest tatqa" in err, err
-    code, out, err = run(
-        capsys, "--workspace", str(ws_dir), "ingest", "tatqa", str(source), "--quiet"
-    )
-    assert code == 0 and "library tatqa: 1 added" in out, out
-    assert not list((ws_dir / "imports").glob("*.json"))
-    code, _, err = run(capsys, "--workspace", str(ws_dir), "search", "revenue")
-    assert "did not finish" not in err, err
 
 
 def test_a_workspace_under_a_missing_folder_is_refused_not_made(

@@ -29,6 +29,8 @@ COMMAND_MODULES = (
     "ragspine.cli.graph_relations",
     "ragspine.cli.serve",
 )
+_DATASETS = ("tatqa", "convfinqa")
+"""The ``ingest`` kinds that land in one transaction (an interrupted one wrote nothing)."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -61,7 +63,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"ragspine: error: {_bounded(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        if getattr(args, "command", None) == "ingest":  # what landed stays, whole per document
+        kind = getattr(args, "ingest_command", None)
+        if kind in _DATASETS:  # one transaction: it rolled back
+            print(
+                f"ragspine: interrupted: nothing of this {kind} import was written",
+                file=sys.stderr,
+            )
+        elif kind is not None:  # what landed stays, whole per document
             print(
                 "ragspine: interrupted: what was written so far stays (facts in one step, then "
                 "each document whole); run the same command again to complete it (what is "

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -26,8 +25,6 @@ def open_workspace(args: argparse.Namespace, *, create: bool = False) -> Iterato
             "create it first, or check the path"
         )
     with Workspace.open(args.workspace, create=create) as workspace:
-        for unfinished in workspace.unfinished_imports():
-            print(f"ragspine: warning: {unfinished.advice()}", file=sys.stderr)
         yield workspace
 
 

@@ -110,6 +110,11 @@ class Backend(Protocol):
     def glossary_storage(self) -> GlossaryStorage:
         """Where the glossary texts live (files in a folder, or rows of a table)."""
 
+    def import_stores(self, chunks: ChunkStore) -> tuple[FactStore, GlossaryStorage]:
+        """A fact store and a glossary storage whose writes join the transaction ``chunks``
+        has open on the calling thread: an import's facts and generated glossary land with
+        its documents, or none of them does."""
+
     def session(self) -> AbstractContextManager[None]:
         """One connection for every store call of this thread inside (a reading call's many
         small reads), where the backend pools connections; else nothing."""
@@ -219,9 +224,22 @@ class SQLiteBackend:
         return LibraryVectors(chunks, self.index_dir)
 
     def glossary_storage(self) -> GlossaryStorage:
+        from ragspine.stores.sqlite.staged import StagedTexts
         from ragspine.structured.glossary_files import GlossaryFolder
 
-        return GlossaryFolder(self.folder)
+        return GlossaryFolder(self.folder, StagedTexts(self.db_path))
+
+    def import_stores(self, chunks: ChunkStore) -> tuple[FactStore, GlossaryStorage]:
+        """On ``chunks``' connections: the glossary text is staged in the database until the
+        transaction commits (see :mod:`ragspine.stores.sqlite.staged`)."""
+        from ragspine.stores.sqlite.staged import StagedTexts
+        from ragspine.structured.glossary_files import GlossaryFolder
+
+        if not isinstance(chunks, SQLiteChunkStore):
+            raise TypeError("an import writes on a SQLite chunk store's connections")
+        staged = StagedTexts(self.db_path, chunks.connections)
+        facts = SQLiteFactStore(self.db_path, chunks.connections)
+        return facts, GlossaryFolder(self.folder, staged)
 
     def session(self) -> AbstractContextManager[None]:
         return nullcontext()  # each thread keeps its own connections already

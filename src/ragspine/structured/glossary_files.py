@@ -11,16 +11,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from ragspine.files import write_text_atomically
 from ragspine.glossary import Glossary, Term, load_glossary_texts, render_glossary
-from ragspine.stores.facts import FactStore, WriteSummary
 from ragspine.structured.convfinqa import ConvFinQAImport, import_convfinqa
 from ragspine.structured.facts import Fact
-from ragspine.structured.ingest import RowProgress, with_progress
+from ragspine.structured.ingest import RowProgress
 from ragspine.structured.tatqa import TatQAImport, import_tatqa
+
+if TYPE_CHECKING:
+    from ragspine.stores.sqlite.staged import StagedTexts
 
 GLOSSARY_FILENAME = "glossary.toml"
 GENERATED_GLOSSARY_DIR = "glossary.d"
@@ -47,14 +50,22 @@ class GlossaryStorage(Protocol):
         """The generated glossary ``name`` (e.g. ``convfinqa.toml``), None when absent."""
 
     def set_generated(self, name: str, text: str) -> None:
-        """Replace the generated glossary ``name`` (atomically)."""
+        """Replace the generated glossary ``name`` (atomically). Inside a transaction of the
+        workspace database open on the calling thread (an import's, on a storage from
+        ``Backend.import_stores``), it lands when that commits and not at all otherwise."""
+
+    def settle(self) -> None:
+        """Finish what committed imports staged (see :mod:`ragspine.stores.sqlite.staged`);
+        called holding the glossary write lock."""
 
 
 class GlossaryFolder:
-    """:class:`GlossaryStorage` as files of the workspace folder."""
+    """:class:`GlossaryStorage` as files of the workspace folder; an import's text is staged
+    in the workspace database until its transaction commits (``staged``)."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, staged: StagedTexts | None = None) -> None:
         self.folder = folder
+        self._staged = staged
 
     @property
     def path(self) -> Path:
@@ -72,18 +83,34 @@ class GlossaryFolder:
         write_text_atomically(self.path, text)
 
     def generated(self, *, exclude: str | None = None) -> list[tuple[str, str]]:
-        if not self.generated_dir.is_dir():
-            return []
-        paths = sorted(p for p in self.generated_dir.glob("*.toml") if p.name != exclude)
-        return [found for path in paths if (found := _read(path)) is not None]
+        staged = self._staged.texts() if self._staged is not None else {}
+        folder = self.generated_dir
+        names = {p.name for p in folder.glob("*.toml")} if folder.is_dir() else set()
+        found = [self._text(name, staged) for name in sorted((names | staged.keys()) - {exclude})]
+        return [text for text in found if text is not None]
 
     def generated_text(self, name: str) -> tuple[str, str] | None:
-        return _read(self.generated_dir / name)
+        return self._text(name, self._staged.texts() if self._staged is not None else {})
+
+    def _text(self, name: str, staged: dict[str, str]) -> tuple[str, str] | None:
+        """The generated glossary ``name``: a committed import's staged text over its file."""
+        path = self.generated_dir / name
+        return (str(path), staged[name]) if name in staged else _read(path)
 
     def set_generated(self, name: str, text: str) -> None:
+        if self._staged is not None and self._staged.in_transaction():
+            self._staged.stage(name, text)
+        else:
+            self._write(name, text)
+
+    def _write(self, name: str, text: str) -> None:
         target = self.generated_dir / name
         target.parent.mkdir(parents=True, exist_ok=True)
         write_text_atomically(target, text)
+
+    def settle(self) -> None:
+        if self._staged is not None:
+            self._staged.settle(self._write)
 
 
 def _read(path: Path) -> tuple[str, str] | None:
@@ -115,8 +142,10 @@ class GlossaryFiles:
 
     @contextmanager
     def writing(self) -> Iterator[None]:
-        """Hold the glossary write lock (one writer of glossary texts at a time)."""
+        """Hold the glossary write lock (one writer of glossary texts at a time), having
+        finished first what a committed import left staged."""
         with self._lock("glossary", resource="the glossary"):
+            self.storage.settle()
             yield
 
     def set_main(self, text: str) -> Glossary:
@@ -127,10 +156,12 @@ class GlossaryFiles:
             self.storage.set_main(text)
             return merged
 
-    def add_generated(self, name: str, terms: Iterable[Term], *, header: str) -> Glossary:
-        """Add ``terms`` to the generated glossary ``name`` (keeping the terms it has) and return
-        the whole merged glossary. Colliding terms fail before anything is written. Call it
-        while holding :meth:`writing`."""
+    def with_generated(
+        self, name: str, terms: Iterable[Term], *, header: str
+    ) -> tuple[str, Glossary]:
+        """The text of the generated glossary ``name`` with ``terms`` added (keeping the terms
+        it has) and the whole merged glossary; colliding terms fail. Nothing is written: call
+        it holding :meth:`writing`, then store the text with ``storage.set_generated``."""
         existing = self.storage.generated_text(name)
         previous = load_glossary_texts(existing) if existing else None
         base = self.load(exclude=name)
@@ -138,9 +169,8 @@ class GlossaryFiles:
             [*(previous.terms() if previous else ()), *terms],
             fiscal_year_start_month=base.fiscal_year_start_month,
         )
-        merged = base.merged(combined)  # fails before anything is written if terms collide
-        self.storage.set_generated(name, render_glossary(combined, header=header))
-        return merged
+        merged = base.merged(combined)  # fails here if terms collide
+        return render_glossary(combined, header=header), merged
 
 
 class _Imported(Protocol):
@@ -153,65 +183,57 @@ class _Imported(Protocol):
 _I = TypeVar("_I", bound=_Imported)
 
 
-def _import_with_terms(
-    files: GlossaryFiles,
-    facts: FactStore,
-    convert: Callable[[Glossary], _I],
-    *,
-    generated: str,
-    header: str,
-    write_progress: RowProgress | None,
-) -> tuple[_I, WriteSummary, Glossary]:
-    """Convert with the current glossary, then write the new terms to ``glossary.d/GENERATED``
-    and the facts to ``facts``, holding the glossary write lock (re-entrant)."""
-    with files.writing():
-        result = convert(files.load())
-        # The glossary first: if it cannot be written, no fact is stored that no question could
-        # reach; if the facts then fail, the extra terms name nothing and harm nothing.
-        merged = files.add_generated(generated, result.new_terms, header=header)
-        summary = facts.write(with_progress(result.facts, write_progress))
-    return result, summary, merged
+@dataclass(frozen=True, slots=True)
+class PreparedImport(Generic[_I]):
+    """A dataset import converted with the current glossary, nothing written yet: what it
+    adds to its generated glossary (``glossary_name``) and the glossary merged with it."""
+
+    result: _I
+    glossary_name: str
+    glossary_text: str
+    merged: Glossary
 
 
-def import_convfinqa_filings(
+def _prepare(
+    files: GlossaryFiles, convert: Callable[[Glossary], _I], *, generated: str, header: str
+) -> PreparedImport[_I]:
+    """Convert with the current glossary and render the generated glossary with the new terms
+    (call it holding the glossary write lock, and write what it returns under the same hold)."""
+    result = convert(files.load())
+    text, merged = files.with_generated(generated, result.new_terms, header=header)
+    return PreparedImport(result, generated, text, merged)
+
+
+def prepare_convfinqa(
     files: GlossaryFiles,
-    facts: FactStore,
     filings: Iterable[Mapping[str, Any]],
     *,
     source_name: str,
     progress: RowProgress | None = None,
-    write_progress: RowProgress | None = None,
     entities: str = "ticker",
-) -> tuple[ConvFinQAImport, WriteSummary, Glossary]:
-    """Import ConvFinQA ``filings``: new row labels go to ``glossary.d/convfinqa.toml``, then
-    the facts to ``facts``; returns the import, the write summary and the merged glossary."""
-    return _import_with_terms(
+) -> PreparedImport[ConvFinQAImport]:
+    """ConvFinQA ``filings`` converted; new row labels go to ``glossary.d/convfinqa.toml``."""
+    return _prepare(
         files,
-        facts,
         lambda glossary: import_convfinqa(
             filings, glossary, source_name=source_name, progress=progress, entities=entities
         ),
         generated=CONVFINQA_GLOSSARY,
         header=CONVFINQA_HEADER,
-        write_progress=write_progress,
     )
 
 
-def import_tatqa_documents(
+def prepare_tatqa(
     files: GlossaryFiles,
-    facts: FactStore,
     documents: Iterable[Mapping[str, Any]],
     *,
     progress: RowProgress | None = None,
-    write_progress: RowProgress | None = None,
-) -> tuple[TatQAImport, WriteSummary, Glossary]:
-    """Import TAT-QA ``documents`` like :func:`import_convfinqa_filings`: new entities and row
-    labels go to ``glossary.d/tatqa.toml`` first, then the facts to ``facts``."""
-    return _import_with_terms(
+) -> PreparedImport[TatQAImport]:
+    """TAT-QA ``documents`` converted; new entities and row labels go to
+    ``glossary.d/tatqa.toml``."""
+    return _prepare(
         files,
-        facts,
         lambda glossary: import_tatqa(documents, glossary, progress=progress),
         generated=TATQA_GLOSSARY,
         header=TATQA_HEADER,
-        write_progress=write_progress,
     )

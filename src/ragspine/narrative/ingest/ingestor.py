@@ -26,6 +26,7 @@ import hashlib
 import json
 import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -338,6 +339,7 @@ class Ingestor:
         batch_size: int = 1,
         vectors: bool | None = None,
         embed_progress: EmbedProgress | None = None,
+        before_commit: Callable[[], None] | None = None,
     ) -> IngestReport:
         """Ingest prepared sources (an outcome in the stream is a failure found while loading).
 
@@ -348,6 +350,11 @@ class Ingestor:
         library starts without vectors). The lexical indexes are brought up to date before any
         embedding starts; ``embed_progress`` then follows the embedding of the chunks the
         cache lacks (an interrupted run resumes there).
+
+        ``before_commit`` makes the whole ingest one transaction (a new library's creation
+        included) that runs ``before_commit()`` last: what it writes through a store joining
+        that transaction (an import's facts) lands with the documents or not at all. The
+        indexes follow once it has committed, so memory holds every changed chunk until then.
         """
         existing = (
             self._store.library(library_id) if library_id in self._store.library_names() else None
@@ -357,94 +364,103 @@ class Ingestor:
             if self._vectors is None:
                 raise ConfigError(f"library {library_id!r} keeps vectors but no embedder is set up")
             self._vectors.check(library_id)
-        library, created = self._library(library_id, vectors)
-        dense = self._vectors if library.vectors else None
-        since = vector_since = self._store.generation(library_id)
-        outcomes: list[DocumentOutcome] = []
-        changes = _Changes(vectors=dense is not None)
-        batch: list[_Prepared] = []
-        reported = 0
-        # Into an empty library, only a document id met earlier in this run can be stored
-        # already: the others skip the look-up (writing checks again in any case).
-        stored_before = self._store.has_chunks(library_id, int(Sensitivity.RESTRICTED))
-        met: set[str] = set()
-        # A long ingest hands its analysis to a worker process (see the module docstring).
-        analysis = IngestAnalysis(
-            self.worker_rows,
-            start_now=total is not None and total >= self.worker_documents,
-            relations=self._relations,
-        )
-        waiting: list[tuple[list[_Prepared], BatchJobs | None]] = []  # chunked, not written
+        committing = ExitStack()  # with before_commit: the ingest's one transaction
+        with committing:
+            if before_commit is not None:
+                committing.enter_context(self._store.transaction())
+            library, created = self._library(library_id, vectors)
+            dense = self._vectors if library.vectors else None
+            since = vector_since = self._store.generation(library_id)
+            outcomes: list[DocumentOutcome] = []
+            changes = _Changes(vectors=dense is not None)
+            batch: list[_Prepared] = []
+            reported = 0
+            # Into an empty library, only a document id met earlier in this run can be stored
+            # already: the others skip the look-up (writing checks again in any case).
+            stored_before = self._store.has_chunks(library_id, int(Sensitivity.RESTRICTED))
+            met: set[str] = set()
+            # A long ingest hands its analysis to a worker process (see the module docstring).
+            analysis = IngestAnalysis(
+                self.worker_rows,
+                start_now=total is not None and total >= self.worker_documents,
+                relations=self._relations,
+            )
+            waiting: list[tuple[list[_Prepared], BatchJobs | None]] = []  # chunked, not written
 
-        def apply_lexical() -> int:
-            nonlocal since
-            generation = self._store.generation(library_id)
-            known = analysis.collect()
-            try:
-                self._indexes.apply(
-                    library_id,
-                    changes.removed,
-                    changes.added.values(),
-                    since=since,
-                    generation=generation,
-                    known=known,
-                )
-            finally:
-                if known is not None:
-                    known.release()
-            changes.lexical_applied()
-            since = generation
-            return generation
+            def apply_lexical() -> int:
+                nonlocal since
+                generation = self._store.generation(library_id)
+                known = analysis.collect()
+                try:
+                    self._indexes.apply(
+                        library_id,
+                        changes.removed,
+                        changes.added.values(),
+                        since=since,
+                        generation=generation,
+                        known=known,
+                    )
+                finally:
+                    if known is not None:
+                        known.release()
+                changes.lexical_applied()
+                since = generation
+                return generation
 
-        def write(prepared: list[_Prepared], jobs: BatchJobs | None) -> None:
-            results = analysis.results(jobs)
-            with self._store.transaction():
-                written = self._write_batch(library, prepared, changes, analysis, results)
-            outcomes.extend(written)
-            if len(changes.added) + len(changes.removed) >= self.stream_rows:
-                # The lexical indexes follow every so many changed chunks, so memory stays
-                # bounded and what was written becomes searchable.
-                apply_lexical()
+            def write(prepared: list[_Prepared], jobs: BatchJobs | None) -> None:
+                results = analysis.results(jobs)
+                with self._store.transaction():
+                    written = self._write_batch(library, prepared, changes, analysis, results)
+                outcomes.extend(written)
+                if before_commit is None and (
+                    len(changes.added) + len(changes.removed) >= self.stream_rows
+                ):
+                    # The lexical indexes follow every so many changed chunks, so memory stays
+                    # bounded and what was written becomes searchable.
+                    apply_lexical()
 
-        def flush() -> None:
-            """Queue the batch's analysis; write the batches whose analysis is ready (or the
-            oldest ones, when too many chunks wait)."""
-            waiting.append((list(batch), analysis.submit([p.new_document for p in batch])))
-            batch.clear()
-            rows = sum(len(p.new_document.chunks) for group, _ in waiting for p in group)
-            while waiting and (analysis.ready(waiting[0][1]) or rows > self.waiting_rows):
-                group, jobs = waiting.pop(0)
-                rows -= sum(len(p.new_document.chunks) for p in group)
-                write(group, jobs)
+            def flush() -> None:
+                """Queue the batch's analysis; write the batches whose analysis is ready (or the
+                oldest ones, when too many chunks wait)."""
+                waiting.append((list(batch), analysis.submit([p.new_document for p in batch])))
+                batch.clear()
+                rows = sum(len(p.new_document.chunks) for group, _ in waiting for p in group)
+                while waiting and (analysis.ready(waiting[0][1]) or rows > self.waiting_rows):
+                    group, jobs = waiting.pop(0)
+                    rows -= sum(len(p.new_document.chunks) for p in group)
+                    write(group, jobs)
 
-        def drain() -> None:
-            while waiting:
-                write(*waiting.pop(0))
+            def drain() -> None:
+                while waiting:
+                    write(*waiting.pop(0))
 
-        with analysis:
-            for item in sources:
-                outcome = item if isinstance(item, DocumentOutcome) else None
-                if outcome is None:
-                    assert isinstance(item, DocumentSource)
-                    look_up = stored_before or item.doc_id in met
-                    met.add(item.doc_id)
-                    outcome, prepared = self._prepare(library, item, options, look_up=look_up)
-                    if prepared is not None:
-                        batch.append(prepared)
-                        analysis.prepared(len(prepared.new_document.chunks))
-                if outcome is not None:
-                    if batch:
+            with analysis:
+                for item in sources:
+                    outcome = item if isinstance(item, DocumentOutcome) else None
+                    if outcome is None:
+                        assert isinstance(item, DocumentSource)
+                        look_up = stored_before or item.doc_id in met
+                        met.add(item.doc_id)
+                        outcome, prepared = self._prepare(library, item, options, look_up=look_up)
+                        if prepared is not None:
+                            batch.append(prepared)
+                            analysis.prepared(len(prepared.new_document.chunks))
+                    if outcome is not None:
+                        if batch:
+                            flush()
+                        drain()  # outcomes stay in input order
+                        outcomes.append(outcome)
+                    elif len(batch) >= batch_size:
                         flush()
-                    drain()  # outcomes stay in input order
-                    outcomes.append(outcome)
-                elif len(batch) >= batch_size:
+                    reported = _report(progress, outcomes, reported, total)
+                if batch:
                     flush()
-                reported = _report(progress, outcomes, reported, total)
-            if batch:
-                flush()
-            drain()
-            _report(progress, outcomes, reported, total)
-            generation = apply_lexical()
+                drain()
+                _report(progress, outcomes, reported, total)
+                if before_commit is not None:
+                    before_commit()
+                    committing.close()  # commits; the indexes follow only what is committed
+                generation = apply_lexical()
         if dense is not None:
             give_back_free_memory()  # the embedding phase starts from this phase's rows freed
             dense.apply(

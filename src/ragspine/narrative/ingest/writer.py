@@ -220,9 +220,11 @@ class LibraryWriter:
         batch_size: int = 1,
         vectors: bool | None = None,
         embed_progress: EmbedProgress | None = None,
+        before_commit: Callable[[], None] | None = None,
     ) -> IngestReport:
         """Write prepared ``sources`` into ``library`` under its write lock (see
-        :meth:`~ragspine.narrative.ingest.ingestor.Ingestor.ingest_sources`)."""
+        :meth:`~ragspine.narrative.ingest.ingestor.Ingestor.ingest_sources`; ``before_commit``
+        makes it one transaction that runs it last)."""
         with self.writing(library):
             return self._ingestor.ingest_sources(
                 library,
@@ -233,4 +235,5 @@ class LibraryWriter:
                 batch_size=batch_size,
                 vectors=vectors,
                 embed_progress=embed_progress,
+                before_commit=before_commit,
             )

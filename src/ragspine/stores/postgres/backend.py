@@ -119,6 +119,13 @@ class PostgresBackend:
 
         return PostgresGlossary(self.db)
 
+    def import_stores(self, chunks: ChunkStore) -> tuple[FactStore, GlossaryStorage]:
+        """Every store of the database writes inside the transaction this thread has open."""
+        from ragspine.stores.postgres.facts import PostgresFactStore
+        from ragspine.stores.postgres.glossary import PostgresGlossary
+
+        return PostgresFactStore(self.db), PostgresGlossary(self.db)
+
     def session(self) -> AbstractContextManager[None]:
         return self.db.session()
 

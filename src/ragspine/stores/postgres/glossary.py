@@ -50,4 +50,7 @@ class PostgresGlossary:
         return self._read(_GENERATED + name)
 
     def set_generated(self, name: str, text: str) -> None:
-        self._write(_GENERATED + name, text)
+        self._write(_GENERATED + name, text)  # inside this thread's transaction, part of it
+
+    def settle(self) -> None:
+        """Nothing is ever staged: the texts are rows written in the transaction itself."""

@@ -36,8 +36,10 @@ _INSERTED_TYPES = (
     "text[]", "text[]", "text[]", "text[]", "text[]", "integer[]", "text[]",
 )  # fmt: skip
 _GLOSSARY_LOCK = (
-    "SELECT pg_advisory_xact_lock(hashtextextended(current_schema() || ':glossary', 0))"
+    "SELECT pg_advisory_xact_lock(hashtextextended(current_schema() || ':glossary-edges', 0))"
 )
+"""Serializes the replacers of the glossary's edges; not the glossary write lock (``glossary``):
+an import replaces them inside its transaction while it holds that lock on another connection."""
 
 
 class PostgresRelationStore:

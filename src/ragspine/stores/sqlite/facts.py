@@ -11,7 +11,12 @@ from pathlib import Path
 from ragspine.errors import StoreError
 from ragspine.security import Sensitivity
 from ragspine.stores.facts import HistoryEntry, StoredFact, WriteSummary
-from ragspine.stores.sqlite.connect import ThreadConnections, connect, has_tables
+from ragspine.stores.sqlite.connect import (
+    ThreadConnections,
+    connect,
+    has_tables,
+    write_transaction,
+)
 from ragspine.structured.facts import Fact, FactKey, Scale, utc_now
 
 SCHEMA_VERSION = 1
@@ -100,10 +105,16 @@ class SQLiteFactStore:
     """Facts in the workspace's SQLite file; values stored as exact decimal text.
 
     Safe to share between threads: each thread reads and writes through its own connection.
+    Given another store's ``connections`` (the chunk store's), it reads and writes through
+    those, so a write joins the transaction that store has open on the calling thread; it then
+    leaves closing them to that store.
     """
 
-    def __init__(self, path: Path) -> None:
-        self._connections = ThreadConnections(lambda: _open(path))
+    def __init__(self, path: Path, connections: ThreadConnections | None = None) -> None:
+        self._owns_connections = connections is None
+        self._connections = (
+            ThreadConnections(lambda: _open(path)) if connections is None else connections
+        )
         self._cursors = threading.local()
         try:
             conn = self._connections.get()
@@ -116,7 +127,7 @@ class SQLiteFactStore:
                 )
             self._check_version()
         except sqlite3.DatabaseError as exc:
-            self._connections.close()
+            self.close()
             raise StoreError(f"cannot open fact store at {path}: {exc}") from exc
         self.path = path
         self._indexed = False
@@ -238,8 +249,7 @@ class SQLiteFactStore:
         added = replaced = unchanged = 0
         now = utc_now()
         cur = self._conn.cursor()
-        cur.execute("BEGIN IMMEDIATE")  # outside the try: a failed BEGIN has nothing to roll back
-        try:
+        with write_transaction(self._conn):  # or the one open on this connection
             for fact in facts:
                 row = _row_from_fact(fact)
                 old = cur.execute(_SELECT, row[:4]).fetchone()
@@ -258,10 +268,6 @@ class SQLiteFactStore:
                     f"INSERT OR REPLACE INTO facts ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                     row,
                 )
-            cur.execute("COMMIT")
-        except BaseException:
-            cur.execute("ROLLBACK")
-            raise
         return WriteSummary(added, replaced, unchanged)
 
     def history(self, key: FactKey) -> list[HistoryEntry]:
@@ -277,5 +283,6 @@ class SQLiteFactStore:
         return int(self._conn.execute("SELECT count(*) FROM facts").fetchone()[0])
 
     def close(self) -> None:
-        """Close every thread's connection."""
-        self._connections.close()
+        """Close every thread's connection (unless another store's were given)."""
+        if self._owns_connections:
+            self._connections.close()
