@@ -30,7 +30,7 @@ COMMAND_MODULES = (
     "ragspine.cli.serve",
 )
 _DATASETS = ("tatqa", "convfinqa")
-"""The ``ingest`` kinds that land in one transaction (an interrupted one wrote nothing)."""
+"""The ``ingest`` kinds that land in one transaction."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -64,9 +64,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         kind = getattr(args, "ingest_command", None)
-        if kind in _DATASETS:  # one transaction: it rolled back
+        if kind in _DATASETS:  # one transaction: rolled back, unless past its commit
             print(
-                f"ragspine: interrupted: nothing of this {kind} import was written",
+                f"ragspine: interrupted: a {kind} import lands whole or not at all; run the "
+                "same command again to be sure it landed (what already landed is skipped)",
                 file=sys.stderr,
             )
         elif kind is not None:  # what landed stays, whole per document
