@@ -71,6 +71,24 @@ def describe_holder(path: Path) -> str:
     return f"process {owner['pid']}{command}{since}"
 
 
+def is_held(path: Path) -> bool:
+    """Whether anyone (another process, or another thread of this one) holds the lock at
+    ``path`` right now. Only looks: a lock file that does not exist is not made."""
+    try:
+        handle = open(path, encoding="utf-8")  # noqa: SIM115 - closed below
+    except OSError:
+        return False  # never taken (or unreadable: no writer of ours made it)
+    try:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(handle, fcntl.LOCK_UN)
+        return False
+    finally:
+        handle.close()
+
+
 def held_locks(workspace: Path) -> list[str]:
     """``"resource: holder"`` for every lock of the workspace held right now (by anyone)."""
     folder = workspace / LOCK_DIR

@@ -14,6 +14,7 @@ holds that library's write lock.
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -25,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ragspine.answer.options import AnswerOptions, AskOptions
-from ragspine.errors import ConfigError
+from ragspine.errors import ConfigError, RagSpineError
 from ragspine.glossary import Glossary
 from ragspine.narrative.retrieve.options import SearchOptions, resolve_options
 from ragspine.security import PUBLIC, Principal
@@ -47,6 +48,8 @@ from ragspine.structured.query import MetricResult, query_metric
 from ragspine.structured.tatqa import DEFAULT_LIBRARY as TATQA_LIBRARY
 from ragspine.structured.tatqa import TatQAImport, load_tatqa
 from ragspine.structured.texts import paragraph_sources
+
+log = logging.getLogger("ragspine")
 
 if TYPE_CHECKING:
     from ragspine.answer.types import Answer as NarrativeAnswer
@@ -476,7 +479,10 @@ class Workspace:
         except BaseException:
             self._set_glossary(None)  # what is stored, not what failed to land
             raise
-        self._glossary_files.storage.settle()  # the committed glossary text to its file
+        try:
+            self._glossary_files.storage.settle()  # the committed glossary text to its file
+        except RagSpineError as exc:  # landed: readers take the text staged in the database
+            log.warning("warning: the import landed, but %s", exc)
         return written[0], report
 
     # --- narrative channel: libraries, document ingest, search ---------------------------------

@@ -278,3 +278,104 @@ def test_facts_written_inside_the_chunk_transaction_roll_back_with_it(tmp_path: 
         with ws.chunks.transaction():
             facts.write([fact])
         assert ws.facts.count() == 1
+
+
+def _interrupt_index_updates(monkeypatch: pytest.MonkeyPatch, error: BaseException) -> None:
+    """The next lexical index update fails with ``error``: the writer dies (or fails) between
+    its chunk-store commit and its index commit."""
+    from ragspine.narrative.index.lexical.library_indexes import LibraryIndexes
+
+    def failing(*args: Any, **kwargs: Any) -> None:
+        raise error
+
+    monkeypatch.setattr(LibraryIndexes, "apply", failing)
+
+
+def _finds(folder: Path, words: str) -> set[str]:
+    with Workspace.open(folder) as ws:
+        return {hit.doc_id for hit in ws.search(words, top_k=10).snippets}
+
+
+def test_an_index_left_behind_by_a_dead_writer_is_built_in_memory_by_readers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A writer killed between its commit and its index commit left the library's index
+    behind: the replaced document vanished from search and the new one was missing until the
+    next write. With no writer at work, a reader builds the index in memory; while a writer
+    holds the library's lock, readers keep the last committed index."""
+    from ragspine.locks import lock_path, write_lock
+
+    first, second = _sources(tmp_path)
+    folder = tmp_path / "ws"
+    with Workspace.init(folder) as ws:
+        ws.ingest_tatqa(first)
+        _interrupt_index_updates(monkeypatch, KeyboardInterrupt())
+        with pytest.raises(KeyboardInterrupt):
+            ws.ingest_tatqa(second)  # committed; its index update never ran
+    monkeypatch.undo()
+    assert _finds(folder, "restated contracts") == {"alpha", "beta"}
+    lock = lock_path(folder, "library-tatqa")
+    with write_lock(lock, resource="library 'tatqa'"):  # a writer at work: the last commit
+        assert _finds(folder, "restated contracts") == set()
+    with Workspace.open(folder) as ws:  # the next write brings the index up to date
+        ws.ingest_tatqa(second)
+        assert ws.facts.count() == 8
+    with write_lock(lock, resource="library 'tatqa'"):
+        assert _finds(folder, "restated contracts") == {"alpha", "beta"}
+
+
+def test_an_import_whose_index_update_fails_after_its_commit_says_it_landed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    _, second = _sources(tmp_path)
+    folder = tmp_path / "ws"
+    with Workspace.init(folder) as ws:
+        _interrupt_index_updates(monkeypatch, OSError(28, "No space left on device"))
+        _, summary, report = ws.ingest_tatqa(second)
+        assert summary.added == 8 and report.count(IngestStatus.ADDED) == 2
+    monkeypatch.undo()
+    assert "the documents of library 'tatqa' landed" in caplog.text
+    assert _finds(folder, "restated contracts") == {"alpha", "beta"}
+
+
+def test_a_glossary_file_that_cannot_be_written_after_the_commit_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The import landed (readers see its glossary, staged); every glossary writer after it
+    names the file it cannot write and what to do, until it can."""
+    from ragspine.errors import StoreError
+    from ragspine.structured.glossary_files import GlossaryFolder
+
+    _, second = _sources(tmp_path)
+    folder = tmp_path / "ws"
+
+    def unwritable(self: GlossaryFolder, name: str, text: str) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    with Workspace.init(folder) as ws:
+        monkeypatch.setattr(GlossaryFolder, "_write", unwritable)
+        assert ws.ingest_tatqa(second)[1].added == 8
+        assert "the import landed, but cannot write" in caplog.text
+        with pytest.raises(StoreError, match=r"make .*glossary\.d writable"):
+            ws.set_glossary(ws.glossary_text())
+    with Workspace.open(folder) as ws:
+        assert "tatqa-beta" in ws.glossary.entities.terms
+        monkeypatch.undo()
+        ws.set_glossary(ws.glossary_text())
+        assert StagedTexts(ws.db_path).texts() == {}
+    assert "tatqa-beta" in (folder / "glossary.d" / "tatqa.toml").read_text("utf-8")
+
+
+@pytest.mark.parametrize(
+    "paragraphs", [["Revenue grew."], [{"uid": "p1", "order": 1, "text": 123}], "text"]
+)
+def test_paragraphs_that_are_not_objects_with_a_text_are_refused(
+    tmp_path: Path, paragraphs: Any
+) -> None:
+    """They were dropped with no word (a document kept its old version, or lost a paragraph)."""
+    from ragspine.errors import IngestError
+
+    document = {**_document("alpha", "5", "x"), "paragraphs": paragraphs}
+    source = _write(tmp_path / "bad.json", _document("beta", "7", "Revenue rose."), document)
+    with Workspace.init(tmp_path / "ws") as ws, pytest.raises(IngestError, match="document 2"):
+        ws.ingest_tatqa(source)

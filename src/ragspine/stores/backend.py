@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Protocol
 from urllib.parse import unquote
 
 from ragspine.errors import ConfigError
-from ragspine.locks import LOCK_DIR, write_lock
+from ragspine.locks import LOCK_DIR, is_held, lock_path, write_lock
 from ragspine.stores.chunks import ChunkStore
 from ragspine.stores.facts import FactStore
 from ragspine.stores.graph import RelationStore
@@ -215,7 +215,10 @@ class SQLiteBackend:
         """The lexical indexes: files under ``indexes/``, rebuilt from ``chunks`` when behind."""
         from ragspine.narrative.index.lexical.library_indexes import LibraryIndexes
 
-        return LibraryIndexes(chunks, self.index_dir)
+        def writing(library: str) -> bool:
+            return is_held(lock_path(self.folder, f"library-{library}"))
+
+        return LibraryIndexes(chunks, self.index_dir, writing=writing)
 
     def open_vectors(self, chunks: ChunkStore) -> LibraryVectors:
         """The vector indexes and the embedding cache, under ``indexes/``."""

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
+from ragspine.errors import StoreError
 from ragspine.files import write_text_atomically
 from ragspine.glossary import Glossary, Term, load_glossary_texts, render_glossary
 from ragspine.structured.convfinqa import ConvFinQAImport, import_convfinqa
@@ -110,7 +111,17 @@ class GlossaryFolder:
 
     def settle(self) -> None:
         if self._staged is not None:
-            self._staged.settle(self._write)
+            self._staged.settle(self._write_out)
+
+    def _write_out(self, name: str, text: str) -> None:
+        try:
+            self._write(name, text)
+        except OSError as exc:
+            raise StoreError(
+                f"cannot write {self.generated_dir / name} ({exc.strerror or exc}): an import "
+                "that landed keeps this generated glossary in the workspace database until it "
+                f"is written; make {self.generated_dir} writable and run the command again"
+            ) from None
 
 
 def _read(path: Path) -> tuple[str, str] | None:

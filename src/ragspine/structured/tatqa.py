@@ -178,11 +178,16 @@ def load_tatqa(path: Path) -> list[Mapping[str, Any]]:
                 for row in table["table"]
             )
             and isinstance(doc.get("paragraphs", []), list)
+            and all(
+                isinstance(p, dict) and isinstance(p.get("text", ""), str)
+                for p in doc.get("paragraphs", [])
+            )
         )
         if not ok:
             raise IngestError(
                 f"{path.name}: document {number} is not a TAT-QA document (an object with "
-                "table.uid, table.table as rows of strings, and paragraphs); nothing was ingested"
+                "table.uid, table.table as rows of strings, and paragraphs as objects with a "
+                "text); nothing was ingested"
             )
     uids = Counter(str(d["table"]["uid"]) for d in documents)
     repeated = [uid for uid, count in uids.items() if count > 1]

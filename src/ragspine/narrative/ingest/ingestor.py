@@ -457,10 +457,22 @@ class Ingestor:
                     flush()
                 drain()
                 _report(progress, outcomes, reported, total)
-                if before_commit is not None:
+                if before_commit is None:
+                    generation = apply_lexical()
+                else:
                     before_commit()
                     committing.close()  # commits; the indexes follow only what is committed
-                generation = apply_lexical()
+                    try:
+                        generation = apply_lexical()
+                    except Exception as exc:  # landed: what follows must not say otherwise
+                        log.warning(
+                            "warning: the documents of library %r landed, but its search index "
+                            "could not be brought up to date (%s); searches build it in memory "
+                            "until the next write to the library",
+                            library_id,
+                            exc,
+                        )
+                        generation = self._store.generation(library_id)
         if dense is not None:
             give_back_free_memory()  # the embedding phase starts from this phase's rows freed
             dense.apply(

@@ -57,10 +57,11 @@ def write_transaction(db: sqlite3.Connection) -> Iterator[None]:
     db.execute("BEGIN IMMEDIATE")
     try:
         yield
+        db.execute("COMMIT")
     except BaseException:
-        db.execute("ROLLBACK")
+        if db.in_transaction:  # the body failed, or COMMIT did (a full disk): nothing stays open
+            db.execute("ROLLBACK")
         raise
-    db.execute("COMMIT")
 
 
 def has_tables(db: sqlite3.Connection, names: Iterable[str]) -> bool:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from enum import StrEnum
 from pathlib import Path
 from typing import Protocol
@@ -165,8 +165,12 @@ class LibraryIndexes:
         *,
         k1: float = bm25.DEFAULT_K1,
         b: float = bm25.DEFAULT_B,
+        writing: Callable[[str], bool] | None = None,
     ) -> None:
+        """``writing(library)``: whether a writer of the library is at work (holds its lock);
+        without it, one is assumed to be whenever an index is behind its library."""
         self._store = store
+        self._writing = writing or (lambda library_id: True)
         self._storage = index_storage(index_dir)
         self._k1 = k1
         self._b = b
@@ -204,9 +208,10 @@ class LibraryIndexes:
     def get(self, library_id: str, fields: IndexFields) -> LexicalIndex:
         """The index to search: the last committed one (never written by this call).
 
-        While a writer is between its chunk-store commit and its index commit, or after a
-        writer died there, this is the previous commit; an index with nothing usable on disk is
-        built in memory from the chunk store for this process.
+        While a writer is between its chunk-store commit and its index commit, this is the
+        previous commit. An index with nothing usable on disk, or one left behind by a writer
+        that died between its two commits (no writer holds the library's lock), is built in
+        memory from the chunk store for this process, until a writer commits a current one.
         """
         generation = self._store.generation(library_id)
         key = (library_id, fields)
@@ -219,6 +224,8 @@ class LibraryIndexes:
                 return cached
             folder = self.folder(library_id, fields)
             committed = committed_generation(folder)
+            if committed is not None and committed < generation and not self._writing(library_id):
+                committed = None  # left behind: its writer died before bringing it up to date
             if cached is not None and committed is not None and committed == cached.generation:
                 return cached
             index = self._load_committed(folder) if committed is not None else None
