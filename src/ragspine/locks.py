@@ -73,16 +73,18 @@ def describe_holder(path: Path) -> str:
 
 def is_held(path: Path) -> bool:
     """Whether anyone (another process, or another thread of this one) holds the lock at
-    ``path`` right now. Only looks: a lock file that does not exist is not made."""
+    ``path`` right now. Only looks: a lock file that does not exist is not made, and the probe
+    is a shared lock, so two probes never see each other. When the file system cannot tell
+    (an NFS mount refuses a lock on a file opened for reading), the answer is yes."""
     try:
         handle = open(path, encoding="utf-8")  # noqa: SIM115 - closed below
     except OSError:
         return False  # never taken (or unreadable: no writer of ours made it)
     try:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return True
+        fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:  # BlockingIOError: a writer holds it
+        return True
+    else:
         fcntl.flock(handle, fcntl.LOCK_UN)
         return False
     finally:
@@ -98,8 +100,8 @@ def held_locks(workspace: Path) -> list[str]:
     for path in sorted(folder.glob("*.lock")):
         try:
             with open(path, "a+", encoding="utf-8") as handle:
-                try:
-                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                try:  # shared: a reader's probe (is_held) is not taken for a writer
+                    fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
                 except BlockingIOError:
                     held.append(f"{path.stem}: {describe_holder(path)}")
                 else:

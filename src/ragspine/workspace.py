@@ -481,8 +481,12 @@ class Workspace:
             raise
         try:
             self._glossary_files.storage.settle()  # the committed glossary text to its file
-        except RagSpineError as exc:  # landed: readers take the text staged in the database
-            log.warning("warning: the import landed, but %s", exc)
+        except Exception as exc:  # landed: readers take the text staged in the database
+            said = (
+                str(exc) if isinstance(exc, RagSpineError) else f"its glossary file waits ({exc})"
+            )
+            log.warning("warning: the import landed, but %s", said)
+            log.debug("writing out the glossary of an import", exc_info=exc)
         return written[0], report
 
     # --- narrative channel: libraries, document ingest, search ---------------------------------

@@ -379,3 +379,63 @@ def test_paragraphs_that_are_not_objects_with_a_text_are_refused(
     source = _write(tmp_path / "bad.json", _document("beta", "7", "Revenue rose."), document)
     with Workspace.init(tmp_path / "ws") as ws, pytest.raises(IngestError, match="document 2"):
         ws.ingest_tatqa(source)
+
+
+def test_a_reader_keeps_its_newer_index_while_a_writer_is_at_work(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reader that built a left-behind index in memory served the older committed one
+    again, reloading it at every search, once a writer took the library's lock."""
+    import sqlite3
+
+    from ragspine.locks import lock_path, write_lock
+
+    first, second = _sources(tmp_path)
+    folder = tmp_path / "ws"
+    with Workspace.init(folder) as ws:
+        ws.ingest_tatqa(first)
+        _interrupt_index_updates(monkeypatch, KeyboardInterrupt())
+        with pytest.raises(KeyboardInterrupt):
+            ws.ingest_tatqa(second)
+    monkeypatch.undo()
+    with Workspace.open(folder) as reader:
+        found = {hit.doc_id for hit in reader.search("restated contracts").snippets}
+        assert found == {"alpha", "beta"}
+        with write_lock(lock_path(folder, "library-tatqa"), resource="library 'tatqa'"):
+            db = sqlite3.connect(folder / "workspace.sqlite")
+            with db:  # a writer between its chunk-store commit and its index commit
+                db.execute("UPDATE narrative_libraries SET generation = generation + 1")
+            db.close()
+            again = {hit.doc_id for hit in reader.search("restated contracts").snippets}
+        assert again == found
+        assert len(reader.lexical_indexes.rebuilt) == 1  # the one build, nothing reloaded
+
+
+def test_the_lock_probe_sees_writers_only_and_makes_no_file(tmp_path: Path) -> None:
+    import fcntl
+
+    from ragspine.locks import is_held, write_lock
+
+    path = tmp_path / "locks" / "library-x.lock"
+    assert not is_held(path) and not path.parent.exists()
+    with write_lock(path, resource="library 'x'"):
+        assert is_held(path)
+    with open(path, encoding="utf-8") as other:  # another reader's probe, in flight
+        fcntl.flock(other, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        assert not is_held(path)
+
+
+def test_an_embedding_that_fails_after_the_commit_is_a_warning_that_it_landed(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from hashing_embedder import HashingEmbedder
+
+    _, second = _sources(tmp_path)
+    embedder = HashingEmbedder()
+    with Workspace.init(tmp_path / "ws") as ws:
+        ws.vector_indexes.use_embedder(embedder)
+        ws.create_library("tatqa", vectors=True)
+        embedder.fail = True
+        assert ws.ingest_tatqa(second)[1].added == 8
+        assert "its new chunks could not be embedded" in caplog.text
+        assert "ragspine library vectors tatqa on" in caplog.text

@@ -179,7 +179,7 @@ def load_tatqa(path: Path) -> list[Mapping[str, Any]]:
             )
             and isinstance(doc.get("paragraphs", []), list)
             and all(
-                isinstance(p, dict) and isinstance(p.get("text", ""), str)
+                isinstance(p, dict) and isinstance(p.get("text"), str)
                 for p in doc.get("paragraphs", [])
             )
         )

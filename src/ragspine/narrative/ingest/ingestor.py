@@ -300,6 +300,19 @@ def parse_meta_pairs(pairs: Iterable[str]) -> dict[str, str | int | float]:
     return result
 
 
+def _landed_but(library_id: str, what: str, exc: Exception, remedy: str) -> None:
+    """Warn that a one-transaction ingest landed although ``what`` failed after its commit,
+    and what catches up (the traceback goes to the debug log)."""
+    log.warning(
+        "warning: the documents of library %r landed, but %s (%s); %s",
+        library_id,
+        what,
+        exc,
+        remedy,
+    )
+    log.debug("after the commit of library %r", library_id, exc_info=exc)
+
+
 class Ingestor:
     """Writes documents into libraries and keeps the lexical indexes in step."""
 
@@ -465,24 +478,33 @@ class Ingestor:
                     try:
                         generation = apply_lexical()
                     except Exception as exc:  # landed: what follows must not say otherwise
-                        log.warning(
-                            "warning: the documents of library %r landed, but its search index "
-                            "could not be brought up to date (%s); searches build it in memory "
-                            "until the next write to the library",
+                        _landed_but(
                             library_id,
+                            "its search index could not be updated",
                             exc,
+                            "the next write to the library brings it up to date",
                         )
                         generation = self._store.generation(library_id)
         if dense is not None:
             give_back_free_memory()  # the embedding phase starts from this phase's rows freed
-            dense.apply(
-                library_id,
-                changes.vector_removed,
-                sorted(changes.vector_added or ()),
-                since=vector_since,
-                generation=generation,
-                progress=embed_progress,
-            )
+            try:
+                dense.apply(
+                    library_id,
+                    changes.vector_removed,
+                    sorted(changes.vector_added or ()),
+                    since=vector_since,
+                    generation=generation,
+                    progress=embed_progress,
+                )
+            except Exception as exc:
+                if before_commit is None:
+                    raise
+                _landed_but(
+                    library_id,
+                    "its new chunks could not be embedded",
+                    exc,
+                    f"'ragspine library vectors {library_id} on' or the next ingest embeds them",
+                )
         return IngestReport(library_id, tuple(outcomes), generation, created)
 
     def _prepare(

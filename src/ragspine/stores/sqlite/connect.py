@@ -11,6 +11,7 @@ interleave on it. :class:`ThreadConnections` gives each thread its own.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import threading
 import time
@@ -60,7 +61,8 @@ def write_transaction(db: sqlite3.Connection) -> Iterator[None]:
         db.execute("COMMIT")
     except BaseException:
         if db.in_transaction:  # the body failed, or COMMIT did (a full disk): nothing stays open
-            db.execute("ROLLBACK")
+            with contextlib.suppress(sqlite3.Error):  # the first error is the one to report
+                db.execute("ROLLBACK")
         raise
 
 

@@ -225,9 +225,11 @@ class LibraryIndexes:
             folder = self.folder(library_id, fields)
             committed = committed_generation(folder)
             if committed is not None and committed < generation and not self._writing(library_id):
-                committed = None  # left behind: its writer died before bringing it up to date
-            if cached is not None and committed is not None and committed == cached.generation:
-                return cached
+                committed = committed_generation(folder)  # its writer may have just finished
+                if committed is not None and committed < generation:
+                    committed = None  # left behind: its writer died before bringing it up
+            if cached is not None and committed is not None and committed <= cached.generation:
+                return cached  # as new as the committed one, or newer (built in memory)
             index = self._load_committed(folder) if committed is not None else None
             if index is None:
                 index = self._build(library_id, fields, generation, folder)
