@@ -291,6 +291,20 @@ def _interrupt_index_updates(monkeypatch: pytest.MonkeyPatch, error: BaseExcepti
     monkeypatch.setattr(LibraryIndexes, "apply", failing)
 
 
+def _index_left_behind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """A workspace whose re-import committed and died before its index update; returns the
+    workspace folder and the re-imported file."""
+    first, second = _sources(tmp_path)
+    folder = tmp_path / "ws"
+    with Workspace.init(folder) as ws:
+        ws.ingest_tatqa(first)
+        _interrupt_index_updates(monkeypatch, KeyboardInterrupt())
+        with pytest.raises(KeyboardInterrupt):
+            ws.ingest_tatqa(second)  # committed; its index update never ran
+    monkeypatch.undo()
+    return folder, second
+
+
 def _finds(folder: Path, words: str) -> set[str]:
     with Workspace.open(folder) as ws:
         return {hit.doc_id for hit in ws.search(words, top_k=10).snippets}
@@ -305,14 +319,7 @@ def test_an_index_left_behind_by_a_dead_writer_is_built_in_memory_by_readers(
     holds the library's lock, readers keep the last committed index."""
     from ragspine.locks import lock_path, write_lock
 
-    first, second = _sources(tmp_path)
-    folder = tmp_path / "ws"
-    with Workspace.init(folder) as ws:
-        ws.ingest_tatqa(first)
-        _interrupt_index_updates(monkeypatch, KeyboardInterrupt())
-        with pytest.raises(KeyboardInterrupt):
-            ws.ingest_tatqa(second)  # committed; its index update never ran
-    monkeypatch.undo()
+    folder, second = _index_left_behind(tmp_path, monkeypatch)
     assert _finds(folder, "restated contracts") == {"alpha", "beta"}
     lock = lock_path(folder, "library-tatqa")
     with write_lock(lock, resource="library 'tatqa'"):  # a writer at work: the last commit
@@ -390,14 +397,7 @@ def test_a_reader_keeps_its_newer_index_while_a_writer_is_at_work(
 
     from ragspine.locks import lock_path, write_lock
 
-    first, second = _sources(tmp_path)
-    folder = tmp_path / "ws"
-    with Workspace.init(folder) as ws:
-        ws.ingest_tatqa(first)
-        _interrupt_index_updates(monkeypatch, KeyboardInterrupt())
-        with pytest.raises(KeyboardInterrupt):
-            ws.ingest_tatqa(second)
-    monkeypatch.undo()
+    folder, _ = _index_left_behind(tmp_path, monkeypatch)
     with Workspace.open(folder) as reader:
         found = {hit.doc_id for hit in reader.search("restated contracts").snippets}
         assert found == {"alpha", "beta"}
