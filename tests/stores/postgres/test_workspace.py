@@ -232,3 +232,35 @@ def test_a_transaction_inside_a_session_commits_or_rolls_back_whole(postgres_url
             assert other.execute("SELECT count(*) FROM t").fetchone() == (1,)
     finally:
         db.close()
+
+
+def test_an_index_left_behind_by_a_dead_writer_is_searched_in_memory(
+    postgres_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A writer killed between its chunk-store commit and its index commit left the index
+    behind its library: searched as last committed, the new document was missing until the
+    next write. With no writer holding the library's lock, it is searched in memory; while one
+    does, the last commit is searched."""
+    from ragspine.stores.postgres.lexical import PostgresLexicalIndexes
+
+    (tmp_path / "a.md").write_text("Revenue grew in 2019.\n", "utf-8")
+    (tmp_path / "b.md").write_text("Cash flow from operations doubled.\n", "utf-8")
+
+    def killed(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    with Workspace.init(postgres_url) as ws:
+        ws.ingest_documents([tmp_path / "a.md"], library="notes")
+        monkeypatch.setattr(PostgresLexicalIndexes, "apply", killed)
+        with pytest.raises(KeyboardInterrupt):
+            ws.ingest_documents([tmp_path / "b.md"], library="notes")
+    monkeypatch.undo()
+
+    def found(words: str) -> list[str]:
+        with Workspace.open(postgres_url) as reader:
+            return [hit.doc_id for hit in reader.search(words, libraries=["notes"]).snippets]
+
+    assert found("cash flow") == ["b.md"]
+    with Workspace.open(postgres_url) as writer, writer.backend.lock("library-notes", resource="x"):
+        assert found("cash flow") == []  # a writer at work: the last commit
+    assert found("revenue") == ["a.md"]

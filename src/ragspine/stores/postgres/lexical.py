@@ -65,9 +65,18 @@ DEAD = np.dtype("<i8")
 INDEX = (
     "WITH i AS (SELECT id, generation, analyzer FROM lexical_indexes "
     "WHERE library = %(library)s AND fields = %(fields)s) "
-    "SELECT i.analyzer::text, NULL::integer, i.generation, NULL::bigint, NULL::bytea FROM i"
+    "SELECT i.analyzer::text, NULL::integer, i.generation, "
+    "CASE WHEN i.generation >= COALESCE((SELECT generation FROM narrative_libraries "
+    "WHERE library_id = %(library)s), 0) THEN 0 "
+    "WHEN EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted "
+    "AND objsubid = 1 AND ((classid::bigint << 32) | objid::bigint) = "
+    "hashtextextended(current_schema() || ':library-' || %(library)s, 0)) THEN 0 "
+    "ELSE 1 END::bigint, NULL::bytea FROM i"
 )
-"""The index's row (no segment): its analyzer (as JSON text) and generation."""
+"""The index's row (no segment): its analyzer (as JSON text), its generation, and 1 when it is
+behind its library's row with no writer holding the library's lock (``Database.advisory_lock``:
+``pg_locks`` shows a bigint key as its high and low 32 bits), i.e. left behind by a writer
+killed between its two commits."""
 SEGMENTS = (
     "SELECT NULL::text, segment, live::bigint, live_length, dead FROM i JOIN lexical_segments s "
     "ON s.index_id = i.id WHERE level <= %(level)s"
@@ -151,7 +160,8 @@ class PostgresLexicalIndex:
         One statement, so one snapshot and one round trip: the index row, its segments and the
         query terms' blocks of one commit. The query is analyzed with the analyzer the index
         had when last read; when a writer has since rebuilt it with another, it is analyzed
-        again and read again; when the index is gone, it is searched in memory."""
+        again and read again; when the index is gone, or a writer killed between its two
+        commits left it behind its library, it is searched in memory."""
         check_search_args(top_k, max_level)
         wanted = allowed_keys(allowed) if allowed is not None else None
         if top_k == 0:
@@ -177,7 +187,7 @@ class PostgresLexicalIndex:
             if committed is None or committed == analyzer:
                 break
             self.analyzer = committed
-        if committed is None or committed != analyzer:
+        if committed is None or committed != analyzer or (state is not None and state[3] == 1):
             fallback = self._indexes.in_memory(self._library, self._fields)
             return fallback.search(query, top_k, max_level=max_level, allowed=allowed, stats=stats)
         if not qterms:
