@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from itertools import repeat
 
 from ragspine.stores.chunks import count_terms, profile_text
+from ragspine.stores.sqlite.connect import write_transaction
 
 PROFILE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS narrative_profiles (
@@ -70,13 +71,11 @@ def backfill(db: sqlite3.Connection) -> None:
     ).fetchone()
     if row is not None:
         return
-    db.execute("BEGIN IMMEDIATE")
-    try:
+    with write_transaction(db):
         done = db.execute(  # another connection may have counted while this one waited
             "SELECT 1 FROM narrative_meta WHERE key = ?", (PROFILE_META_KEY,)
         ).fetchone()
         if done is not None:
-            db.execute("COMMIT")
             return
         db.execute("DELETE FROM narrative_profiles")
         for (library_id,) in db.execute("SELECT library_id FROM narrative_libraries").fetchall():
@@ -85,10 +84,6 @@ def backfill(db: sqlite3.Connection) -> None:
             "INSERT INTO narrative_meta (key, value) VALUES (?, ?)",
             (PROFILE_META_KEY, PROFILE_VERSION),
         )
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
-    db.execute("COMMIT")
 
 
 def load_counts(db: sqlite3.Connection, library_id: str, max_level: int) -> dict[str, int]:

@@ -16,6 +16,7 @@ from pathlib import PurePath
 
 from ragspine.errors import StoreError
 from ragspine.stores.sqlite import profiles
+from ragspine.stores.sqlite.connect import write_transaction
 
 
 def upgrade(db: sqlite3.Connection, found: int, current: int, where: str) -> None:
@@ -25,8 +26,7 @@ def upgrade(db: sqlite3.Connection, found: int, current: int, where: str) -> Non
             f"{where} holds chunk store schema v{found}, this version reads v{current}: "
             "open it with the RAGSpine version that wrote it, or re-ingest into a new workspace"
         )
-    db.execute("BEGIN IMMEDIATE")
-    try:
+    with write_transaction(db):
         row = db.execute("SELECT value FROM narrative_meta WHERE key = 'schema_version'").fetchone()
         found = int(row[0])  # another process may have upgraded it while this one waited
         if found < 2:
@@ -34,10 +34,6 @@ def upgrade(db: sqlite3.Connection, found: int, current: int, where: str) -> Non
         db.execute(
             "UPDATE narrative_meta SET value = ? WHERE key = 'schema_version'", (str(current),)
         )
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
-    db.execute("COMMIT")
 
 
 def _columns(db: sqlite3.Connection, table: str) -> set[str]:
