@@ -9,12 +9,15 @@ from pathlib import Path
 import pytest
 
 from conftest import ask_table, tatqa_workspace
-from ragspine import Workspace
+from graph.builders import fact
+from ragspine import Principal, Workspace
 from ragspine.answer.question import read_question
 from ragspine.answer.types import AnswerStatus
 from ragspine.eval.qa import fabricated_numbers
 from ragspine.glossary import Glossary
+from ragspine.structured.facts import Scale
 from ragspine.structured.headers import days_in
+from ragspine.workspace import example_glossary_text
 
 TABLES = {
     # a June year end in a workspace whose fiscal year is the calendar year: each column is
@@ -29,6 +32,13 @@ TABLES = {
     "weekly": [["", "December 28, 2019", "December 29, 2018"], ["Inventories", "4", "5"]],
     # a column naming no day is the year's figure
     "plain": [["", "2019", "2018"], ["Inventories", "7", "8"]],
+    # a day in a header row of its own, over two years and under a caption
+    "spanday": [
+        ["", "Domestic", "", "International", ""],
+        ["", "September 30,", "", "September 30,", ""],
+        ["", "2019", "2018", "2019", "2018"],
+        ["Discount rate", "4.00%", "3.75%", "1.90%", "2.80%"],
+    ],
     # Italian balance dates after their lead words (stored nothing before)
     "ital": [["", "Al 31 dicembre 2019", "Al 31 dicembre 2018"], ["Rimanenze", "43", "53"]],
 }
@@ -553,3 +563,71 @@ def test_a_year_ended_on_a_day_no_fiscal_year_ends_is_reported(
     july = Glossary.from_terms([], fiscal_year_start_month=7)
     reading = read_question(question, july)
     assert reading.periods == ((period,) if period else ()) and reading.bad_period == bad
+
+
+def test_a_day_in_a_header_row_of_its_own_is_the_day_read(ws: Workspace) -> None:
+    """A review found 'Domestic / September 30, / 2019' (the header rows a locator joins) read
+    as naming no day: the September 30 figure (4.00) answered 'at December 31, 2019'."""
+    question = "What was the domestic discount rate at December 31, 2019?"
+    other = ask_table(ws, "spanday", question)
+    assert other.status is AnswerStatus.NEEDS_CLARIFICATION, other.text
+    assert "4.00" not in other.text and "December 31, 2019" in other.text
+    same = ask_table(ws, "spanday", "What was the domestic discount rate at September 30, 2019?")
+    assert same.status is AnswerStatus.ANSWERED and "was 4.00 percent" in same.text
+    assert not [line for line in same.assumptions if line.startswith("Day:")]
+
+
+@pytest.mark.parametrize(
+    ("uid", "question", "said"),
+    [
+        ("plain", "What were the inventories at June 30, 2019?", "June 30, 2019"),
+        ("plain", "What were the inventories as of 6/30/19?", "6/30/19"),
+        ("plain", "What was the change in inventories from June 30, 2018 to June 30, 2019?", ""),
+        ("plain", "What were the inventories at December 31, 2019?", None),
+        ("plain", "What were the inventories in 2019?", None),
+        ("calendar", "What were the inventories at December 31, 2019?", None),
+        # a day the figure's own column names is no assumption
+        ("midyear", "What were the inventories at June 30, 2019?", None),
+    ],
+)
+def test_a_year_figure_given_for_a_day_inside_its_year_says_so(
+    ws: Workspace, uid: str, question: str, said: str | None
+) -> None:
+    """A figure stored by year whose source names no day was given for a day inside the
+    workspace's fiscal year (the cash 'at June 30, 2019' in a calendar year) without a word:
+    the year's figure may be December's. It is still given (a source naming no day is often a
+    company whose year ends then), with the reading said in the answer's assumptions."""
+    answer = ask_table(ws, uid, question)
+    assert answer.status is AnswerStatus.ANSWERED, answer.text
+    days = [line for line in answer.assumptions if line.startswith("Day:")]
+    if said is None:
+        assert days == [], days
+        return
+    assert days and all("stored by year, not at a day" in line for line in days), days
+    if said:
+        assert len(days) == 1 and f"Day: {said} is read as FY2019" in days[0]
+    else:  # one for each day asked
+        assert [line.split(" is read as ")[1][:6] for line in days] == ["FY2018", "FY2019"]
+    assert fabricated_numbers(answer, question, ws.facts, {}, (uid,)) == ([], False)
+
+
+def test_a_day_that_ends_the_workspace_year_needs_no_word(tmp_path: Path) -> None:
+    """Under a fiscal year starting in July, June 30, 2019 ends FY2019: the year's figure is
+    that day's, and nothing is said; March 31, 2019 is inside it, and is said."""
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    glossary = example_glossary_text().replace(
+        "fiscal_year_start_month = 1", "fiscal_year_start_month = 7"
+    )
+    (folder / "glossary.toml").write_text(glossary, encoding="utf-8")
+    ws = Workspace.open(folder)
+    ws.facts.write([fact("revenue", "acme", "70", period="FY2019", scale=Scale.MILLION)])
+    public = Principal.of("public")
+    end = ws.ask("What was ACME's revenue for the year ended June 30, 2019?", principal=public)
+    assert end.status is AnswerStatus.ANSWERED and "was 70 million" in end.text, end.text
+    assert not [line for line in end.assumptions if line.startswith("Day:")]
+    inside = ws.ask("What was ACME's revenue at March 31, 2019?", principal=public)
+    assert inside.status is AnswerStatus.ANSWERED and "was 70 million" in inside.text
+    assert [line[:45] for line in inside.assumptions if line.startswith("Day:")] == [
+        "Day: March 31, 2019 is read as FY2019, the fi"
+    ]

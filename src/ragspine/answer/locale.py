@@ -237,6 +237,12 @@ _EN: dict[str, str] = {
         "Periods: {earlier} to {later} (the question names the later year first; a change runs "
         "forward in time)."
     ),
+    "assume_day_of_year": (
+        "Day: {asked} is read as {periods}, the fiscal year holding it. In this workspace's "
+        "calendar {periods} ends on another day, and the figure stored for {metrics} in "
+        "{periods} is stored by year, not at a day: it is the figure of {asked} only if its "
+        "source's year ends then."
+    ),
     "assume_early_year_end": (
         "Years: a figure from a column dated in January or February is of the calendar year "
         "of that date, as the source's header dates it; many retailers name such a year by the "
@@ -638,6 +644,12 @@ _IT: dict[str, str] = {
     "assume_forward": (
         "Periodi: da {earlier} a {later} (la domanda nomina prima l'anno successivo; una "
         "variazione procede in avanti nel tempo)."
+    ),
+    "assume_day_of_year": (
+        "Giorno: {asked} è letto come {periods}, l'esercizio che lo contiene. Nel calendario "
+        "di quest'area di lavoro {periods} termina in un altro giorno, e la cifra registrata "
+        "per {metrics} in {periods} è registrata per anno, non a un giorno: è la cifra del "
+        "{asked} solo se l'esercizio della sua fonte termina allora."
     ),
     "assume_early_year_end": (
         "Anni: un valore da una colonna datata gennaio o febbraio è dell'anno solare di quella "

@@ -607,7 +607,22 @@ def answer_figures(
         )
         return _clarify(said, assumptions)
     if start is None and reading.days and not undated:
-        other = _read_at_another_day(store, reading, entities, periods, level, month, metric_label)
+        other, dayless = _read_at_another_day(
+            store, reading, entities, periods, level, month, metric_label
+        )
+        for fact, on_day in dayless:
+            # "the cash at June 30, 2019" where 2019's figure names no day, in a calendar
+            # year: answered with the year's figure, and said (its source may be a company
+            # whose year ends on that day, or the figure may be of December 31)
+            assumptions.append(
+                text(
+                    locale,
+                    "assume_day_of_year",
+                    metrics=metric_label(fact.metric, fact.entity),
+                    periods=fact.period,
+                    asked=_said(reading, on_day, locale),
+                )
+            )
         if other is not None:
             # "the inventories at December 31, 2019" where 2019's figure was read from a
             # column "June 30, 2019": a figure of that year, but not of the day asked
@@ -760,7 +775,7 @@ def _read_at_another_day(
     level: int,
     fiscal_start_month: int,
     label: Callable[[str, str], str],
-) -> tuple[Fact, date] | None:
+) -> tuple[tuple[Fact, date] | None, list[tuple[Fact, date]]]:
     """A figure asked for at a day (``at December 31, 2019``) whose locator's column names
     days of the same fiscal year and none of them within :data:`DAY_TOLERANCE` of a day asked
     (a column ``June 30, 2019``): the figure and the day asked. A
@@ -768,8 +783,12 @@ def _read_at_another_day(
     (a transposed table's row ``notes due june 30 2015``), is the year's figure, as before.
     A day without its year leading the label or column (``december 31 , average
     investments``) is a day of the figure's year it was read at, and so is the month's end a
-    ``12/14`` column names."""
+    ``12/14`` column names. Returned first (None when there is none), and then each figure
+    whose source names no day asked for at a day more than :data:`DAY_TOLERANCE` from its
+    fiscal year's last day (``at June 30, 2019`` in a calendar year): the year's figure
+    answers, with that said."""
     asked: dict[str, list[date]] = {}
+    dayless: list[tuple[Fact, date]] = []
     for day in reading.days:
         asked.setdefault(_year_of(day, fiscal_start_month), []).append(day)
     found = _asked_facts(store, reading.metrics, entities, level, periods) if periods else ()
@@ -777,7 +796,8 @@ def _read_at_another_day(
         if fact.period not in asked:
             continue
         named = set(days_in(label(fact.metric, fact.entity)))
-        column = locator_column(fact.locator)
+        # a header's rows are joined with " / " ("Domestic / September 30, / 2019")
+        column = locator_column(fact.locator).replace(" / ", " ")
         read = [
             day
             for day in days_in(column)
@@ -795,8 +815,16 @@ def _read_at_another_day(
             days = [day for day in days if day != start]  # the year before's)
         for day in days:  # every day asked must be one the figure was read at
             if read and all(abs((day - at).days) > DAY_TOLERANCE for at in read):
-                return fact, day
-    return None
+                return (fact, day), dayless
+            said = [(f.metric, f.entity, f.period, d) for f, d in dayless]
+            if (
+                not read
+                and day not in named
+                and abs((end - day).days) > DAY_TOLERANCE
+                and (fact.metric, fact.entity, fact.period, day) not in said
+            ):
+                dayless.append((fact, day))
+    return None, dayless
 
 
 def _said(reading: QuestionReading, day: date, locale: Locale) -> str:
