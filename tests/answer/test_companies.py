@@ -4,6 +4,7 @@ adversarial pass; each test fails on the code before it)."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from conftest import ask_table, tatqa_workspace
 from graph.builders import fact
 from ragspine import Principal, Workspace
 from ragspine.answer.types import Answer, AnswerStatus, FigureKind
+from ragspine.security import Sensitivity
 from ragspine.structured.facts import Fact, Scale
 from ragspine.workspace import example_glossary_text
 
@@ -273,3 +275,62 @@ def test_a_channel_or_a_relative_year_is_no_narrowing_word(tmp_path: Path) -> No
             question,
             answer.text,
         )
+
+
+def _channels(folder: Path, facts: list[Fact]) -> Workspace:
+    folder.mkdir()
+    (folder / "glossary.toml").write_text(example_glossary_text(), encoding="utf-8")
+    ws = Workspace.open(folder)
+    ws.facts.write(facts)
+    return ws
+
+
+def test_each_channel_named_is_answered_or_said_missing(tmp_path: Path) -> None:
+    """A fifth review: 'revenue in online and retail' answered Online alone, Retail left out
+    without a word (the first channel named was the only one read). A hidden Retail figure
+    reads as an absent one."""
+    online = _fact("revenue", "acme", "FY2019", "70", channel="online")
+    retail = _fact("revenue", "acme", "FY2019", "50", channel="retail")
+    hidden = dataclasses.replace(retail, sensitivity=Sensitivity.CONFIDENTIAL)
+    both = _channels(tmp_path / "both", [online, retail])
+    absent = _channels(tmp_path / "absent", [online])
+    secret = _channels(tmp_path / "secret", [online, hidden])
+    question = "What was ACME's revenue in online and retail in 2019?"
+    answer = both.ask(question, principal=PUBLIC)
+    assert answer.status is AnswerStatus.ANSWERED
+    assert [f.decimal_value for f in answer.figures] == ["70", "50"], answer.text
+    assert "Revenue (Retail) in FY2019 was 50 million" in answer.text
+    missing = absent.ask(question, principal=PUBLIC)
+    assert missing.status is AnswerStatus.ANSWERED
+    assert [f.decimal_value for f in missing.figures] == ["70"]
+    assert "ACME Corp, FY2019: no stored fact for Revenue (Retail)." in missing.text
+    assert secret.ask(question, principal=PUBLIC).text == missing.text
+    shown = secret.ask(question, principal=Principal.of("confidential"))
+    assert [f.decimal_value for f in shown.figures] == ["70", "50"]
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "How did ACME's online and retail revenue change from 2018 to 2019?",
+        "What was ACME's average online and retail revenue over 2018 and 2019?",
+        "In which year was ACME's revenue in online and retail highest?",
+    ],
+)
+def test_a_calculation_over_several_channels_is_asked_back(tmp_path: Path, question: str) -> None:
+    """It was computed over the first channel named only (Online's change, 70 - 60), the other
+    left out without a word."""
+    ws = _channels(
+        tmp_path / "ws",
+        [
+            _fact("revenue", "acme", year, value, channel=channel)
+            for year, value, channel in (
+                ("FY2018", "60", "online"), ("FY2019", "70", "online"),
+                ("FY2018", "40", "retail"), ("FY2019", "50", "retail"),
+            )
+        ],
+    )  # fmt: skip
+    answer = ws.ask(question, principal=PUBLIC)
+    assert answer.status is AnswerStatus.NEEDS_CLARIFICATION, answer.text
+    assert "Which channel?" in answer.text and "(Online, Retail)" in answer.text
+    assert not answer.figures

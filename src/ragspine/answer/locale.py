@@ -237,6 +237,11 @@ _EN: dict[str, str] = {
         "Periods: {earlier} to {later} (the question names the later year first; a change runs "
         "forward in time)."
     ),
+    "several_channels": (
+        "Which channel? The question names several ({channels}), and a calculation is "
+        "computed here over the figures of one channel. Ask for it in each channel in turn; "
+        "the figures of every channel named are given when asked for without a calculation."
+    ),
     "assume_day_of_year": (
         "Day: {asked} is read as {periods}, the fiscal year holding it. In this workspace's "
         "calendar {periods} ends on another day, and the figure stored for {metrics} in "
@@ -644,6 +649,11 @@ _IT: dict[str, str] = {
     "assume_forward": (
         "Periodi: da {earlier} a {later} (la domanda nomina prima l'anno successivo; una "
         "variazione procede in avanti nel tempo)."
+    ),
+    "several_channels": (
+        "Quale canale? La domanda ne nomina più d'uno ({channels}), e un calcolo si esegue qui "
+        "sui valori di un solo canale. Chiederlo per ciascun canale a sé; i valori di ogni "
+        "canale nominato si danno quando sono chiesti senza un calcolo."
     ),
     "assume_day_of_year": (
         "Giorno: {asked} è letto come {periods}, l'esercizio che lo contiene. Nel calendario "

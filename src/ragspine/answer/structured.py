@@ -108,16 +108,14 @@ class _Builder:
             self.sources.append(Source.of_fact(marker, doc_id=doc_id, locator=locator, fact=key))
         return marker
 
-    def labels(self, metric: str, entity: str) -> dict[str, str]:
-        channel = (
-            ""
-            if self.channel == DEFAULT_CHANNEL
-            else f" ({self.glossary.channels.terms[self.channel].label})"
-        )
+    def labels(self, metric: str, entity: str, channel: str | None = None) -> dict[str, str]:
+        """The names a sentence says: of ``channel`` where given, else the answer's own."""
+        code = self.channel if channel is None else channel
+        shown = "" if code == DEFAULT_CHANNEL else f" ({self.glossary.channels.terms[code].label})"
         return {
             "metric": self.glossary.metrics.terms[metric].label,
             "entity": self.glossary.entities.terms[entity].label,
-            "channel": channel,
+            "channel": shown,
         }
 
     def kind(self, metric: str) -> MetricKind:
@@ -147,7 +145,7 @@ class _Builder:
             "fact",
             period=self.period(result.period),
             amount=amount,
-            **self.labels(result.metric, result.entity),
+            **self.labels(result.metric, result.entity, result.channel),
         )
         self.add(sentence, (marker,), Figure(FigureKind.FACT, sentence, (marker,), result=result))
 
@@ -171,9 +169,12 @@ class _Builder:
             )
         )
 
-    def missing(self, metric: str, entity: str, period: str) -> None:
+    def missing(self, metric: str, entity: str, period: str, channel: str | None = None) -> None:
         sentence = text(
-            self.locale, "missing_row", period=self.period(period), **self.labels(metric, entity)
+            self.locale,
+            "missing_row",
+            period=self.period(period),
+            **self.labels(metric, entity, channel),
         )
         self.add(sentence, ())
 
@@ -452,6 +453,12 @@ def answer_figures(
         assumptions.append(text(locale, key, entity=label))
 
     channel = reading.channels[0] if reading.channels else DEFAULT_CHANNEL
+    named_channels = list(dict.fromkeys(reading.channels))
+    if len(named_channels) > 1 and reading.operation is not Operation.LOOKUP:
+        # "the change in online and retail revenue": each channel's change, or their sum's?
+        # (the first channel alone was computed, and the other left out without a word)
+        names = ", ".join(glossary.channels.terms[code].label for code in named_channels)
+        return _clarify(text(locale, "several_channels", channels=names), assumptions)
     builder = _Builder(glossary, locale, channel)
     level = max_visible_level(principal)
     periods = list(reading.periods)
@@ -816,12 +823,12 @@ def _read_at_another_day(
         for day in days:  # every day asked must be one the figure was read at
             if read and all(abs((day - at).days) > DAY_TOLERANCE for at in read):
                 return (fact, day), dayless
-            said = [(f.metric, f.entity, f.period, d) for f, d in dayless]
+            seen = [(f.metric, f.entity, f.period, d) for f, d in dayless]
             if (
                 not read
                 and day not in named
                 and abs((end - day).days) > DAY_TOLERANCE
-                and (fact.metric, fact.entity, fact.period, day) not in said
+                and (fact.metric, fact.entity, fact.period, day) not in seen
             ):
                 dayless.append((fact, day))
     return None, dayless
@@ -925,22 +932,25 @@ def _lookups(
     principal: Principal,
     level: int,
 ) -> AnswerStatus:
-    """One ``query_metric`` per metric x entity x period."""
-    _check_items(len(reading.metrics) * len(entities) * len(periods))
+    """One ``query_metric`` per metric x entity x period x channel named (``revenue in online
+    and retail``: each channel's figure, or that none is stored)."""
+    channels = list(dict.fromkeys(reading.channels)) or [builder.channel]
+    _check_items(len(reading.metrics) * len(entities) * len(periods) * len(channels))
     found = 0
     for metric in reading.metrics:
         for entity in entities:
             for period in periods:
-                builder.lookups += 1
-                result = query_metric(
-                    builder.glossary, store, metric, entity, period, builder.channel,
-                    principal=principal,
-                )  # fmt: skip
-                if result.status is MetricStatus.FOUND:
-                    found += 1
-                    builder.found(result)
-                else:
-                    builder.missing(metric, entity, period)
+                for channel in channels:
+                    builder.lookups += 1
+                    result = query_metric(
+                        builder.glossary, store, metric, entity, period, channel,
+                        principal=principal,
+                    )  # fmt: skip
+                    if result.status is MetricStatus.FOUND:
+                        found += 1
+                        builder.found(result)
+                    else:
+                        builder.missing(metric, entity, period, channel)
     amounts = [
         f.result
         for f in builder.figures
