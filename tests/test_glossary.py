@@ -10,7 +10,14 @@ from hypothesis import strategies as st
 
 from ragspine.analysis import match_key
 from ragspine.errors import GlossaryError
-from ragspine.glossary import Glossary, TermType, load_glossary, parse_glossary, render_glossary
+from ragspine.glossary import (
+    Glossary,
+    TermType,
+    load_glossary,
+    load_glossary_texts,
+    parse_glossary,
+    render_glossary,
+)
 from ragspine.workspace import example_glossary_text
 
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -305,3 +312,14 @@ def test_find_terms_agrees_with_one_regular_expression(text: str) -> None:
     glossary = parse_glossary(tomllib.loads(TRICKY))
     found = [(h.type.value, h.code, h.start, h.end) for h in glossary.find_terms(text)]
     assert found == _find_terms_by_regex(glossary, text)
+
+
+def test_terms_of_a_generated_text_are_marked_so() -> None:
+    """Only the texts named as generated (an importer's ``glossary.d/`` file) mark their terms:
+    the router reads a hand-edited metric per company and an importer's row name as a row."""
+    own = ("glossary.toml", '[metrics.cash]\nlabel = "Cash"\n')
+    made = ("glossary.d/tatqa.toml", '[metrics.cash_eq]\nlabel = "Cash and cash equivalents"\n')
+    glossary = load_glossary_texts(own, made, generated={made[0]})
+    assert not glossary.metrics.terms["cash"].generated
+    assert glossary.metrics.terms["cash_eq"].generated
+    assert not load_glossary_texts(own, made).metrics.terms["cash_eq"].generated

@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import lru_cache
@@ -143,6 +143,10 @@ class Term:
     parent: str | None = None
     derivation: Expression | None = None
     """How a metric is computed from other metrics (see :mod:`ragspine.graph.expr`)."""
+    generated: bool = False
+    """Defined by a glossary an importer generated (a table's row label, ``glossary.d/``),
+    not by the hand-edited glossary: a name one source gave its row, not a concept the
+    workspace defines."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "label", display_text(self.label))
@@ -530,7 +534,9 @@ def _str_list(value: Any, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _parse_section(term_type: TermType, section: Any, source: str) -> list[Term]:
+def _parse_section(
+    term_type: TermType, section: Any, source: str, generated: bool = False
+) -> list[Term]:
     if section is None:
         return []
     if not isinstance(section, dict):
@@ -580,16 +586,22 @@ def _parse_section(term_type: TermType, section: Any, source: str) -> list[Term]
                 kind,
                 parent,
                 derivation,
+                generated,
             )
         )
     return terms
 
 
 def parse_glossary(
-    document: Mapping[str, Any], source: str = "<glossary>", *, check_references: bool = True
+    document: Mapping[str, Any],
+    source: str = "<glossary>",
+    *,
+    check_references: bool = True,
+    generated: bool = False,
 ) -> Glossary:
     """Build a glossary from a parsed TOML document (``check_references``: see
-    :meth:`Glossary.from_terms`)."""
+    :meth:`Glossary.from_terms`; ``generated``: an importer's glossary, see
+    :attr:`Term.generated`)."""
     unknown = set(document) - {"calendar", "metrics", "entities", "channels", "cues", "answers"}
     if unknown:
         raise GlossaryError(
@@ -601,9 +613,9 @@ def parse_glossary(
     if not isinstance(start, int) or not 1 <= start <= 12:
         raise GlossaryError(f"{source}: calendar.fiscal_year_start_month must be 1..12")
     terms = [
-        *_parse_section(TermType.METRIC, document.get("metrics"), source),
-        *_parse_section(TermType.ENTITY, document.get("entities"), source),
-        *_parse_section(TermType.CHANNEL, document.get("channels"), source),
+        *_parse_section(TermType.METRIC, document.get("metrics"), source, generated),
+        *_parse_section(TermType.ENTITY, document.get("entities"), source, generated),
+        *_parse_section(TermType.CHANNEL, document.get("channels"), source, generated),
     ]
     return Glossary.from_terms(
         terms,
@@ -627,15 +639,18 @@ def load_glossary(*paths: Path, check_references: bool = True) -> Glossary:
     return load_glossary_texts(*texts, check_references=check_references)
 
 
-def load_glossary_texts(*texts: tuple[str, str], check_references: bool = True) -> Glossary:
-    """:func:`load_glossary` of ``(name, TOML text)`` pairs (``name`` is shown in errors)."""
+def load_glossary_texts(
+    *texts: tuple[str, str], check_references: bool = True, generated: Collection[str] = ()
+) -> Glossary:
+    """:func:`load_glossary` of ``(name, TOML text)`` pairs (``name`` is shown in errors;
+    the texts named in ``generated`` are importers', see :attr:`Term.generated`)."""
     glossary: Glossary | None = None
     for name, text in texts:
         try:
             document = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             raise GlossaryError(f"glossary file {name} is not valid TOML: {exc}") from None
-        part = parse_glossary(document, name, check_references=False)
+        part = parse_glossary(document, name, check_references=False, generated=name in generated)
         glossary = part if glossary is None else glossary.merged(part, check_references=False)
     if glossary is None:
         return Glossary.from_terms([])

@@ -284,10 +284,13 @@ def _inside_unstored(
     stored: frozenset[str],
 ) -> bool:
     """Whether each place ``match`` found a stored row lies strictly inside the exact spelling
-    of a glossary metric that has no figure the asker may see, for any entity: a metric of the
-    glossary's own that the question names, not a longer name of the row. Not such a metric:
-    one stored for another company (an imported table's row names a row of its own there), an
-    importer's row term whose figures are stored per column (``Basic earnings per share`` for
+    of a glossary metric that has no figure the asker may see: a metric of the glossary's own
+    that the question names, not a longer name of the row. One the hand-edited glossary
+    defines counts when this entity has no such figure (``cash and cash equivalents`` stored
+    for another company is still not this one's ``Cash``); an importer's (:attr:`Term.generated`)
+    only when no entity has one (an imported table's row names a row of its own there, and a
+    shorter row of another table may be the same figure). Not such a metric: an importer's row
+    term whose figures are stored per column (``Basic earnings per share`` for
     ``Basic earnings per share: First quarter``, of this document or another), and one whose
     words beyond the row only name a calculation (``Revenue growth``: the row's change). One
     such place is enough when the glossary read each other metric exactly as a stored one."""
@@ -299,7 +302,10 @@ def _inside_unstored(
         label = match_key(terms[hit.code].label)
         if any(n.startswith(label) for n in named) or _has_columns(glossary, label):
             continue
-        if next(iter(store.scan(max_level=level, metric=hit.code)), None) is None:
+        if not terms[hit.code].generated:
+            if hit.code not in stored:  # no figure of this entity's
+                unstored.append((hit.start, hit.end))
+        elif next(iter(store.scan(max_level=level, metric=hit.code)), None) is None:
             unstored.append((hit.start, hit.end))
     holders = []
     for start, end in unstored:  # each glossary name holding found rows, less their words

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
@@ -140,16 +140,18 @@ class GlossaryFiles:
         self.storage = storage
         self._lock = lock
 
-    def texts(self, *, exclude: str | None = None) -> list[tuple[str, str]]:
-        """The glossary texts present, the hand-edited one first (``exclude``: a generated
-        name to leave out)."""
-        main = self.storage.main()
-        return [*([main] if main else []), *self.storage.generated(exclude=exclude)]
-
     def load(self, *, exclude: str | None = None) -> Glossary:
-        """Every glossary text merged (see :meth:`texts`). Without the ``exclude`` one, parents
-        and derivations naming its terms are left for the caller's merge to check."""
-        return load_glossary_texts(*self.texts(exclude=exclude), check_references=exclude is None)
+        """Every glossary text merged, the hand-edited one first, the generated ones' terms
+        marked so (``exclude``: a generated name to leave out; without it, parents and
+        derivations naming its terms are left for the caller's merge to check)."""
+        generated = self.storage.generated(exclude=exclude)
+        main = self.storage.main()
+        return load_glossary_texts(
+            *([main] if main else []),
+            *generated,
+            check_references=exclude is None,
+            generated={name for name, _ in generated},
+        )
 
     @contextmanager
     def writing(self) -> Iterator[None]:
@@ -163,7 +165,10 @@ class GlossaryFiles:
         """Replace the hand-edited glossary with ``text`` once it merges with the generated
         ones (checked first: a bad text changes nothing); returns the merged glossary."""
         with self.writing():
-            merged = load_glossary_texts(("the new glossary", text), *self.storage.generated())
+            generated = self.storage.generated()
+            merged = load_glossary_texts(
+                ("the new glossary", text), *generated, generated={n for n, _ in generated}
+            )
             self.storage.set_main(text)
             return merged
 
@@ -177,7 +182,10 @@ class GlossaryFiles:
         previous = load_glossary_texts(existing) if existing else None
         base = self.load(exclude=name)
         combined = Glossary.from_terms(
-            [*(previous.terms() if previous else ()), *terms],
+            [
+                replace(term, generated=True)
+                for term in (*(previous.terms() if previous else ()), *terms)
+            ],
             fiscal_year_start_month=base.fiscal_year_start_month,
         )
         merged = base.merged(combined)  # fails here if terms collide
