@@ -215,3 +215,34 @@ def test_no_asset_comes_from_another_host(
     )
     assert sources and all(name.startswith(url) for name in sources)
     assert shutil.which("chromium") or CHROMIUM.exists()
+
+
+def test_a_cited_passage_beyond_the_pages_search_shows_what_the_answer_quotes(
+    browser: webdriver.Chrome, tmp_path: Path
+) -> None:
+    """A review: the card of a passage the answer cited but the page's own search (10 results)
+    did not return was empty (the answer had searched again for 20, past 15 passages about
+    another company). It now shows the answer's sentences citing it."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for n in range(1, 16):
+        (docs / f"cn{n}.md").write_text(f"# CN note {n}\n\nMargins improved in China {n}.\n")
+        (docs / f"cn{n}.md.meta.json").write_text('{"entity": "ACME CN"}')
+    (docs / "acme.md").write_text("# Annual review\n\nMargins moved with freight costs.\n")
+    (docs / "acme.md.meta.json").write_text('{"entity": "ACME"}')
+    ws = Workspace.init(tmp_path / "ws")
+    ws.ingest_documents([docs], library="news")
+    _, key = KeyStore(ws.path).create("card")
+    with serving(create_app(ws, limits=Limits(rate=0))) as url:
+        _enter_key(browser, url, key)
+        _ask(browser, "Why did ACME margins improve?")
+        cites = browser.find_elements(By.CSS_SELECTOR, "#answer-text button.cite")
+        assert cites, browser.find_element(By.ID, "answer-text").text
+        cites[0].send_keys(Keys.ENTER)
+        card = browser.find_element(By.ID, "source-card")
+        _wait(browser, lambda d: card.is_displayed())
+        assert browser.find_element(By.ID, "card-title").text == "news / acme.md"
+        marked = browser.find_element(By.CSS_SELECTOR, "#card-text mark")
+        assert "Margins moved with freight costs." in marked.text
+        browser.find_element(By.ID, "card-close").click()
+    ws.close()

@@ -231,7 +231,10 @@ class JobRunner:
                     "doc_id": o.doc_id,
                     "status": o.status.value,
                     "chunks": o.chunks,
-                    "reason": o.reason.replace(str(folder), "upload"),
+                    # the upload's own name, never the server's file ("upload/0.pdf")
+                    "reason": o.reason.replace(o.source, o.doc_id or "upload").replace(
+                        str(folder), "upload"
+                    ),
                 }
                 for o in report.outcomes
             ],

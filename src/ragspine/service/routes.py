@@ -22,6 +22,7 @@ from starlette.concurrency import run_in_threadpool
 
 from ragspine.answer.options import AskOptions
 from ragspine.errors import ConfigError, IngestError, QueryError
+from ragspine.narrative import catalog
 from ragspine.narrative.retrieve.options import SearchOptions
 from ragspine.security import Sensitivity
 from ragspine.service.guard import Caller, authenticate, key_text
@@ -34,6 +35,7 @@ from ragspine.service.uploads import (
     store_document,
 )
 from ragspine.stores.backend import SQLiteBackend
+from ragspine.stores.chunks import check_library_name
 from ragspine.structured.facts import FactKey
 from ragspine.structured.ingest import ColumnMapping
 from ragspine.workspace import Workspace
@@ -118,6 +120,17 @@ class AskBody(SearchBody):
     history: list[tuple[str, str]] | None = Field(default=None, max_length=50)
 
 
+QUICK_TOP_K = 100
+"""The largest ``top_k`` searched on the event loop: a search of that size without
+``near_duplicates`` or ``diversity`` takes milliseconds, less than a hop to a worker thread;
+a larger or post-processed one (up to seconds) runs in a worker so other callers go on."""
+
+
+def _slow(options: SearchOptions) -> bool:
+    """Whether a search with ``options`` may take long enough to be run off the event loop."""
+    return options.top_k > QUICK_TOP_K or options.postprocessor() is not None
+
+
 def _may_call_model(request: Request, options: AskOptions) -> bool:
     """Whether ``ask`` with ``options`` may wait on a model endpoint (seconds, off the event
     loop); the workspace's provider is read when the app starts."""
@@ -138,8 +151,9 @@ async def ask(body: AskBody, who: Who, ws: WorkspaceDep, request: Request) -> Re
         reference_date=_date(body.reference_date),
     )
     # An offline answer takes about a millisecond: answering it in place is faster than a hop
-    # to a worker thread; a model's answer is awaited in one.
-    answer = await run_in_threadpool(call) if _may_call_model(request, options) else call()
+    # to a worker thread; a model's answer, or a large search's, is awaited in one.
+    slow = _may_call_model(request, options) or _slow(options)
+    answer = await run_in_threadpool(call) if slow else call()
     return json_response(answer.to_dict())
 
 
@@ -147,16 +161,19 @@ async def ask(body: AskBody, who: Who, ws: WorkspaceDep, request: Request) -> Re
 async def search(body: SearchBody, who: Who, ws: WorkspaceDep) -> Response:
     """Search the document libraries (``Workspace.search``): snippets best first, a trace."""
     options = SearchOptions().with_changes(body.options())
-    return json_response(ws.search(body.question, options, principal=who.principal).to_dict())
+    call = partial(ws.search, body.question, options, principal=who.principal)
+    result = await run_in_threadpool(call) if _slow(options) else call()
+    return json_response(result.to_dict())
 
 
 class MetricBody(BaseModel):
     """One fact by metric, entity, period and channel."""
 
     model_config = ConfigDict(
+        extra="forbid",  # a misspelt "chanel" is refused, never answered for the total
         json_schema_extra={
             "examples": [{"metric": "revenue", "entity": "ACME", "period": "FY2024"}]
-        }
+        },
     )
     metric: str = Field(max_length=500)
     entity: str = Field(max_length=500)
@@ -204,7 +221,8 @@ class LibraryBody(BaseModel):
     """A new library."""
 
     model_config = ConfigDict(
-        json_schema_extra={"examples": [{"name": "reports", "description": "Quarterly reports"}]}
+        extra="forbid",
+        json_schema_extra={"examples": [{"name": "reports", "description": "Quarterly reports"}]},
     )
     name: str = Field(min_length=1, max_length=200)
     description: str = Field(default="", max_length=10_000)
@@ -226,7 +244,9 @@ def create_library(body: LibraryBody, who: Admin, ws: WorkspaceDep) -> Response:
 
 @router.delete("/v1/libraries/{name}", tags=["libraries"])
 def delete_library(name: str, who: Admin, ws: WorkspaceDep) -> Response:
-    """Delete a library with its documents (admin)."""
+    """Delete a library with its documents (admin). A library the key's clearance does not
+    see is unknown, as in every read."""
+    catalog.check_libraries(ws.chunks, [name], who.principal)
     return json_response({"library": name, "documents_deleted": ws.delete_library(name)})
 
 
@@ -234,7 +254,9 @@ def delete_library(name: str, who: Admin, ws: WorkspaceDep) -> Response:
 def delete_document(
     doc_id: str, who: Admin, ws: WorkspaceDep, library: Annotated[str, Query()]
 ) -> Response:
-    """Delete one document from ``library`` (admin)."""
+    """Delete one document from ``library`` (admin; a library the key does not see is
+    unknown)."""
+    catalog.check_libraries(ws.chunks, [library], who.principal)
     return json_response({"library": library, "deleted": ws.delete_documents(library, [doc_id])})
 
 
@@ -261,6 +283,7 @@ async def upload_documents(
     if not files or len(files) > MAX_UPLOAD_FILES:
         raise HTTPProblem(422, f"send 1-{MAX_UPLOAD_FILES} files")
     checked = [checked_name(upload.filename, DOCUMENT_SUFFIXES) for upload in files]
+    check_library_name(library)  # refused now, not by the job after a 202
     if sensitivity is not None:
         Sensitivity.parse(sensitivity)
     meta = _json_object(metadata, "metadata")
@@ -315,7 +338,7 @@ async def upload_facts(
     ] = None,
 ) -> Response:
     """Ingest a fact table with a column mapping; a bad row writes nothing (admin)."""
-    name, suffix = checked_name(file.filename, TABLE_SUFFIXES)
+    name, _ = checked_name(file.filename, TABLE_SUFFIXES)
     document = _json_object(mapping, "mapping")
     parsed = ColumnMapping.from_dict(document, "mapping")
     if "source_doc_id" not in parsed.columns and "source_doc_id" not in parsed.defaults:
@@ -325,7 +348,7 @@ async def upload_facts(
     runner = _jobs(request)
     job_id, folder = runner.new_folder()
     try:
-        path = folder / f"table{suffix}"
+        path = folder / name  # its name is what locators and errors show ("ch.csv: row 2")
         path.write_bytes(await file.read())
         ws: Workspace = request.app.state.workspace
         summary = await run_in_threadpool(ws.ingest_facts, path, mapping=parsed)
@@ -344,11 +367,12 @@ class CompareBody(BaseModel):
     """One metric over several entities and/or periods."""
 
     model_config = ConfigDict(
+        extra="forbid",
         json_schema_extra={
             "examples": [
                 {"metric": "revenue", "entities": ["ACME"], "periods": ["FY2023", "FY2024"]}
             ]
-        }
+        },
     )
     metric: str = Field(max_length=500)
     entities: list[str] = Field(min_length=1, max_length=100)

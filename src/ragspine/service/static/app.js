@@ -38,6 +38,9 @@ function showError(error) {
 // Snippets of the last narrative answer's search, by chunk id: the text a citation points at
 // and its expanded context (the same search the answer read, screened for this key).
 let snippets = {};
+// The sentences of the last answer citing each marker: what a card shows for a passage the
+// page's own search did not return (the answer may have searched again, deeper).
+let citing = {};
 
 function locatorText(locator) {
   if (!locator) return "";
@@ -65,7 +68,10 @@ function openSource(source) {
   const context = snippet.prompt_text || snippet.text || "";
   const child = snippet.text || "";
   const at = child ? context.indexOf(child) : -1;
-  if (at >= 0) {
+  if (!context) {
+    box.append(el("p", "Not among this page's search results; the answer quotes from it:", "note"));
+    for (const text of citing[source.marker] || []) box.append(el("mark", text), " ");
+  } else if (at >= 0) {
     box.append(context.slice(0, at), el("mark", child), context.slice(at + child.length));
   } else {
     box.append(el("mark", child || context));
@@ -112,6 +118,10 @@ function renderFacts(figures) {
 
 function renderAnswer(answer) {
   const sources = answer.sources || [];
+  citing = {};
+  for (const sentence of answer.sentences || []) {
+    for (const marker of sentence.markers || []) (citing[marker] ||= []).push(sentence.text);
+  }
   renderText(answer.text || "", sources);
   renderFacts(answer.figures);
   const list = $("sources");
