@@ -136,6 +136,12 @@ def test_library_errors_become_problem_documents(svc: Served) -> None:
         headers={**svc.reader, "content-type": "application/json"},
     )
     _problem(broken, 422)
+    deep = svc.client.post(
+        "/v1/search",
+        content=b'{"question": "x", "filters": ' + b"[" * 5000 + b"]" * 5000 + b"}",
+        headers={**svc.reader, "content-type": "application/json"},
+    )
+    assert "body" in str(_problem(deep, 422)["detail"])  # was a 400 naming no input
 
 
 def test_a_bug_is_a_500_without_traceback(svc: Served, monkeypatch: pytest.MonkeyPatch) -> None:

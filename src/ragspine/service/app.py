@@ -51,6 +51,9 @@ def problem_response(
     return Response(body, status_code=status, media_type=PROBLEM_TYPE, headers=headers)
 
 
+_UNPARSED = "There was an error parsing the body"
+
+
 def _validation_detail(exc: RequestValidationError) -> str:
     parts = []
     for error in exc.errors()[:5]:
@@ -77,6 +80,11 @@ def add_problem_handlers(app: FastAPI) -> None:
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
         detail = exc.detail if isinstance(exc.detail, str) else "request refused"
+        if exc.status_code == 400 and detail == _UNPARSED:
+            # FastAPI's answer to a body its JSON parser gave up on (nested past its depth
+            # limit): a malformed body, as every other one is, with what to fix
+            detail = "invalid request: body: not JSON this server reads (nested too deeply?)"
+            return problem_response(422, detail)
         return problem_response(exc.status_code, detail, headers=exc.headers)
 
     async def database_error(request: Request, exc: Exception) -> Response:
