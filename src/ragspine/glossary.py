@@ -626,16 +626,36 @@ def parse_glossary(
     )
 
 
+def read_glossary_file(path: Path) -> str | None:
+    """The text of the glossary file ``path``, None when there is none; a
+    :class:`GlossaryError` naming it when it is not UTF-8 text, a folder or unreadable."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except UnicodeDecodeError as exc:
+        raise GlossaryError(
+            f"glossary file {path} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at "
+            f"offset {exc.start}): save it as UTF-8"
+        ) from None
+    except IsADirectoryError:
+        raise GlossaryError(f"glossary file {path} is a folder: give a TOML file") from None
+    except OSError as exc:
+        raise GlossaryError(
+            f"cannot read glossary file {path} ({exc.strerror or exc}): check its permissions"
+        ) from None
+
+
 def load_glossary(*paths: Path, check_references: bool = True) -> Glossary:
     """Load and merge glossary files; the first file's calendar wins. Parents and derivations
     may name terms of another file: they are checked once all files are merged (not at all with
     ``check_references=False``, for a part that will be merged with more files)."""
     texts = []
     for path in paths:
-        try:
-            texts.append((str(path), path.read_text(encoding="utf-8")))
-        except FileNotFoundError:
-            raise GlossaryError(f"glossary file {path} does not exist") from None
+        text = read_glossary_file(path)
+        if text is None:
+            raise GlossaryError(f"glossary file {path} does not exist")
+        texts.append((str(path), text))
     return load_glossary_texts(*texts, check_references=check_references)
 
 

@@ -186,11 +186,12 @@ class Workspace:
         (``ragspine migrate``); returns the versions before and after. When migrations ran,
         every library's lexical indexes are then brought up to date (a migration may drop them
         to be rebuilt), each under its library's write lock. A folder workspace needs no
-        migration: it is opened (and its tables created) instead."""
+        migration: it is opened instead (an error when there is none: a mistyped path makes
+        no workspace)."""
         from ragspine.stores.backend import is_postgres_url
 
         if not is_postgres_url(url):
-            with cls.init(url):
+            with cls.open(url, create=False):
                 return (1, 1)
         from ragspine.stores.postgres import migrate as pg_migrate
         from ragspine.stores.postgres.database import Database
@@ -286,11 +287,12 @@ class Workspace:
         return main[1] if main else ""
 
     @translate_store_errors
-    def set_glossary(self, text: str) -> Glossary:
+    def set_glossary(self, text: str, *, name: str = "the new glossary") -> Glossary:
         """Replace the hand-edited glossary with the TOML ``text`` (checked first, with the
         generated glossaries merged: a bad text changes nothing) and store the edges it declares;
-        returns the merged glossary (``ragspine glossary set FILE``)."""
-        merged = self._glossary_files.set_main(text)
+        returns the merged glossary (``ragspine glossary set FILE``; ``name``: the text's
+        file, which errors name)."""
+        merged = self._glossary_files.set_main(text, name=name)
         self._set_glossary(None)
         self.sync_relations()
         return merged

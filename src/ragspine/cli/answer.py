@@ -7,7 +7,7 @@ import json
 
 from ragspine.answer.locale import Locale
 from ragspine.answer.options import AskChannel, AskOptions
-from ragspine.cli.common import open_workspace, principal_from
+from ragspine.cli.common import open_workspace, principal_from, question_of
 from ragspine.cli.narrative import add_search_arguments, print_notices, search_options
 from ragspine.cli.structured import _reference_date
 
@@ -26,7 +26,7 @@ def _ask(args: argparse.Namespace) -> int:
     reference = _reference_date(args.reference_date)
     with open_workspace(args) as workspace:
         answer = workspace.ask(
-            args.question, options, principal=principal_from(args), reference_date=reference
+            question_of(args), options, principal=principal_from(args), reference_date=reference
         )
     print_notices(answer.notices)
     if args.json:

@@ -70,11 +70,28 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "same command again to be sure it landed (what already landed is skipped)",
                 file=sys.stderr,
             )
+        elif kind == "facts":  # one transaction per file
+            print(
+                "ragspine: interrupted: a fact file lands whole or not at all; run the same "
+                "command again to be sure it landed",
+                file=sys.stderr,
+            )
         elif kind is not None:  # what landed stays, whole per document
             print(
-                "ragspine: interrupted: what was written so far stays (facts in one step, then "
-                "each document whole); run the same command again to complete it (what is "
-                "unchanged is skipped)",
+                "ragspine: interrupted: the documents written so far stay, each whole; run the "
+                "same command again to complete it (what is unchanged is skipped)",
+                file=sys.stderr,
+            )
+        elif args.command == "library" and getattr(args, "action", None) == "vectors":
+            print(
+                f"ragspine: interrupted: the vectors embedded so far are kept; run 'ragspine "
+                f"library vectors {args.name} {args.state}' again to finish",
+                file=sys.stderr,
+            )
+        elif args.command == "reembed":
+            print(
+                f"ragspine: interrupted: run 'ragspine reembed --library {args.library}' again "
+                "to finish",
                 file=sys.stderr,
             )
         else:

@@ -66,7 +66,21 @@ def add_principal_arguments(parser: argparse.ArgumentParser) -> None:
 
 def principal_from(args: argparse.Namespace) -> Principal:
     """The principal named by :func:`add_principal_arguments`."""
-    return Principal.of(args.clearance, args.group or ())
+    principal = Principal.of(args.clearance, args.group or ())
+    if principal.clearance >= Sensitivity.RESTRICTED:
+        raise ConfigError(
+            "--clearance restricted is for no one (restricted content is never shown): use "
+            "public, internal or confidential"
+        )
+    return principal
+
+
+def question_of(args: argparse.Namespace) -> str:
+    """The question argument, refused when it holds nothing to ask."""
+    question: str = args.question
+    if not question.strip():
+        raise ConfigError("the question is empty: pass the words to ask, in quotes")
+    return question
 
 
 def add_quiet_argument(parser: argparse.ArgumentParser) -> None:

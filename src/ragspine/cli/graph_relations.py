@@ -124,7 +124,10 @@ def cmd_verify(args: argparse.Namespace) -> int:
         _print_json(edge.to_dict())
         return 0
     print(_edge_line(edge))
-    print(f"verified by {edge.verified_by} at {edge.verified_at}")
+    if edge.verified_by:
+        print(f"verified by {edge.verified_by} at {edge.verified_at}")
+    else:  # a glossary's or a document's own edge: verified as stored, by no one
+        print(f"already verified: a {edge.origin} edge needs no one to confirm it")
     return 0
 
 

@@ -14,6 +14,7 @@ from ragspine.cli.common import (
     command_group,
     open_workspace,
     principal_from,
+    question_of,
 )
 from ragspine.errors import ConfigError
 from ragspine.narrative.index.embed.settings import DEFAULT_EMBED_BATCH, EmbedSettings
@@ -246,7 +247,7 @@ def print_notices(notices: Sequence[str]) -> None:
 def _search(args: argparse.Namespace) -> int:
     with open_workspace(args) as workspace:
         result = workspace.search(
-            args.question, search_options(args, SearchOptions), principal=principal_from(args)
+            question_of(args), search_options(args, SearchOptions), principal=principal_from(args)
         )
     print_notices(result.notices)
     if args.json:

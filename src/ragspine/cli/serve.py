@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
+import socket
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,8 +23,15 @@ def _serve(args: argparse.Namespace) -> int:
         raise MissingExtraError("ragspine serve", "server") from None
     if args.workers < 1:
         raise ConfigError(f"--workers must be 1 or more, got {args.workers}")
+    if not 0 <= args.port <= 65535:
+        raise ConfigError(f"--port must be 0-65535, got {args.port}")
+    if not (args.rate_limit >= 0 and math.isfinite(args.rate_limit)):
+        raise ConfigError(f"--rate-limit must be 0 (no limit) or more, got {args.rate_limit}")
+    if args.max_upload_mb < 1:
+        raise ConfigError(f"--max-upload-mb must be 1 or more, got {args.max_upload_mb}")
     with open_workspace(args):  # an existing workspace: a clear error before the server starts
         pass
+    _check_address(args.host, args.port)
     os.environ["RAGSPINE_WORKSPACE"] = str(args.workspace)
     os.environ["RAGSPINE_SERVE_RATE"] = str(args.rate_limit)
     os.environ["RAGSPINE_SERVE_UPLOAD_BYTES"] = str(args.max_upload_mb * 1024 * 1024)
@@ -36,6 +45,25 @@ def _serve(args: argparse.Namespace) -> int:
         log_level="warning",
     )
     return 0
+
+
+def _check_address(host: str, port: int) -> None:
+    """A :class:`ConfigError` when the server could not listen at ``host:port`` (taken, not an
+    address of this machine), said before it starts rather than after in uvicorn's log."""
+    try:
+        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (socket.gaierror, UnicodeError) as exc:
+        raise ConfigError(f"--host {host!r} is not an address to listen on ({exc})") from None
+    family, kind, proto, _, address = found[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            raise ConfigError(
+                f"cannot listen on {host}:{port} ({exc.strerror or exc}): pick another --port, "
+                "or stop what uses it"
+            ) from None
 
 
 @contextmanager

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Iterable
 from contextlib import ExitStack
 from datetime import date
@@ -19,6 +18,7 @@ from ragspine.cli.common import (
     principal_from,
 )
 from ragspine.errors import ConfigError
+from ragspine.glossary import read_glossary_file
 from ragspine.progress import progress_bar
 from ragspine.stores.backend import SQLiteBackend
 from ragspine.stores.facts import WriteSummary
@@ -94,20 +94,21 @@ def cmd_glossary_show(args: argparse.Namespace) -> int:
     with open_workspace(args) as ws:
         text = ws.glossary_text()
     if not text:
-        print("no hand-edited glossary: ragspine glossary set FILE", file=sys.stderr)
-        return 1
+        raise ConfigError(
+            "this workspace has no hand-edited glossary: write one with "
+            "'ragspine glossary set FILE'"
+        )
     print(text, end="" if text.endswith("\n") else "\n")
     return 0
 
 
 def cmd_glossary_set(args: argparse.Namespace) -> int:
     path: Path = args.file
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read the glossary file {path}: {exc}") from None
+    text = read_glossary_file(path)
+    if text is None:
+        raise ConfigError(f"glossary file {path} does not exist")
     with open_workspace(args) as ws:
-        glossary = ws.set_glossary(text)
+        glossary = ws.set_glossary(text, name=str(path))
     print(f"glossary set from {path}: {len(glossary.terms())} terms (generated ones included)")
     return 0
 

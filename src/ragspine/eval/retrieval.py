@@ -73,11 +73,15 @@ def load_queries(path: str | Path) -> dict[str, str]:
                 if line.strip():
                     try:
                         record = json.loads(line)
-                        queries[str(record["_id"])] = str(record["text"])
+                        if not isinstance(record["text"], str):
+                            raise TypeError("text is not a string")
+                        queries[str(record["_id"])] = record["text"]
                     except (ValueError, KeyError, TypeError):
                         raise ConfigError(
                             f"{path}:{number}: expected a JSON object with _id and text"
                         ) from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"queries file {path} is not UTF-8 text ({exc.reason})") from None
     except OSError as exc:
         raise ConfigError(f"cannot read queries file {path}: {exc.strerror}") from None
     return queries
@@ -105,6 +109,8 @@ def load_qrels(path: str | Path) -> dict[str, dict[str, int]]:
                     raise ConfigError(
                         f"{path}:{number}: expected query-id, corpus-id, score"
                     ) from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"qrels file {path} is not UTF-8 text ({exc.reason})") from None
     except OSError as exc:
         raise ConfigError(f"cannot read qrels file {path}: {exc.strerror}") from None
     return qrels

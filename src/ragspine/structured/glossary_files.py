@@ -17,7 +17,13 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from ragspine.errors import StoreError
 from ragspine.files import write_text_atomically
-from ragspine.glossary import Glossary, Term, load_glossary_texts, render_glossary
+from ragspine.glossary import (
+    Glossary,
+    Term,
+    load_glossary_texts,
+    read_glossary_file,
+    render_glossary,
+)
 from ragspine.structured.convfinqa import ConvFinQAImport, import_convfinqa
 from ragspine.structured.facts import Fact
 from ragspine.structured.ingest import RowProgress
@@ -125,10 +131,8 @@ class GlossaryFolder:
 
 
 def _read(path: Path) -> tuple[str, str] | None:
-    try:
-        return str(path), path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
+    text = read_glossary_file(path)  # a hand edit saved in Latin-1 is an error naming the file
+    return None if text is None else (str(path), text)
 
 
 class GlossaryFiles:
@@ -161,13 +165,14 @@ class GlossaryFiles:
             self.storage.settle()
             yield
 
-    def set_main(self, text: str) -> Glossary:
-        """Replace the hand-edited glossary with ``text`` once it merges with the generated
-        ones (checked first: a bad text changes nothing); returns the merged glossary."""
+    def set_main(self, text: str, *, name: str = "the new glossary") -> Glossary:
+        """Replace the hand-edited glossary with ``text`` (errors name it ``name``) once it
+        merges with the generated ones (checked first: a bad text changes nothing); returns the
+        merged glossary."""
         with self.writing():
             generated = self.storage.generated()
             merged = load_glossary_texts(
-                ("the new glossary", text), *generated, generated={n for n, _ in generated}
+                (name, text), *generated, generated={n for n, _ in generated}
             )
             self.storage.set_main(text)
             return merged

@@ -42,8 +42,12 @@ class Table:
 def open_table(path: Path, sheet: str | None = None) -> Table:
     """The rows of a CSV, XLSX, JSON or JSONL file."""
     suffix = path.suffix.lower()
+    if path.is_dir():
+        raise IngestError(f"fact file {path} is a folder: give one table file")
     if not path.is_file():
         raise IngestError(f"fact file {path} does not exist")
+    if path.stat().st_size == 0:  # nothing to import is a mistake, not "0 added"
+        raise IngestError(f"fact file {path} is empty: give a table with a header row and rows")
     try:
         if suffix == ".csv":
             return Table(_iter_csv(path), max(_count_lines(path) - 1, 0))

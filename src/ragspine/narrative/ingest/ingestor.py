@@ -378,13 +378,54 @@ class Ingestor:
                 raise ConfigError(f"library {library_id!r} keeps vectors but no embedder is set up")
             self._vectors.check(library_id)
         committing = ExitStack()  # with before_commit: the ingest's one transaction
+        created = False
+        outcomes: list[DocumentOutcome] = []
+        try:
+            return self._ingest(
+                library_id, sources, options, total, progress, batch_size, vectors,
+                embed_progress, before_commit, committing, outcomes,
+            )  # fmt: skip
+        except BaseException:
+            created = existing is None and library_id in self._store.library_names()
+            if created and before_commit is None:
+                self._forget_empty(library_id, outcomes)
+            raise
+
+    def _forget_empty(self, library_id: str, outcomes: Sequence[DocumentOutcome]) -> bool:
+        """Delete the library this run created when none of its documents landed (each
+        failed, or the run was stopped first): a failed ingest leaves no empty library behind.
+        Returns whether it was deleted."""
+        if any(o.status in (IngestStatus.ADDED, IngestStatus.REPLACED) for o in outcomes):
+            return False
+        if self._store.has_chunks(library_id, int(Sensitivity.RESTRICTED)):
+            return False  # written, but its outcome not yet reported
+        with self._store.transaction():
+            self._store.delete_library(library_id)
+        self._indexes.drop(library_id)
+        return True
+
+    def _ingest(
+        self,
+        library_id: str,
+        sources: Iterable[DocumentSource | DocumentOutcome],
+        options: ChunkingOptions,
+        total: int | None,
+        progress: Progress | None,
+        batch_size: int,
+        vectors: bool | None,
+        embed_progress: EmbedProgress | None,
+        before_commit: Callable[[], None] | None,
+        committing: ExitStack,
+        outcomes: list[DocumentOutcome],
+    ) -> IngestReport:
+        """:meth:`ingest_sources` once its vectors are checked (``outcomes``: filled as each
+        document ends, for the caller to read after a failure)."""
         with committing:
             if before_commit is not None:
                 committing.enter_context(self._store.transaction())
             library, created = self._library(library_id, vectors)
             dense = self._vectors if library.vectors else None
             since = vector_since = self._store.generation(library_id)
-            outcomes: list[DocumentOutcome] = []
             changes = _Changes(vectors=dense is not None)
             batch: list[_Prepared] = []
             reported = 0
@@ -471,6 +512,8 @@ class Ingestor:
                 drain()
                 _report(progress, outcomes, reported, total)
                 if before_commit is None:
+                    if created and self._forget_empty(library_id, outcomes):
+                        return IngestReport(library_id, tuple(outcomes), 0, False)
                     generation = apply_lexical()
                 else:
                     before_commit()
@@ -880,7 +923,17 @@ def beir_sources(corpus: Path) -> Iterator[DocumentSource | DocumentOutcome]:
                 )
                 yield DocumentOutcome(f"{corpus}:{number}", "", IngestStatus.FAILED, 0, reason)
                 continue
-            title, text = str(record.get("title") or ""), str(record.get("text") or "")
+            wrong = [
+                field
+                for field in ("title", "text")
+                if record.get(field) is not None and not isinstance(record[field], str)
+            ]
+            if wrong:  # a list or an object was stored as its Python repr ("['x']")
+                kind = type(record[wrong[0]]).__name__
+                reason = f"{corpus}:{number}: {wrong[0]} must be a string, not {kind}"
+                yield DocumentOutcome(f"{corpus}:{number}", doc_id, IngestStatus.FAILED, 0, reason)
+                continue
+            title, text = record.get("title") or "", record.get("text") or ""
             metadata = record.get("metadata") if isinstance(record.get("metadata"), dict) else {}
             yield DocumentSource(
                 doc_id=doc_id,

@@ -8,6 +8,7 @@ markup, and every heading goes through :func:`ragspine.text.display_text`.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import stat
@@ -255,6 +256,9 @@ def load_pdf(path: Path, raw: bytes) -> LoadedDocument:
         from pypdf.errors import PdfReadError
     except ImportError:
         raise MissingExtraError("loading PDF files", "docs") from None
+    # pypdf logs what it repairs ("invalid pdf header", "EOF marker not found") on its own
+    # logger; a file it cannot read is reported once, by the error below
+    logging.getLogger("pypdf").setLevel(logging.ERROR)
     try:
         reader = PdfReader(io.BytesIO(raw))
         if reader.is_encrypted:
@@ -331,7 +335,8 @@ def load_document(path: Path) -> LoadedDocument:
         raise IngestError(f"{path}: cannot read file ({exc.strerror})") from None
     document = loader(path, raw)
     if not any(section.paragraphs for section in document.sections):
-        raise IngestError(f"{path}: no text found (scanned PDFs need OCR first)")
+        hint = " (scanned PDFs need OCR first)" if path.suffix.lower() == ".pdf" else ""
+        raise IngestError(f"{path}: no text found{hint}")
     return document
 
 

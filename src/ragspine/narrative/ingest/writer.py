@@ -132,8 +132,9 @@ class LibraryWriter:
             if missing:
                 shown = ", ".join(quote_input(d) for d in missing[:5])
                 raise QueryError(
-                    f"library {library!r} has no document {shown}; list its documents with "
-                    f"'ragspine library describe {library}'"
+                    f"library {library!r} has no document {shown}: a document's id is its path "
+                    "relative to the folder ingested (or its file name, or a BEIR _id), as "
+                    f"'ragspine search ... --library {library}' shows it"
                 )
             since = store.generation(library)
             removed: list[int] = []
