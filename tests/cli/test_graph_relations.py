@@ -74,6 +74,17 @@ def test_verify_and_the_unverified_filter(ws: str, capsys: pytest.CaptureFixture
     assert json.loads(out)["edges"][0]["verified_by"] == "ann"
 
 
+def test_verifying_a_deterministic_edge_says_it_needs_no_one(
+    ws: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A review: it printed 'verified by  at ' with both fields blank."""
+    code, out, _ = run(capsys, "--workspace", ws, "graph", "edges", "--kind", "mentions", "--json")
+    edge_id = json.loads(out)["edges"][0]["id"]
+    code, out, _ = run(capsys, "--workspace", ws, "graph", "verify", edge_id, "--by", "ann")
+    assert code == 0 and "already verified: a deterministic edge" in out
+    assert "verified by " not in out
+
+
 @pytest.mark.parametrize(
     "argv",
     [
