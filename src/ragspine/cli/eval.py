@@ -4,16 +4,36 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-from ragspine.cli.common import add_principal_arguments, open_workspace, principal_from
+from ragspine.cli.common import (
+    add_principal_arguments,
+    add_quiet_argument,
+    open_workspace,
+    principal_from,
+)
 from ragspine.eval.qa import DATASETS, run_qa_eval
 from ragspine.eval.retrieval import load_qrels, load_queries, run_retrieval_eval
 from ragspine.narrative.retrieve.options import SearchOptions
+from ragspine.progress import progress_bar
+
+
+@contextmanager
+def _bar(desc: str, unit: str, quiet: bool) -> Iterator[Callable[[int, int], None]]:
+    """A progress bar on a terminal, as ``progress(done, total)`` for an evaluation."""
+    with progress_bar(None, desc=desc, unit=unit, quiet=quiet) as bar:
+
+        def advance(done: int, total: int) -> None:
+            bar.total = total
+            bar.update(done - bar.n)
+
+        yield advance
 
 
 def _eval_retrieval(args: argparse.Namespace) -> int:
-    with open_workspace(args) as workspace:
+    with open_workspace(args) as workspace, _bar("searching", "query", args.quiet) as advance:
         report = run_retrieval_eval(
             workspace,
             library=args.library,
@@ -25,6 +45,7 @@ def _eval_retrieval(args: argparse.Namespace) -> int:
                 vector_weight=args.vector_weight,
             ),
             principal=principal_from(args),
+            progress=advance,
         )
     if args.json:
         payload = {
@@ -42,7 +63,8 @@ def _eval_retrieval(args: argparse.Namespace) -> int:
 
 
 def _eval_qa(args: argparse.Namespace) -> int:
-    report = run_qa_eval(args.dataset, args.file, limit=args.limit)
+    with _bar("asking", "question", args.quiet) as advance:
+        report = run_qa_eval(args.dataset, args.file, limit=args.limit, progress=advance)
     payload = report.to_dict()
     if args.json:
         print(json.dumps({"overall": payload["overall"], "by_type": payload["by_type"]}))
@@ -85,6 +107,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     retrieval.add_argument("--vector-weight", type=float, default=1.0, help="hybrid RRF weight")
     retrieval.add_argument("--json", action="store_true", help="print one JSON object")
     add_principal_arguments(retrieval)
+    add_quiet_argument(retrieval)
     retrieval.set_defaults(func=_eval_retrieval)
 
     qa = kinds.add_parser(
@@ -95,4 +118,5 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     qa.add_argument("--limit", type=int, help="only the first N questions")
     qa.add_argument("--json", action="store_true", help='print {"overall": ..., "by_type": ...}')
     qa.add_argument("--show", choices=("wrong",), help="list the wrong answers with gold")
+    add_quiet_argument(qa)
     qa.set_defaults(func=_eval_qa)

@@ -31,7 +31,7 @@ import re
 import string
 import tempfile
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation, localcontext
 from fractions import Fraction
@@ -738,9 +738,11 @@ def run_qa_eval(
     *,
     limit: int | None = None,
     workspace_dir: Path | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> QAReport:
     """Ingest ``path`` into a scratch workspace and ask its questions (see the module
-    docstring); ``limit`` keeps the first N questions (and ingests only their documents)."""
+    docstring); ``limit`` keeps the first N questions (and ingests only their documents);
+    ``progress(done, total)`` follows the questions asked."""
     if limit is not None and limit < 1:
         raise ConfigError(f"--limit must be a whole number >= 1, got {limit}")
     items, _ = _load(dataset, path)
@@ -787,4 +789,6 @@ def run_qa_eval(
                 except RagSpineError as exc:
                     answer = Answer("error", notes=(str(exc),))
                 report.outcomes.append(score_answer(workspace, item, answer, label, names))
+                if progress is not None:
+                    progress(len(report.outcomes), len(items))
     return report

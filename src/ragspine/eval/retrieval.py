@@ -11,7 +11,7 @@ import csv
 import json
 import math
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -148,11 +148,13 @@ def run_retrieval_eval(
     options: SearchOptions | None = None,
     depth: int = 100,
     principal: Principal = PUBLIC,
+    progress: Callable[[int, int], None] | None = None,
     **changes: Any,
 ) -> RetrievalReport:
     """Search every judged query of ``library`` as ``principal`` and score documents by their
     best chunk. ``options`` and ``changes`` are those of :meth:`Workspace.search` (e.g.
-    ``mode``, ``lexical_weight``); the library and the depth are set here."""
+    ``mode``, ``lexical_weight``); the library and the depth are set here.
+    ``progress(done, total)`` follows the queries searched."""
     judged = [qid for qid in qrels if qid in queries]
     if not judged:
         raise ConfigError("no query in the qrels file has a text in the queries file: check ids")
@@ -165,6 +167,8 @@ def run_retrieval_eval(
         result = workspace.search(queries[qid], chosen, principal=principal)
         hits = [(snippet.doc_id, snippet.score) for snippet in result.snippets]
         rankings[qid] = rank_documents(hits)[:depth]
+        if progress is not None:
+            progress(len(rankings), len(judged))
     seconds = time.perf_counter() - started
     metrics = evaluate_rankings(rankings, qrels)
     metrics["qps"] = len(judged) / seconds if seconds > 0 else float("inf")
