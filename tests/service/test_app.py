@@ -435,6 +435,13 @@ def test_large_or_postprocessed_searches_leave_the_event_loop(
         assert svc.post(path, {"question": "travel", "diversity": 0.5}).status_code == 200
         assert len(hops) == 2
         hops.clear()
+    monkeypatch.undo()  # and in a real worker thread, the workspace answers the same
+    for path in ("/v1/search", "/v1/ask"):
+        inline = svc.post(path, {"question": "travel", "top_k": 5}).json()
+        threaded = svc.post(path, {"question": "travel", "top_k": 500}).json()
+        assert threaded["status" if path == "/v1/ask" else "snippets"] == inline[
+            "status" if path == "/v1/ask" else "snippets"
+        ]
 
 
 def test_an_uploaded_fact_table_is_named_by_its_upload(svc: Served) -> None:
