@@ -44,6 +44,8 @@ def _upload_facts(svc: Served) -> None:
 def test_health_and_readiness_need_no_key(svc: Served) -> None:
     assert svc.client.get("/healthz").json() == {"status": "ok"}
     assert svc.client.get("/readyz").json()["status"] == "ready"
+    for path in ("/", "/healthz", "/readyz"):  # a review: HEAD was a 405
+        assert svc.client.head(path).status_code == 200, path
 
 
 @pytest.mark.parametrize(

@@ -146,8 +146,8 @@ def create_app(
     app.include_router(router)
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
 
-    @app.get("/", include_in_schema=False)
-    def page() -> FileResponse:
+    @app.api_route("/", methods=["GET", "HEAD"], include_in_schema=False)
+    def page() -> FileResponse:  # HEAD too: uptime checks and link checkers send it
         return FileResponse(
             str(STATIC.joinpath("index.html")), media_type="text/html", headers=PAGE_HEADERS
         )

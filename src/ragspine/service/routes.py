@@ -443,12 +443,14 @@ async def workflow_preview(
 
 
 @router.get("/healthz", tags=["health"])
+@router.head("/healthz", include_in_schema=False)  # uptime checks send HEAD
 def healthz() -> Response:
     """The process answers."""
     return json_response({"status": "ok"})
 
 
 @router.get("/readyz", tags=["health"])
+@router.head("/readyz", include_in_schema=False)  # uptime checks send HEAD
 def readyz(ws: WorkspaceDep) -> Response:
     """The workspace opens, its glossary loads and its database answers (503 with the reason
     otherwise). A PostgreSQL workspace is not named: the URL is not for anonymous callers."""
