@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ragspine import NarrativeAnswer, Workspace
+from ragspine import NarrativeAnswer, Principal, Workspace
 from ragspine.answer.guard import numbers_in
 from ragspine.answer.types import NO_MATERIAL_TEXT, AnswerStatus
 from ragspine.cli import main
@@ -110,3 +110,31 @@ def test_ask_and_search_on_the_command_line(
     assert main([*base, "search", "revenue", "--filter", "year>=2020", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["snippets"] == []
     assert main([*base, "search", "revenue", "--filter", "year>>2020"]) == 2
+
+
+def test_a_wider_search_for_the_entity_stays_within_the_options_limits(tmp_path: Path) -> None:
+    """A review: passages about another company make the answer search again four times as
+    deep; with near_duplicates that second search passed the 1,000 its stage allows and the
+    ask failed (top_k 260 -> 1,040)."""
+    docs = tmp_path / "docs"
+    for folder, count in (("acme", 260), ("beta", 20)):
+        (docs / folder).mkdir(parents=True)
+        for n in range(count):
+            said = "Why did travel costs of ACME rise? " if folder == "beta" else ""
+            (docs / folder / f"{folder}{n}.txt").write_text(
+                f"{said}Travel costs rose because of item {folder}{n}.\n", encoding="utf-8"
+            )
+    ws = Workspace.init(tmp_path / "ws")
+    ws.set_glossary('[entities.acme]\nlabel = "ACME"\n[entities.beta]\nlabel = "Beta Corp"\n')
+    for folder, entity in (("acme", "ACME"), ("beta", "Beta Corp")):
+        ws.ingest_documents([docs / folder], library="lib", metadata={"entity": entity})
+    answer = ws.ask(
+        "Why did travel costs of ACME rise?",
+        principal=Principal.of("public"),
+        channel="narrative",
+        top_k=260,
+        near_duplicates=0.99,
+    )
+    assert answer.status is AnswerStatus.ANSWERED, answer.text
+    assert "searched again for 1000 passages" in json.dumps(answer.trace.to_dict())
+    ws.close()

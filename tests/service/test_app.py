@@ -441,9 +441,10 @@ def test_large_or_postprocessed_searches_leave_the_event_loop(
     for path in ("/v1/search", "/v1/ask"):
         inline = svc.post(path, {"question": "travel", "top_k": 5}).json()
         threaded = svc.post(path, {"question": "travel", "top_k": 500}).json()
-        assert threaded["status" if path == "/v1/ask" else "snippets"] == inline[
-            "status" if path == "/v1/ask" else "snippets"
-        ]
+        assert (
+            threaded["status" if path == "/v1/ask" else "snippets"]
+            == inline["status" if path == "/v1/ask" else "snippets"]
+        )
 
 
 def test_an_uploaded_fact_table_is_named_by_its_upload(svc: Served) -> None:

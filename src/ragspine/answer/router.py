@@ -67,6 +67,7 @@ from ragspine.answer.types import Answer, AnswerStatus, CitedSentence
 from ragspine.errors import ConfigError
 from ragspine.glossary import Glossary, TermHit, TermType
 from ragspine.llm.provider import Provider, ProviderName
+from ragspine.narrative.retrieve.options import MAX_POSTPROCESSED_TOP_K, MAX_TOP_K
 from ragspine.narrative.retrieve.retriever import SearchResult
 from ragspine.narrative.retrieve.trace import Trace, TraceBuilder
 from ragspine.periods import UNDATED
@@ -692,12 +693,16 @@ def _about_entity(
     top_k = len(result.snippets)
     stages.add_stage("about:entity", top_k, len(kept.snippets),
                      dropped_by_filter=top_k - len(kept.snippets))  # fmt: skip
-    wide = search(asked, top_k=top_k * _WIDER)
+    # within the options' own limits: a search of over 1,000 passages has no near-duplicate
+    # or diversity stage (refused), so its widening may reach MAX_TOP_K
+    limit = MAX_POSTPROCESSED_TOP_K if top_k <= MAX_POSTPROCESSED_TOP_K else MAX_TOP_K
+    deeper = min(top_k * _WIDER, limit)
+    wide = search(asked, top_k=deeper)
     wider = _about(wide, entity, glossary)
     out = wider.snippets[:top_k]
     stages.add_stage("about:entity", len(wide.snippets), len(out),
                      dropped_by_filter=len(wide.snippets) - len(wider.snippets))  # fmt: skip
-    stages.note(f"searched again for {top_k * _WIDER} passages: some were about another entity")
+    stages.note(f"searched again for {deeper} passages: some were about another entity")
     return replace(wider, snippets=out, trace=wider.trace.merged(stages.build()))
 
 
