@@ -191,7 +191,8 @@ class Workspace:
         from ragspine.stores.backend import is_postgres_url
 
         if not is_postgres_url(url):
-            with cls.open(url, create=False):
+            with cls.open(url, create=False) as workspace:
+                workspace._create_stores()  # the stores bring their tables up to date
                 return (1, 1)
         from ragspine.stores.postgres import migrate as pg_migrate
         from ragspine.stores.postgres.database import Database

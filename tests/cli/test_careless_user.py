@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import socket
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -111,11 +113,21 @@ def test_serve_says_a_taken_port_before_it_starts(ws: Path, capsys: Capsys) -> N
     assert f"cannot listen on 127.0.0.1:{port}" in err and "serving" not in err
 
 
-def test_migrate_makes_no_workspace_at_a_mistyped_path(tmp_path: Path, capsys: Capsys) -> None:
-    """It printed 'schema is current' and made the folders, a database and a glossary."""
+def test_migrate_makes_no_workspace_at_a_mistyped_path(
+    ws: Path, tmp_path: Path, capsys: Capsys
+) -> None:
+    """It printed 'schema is current' and made the folders, a database and a glossary; an
+    existing folder workspace's tables are still brought up to date."""
     typo = tmp_path / "no" / "such" / "ws"
     assert "no RAGSpine workspace" in fails_cleanly(capsys, "--workspace", str(typo), "migrate")
     assert not (tmp_path / "no").exists()
+    with closing(sqlite3.connect(ws / "workspace.sqlite")) as db:  # an older chunk schema
+        db.execute("UPDATE narrative_meta SET value = '1' WHERE key = 'schema_version'")
+        db.commit()
+    assert run(capsys, "--workspace", str(ws), "migrate")[0] == 0
+    with closing(sqlite3.connect(ws / "workspace.sqlite")) as db:
+        query = "SELECT value FROM narrative_meta WHERE key = 'schema_version'"
+        assert db.execute(query).fetchone() != ("1",)
 
 
 def test_a_beir_record_whose_text_is_no_string_fails_naming_it(
