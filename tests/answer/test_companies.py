@@ -334,3 +334,45 @@ def test_a_calculation_over_several_channels_is_asked_back(tmp_path: Path, quest
     assert answer.status is AnswerStatus.NEEDS_CLARIFICATION, answer.text
     assert "Which channel?" in answer.text and "(Online, Retail)" in answer.text
     assert not answer.figures
+
+
+def test_the_order_channels_are_named_in_chooses_nothing(tmp_path: Path) -> None:
+    """A review: with no period named, the latest period came from the first channel named
+    ('online and retail' was refused where 'retail and online' answered), and only the first
+    channel's figure was checked for a column of a year's first day (an opening balance was
+    given as the year's figure)."""
+    retail = _fact("revenue", "acme", "FY2019", "50", channel="retail")
+    ws = _channels(tmp_path / "ws", [retail])
+    answers = [
+        ws.ask(f"What was ACME's revenue in {pair}?", principal=PUBLIC)
+        for pair in ("online and retail", "retail and online")
+    ]
+    assert [[f.decimal_value for f in a.figures] for a in answers] == [["50"], ["50"]]
+    opening = dataclasses.replace(
+        retail, locator="t.pdf, table 1, row 2, column 1 '1 January 2019'"
+    )
+    online = _fact("revenue", "acme", "FY2019", "70", channel="online")
+    first_day = _channels(tmp_path / "first", [online, opening])
+    for pair in ("online and retail", "retail and online"):
+        answer = first_day.ask(f"What was ACME's revenue in {pair} in 2019?", principal=PUBLIC)
+        assert answer.status is AnswerStatus.NEEDS_CLARIFICATION, (pair, answer.text)
+        assert "50" not in answer.text
+
+
+def test_a_day_is_checked_against_the_channels_answered_only(tmp_path: Path) -> None:
+    """A review: the Online figure, stored by year, put its day assumption on an answer giving
+    the Total figure read at June 30, 2019 (the day asked)."""
+    total = dataclasses.replace(
+        _fact("revenue", "acme", "FY2019", "100"),
+        locator="t.pdf, table 1, row 2, column 1 'June 30, 2019'",
+    )
+    online = _fact("revenue", "acme", "FY2019", "70", channel="online")
+    ws = _channels(tmp_path / "ws", [total, online])
+    answer = ws.ask("What was ACME's revenue at June 30, 2019?", principal=PUBLIC)
+    assert answer.status is AnswerStatus.ANSWERED and "was 100 million" in answer.text
+    assert not [line for line in answer.assumptions if line.startswith("Day:")], answer.text
+    by_year = ws.ask("What was ACME's online revenue at June 30, 2019?", principal=PUBLIC)
+    assert "was 70 million" in by_year.text
+    assert [line[:24] for line in by_year.assumptions if line.startswith("Day:")] == [
+        "Day: June 30, 2019 is re"
+    ]

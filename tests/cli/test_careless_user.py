@@ -207,6 +207,29 @@ def test_an_ingest_stopped_before_anything_landed_leaves_no_new_library(ws: Path
         assert "kept" in workspace.chunks.library_names()  # not this run's to delete
 
 
+def test_a_failing_cleanup_never_hides_why_the_ingest_stopped(
+    ws: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A review: a cleanup that failed (the database locked by another writer) replaced the
+    Ctrl-C with its own StoreError."""
+    from ragspine.errors import StoreError
+    from ragspine.narrative.ingest.ingestor import Ingestor
+
+    def locked(*args: object) -> bool:
+        raise StoreError("database is locked")
+
+    monkeypatch.setattr(Ingestor, "_forget_empty", locked)
+    with Workspace.open(ws) as workspace:
+
+        def stopped():  # type: ignore[no-untyped-def]
+            raise KeyboardInterrupt
+            yield
+
+        with pytest.raises(KeyboardInterrupt):
+            workspace.library_writer.ingest_sources("d4", stopped())
+    assert "'d4' this ingest created stays, empty: database is locked" in caplog.text
+
+
 @pytest.mark.parametrize(
     "argv",
     [["search", ""], ["ask", "   "], ["search", "x", "--clearance", "restricted"]],

@@ -12,7 +12,7 @@ is the latest period with a fact the asker may see; each default is stated as an
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
@@ -350,13 +350,15 @@ def stored_periods(
     *,
     undated: bool = False,
     kind: PeriodKind | None = None,
+    channels: Collection[str] = (),
 ) -> list[str]:
-    """The periods of ``key``'s metric, entity and channel with a fact at ``max_level`` or
-    below, of the kind of the latest one (years when the latest is a year), oldest first.
-    ``undated``: when none is dated, ``[UNDATED]`` if a fact whose source states no period is
-    stored."""
+    """The periods of ``key``'s metric, entity and channel (or any of ``channels``) with a
+    fact at ``max_level`` or below, of the kind of the latest one (years when the latest is a
+    year), oldest first. ``undated``: when none is dated, ``[UNDATED]`` if a fact whose source
+    states no period is stored."""
     facts = store.scan(max_level=max_level, metric=key.metric, entity=key.entity)
-    mine = [fact for fact in facts if fact.channel == key.channel]
+    wanted = set(channels) or {key.channel}
+    mine = [fact for fact in facts if fact.channel in wanted]
     dated = [label for label, _ in _latest_kind(mine, glossary.fiscal_year_start_month, kind)]
     if dated or not undated:
         return dated
@@ -454,6 +456,7 @@ def answer_figures(
 
     channel = reading.channels[0] if reading.channels else DEFAULT_CHANNEL
     named_channels = list(dict.fromkeys(reading.channels))
+    channels = named_channels or [DEFAULT_CHANNEL]  # those a lookup answers, each
     if len(named_channels) > 1 and reading.operation is not Operation.LOOKUP:
         # "the change in online and retail revenue": each channel's change, or their sum's?
         # (the first channel alone was computed, and the other left out without a word)
@@ -469,7 +472,8 @@ def answer_figures(
         metric, first = reading.metrics[0], entities[0]
         builder.lookups += 1
         asked = FactKey(metric, first, "", channel)
-        stored = stored_periods(glossary, store, asked, level, undated=True)
+        # over every channel named: the order they are named in chooses nothing
+        stored = stored_periods(glossary, store, asked, level, undated=True, channels=channels)
         if not stored:
             builder.add(text(locale, "no_period"), ())
             return builder.part(AnswerStatus.REFUSED, assumptions)
@@ -583,7 +587,13 @@ def answer_figures(
         # is its closing balance (the opening one is 2015's), unless its name says opening or
         # it was stored from a column of that first day ("1 January 2019", IFRS 16 adoption)
         first_day = reading.opening == "date" and _stored_at_first_day(
-            store, reading.metrics, entities, periods, level, glossary.fiscal_year_start_month
+            store,
+            reading.metrics,
+            entities,
+            periods,
+            level,
+            glossary.fiscal_year_start_month,
+            channels,
         )
         start = None if first_day else "opening_asked"
 
@@ -595,7 +605,7 @@ def answer_figures(
         # "PP&E at December 31, 2019" where the only 2019 figure is an IFRS 16 adoption
         # table's "1 January 2019" column: that year's opening, not its figure
         fact = _read_at_first_day(
-            store, reading.metrics, entities, periods, level, month, metric_label, channel
+            store, reading.metrics, entities, periods, level, month, metric_label, channels
         )
         if fact is not None:
             said = text(
@@ -615,7 +625,7 @@ def answer_figures(
         return _clarify(said, assumptions)
     if start is None and reading.days and not undated:
         other, dayless = _read_at_another_day(
-            store, reading, entities, periods, level, month, metric_label
+            store, reading, entities, periods, level, month, metric_label, channels
         )
         for fact, on_day in dayless:
             # "the cash at June 30, 2019" where 2019's figure names no day, in a calendar
@@ -682,9 +692,11 @@ def _stored_at_first_day(
     periods: Sequence[str],
     level: int,
     fiscal_start_month: int,
+    channels: Collection[str],
 ) -> bool:
-    """Whether every figure asked for (each metric, entity and period) is stored, and each was
-    read from a column of a year's first day (:func:`_column_at_first_day`)."""
+    """Whether every figure asked for (each metric, entity and period, of ``channels``) is
+    stored, and each was read from a column of a year's first day
+    (:func:`_column_at_first_day`)."""
     if not periods:
         return False
     for metric in metrics:
@@ -692,7 +704,7 @@ def _stored_at_first_day(
             found = {
                 f.period: f
                 for f in store.scan(max_level=level, metric=metric, entity=entity)
-                if f.period in periods
+                if f.period in periods and f.channel in channels
             }
             if set(found) != set(periods):
                 return False
@@ -723,10 +735,10 @@ def _read_at_first_day(
     level: int,
     fiscal_start_month: int,
     label: Callable[[str, str], str],
-    channel: str,
+    channels: Sequence[str],
 ) -> FactKey | Fact | None:
-    """A figure asked for (each metric, entity and period of ``channel``; every period where
-    none is named, as a ``which year`` pick compares them all) that was read from a column of
+    """A figure asked for (each metric, entity and period of each of ``channels``; every
+    period where none is named, as a ``which year`` pick compares them all) read from a column of
     its year's first day (:func:`_column_at_first_day`) while its metric's own name says no
     start (a metric ``... at beginning of period (1/1/19)`` is asked for by that name)."""
     first_day = first_day_re(fiscal_start_month)
@@ -737,11 +749,16 @@ def _read_at_first_day(
             for metric in metrics
             for entity in entities
             for period in sorted(set(periods))
+            for channel in channels
         ]
         found = (store.lookup(key, max_level=level) for key in keys)
         read = [(key, fact.locator) for key, fact in zip(keys, found, strict=True) if fact]
     else:
-        read = ((f, f.locator) for f in _asked_facts(store, metrics, entities, level))
+        read = (
+            (f, f.locator)
+            for f in _asked_facts(store, metrics, entities, level)
+            if f.channel in channels
+        )
     for fact, locator in read:
         if not _column_at_first_day(locator, fiscal_start_month):
             continue
@@ -782,6 +799,7 @@ def _read_at_another_day(
     level: int,
     fiscal_start_month: int,
     label: Callable[[str, str], str],
+    channels: Sequence[str],
 ) -> tuple[tuple[Fact, date] | None, list[tuple[Fact, date]]]:
     """A figure asked for at a day (``at December 31, 2019``) whose locator's column names
     days of the same fiscal year and none of them within :data:`DAY_TOLERANCE` of a day asked
@@ -800,7 +818,7 @@ def _read_at_another_day(
         asked.setdefault(_year_of(day, fiscal_start_month), []).append(day)
     found = _asked_facts(store, reading.metrics, entities, level, periods) if periods else ()
     for fact in found:
-        if fact.period not in asked:
+        if fact.period not in asked or fact.channel not in channels:  # only figures answered
             continue
         named = set(days_in(label(fact.metric, fact.entity)))
         # a header's rows are joined with " / " ("Domestic / September 30, / 2019")

@@ -378,7 +378,6 @@ class Ingestor:
                 raise ConfigError(f"library {library_id!r} keeps vectors but no embedder is set up")
             self._vectors.check(library_id)
         committing = ExitStack()  # with before_commit: the ingest's one transaction
-        created = False
         outcomes: list[DocumentOutcome] = []
         try:
             return self._ingest(
@@ -386,9 +385,14 @@ class Ingestor:
                 embed_progress, before_commit, committing, outcomes,
             )  # fmt: skip
         except BaseException:
-            created = existing is None and library_id in self._store.library_names()
-            if created and before_commit is None:
-                self._forget_empty(library_id, outcomes)
+            if existing is None and before_commit is None:
+                try:  # the failure, or the Ctrl-C, is what the caller hears of
+                    if library_id in self._store.library_names():
+                        self._forget_empty(library_id, outcomes)
+                except Exception as cleanup:
+                    log.warning(
+                        "library %r this ingest created stays, empty: %s", library_id, cleanup
+                    )
             raise
 
     def _forget_empty(self, library_id: str, outcomes: Sequence[DocumentOutcome]) -> bool:
