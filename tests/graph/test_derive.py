@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import shared_data
-from graph.builders import CONFIDENTIAL, PUBLIC, fact, make_workspace
+from graph.builders import CONFIDENTIAL, GLOSSARY, PUBLIC, fact, make_workspace
 from ragspine import Workspace
 from ragspine.errors import QueryError
 from ragspine.graph.derive import MAX_TREE_NODES, DeriveStatus, NodeKind
@@ -134,6 +134,44 @@ def test_a_quotient_of_two_units_is_reported_in_the_glossary_unit(tmp_path: Path
     result = ws.graph.derive("revenue_per_head", "us", "FY2024", principal=PUBLIC)
     assert result.value is not None and result.value.value == Fraction(1_000_000, 3)
     assert (result.unit, result.scale) == ("USD", Scale.ONE)
+
+
+def test_currencies_are_never_divided_into_each_other_nor_relabelled(tmp_path: Path) -> None:
+    """A review: 0.4 million EUR of gross profit over 1.2 million USD of revenue gave a margin
+    of 33.33 %; revenue in EUR per head was reported in the glossary's USD; a stored 100,000 EUR
+    was subtracted from a computed USD figure; USD per head plus heads per USD was a number."""
+    eur_profit = make_workspace(
+        tmp_path / "margin",
+        [
+            fact("revenue", "us", "1.2", scale=Scale.MILLION),
+            fact("gross_profit", "us", "0.4", unit="EUR", currency="EUR", scale=Scale.MILLION),
+        ],
+    )
+    with pytest.raises(QueryError, match="'gross_profit' is in EUR and 'revenue' in USD"):
+        eur_profit.graph.derive("gross_margin", "us", "FY2024", principal=PUBLIC)
+    head = fact("headcount", "us", "5", unit="people", currency="")
+    eur_revenue = make_workspace(
+        tmp_path / "per_head",
+        [fact("revenue", "us", "500", unit="EUR", currency="EUR", scale=Scale.THOUSAND), head],
+    )
+    with pytest.raises(QueryError, match="EUR per people, and the glossary states 'USD'"):
+        eur_revenue.graph.derive("revenue_per_head", "us", "FY2024", principal=PUBLIC)
+    stored_eur = make_workspace(
+        tmp_path / "stored",
+        [
+            fact("revenue", "us", "600"),
+            head,
+            fact("revenue_per_head", "us", "100", unit="EUR", currency="EUR"),
+        ],
+    )
+    result = stored_eur.graph.derive("revenue_per_head", "us", "FY2024", principal=PUBLIC)
+    assert result.value is not None and result.value.value == 120
+    assert result.stored is not None and result.difference is None
+    odd = GLOSSARY + '[metrics.odd]\nlabel = "Odd"\nunit = "USD"\nkind = "currency"\n'
+    odd += 'derivation = "revenue / headcount + headcount / revenue"\n'
+    mixed = make_workspace(tmp_path / "odd", [fact("revenue", "us", "600"), head], odd)
+    with pytest.raises(QueryError, match=r"is in USD per people and .* in people per USD; "):
+        mixed.graph.derive("odd", "us", "FY2024", principal=PUBLIC)
 
 
 def test_a_metric_without_a_derivation_is_an_error(tmp_path: Path) -> None:

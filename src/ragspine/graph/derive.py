@@ -8,7 +8,11 @@ is shown beside it with the difference.
 
 Units: ``+`` and ``-`` need operands of one unit and currency (scales convert to the finer);
 a constant takes the unit and scale of what it meets; ``*`` and ``/`` of two measured operands
-work at scale one and give a derived quantity, reported in the glossary unit of the metric.
+work at scale one and give a compound quantity (each currency or unit with its power: USD per
+employee), reported in the glossary unit of the metric when that says it: a quantity without
+units (a margin), one of no currency, or one of a single currency that is the glossary's. Two
+currencies in one product or quotient, a sum of different compounds (USD per employee plus
+employees per USD), or a currency other than the glossary's are refused, never relabelled.
 """
 
 from __future__ import annotations
@@ -60,10 +64,45 @@ class NodeKind(StrEnum):
     CONSTANT = "constant"
 
 
-_DERIVED = "derived"
-"""The dimension of a product or quotient of two measured quantities."""
+@dataclass(frozen=True, slots=True)
+class _Compound:
+    """The dimension of a product or quotient of measured quantities: each base (``cur:USD``
+    for a currency, ``unit:employees`` for another unit) with its non-zero power."""
 
-_Dim = Measure | str | None  # a measure, _DERIVED, or None for a bare constant
+    powers: tuple[tuple[str, int], ...]
+
+    def currencies(self) -> dict[str, int]:
+        return {base[4:]: power for base, power in self.powers if base.startswith("cur:")}
+
+    def __str__(self) -> str:
+        """``EUR per employees``, ``USD^2``, ``no unit``."""
+        if not self.powers:
+            return "no unit"
+
+        def named(base: str, power: int) -> str:
+            return base.split(":", 1)[1] + ("" if power == 1 else f"^{power}")
+
+        above = " ".join(named(b, p) for b, p in self.powers if p > 0) or "1"
+        below = [named(b, -p) for b, p in self.powers if p < 0]
+        return " per ".join([above, *below])
+
+
+_Dim = Measure | _Compound | None  # a measure, a compound, or None for a bare constant
+
+
+def _powers(dim: _Dim) -> dict[str, int]:
+    """The bases of ``dim`` with their powers (a measure's unit, a constant's none)."""
+    if isinstance(dim, _Compound):
+        return dict(dim.powers)
+    if isinstance(dim, Measure):
+        if dim.currency:
+            return {f"cur:{dim.currency}": 1}
+        return {f"unit:{dim.unit}": 1} if dim.unit else {}
+    return {}
+
+
+def _compound(powers: Mapping[str, int]) -> _Compound:
+    return _Compound(tuple(sorted((b, p) for b, p in powers.items() if p != 0)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,7 +268,12 @@ class _Evaluator:
                 dim, scale = (b.dim, b.scale) if a.dim is None else (a.dim, a.scale)
                 x, y = a.value, b.value
             else:
-                if a.dim != b.dim:
+                same = (
+                    a.dim == b.dim
+                    if isinstance(a.dim, Measure) and isinstance(b.dim, Measure)
+                    else _powers(a.dim) == _powers(b.dim)
+                )
+                if not same:
                     raise QueryError(
                         f"cannot derive {self.root}: {quote_input(node_text(node.left))} is in "
                         f"{a.dim} and {quote_input(node_text(node.right))} in {b.dim}; "
@@ -243,12 +287,26 @@ class _Evaluator:
             dim, scale, x, y = a.dim, a.scale, a.value, b.value
         elif a.dim is None and node.op is Op.MUL:
             dim, scale, x, y = b.dim, b.scale, a.value, b.value
-        elif node.op is Op.DIV and a.scale is Scale.UNKNOWN and b.scale is Scale.UNKNOWN:
-            dim, scale, x, y = _DERIVED, Scale.ONE, a.value, b.value  # one unstated scale cancels
         else:
-            dim, scale = _DERIVED, Scale.ONE
-            x = convert_fraction(a.value, a.scale, Scale.ONE) if a.dim is not None else a.value
-            y = convert_fraction(b.value, b.scale, Scale.ONE)
+            left, right = _powers(a.dim), _powers(b.dim)
+            money = {c for c in (*left, *right) if c.startswith("cur:")}
+            if len(money) > 1:  # EUR / USD is an exchange rate nobody stored
+                raise QueryError(
+                    f"cannot derive {self.root}: {quote_input(node_text(node.left))} is in "
+                    f"{a.dim} and {quote_input(node_text(node.right))} in {b.dim}; a product or "
+                    "quotient of two currencies needs an exchange rate: restate the facts in "
+                    "one currency"
+                )
+            sign = 1 if node.op is Op.MUL else -1
+            for base, power in right.items():
+                left[base] = left.get(base, 0) + sign * power
+            dim = _compound(left)
+            if node.op is Op.DIV and a.scale is Scale.UNKNOWN and b.scale is Scale.UNKNOWN:
+                scale, x, y = Scale.ONE, a.value, b.value  # one unstated scale cancels
+            else:
+                scale = Scale.ONE
+                x = convert_fraction(a.value, a.scale, Scale.ONE) if a.dim is not None else a.value
+                y = convert_fraction(b.value, b.scale, Scale.ONE)
         if node.op is Op.MUL:
             return _Quantity(x * y, dim, scale)
         if y == 0:
@@ -320,7 +378,7 @@ def derive(
         status, reason = DeriveStatus.NOT_COMPUTABLE, evaluator.zero_division
     else:
         status, reason = DeriveStatus.FOUND, ""
-    unit, currency, scale = _presented(quantity, term.unit)
+    unit, currency, scale = _presented(quantity, term.unit, metric)
     difference = None
     if quantity is not None and stored is not None and scales_combine([stored, *inputs]):
         difference = _difference(stored, quantity)  # (one source's unstated scale at most)
@@ -347,19 +405,35 @@ def derive(
 
 
 def _presented(
-    quantity: _Quantity | None, glossary_unit: str
+    quantity: _Quantity | None, glossary_unit: str, metric: str
 ) -> tuple[str | None, str | None, Scale | None]:
+    """The unit, currency and scale a result is reported in: a measure's own; a compound's is
+    the glossary unit of ``metric`` when it has no currency, or one currency (to the first
+    power) that the glossary unit names; another is refused, never relabelled."""
     if quantity is None:
         return None, None, None
     if isinstance(quantity.dim, Measure):
         return quantity.dim.unit, quantity.dim.currency, quantity.scale
-    return glossary_unit, "", Scale.ONE
+    money = quantity.dim.currencies() if isinstance(quantity.dim, _Compound) else {}
+    if not money:
+        return glossary_unit, "", Scale.ONE
+    if money == {glossary_unit: 1}:
+        return glossary_unit, glossary_unit, Scale.ONE
+    raise QueryError(
+        f"cannot derive {metric}: its inputs give {quantity.dim}, and the glossary states "
+        f"{quote_input(glossary_unit or 'no unit')}: restate the facts in that currency or fix "
+        "the glossary unit"
+    )
 
 
 def _difference(stored: FactRef, quantity: _Quantity) -> ExactNumber | None:
     """Stored minus computed, at the computed scale; ``None`` when their units differ."""
     if isinstance(quantity.dim, Measure) and stored.measure != quantity.dim:
         return None
+    if isinstance(quantity.dim, _Compound):  # in the glossary unit: one currency at most
+        money = quantity.dim.currencies()
+        if set(money) != ({stored.currency} if stored.currency else set()):
+            return None  # a stored 100,000 EUR beside a computed USD figure
     if Scale.UNKNOWN in (stored.scale, quantity.scale) and stored.scale is not quantity.scale:
         return None  # a scale nobody stated beside a stated one: no common scale
     value = convert_fraction(Fraction(stored.value), stored.scale, quantity.scale)
