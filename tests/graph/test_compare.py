@@ -142,3 +142,29 @@ def test_convfinqa_year_over_year(tmp_path: Path) -> None:
         assert a is not None and b is not None
         assert step.difference == b - a
         assert step.ratio is not None and step.ratio.value == Fraction(b) / Fraction(a)
+
+
+def test_rates_are_compared_and_averaged_never_summed(tmp_path: Path) -> None:
+    """A review: margins of 30, 40 and 35 % rolled up to '105 percent' and compared with 'sum
+    70 percent'; a roll-up of a rate is refused, a comparison shows no sum, and its average
+    names its unit (it showed 'average 810.25' with none)."""
+    margins = [
+        fact("gross_margin", code, value, unit="%", currency="")
+        for code, value in (("de", "30"), ("fr", "40"), ("us", "35"))
+    ]
+    ws = make_workspace(
+        tmp_path / "ws", [*margins, fact("revenue", "de", "1.5"), fact("revenue", "fr", "2")]
+    )
+    with pytest.raises(QueryError, match="Gross margin is a rate"):
+        ws.graph.roll_up("gross_margin", "group", "FY2024", principal=PUBLIC)
+    result = ws.graph.compare("gross_margin", entities=["de", "fr"], periods=["FY2024"],
+                              principal=PUBLIC)  # fmt: skip
+    assert result.total is None and result.average is not None
+    assert "average 35 percent over 2 found item(s) (rates are not added up: no sum)" in (
+        result.text
+    )
+    assert "70" not in result.text and all(row.share is None for row in result.rows)
+    amounts = ws.graph.compare(
+        "revenue", entities=["de", "fr"], periods=["FY2024"], principal=PUBLIC
+    )
+    assert "sum 3.5 US dollars, average 1.75 US dollars over 2 found item(s)" in amounts.text

@@ -18,7 +18,7 @@ from enum import StrEnum
 from fractions import Fraction
 from typing import Any
 
-from ragspine.glossary import Glossary
+from ragspine.glossary import Glossary, MetricKind
 from ragspine.graph.values import (
     ROUNDING_NOTE,
     ExactNumber,
@@ -34,7 +34,7 @@ from ragspine.graph.values import (
 from ragspine.periods import UNDATED
 from ragspine.stores.facts import FactStore
 from ragspine.structured.facts import FactKey, Scale
-from ragspine.structured.query import render_amount
+from ragspine.structured.query import amount_words, render_amount
 
 
 class RowStatus(StrEnum):
@@ -177,6 +177,9 @@ def compare(
             note = "sum and average cover the found items only"
         else:
             status, note = SetStatus.COMPLETE, ""
+        if _rates(glossary, metric, measures):  # 30 % + 40 % is no 70 % of anything
+            total = None
+            note = "; ".join(filter(None, [note, "rates are not added up: no sum"]))
     rows = tuple(
         CompareRow(
             entity,
@@ -184,7 +187,7 @@ def compare(
             RowStatus.NOT_FOUND if fact is None else RowStatus.FOUND,
             fact,
             value,
-            _share(value, total) if status is SetStatus.COMPLETE else None,
+            _share(value, total) if status is SetStatus.COMPLETE and total else None,
         )
         for (entity, period), fact, value in zip(items, facts, values, strict=True)
     )
@@ -205,6 +208,15 @@ def compare(
         "",
     )
     return _with_text(result, glossary, measure)
+
+
+def _rates(glossary: Glossary, metric: str, measures: set[Measure]) -> bool:
+    """Whether ``metric`` is a rate (a percentage or a ratio, by its glossary kind or its
+    facts' unit): its values are shown and compared, never summed."""
+    kind = glossary.metrics.terms[metric].kind
+    return kind in (MetricKind.PERCENT, MetricKind.RATIO) or any(
+        m.unit in {"%", "percent"} for m in measures
+    )
 
 
 def _share(value: Decimal | None, total: Decimal | None) -> ExactNumber | None:
@@ -310,11 +322,14 @@ def _with_text(result: CompareResult, glossary: Glossary, measure: Measure | Non
         if step.ratio is not None:
             part += f", ratio {step.ratio.text()}"
         lines.append(part + (f" ({step.note})" if step.note else ""))
-    if result.total is not None and result.average is not None:
+    words = ""
+    if measure is not None and result.scale is not None:
+        words = " ".join(amount_words(measure.unit, measure.currency, result.scale, metric.kind))
+    if result.average is not None:  # "average 810.25 thousand US dollars"
         tail = f" ({result.note})" if result.note else ""
+        total = "" if result.total is None else f"sum {amount(result.total)}, "
         lines.append(
-            f"sum {amount(result.total)}, average {result.average.text()} over "
-            f"{result.found} found item(s){tail}"
+            f"{total}average {result.average.text(words)} over {result.found} found item(s){tail}"
         )
     elif result.note:
         lines.append(f"no sum or average: {result.note}")

@@ -16,7 +16,8 @@ from decimal import Decimal
 from enum import StrEnum
 from typing import Any
 
-from ragspine.glossary import Glossary
+from ragspine.errors import QueryError
+from ragspine.glossary import Glossary, MetricKind
 from ragspine.graph.hierarchy import Hierarchy
 from ragspine.graph.values import (
     ROUNDING_NOTE,
@@ -143,6 +144,15 @@ def roll_up(
 
     Codes are already resolved through the glossary.
     """
+    term = glossary.metrics.terms[metric]
+    if term.kind in (MetricKind.PERCENT, MetricKind.RATIO) or term.unit in {"%", "percent"}:
+        # 30 % + 40 % + 35 % is 105 % of nothing (the glossary decides, not a fact)
+        over = "entities" if axis is RollUpAxis.ENTITY else "channels"
+        raise QueryError(
+            f"{term.label} is a rate (a percentage or a ratio): rates do not add up over "
+            f"{over}; compare them instead ('ragspine graph compare'), or roll up the amounts "
+            "they are computed from"
+        )
     top = entity if axis is RollUpAxis.ENTITY else channel
     nodes = tree.subtree(top)
     if axis is RollUpAxis.ENTITY:

@@ -98,7 +98,12 @@ def currency_name(currency: str) -> str:
 
 def render_amount(value: Decimal, unit: str, currency: str, scale: Scale, kind: MetricKind) -> str:
     """The value with its scale, currency and unit spelled out."""
-    parts = [format_value(value)]
+    return " ".join([format_value(value), *amount_words(unit, currency, scale, kind)])
+
+
+def amount_words(unit: str, currency: str, scale: Scale, kind: MetricKind) -> list[str]:
+    """What follows a value in :func:`render_amount` (``thousand``, ``US dollars``, ...)."""
+    parts: list[str] = []
     if scale not in (Scale.ONE, Scale.UNKNOWN):
         parts.append(scale.value)
     if kind is MetricKind.PERCENT or unit in {"%", "percent"}:
@@ -111,7 +116,7 @@ def render_amount(value: Decimal, unit: str, currency: str, scale: Scale, kind: 
         parts.append(unit)
     if scale is Scale.UNKNOWN:
         parts.append(UNSTATED_SCALE)
-    return " ".join(parts)
+    return parts
 
 
 UNSTATED_SCALE = "(scale not stated in the source)"
