@@ -323,3 +323,24 @@ def test_terms_of_a_generated_text_are_marked_so() -> None:
     assert not glossary.metrics.terms["cash"].generated
     assert glossary.metrics.terms["cash_eq"].generated
     assert not load_glossary_texts(own, made).metrics.terms["cash_eq"].generated
+
+
+def test_a_derivation_or_a_tree_too_deep_to_walk_is_refused_at_load() -> None:
+    """A review: 'revenue + 1 + 1 + ...' (500 terms, within the length limit) and a chain of
+    600 entities crashed derive and roll-up with a RecursionError (exit 1)."""
+    chain = " + ".join(["revenue"] + ["1"] * 400)
+    text = '[metrics.revenue]\nlabel = "Revenue"\n[metrics.ones]\nlabel = "Ones"\n'
+    text += f'derivation = "{chain}"\n'
+    with pytest.raises(GlossaryError, match="nests more than 64 operations"):
+        parse_glossary(tomllib.loads(text))
+    entities = "".join(
+        f'[entities.e{n}]\nlabel = "E{n}"\n' + (f'parent = "e{n - 1}"\n' if n else "")
+        for n in range(150)
+    )
+    with pytest.raises(GlossaryError, match="'e100' is more than 100 parents deep"):
+        parse_glossary(tomllib.loads(entities))
+    fine = "".join(
+        f'[entities.f{n}]\nlabel = "F{n}"\n' + (f'parent = "f{n - 1}"\n' if n else "")
+        for n in range(100)
+    )
+    assert len(parse_glossary(tomllib.loads(fine)).entities.terms) == 100

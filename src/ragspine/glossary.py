@@ -319,6 +319,7 @@ class Glossary:
                     f"{vocab.type} parents form a cycle: {' -> '.join(cycle)}; "
                     "remove one of these parent keys"
                 )
+            _check_tree_depth(vocab)
         uses: dict[str, tuple[str, ...]] = {}
         for metric in self.metrics.terms.values():
             if metric.derivation is None:
@@ -624,6 +625,32 @@ def parse_glossary(
         cues=_parse_cues(document.get("cues"), source),
         answers=_parse_answers(document.get("answers"), source),
     )
+
+
+MAX_TREE_DEPTH = 100
+"""The most levels an entity or channel tree may have (a roll-up walks them; a report's
+group structure has a handful)."""
+
+
+def _check_tree_depth(vocab: Vocabulary) -> None:
+    """A :class:`GlossaryError` naming a term more than :data:`MAX_TREE_DEPTH` parents deep
+    (the parents are known to form no cycle)."""
+    depth: dict[str, int] = {}
+    for code in vocab.terms:
+        chain = []
+        node: str | None = code
+        while node is not None and node not in depth:
+            chain.append(node)
+            node = vocab.terms[node].parent
+        known = depth[node] if node is not None else 0
+        for link in reversed(chain):
+            known += 1
+            depth[link] = known
+            if known > MAX_TREE_DEPTH:
+                raise GlossaryError(
+                    f"{vocab.type} {quote_input(link)} is more than {MAX_TREE_DEPTH} parents "
+                    "deep: flatten the tree"
+                )
 
 
 def read_glossary_file(path: Path) -> str | None:

@@ -290,3 +290,19 @@ def test_convfinqa_reimport_keeps_derivations_over_generated_metrics(
     _, summary, _ = convfinqa_ws.ingest_convfinqa(shared_data("convfinqa", "convfinqa_dev.json"))
     assert (summary.added, summary.replaced) == (0, 0)
     assert convfinqa_ws.glossary.metrics.terms["gasoline_share"].derivation is not None
+
+
+def test_a_derivation_nested_past_the_walks_depth_is_an_error_not_a_crash(tmp_path: Path) -> None:
+    """Metrics derived from metrics 350 deep: a clear error (the walk's stack is bounded), where
+    a deep tree ended in a RecursionError."""
+    chain = GLOSSARY + "".join(
+        f'[metrics.m{n}]\nlabel = "M{n}"\nunit = "USD"\nkind = "currency"\n'
+        f'derivation = "{"revenue" if n == 0 else f"m{n - 1}"} + 1"\n'
+        for n in range(350)
+    )
+    ws = make_workspace(tmp_path / "ws", [fact("revenue", "us", "1")], chain)
+    with pytest.raises(QueryError, match="nests deeper than 300 metrics and operations"):
+        ws.graph.derive("m349", "us", "FY2024", principal=PUBLIC)
+    shallow = ws.graph.derive("m99", "us", "FY2024", principal=PUBLIC)
+    assert shallow.value is not None and shallow.value.value == 101
+    assert shallow.to_dict()["tree"]  # its tree serializes too

@@ -46,8 +46,9 @@ MAX_TREE_NODES = 10_000
 """A derivation tree larger than this is refused (derivations that reuse derived metrics many
 times over grow exponentially)."""
 
-MAX_DEPTH = 200
-"""Derived metrics nested deeper than this are refused."""
+MAX_DEPTH = 300
+"""A derivation tree deeper than this (metrics and operations nested in one another) is
+refused: it bounds the walk's stack, and each expression nests 64 operations at most."""
 
 
 class DeriveStatus(StrEnum):
@@ -218,7 +219,10 @@ class _Evaluator:
     def metric(self, code: str, depth: int, expand: bool) -> tuple[DeriveNode, _Quantity | None]:
         self._count()
         if depth > MAX_DEPTH:
-            raise QueryError(f"derivations nest deeper than {MAX_DEPTH} metrics under {self.root}")
+            raise QueryError(
+                f"the derivation of {quote_input(self.root)} nests deeper than {MAX_DEPTH} "
+                "metrics and operations: store some of its intermediate metrics as facts"
+            )
         fact = None if expand else self.facts.get(code)
         if fact is not None:
             self.lineage.setdefault(fact.key, fact)
@@ -244,13 +248,18 @@ class _Evaluator:
                 NodeKind.CONSTANT, node_text(node), ExactNumber(value), None, None, ()
             )
             return constant, _Quantity(value, None, Scale.ONE)
+        if depth > MAX_DEPTH:
+            raise QueryError(
+                f"the derivation of {quote_input(self.root)} nests deeper than {MAX_DEPTH} "
+                "metrics and operations: store some of its intermediate metrics as facts"
+            )
         if isinstance(node, Negate):
-            child, inner = self.expression(node.operand, depth)
+            child, inner = self.expression(node.operand, depth + 1)
             negated = None if inner is None else replace(inner, value=-inner.value)
             return self._operator("-", (child,), negated), negated
         assert isinstance(node, BinaryOp)
-        left, a = self.expression(node.left, depth)
-        right, b = self.expression(node.right, depth)
+        left, a = self.expression(node.left, depth + 1)
+        right, b = self.expression(node.right, depth + 1)
         combined = None if a is None or b is None else self._combine(node, a, b)
         return self._operator(node.op.value, (left, right), combined), combined
 

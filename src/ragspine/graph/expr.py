@@ -243,7 +243,25 @@ def parse_expression(text: str) -> Expression:
     root = parser.expression()
     if parser.current.kind != "end":
         raise parser.unexpected("an operator (+ - * /) or the end")
+    if _depth(root) > MAX_NESTING:  # "a + 1 + 1 + ..." nests without a parenthesis
+        raise GlossaryError(
+            f"derivation {quote_input(text)} nests more than {MAX_NESTING} operations in one "
+            "another: split it into intermediate metrics"
+        )
     return Expression(text, root)
+
+
+def _depth(root: Node) -> int:
+    """How many nodes deep the tree under ``root`` goes (walked without recursion)."""
+    deepest, stack = 0, [(root, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if isinstance(node, BinaryOp):
+            stack += [(node.left, depth + 1), (node.right, depth + 1)]
+        elif isinstance(node, Negate):
+            stack.append((node.operand, depth + 1))
+    return deepest
 
 
 _PRECEDENCE = {Op.ADD: 1, Op.SUB: 1, Op.MUL: 2, Op.DIV: 2}
