@@ -182,3 +182,19 @@ def test_header_errors_are_clear(changes: dict, message: str) -> None:
 def test_missing_graph_is_an_error() -> None:
     with pytest.raises(WorkflowError, match=r"workflow\.graph"):
         load_dsl("app: {mode: workflow, name: x}\nkind: app\nversion: '0.3.1'\n")
+
+
+def test_huge_integers_are_refused_clearly() -> None:
+    """A review: a coordinate of 401 digits was an OverflowError and an integer of 5,001
+    digits anywhere (an id, an unread field) Python's own ValueError: each an internal error,
+    a 500 over HTTP."""
+    far = export([node("a", "start", x=0, y=0)], []).replace("x: 0", "x: 1" + "0" * 400)
+    with pytest.raises(WorkflowError, match="position x that is not finite or beyond"):
+        preview(far, warn=False)
+    long_number = "7" * 5001
+    for text in (
+        export([node("a", "start", x=0, y=0)], []) + f"unread: {long_number}\n",
+        '{"kind": "app", "version": "0.3.1", "n": ' + long_number + "}",
+    ):
+        with pytest.raises(WorkflowError, match="integer too long to read"):
+            preview(text, warn=False)

@@ -113,12 +113,19 @@ def _read_file(path: Path, limits: PreviewLimits) -> bytes:
 
 def load_plain(text: str, *, limits: PreviewLimits = DEFAULT_LIMITS) -> Any:
     """Parse YAML or JSON text into plain values, enforcing ``limits``."""
-    if text.lstrip().startswith("{"):
-        try:
-            return _load_json(text, limits)
-        except json.JSONDecodeError:
-            pass  # not JSON: a YAML flow mapping, parsed below
-    return _PlainBuilder(limits).build(text)
+    try:
+        if text.lstrip().startswith("{"):
+            try:
+                return _load_json(text, limits)
+            except json.JSONDecodeError:
+                pass  # not JSON: a YAML flow mapping, parsed below
+        return _PlainBuilder(limits).build(text)
+    except ValueError as exc:  # Python's own limit: an integer of over 4,300 digits
+        if "digits" not in str(exc):
+            raise
+        raise WorkflowError(
+            "workflow export holds an integer too long to read (over 4,300 digits)"
+        ) from None
 
 
 def load_dsl(source: str | bytes | Path, *, limits: PreviewLimits = DEFAULT_LIMITS) -> DslDocument:

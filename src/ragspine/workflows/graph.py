@@ -251,7 +251,10 @@ def _node_type(data_type: Any, node_kind: Any) -> str:
 def _coordinate(value: Any, node_id: str, what: str, limits: PreviewLimits) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise WorkflowError(f"node {quote_input(node_id)} has a {what} that is not a number")
-    number = float(value)
+    try:
+        number = float(value)
+    except OverflowError:  # an integer past a float's range
+        number = math.inf
     if not math.isfinite(number) or abs(number) > limits.max_coordinate:
         raise WorkflowError(
             f"node {quote_input(node_id)} has a {what} that is not finite or beyond "
