@@ -22,15 +22,22 @@ _PATTERNS: tuple[re.Pattern[str], ...] = (
         r"(?i)\b[a-z][a-z0-9+.\-]*://\S*?[?&;](?:[a-z0-9_\-]*(?:key|token|secret|passw(?:or)?d|"
         r"pwd|auth|sig|signature|credential|session)[a-z0-9_\-]*)=\S*"
     ),
-    # Authorization schemes followed by a credential.
+    # Authorization schemes followed by a credential: after "Bearer" any token (letters only
+    # too), after the common words "basic" and "token" one holding a digit or a sign.
+    re.compile(r"(?i)\b(?:bearer|apikey)\s*[:=]?\s+[A-Za-z0-9_\-+/=.~]{8,}"),
     re.compile(
-        r"(?i)\b(?:bearer|basic|token|apikey)\s*[:=]?\s+"
+        r"(?i)\b(?:basic|token)\s*[:=]?\s+"
         r"(?=[A-Za-z0-9_\-+/=.~]*[0-9+/=._\-])[A-Za-z0-9_\-+/=.~]{8,}"
     ),
     # name = value / name: value where the name says it is secret.
     re.compile(
-        r"(?i)\b[a-z0-9_\-]*(?:api[_\-]?key|secret|passw(?:or)?d|passwd|pwd|token|"
+        r"(?i)\b[a-z0-9_\-]*(?:api[_\-]?key|secret|passw(?:or)?d|passwd|pwd|pass|token|"
         r"access[_\-]?key|private[_\-]?key|credential)s?\s*[:=]\s*\S+"
+    ),
+    # A secret named in words before it, without a sign ("aws secret PVsf...").
+    re.compile(
+        r"(?i)\b(?:secret|private)(?:[\s_\-]+(?:access|api))?(?:[\s_\-]+key)?\s+"
+        r"(?=[A-Za-z0-9/+=_\-]*[0-9/+=])[A-Za-z0-9/+=_\-]{16,}"
     ),
     # Well-known key shapes: OpenAI/Anthropic/Stripe/Dify/GitHub/Slack/Google/AWS/GitLab/HF.
     re.compile(
@@ -42,6 +49,10 @@ _PATTERNS: tuple[re.Pattern[str], ...] = (
         r"|\b(?:AKIA|ASIA)[A-Z0-9]{16}\b"
         r"|\bglpat-[A-Za-z0-9_\-]{16,}"
         r"|\bhf_[A-Za-z0-9]{20,}"
+        r"|\bya29\.[A-Za-z0-9_\-]{20,}"  # Google OAuth access token
+        r"|\bshp(?:at|ca|pa|ss)_[A-Fa-f0-9]{32}"  # Shopify
+        r"|\bnpm_[A-Za-z0-9]{36}"
+        r"|\b(?:bot)?\d{6,12}:[A-Za-z0-9_\-]{30,}"  # Telegram bot token
     ),
     # JSON Web Tokens.
     re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*"),
@@ -50,7 +61,7 @@ _PATTERNS: tuple[re.Pattern[str], ...] = (
 )
 
 _RUN = re.compile(f"[{_TOKEN_CHARS}]{{20,}}")
-_PIECE_SPLIT = re.compile(r"[\-.]")
+_PIECE_SPLIT = re.compile(r"[\-./:+]")  # a URL's path segments are pieces of their own
 _HEX = re.compile(r"^[0-9a-fA-F]{32,}$")
 
 
@@ -64,19 +75,22 @@ def _char_class(ch: str) -> int:
     return 3
 
 
-def _looks_random(piece: str) -> bool:
-    """A long piece that switches between digits, upper and lower case like generated tokens."""
+def _looks_random(piece: str, *, in_url: bool = False) -> bool:
+    """A long piece that switches between digits, upper and lower case like generated tokens
+    (``in_url``: a URL's path segment, where mixed case alone will do: a webhook's secret)."""
     if len(piece) < 20:
         return False
     digits = sum(ch.isdigit() for ch in piece)
     letters = sum(ch.isalpha() for ch in piece)
     if _HEX.match(piece):
         return digits > 0 and letters > 0
-    if digits < 3 or letters < 3:
+    mixed_case = any(ch.isupper() for ch in piece) and any(ch.islower() for ch in piece)
+    needed = 0 if in_url and mixed_case else 1 if mixed_case else 3
+    if letters < 3 or digits < needed:  # "mCoDIbwgvcxq8euWHNlschw4"
         return False
     classes = [_char_class(ch) for ch in piece]
     switches = sum(1 for left, right in itertools.pairwise(classes) if left != right)
-    return switches / (len(piece) - 1) >= 0.3
+    return switches / (len(piece) - 1) >= (0.2 if in_url else 0.3)
 
 
 def _mask_random_runs(text: str) -> str:
@@ -84,7 +98,9 @@ def _mask_random_runs(text: str) -> str:
 
     def replace(match: re.Match[str]) -> str:
         run = match.group(0)
-        return MASK if any(_looks_random(piece) for piece in _PIECE_SPLIT.split(run)) else run
+        in_url = "://" in text[max(match.start() - 12, 0) : match.end()]
+        pieces = _PIECE_SPLIT.split(run)
+        return MASK if any(_looks_random(p, in_url=in_url) for p in pieces) else run
 
     return _RUN.sub(replace, text)
 
