@@ -575,8 +575,11 @@ class Workspace:
         library's write lock, and store its edges with ``run_id`` as lineage (model-derived
         ones unverified); returns how many edges were new."""
         parts = self._parts()
+        from ragspine.narrative import catalog
+
+        # a library the asker cannot see is unknown, and the error lists only those they see
+        catalog.check_libraries(parts.chunks, [library], principal)
         with parts.writer.writing(library):
-            parts.chunks.library(library)  # an unknown library is an error listing the known
             return parts.relation_upkeep.extract_library(
                 parts.chunks, library, extractor, principal=principal, run_id=run_id
             )

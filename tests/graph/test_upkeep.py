@@ -180,6 +180,26 @@ def test_an_extractor_reads_only_what_its_caller_may_see(
         assert {e.sensitivity.label for e in hidden} == {"public", "confidential"}
 
 
+def test_an_extraction_from_a_library_the_asker_cannot_see_is_unknown(
+    tmp_path: Path, docs: dict[str, Path]
+) -> None:
+    """A review: a public asker naming a missing library was told every library's name (a
+    confidential one's too), and naming the confidential one ran (0 new edges)."""
+    with open_workspace(tmp_path / "ws") as ws:
+        ws.ingest_documents([docs["public"]], library="pubs")
+        ws.create_library("topsecret", default_sensitivity="confidential")
+        ws.ingest_documents([docs["hidden"]], library="topsecret")
+        errors = []
+        for name in ("nosuch", "topsecret"):
+            with pytest.raises(QueryError) as caught:
+                ws.extract_relations(name, Proposer(), principal=Principal(), run_id="r")
+            errors.append(str(caught.value).replace(name, "NAME"))
+        assert errors[0] == errors[1] and "topsecret" not in errors[0] and "pubs" in errors[0]
+        seen = Proposer()
+        ws.extract_relations("topsecret", seen, principal=Principal.of("confidential"), run_id="r")
+        assert seen.seen
+
+
 def test_the_reverse_proof_of_the_extraction_gate(
     tmp_path: Path, docs: dict[str, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
