@@ -74,6 +74,25 @@ def test_verify_and_the_unverified_filter(ws: str, capsys: pytest.CaptureFixture
     assert json.loads(out)["edges"][0]["verified_by"] == "ann"
 
 
+def test_neighbours_mark_a_models_unconfirmed_edge(
+    ws: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A review: 'graph neighbours' and its --dot picture drew a model-derived, unverified
+    edge exactly like the glossary's own."""
+    with Workspace.open(ws) as workspace:
+        edge = NewEdge(
+            "entity:acme", "channel:online", EdgeKind.CO_OCCURS, Origin.MODEL_DERIVED,
+            Lineage("lib", "a.txt", "lib:a.txt#0", "model-1", {"sentence": 1}),
+        )  # fmt: skip
+        workspace.relations.store.add_edges([edge])
+    dot = tmp_path / "n.dot"
+    code, out, _ = run(
+        capsys, "--workspace", ws, "graph", "neighbours", "channel:online", "--dot", str(dot)
+    )
+    assert code == 0 and "1 unverified (model-derived)" in out, out
+    assert 'label="co_occurs (unverified)"' in dot.read_text(encoding="utf-8")
+
+
 def test_verifying_a_deterministic_edge_says_it_needs_no_one(
     ws: str, capsys: pytest.CaptureFixture[str]
 ) -> None:

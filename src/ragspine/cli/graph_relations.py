@@ -107,9 +107,15 @@ def cmd_neighbours(args: argparse.Namespace) -> int:
     print(f"{result.node.id} ({result.node.label})")
     for neighbour in result.neighbours:
         kinds = ", ".join(kind.value for kind in neighbour.kinds)
+        unverified = sum(
+            1
+            for edge in result.edges
+            if not edge.verified and neighbour.node.id in (edge.source, edge.target)
+        )
+        doubt = f"; {unverified} unverified (model-derived)" if unverified else ""
         print(
             f"  {'  ' * (neighbour.distance - 1)}{neighbour.node.id} ({neighbour.node.label}): "
-            f"{neighbour.edges} edges [{kinds}]"
+            f"{neighbour.edges} edges [{kinds}{doubt}]"
         )
     print(f"{len(result.neighbours)} neighbours, {len(result.edges)} edges")
     return 0

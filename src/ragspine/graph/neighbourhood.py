@@ -89,10 +89,16 @@ class Neighbourhood:
 
     def picture(self) -> Picture:
         """The neighbourhood as a generic picture (``to_dot`` / ``to_svg`` in
-        :mod:`ragspine.graph.render`): one box per node, one arrow per edge labelled by kind."""
+        :mod:`ragspine.graph.render`): one box per node, one arrow per edge labelled by kind
+        (and ``(unverified)`` for a model-derived edge no one has confirmed)."""
         return Picture(
             tuple(PictureNode(n.id, n.label, n.kind.value, n.id) for n in self.nodes),
-            tuple(PictureEdge(e.source, e.target, e.kind.value) for e in self.edges),
+            tuple(  # a model's unconfirmed edge says so, as in ``graph edges``
+                PictureEdge(
+                    e.source, e.target, e.kind.value + ("" if e.verified else " (unverified)")
+                )
+                for e in self.edges
+            ),
             f"Neighbourhood of {self.node.label} (depth {self.depth})",
         )
 
