@@ -200,6 +200,31 @@ def test_an_extraction_from_a_library_the_asker_cannot_see_is_unknown(
         assert seen.seen
 
 
+@pytest.mark.parametrize(
+    ("source", "target", "named"),
+    [
+        ("entity:ghost", "entity:acme", "entity:ghost"),  # a node of the extractor's making
+        ("document:topsecret:secret.md", "entity:acme", "document:topsecret:secret.md"),
+        ("entity:acme", "entity:acme", "to itself"),
+    ],
+)
+def test_an_extractor_can_link_only_glossary_terms_and_its_own_document(
+    tmp_path: Path, docs: dict[str, Path], source: str, target: str, named: str
+) -> None:
+    """A review: whatever an extractor returned was stored, so a public asker saw a made-up
+    node, and a hidden document's name on a public chunk's edge."""
+
+    class Odd(Proposer):
+        def extract(self, chunk: ChunkText) -> list[ExtractedRelation]:
+            return [ExtractedRelation(source, target, EdgeKind.MENTIONS)]
+
+    with open_workspace(tmp_path / "ws") as ws:
+        ws.ingest_documents([docs["public"]], library="lib")
+        with pytest.raises(QueryError, match=named):
+            ws.extract_relations("lib", Odd(), principal=Principal(), run_id="r")
+        assert not ws.relations.edges(principal=Principal(), origin="model-derived").edges
+
+
 def test_the_reverse_proof_of_the_extraction_gate(
     tmp_path: Path, docs: dict[str, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
+from ragspine.errors import QueryError, quote_input
 from ragspine.glossary import Glossary
 from ragspine.graph.extract import (
     ChunkText,
@@ -23,7 +24,14 @@ from ragspine.graph.extract import (
     edges_from,
     extract_edges,
 )
-from ragspine.graph.relations import NewEdge, Origin, glossary_edges, glossary_fingerprint
+from ragspine.graph.relations import (
+    NewEdge,
+    Origin,
+    document_node,
+    glossary_edges,
+    glossary_fingerprint,
+    term_label,
+)
 from ragspine.security import Principal, Sensitivity
 from ragspine.stores.chunks import ChunkStore, NewDocument
 from ragspine.stores.graph import RelationStore
@@ -178,14 +186,36 @@ class RelationUpkeep:
         many edges were new."""
         added = 0
         batch: list[NewEdge] = []
+        glossary = self._glossary()
         for edge in extract_edges(
             library_chunks(chunks, library_id), extractor, principal=principal, run_id=run_id
         ):
+            _check_extracted(edge, glossary)
             batch.append(edge)
             if len(batch) >= BATCH:
                 added += self.store.add_edges(batch)
                 batch.clear()
         return added + self.store.add_edges(batch)
+
+
+def _check_extracted(edge: NewEdge, glossary: Glossary) -> None:
+    """A :class:`~ragspine.errors.QueryError` unless ``edge`` links two different nodes, each
+    a glossary term or the document of the chunk it was found in: an extractor's relation can
+    name no node of its own making (``entity:ghost``), nor another document (a hidden one's
+    name would show beside a public chunk's edge)."""
+    own = document_node(edge.lineage.library_id, edge.lineage.doc_id)
+    for node in (edge.source, edge.target):
+        if node != own and term_label(glossary, node) is None:
+            raise QueryError(
+                f"the extractor proposed {quote_input(node)} in chunk "
+                f"{quote_input(edge.lineage.chunk_id)}: a relation links glossary terms "
+                "(entity:CODE, metric:CODE, channel:CODE) or the chunk's own document"
+            )
+    if edge.source == edge.target:
+        raise QueryError(
+            f"the extractor proposed an edge from {quote_input(edge.source)} to itself in chunk "
+            f"{quote_input(edge.lineage.chunk_id)}"
+        )
 
 
 def library_chunks(chunks: ChunkStore, library_id: str) -> Iterator[ChunkText]:
