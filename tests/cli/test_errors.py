@@ -52,3 +52,15 @@ def test_long_inputs_are_cut_in_error_messages(
     assert cli.main([*ws, "library", "create", "bad name " * 10_000]) == 2
     err = capsys.readouterr().err
     assert "invalid library name" in err and "…" in err and len(err) < 400
+
+
+def test_other_libraries_warnings_stay_off_a_commands_stderr() -> None:
+    """A review: the database driver's 'discarding closed connection' and 'error ignored in
+    rollback' lines (logging's last resort) came before the one line a command ends with."""
+    code = (
+        "import logging; from ragspine.cli import app; app._log_to_stderr(); "
+        "logging.getLogger('psycopg.pool').warning('discarding closed connection'); "
+        "logging.getLogger('ragspine.narrative').warning('a ragspine notice')"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.stderr == "ragspine: a ragspine notice\n", done.stderr

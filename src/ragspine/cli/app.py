@@ -122,6 +122,12 @@ def _log_to_stderr() -> None:
     """Show the library's warnings (a writer waiting for a lock, an index being rebuilt) on
     stderr as ``ragspine: ...`` lines."""
     logger = logging.getLogger("ragspine")
+    root = logging.getLogger()
+    if not root.handlers and not os.environ.get("RAGSPINE_DEBUG"):
+        # other libraries' warnings (the database driver's "discarding closed connection",
+        # pypdf's repairs) would reach stderr through logging's last resort beside the one
+        # line a command ends with; the error itself says what happened
+        root.addHandler(logging.NullHandler())
     if not any(getattr(h, "_ragspine_cli", False) for h in logger.handlers):
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(logging.Formatter("ragspine: %(message)s"))

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ragspine.cli.structured import print_import, print_summary
 from ragspine.security import Principal
+from ragspine.stores.backend import SQLiteBackend
 from ragspine.workspace import Workspace
 
 DEMO_LIBRARY = "filings"
@@ -31,7 +32,8 @@ def run_demo(workspace: str | Path) -> None:
     answers and a refusal."""
     sample = resources.files("ragspine").joinpath("data/convfinqa_sample.json")
     with resources.as_file(sample) as path, Workspace.init(workspace) as ws:
-        print(f"Workspace: {ws.path.resolve()}")
+        shown = ws.path.resolve() if isinstance(ws.backend, SQLiteBackend) else ws.location
+        print(f"Workspace: {shown}")  # a database by its URL, without its password
         print("Bundled sample: 12 ConvFinQA filings (MIT, see ragspine/data/NOTICE.convfinqa)")
         print("\n== Structured channel: facts from the filings' tables")
         result, summary, report = ws.ingest_convfinqa(Path(path), library=DEMO_LIBRARY)

@@ -29,13 +29,13 @@ def _serve(args: argparse.Namespace) -> int:
         raise ConfigError(f"--rate-limit must be 0 (no limit) or more, got {args.rate_limit}")
     if args.max_upload_mb < 1:
         raise ConfigError(f"--max-upload-mb must be 1 or more, got {args.max_upload_mb}")
-    with open_workspace(args):  # an existing workspace: a clear error before the server starts
-        pass
+    with open_workspace(args) as workspace:  # an existing workspace: said before it starts
+        where = workspace.location  # a database URL without its password
     _check_address(args.host, args.port)
     os.environ["RAGSPINE_WORKSPACE"] = str(args.workspace)
     os.environ["RAGSPINE_SERVE_RATE"] = str(args.rate_limit)
     os.environ["RAGSPINE_SERVE_UPLOAD_BYTES"] = str(args.max_upload_mb * 1024 * 1024)
-    print(f"serving {args.workspace} on http://{args.host}:{args.port}/", file=sys.stderr)
+    print(f"serving {where} on http://{args.host}:{args.port}/", file=sys.stderr)
     uvicorn.run(
         "ragspine.service.app:app_from_environment",
         factory=True,

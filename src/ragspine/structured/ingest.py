@@ -316,6 +316,9 @@ class _FactReader:
                 cells[name] = cell
         defaults = self._mapping.defaults
         fields = {**defaults, **cells}
+        for name, cell in fields.items():  # no text; a PostgreSQL text field cannot hold one
+            if isinstance(cell, str) and "\x00" in cell:
+                raise IngestError(f"{name} holds a NUL character (U+0000): remove it")
         for name in REQUIRED:
             if fields.get(name) is None:
                 raise IngestError(f"no {name}; map a column to it or set a default")

@@ -14,7 +14,7 @@ import pytest
 
 from cli.runner import run
 from ragspine import Principal, Workspace
-from ragspine.errors import ConfigError, GlossaryError, StoreError
+from ragspine.errors import ConfigError, GlossaryError, IngestError, QueryError, StoreError
 from ragspine.service.keys import keys_of
 from ragspine.stores.postgres.database import Database
 from ragspine.stores.postgres.migrate import (
@@ -264,3 +264,32 @@ def test_an_index_left_behind_by_a_dead_writer_is_searched_in_memory(
     with Workspace.open(postgres_url) as writer, writer.backend.lock("library-notes", resource="x"):
         assert found("cash flow") == []  # a writer at work: the last commit
     assert found("revenue") == ["a.md"]
+
+
+def test_a_nul_character_is_handled_as_in_a_folder_workspace(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    """A review: one document holding U+0000 failed the whole PostgreSQL run ('text fields
+    cannot contain NUL'), a fact's text named no row, and a filter value was a 503; the folder
+    store took them. Both now drop NUL from documents, refuse it in facts and filters alike."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("Before\x00after the mark.\n", encoding="utf-8")
+    (docs / "m.txt").write_text("Plain text here.\n", encoding="utf-8")
+    facts = tmp_path / "nul.csv"
+    facts.write_text(
+        "metric,entity,period,value,unit,source_doc_id\nrevenue,acme,FY2024,5,USD,r\x00p\n",
+        encoding="utf-8",
+    )
+    seen = []
+    for location in (str(tmp_path / "ws"), postgres_url):
+        with Workspace.init(location) as ws:
+            report = ws.ingest_documents([docs], library="nul")
+            assert [o.status.value for o in report.outcomes] == ["added", "added"]
+            hits = ws.search("after the mark", libraries=["nul"]).snippets
+            seen.append([s.text for s in hits])
+            with pytest.raises(IngestError, match=r"nul.csv: row 2: source_doc_id holds a NUL"):
+                ws.ingest_facts(facts)
+            with pytest.raises(QueryError, match="NUL character"):
+                ws.search("mark", filters={"region": "US\x00"})
+    assert seen[0] == seen[1] and seen[0][0] == "Beforeafter the mark."

@@ -390,6 +390,12 @@ def all_of(filters: Iterable[Filter]) -> Filter:
 
 def parse_filter(spec: object) -> Filter:
     """Build a :class:`Filter` from a dict, a short-form dict, text, or a list of those (ANDed)."""
+    try:
+        nul = not isinstance(spec, Filter) and "\\u0000" in json.dumps(spec, default=str)
+    except (RecursionError, ValueError):  # nested too deep: refused by the parse below
+        nul = False
+    if nul:  # no metadata holds one (ingest drops them), and PostgreSQL cannot compare one
+        raise _error("a filter holds a NUL character (U+0000): remove it")
     return _parse(spec, 0)
 
 

@@ -27,7 +27,7 @@ import json
 import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -156,6 +156,30 @@ class DocumentSource:
     """``(heading, level)``: chunks under a section with that heading (at any depth) get at
     least that level, and the name itself is that sensitive wherever it appears (a heading
     path, the title); see :mod:`ragspine.narrative.labels`."""
+
+
+def _without_nul(source: DocumentSource) -> DocumentSource:
+    """``source`` without NUL characters (U+0000) in its text, title, headings and metadata:
+    no text, and a PostgreSQL text field cannot hold one (that store failed the whole run on
+    one file that the embedded store took)."""
+    texts = [source.title, *(h for sec in source.sections for h in sec.heading_path)]
+    texts += [p.text for sec in source.sections for p in sec.paragraphs]
+    nul_in_metadata = "\\u0000" in json.dumps(source.metadata)
+    if not nul_in_metadata and not any("\x00" in text for text in texts):
+        return source
+    sections = tuple(
+        Section(
+            tuple(h.replace("\x00", "") for h in sec.heading_path),
+            tuple(replace(p, text=p.text.replace("\x00", "")) for p in sec.paragraphs),
+        )
+        for sec in source.sections
+    )
+    metadata = source.metadata
+    if nul_in_metadata:
+        metadata = json.loads(json.dumps(metadata).replace("\\u0000", ""))
+    return replace(
+        source, title=source.title.replace("\x00", ""), sections=sections, metadata=metadata
+    )
 
 
 def parse_section_levels(raw: object, where: str) -> tuple[tuple[str, Sensitivity], ...]:
@@ -564,6 +588,7 @@ class Ingestor:
     ) -> tuple[DocumentOutcome | None, _Prepared | None]:
         """Decide whether ``source`` changed and chunk it; nothing is written here.
         ``look_up=False`` skips reading the stored version (when there can be none)."""
+        source = _without_nul(source)
         level = (
             source.sensitivity if source.sensitivity is not None else library.default_sensitivity
         )

@@ -10,11 +10,12 @@ error.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote
 
 from ragspine.errors import MissingExtraError, StoreError, quote_input
 
@@ -32,16 +33,32 @@ _LOCK_KEY = "hashtextextended(current_schema() || ':' || %s, 0)"
 """The advisory lock key of a name: per schema, so workspaces in two schemas never collide."""
 
 
+_USER_INFO_PASSWORD = re.compile(r"(?<=://)([^/@:?#\s]*):([^@]*)@")
+_QUERY_PASSWORD = re.compile(r"(?i)(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^&\s]*)")
+
+
+def url_secrets(url: str) -> list[str]:
+    """Every password ``url`` holds, as written and decoded (``user:PW@``, ``?password=PW``,
+    a libpq ``password=PW`` pair), found by pattern so that a URL no parser reads still
+    gives them up: each is scrubbed from any message (a driver's too)."""
+    found = [m.group(2) for m in _USER_INFO_PASSWORD.finditer(url)]
+    found += [m.group(2).strip("'") for m in _QUERY_PASSWORD.finditer(url)]
+    found += [unquote(secret) for secret in found]
+    return sorted({secret for secret in found if secret}, key=len, reverse=True)
+
+
 def redacted_url(url: str) -> str:
-    """``url`` with any password replaced by ``***``."""
-    try:
-        parts = urlsplit(url)
-        if parts.password:
-            netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-            url = parts._replace(netloc=netloc).geturl()
-    except ValueError:
-        pass
-    return url
+    """``url`` with any password replaced by ``***`` (in its user info, its query or a
+    connection string, whether or not the URL parses)."""
+    url = _USER_INFO_PASSWORD.sub(lambda m: f"{m.group(1)}:***@", url)
+    return _QUERY_PASSWORD.sub(lambda m: f"{m.group(1)}***", url)
+
+
+def scrubbed(text: str, url: str) -> str:
+    """``text`` without any password of ``url`` (a driver's message may quote it)."""
+    for secret in url_secrets(url):
+        text = text.replace(secret, "***")
+    return redacted_url(text)
 
 
 def shown_url(url: str) -> str:
@@ -79,6 +96,7 @@ def postgres_error(exc: BaseException, url: str) -> StoreError:
     where = f"the PostgreSQL workspace {shown_url(url)}" if url else "the PostgreSQL workspace"
     name = type(exc).__name__
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else name
+    text = scrubbed(text, url)  # "invalid percent-encoded token: <the password>"
     if name in ("OperationalError", "PoolTimeout", "TooManyConnections", "AdminShutdown"):
         return StoreError(
             f"{where} is unreachable ({text}): check that the server is running and the URL, "

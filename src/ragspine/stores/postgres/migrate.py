@@ -18,7 +18,7 @@ from functools import cache
 
 from ragspine.errors import StoreError
 from ragspine.stores.postgres import schema as schema_package
-from ragspine.stores.postgres.database import Database
+from ragspine.stores.postgres.database import Database, is_postgres_error
 
 VERSION_TABLE = "ragspine_schema"
 _MODULE = re.compile(r"^v(?P<version>\d{4})_(?P<name>[a-z0-9_]+)$")
@@ -70,6 +70,8 @@ def migrate(db: Database) -> list[Migration]:
     """Bring the schema to :func:`latest_version`; returns the migrations applied (none when it
     is current). A newer schema is a :class:`StoreError`."""
     applied = []
+    if current_version(db) < latest_version():
+        _ensure_pgvector(db)  # before any migration: none is left half-applied without it
     for migration in migrations():
         with db.transaction() as conn:
             conn.execute(_LOCK)  # concurrent migrators wait here, then find the version done
@@ -105,6 +107,35 @@ def check_version(db: Database) -> int:
             f"needs {latest}: run 'ragspine --workspace URL migrate'"
         )
     return have
+
+
+def _ensure_pgvector(db: Database) -> None:
+    """Create the ``vector`` extension the search tables need, or a :class:`StoreError`
+    saying how to get it (installed on the server, created by a superuser)."""
+    with db.transaction() as conn:
+        row = conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone()
+        if row is not None:
+            return
+        available = conn.execute(
+            "SELECT 1 FROM pg_available_extensions WHERE name = 'vector'"
+        ).fetchone()
+    fix = (
+        "install pgvector >= 0.8 on the server (Debian: postgresql-NN-pgvector; or the "
+        "pgvector/pgvector image)"
+        if available is None
+        else "have a superuser run CREATE EXTENSION vector; in that database"
+    )
+    try:
+        with db.transaction() as conn:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    except Exception as exc:
+        if not is_postgres_error(exc):
+            raise
+        raise StoreError(
+            f"the PostgreSQL workspace {db.shown} needs the pgvector extension, which this "
+            f"user cannot create there: {fix}, then run 'ragspine --workspace URL migrate' "
+            "again; nothing was changed"
+        ) from None
 
 
 def _newer(db: Database, have: int) -> StoreError:
