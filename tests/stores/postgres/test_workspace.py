@@ -293,3 +293,36 @@ def test_a_nul_character_is_handled_as_in_a_folder_workspace(
             with pytest.raises(QueryError, match="NUL character"):
                 ws.search("mark", filters={"region": "US\x00"})
     assert seen[0] == seen[1] and seen[0][0] == "Beforeafter the mark."
+
+
+def test_a_waiting_writer_says_it_waits(
+    postgres_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A review: a writer waiting for a library's lock on PostgreSQL said nothing for up to
+    ten minutes (a folder workspace's writer says whom it waits for)."""
+    db = Database(postgres_url)
+    release = threading.Event()
+    taken = threading.Event()
+
+    def holder() -> None:
+        with db.advisory_lock("library-waiting", description="library 'waiting'"):
+            taken.set()
+            release.wait(30)
+
+    thread = threading.Thread(target=holder)
+    thread.start()
+    try:
+        assert taken.wait(30)
+        threading.Timer(0.5, release.set).start()
+        with (
+            caplog.at_level("WARNING", logger="ragspine.locks"),
+            db.advisory_lock("library-waiting", description="library 'waiting'"),
+        ):
+            pass
+        assert "waiting for library 'waiting': it is being written by another process" in (
+            caplog.text
+        )
+    finally:
+        release.set()
+        thread.join()
+        db.close()

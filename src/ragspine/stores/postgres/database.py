@@ -10,6 +10,7 @@ error.
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
 from collections.abc import Iterator
@@ -239,9 +240,17 @@ class Database:
                 if not row or not row[0]:
                     raise StoreError(f"{description or name} is held by another writer")
             else:
+                row = conn.execute(f"SELECT pg_try_advisory_lock({_LOCK_KEY})", (name,)).fetchone()
+                if not row or not row[0]:  # said once, as a folder workspace's writer says it
+                    logging.getLogger("ragspine.locks").warning(
+                        "waiting for %s: it is being written by another process (at most %s)",
+                        description or name,
+                        wait,
+                    )
                 conn.execute("SELECT set_config('lock_timeout', %s, false)", (wait,))
                 try:
-                    conn.execute(f"SELECT pg_advisory_lock({_LOCK_KEY})", (name,))
+                    if not row or not row[0]:
+                        conn.execute(f"SELECT pg_advisory_lock({_LOCK_KEY})", (name,))
                 except self._psycopg.errors.LockNotAvailable:
                     raise StoreError(
                         f"{description or name} stayed locked by another writer for {wait}; run "
