@@ -1462,7 +1462,7 @@ def _average(builder: _Builder, result: CompareResult, metric: str, *, total: bo
     items = ", ".join(_item_label(builder, r.entity, r.period, entities) for r in found)
     labels = builder.labels(metric, found[0].entity)
     what = text(builder.locale, "sum" if total else "average", items=items, **labels)
-    if result.average is None or result.total is None:
+    if result.average is None or (total and result.total is None):  # a rate has no sum
         reason = _apart_reason(builder, result)
         builder.add(text(builder.locale, "not_computable", what=what, reason=reason), ())
         return False
