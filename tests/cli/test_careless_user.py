@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import socket
 import sqlite3
+from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from ragspine import Workspace
 from ragspine.cli import app as cli
 from ragspine.errors import ConfigError
 from ragspine.eval.retrieval import load_qrels, load_queries
-from ragspine.narrative.ingest.ingestor import IngestStatus
+from ragspine.narrative.ingest.ingestor import DocumentSource, IngestStatus
 
 Capsys = pytest.CaptureFixture[str]
 
@@ -191,19 +192,20 @@ def test_a_failed_ingest_leaves_no_new_library(ws: Path, tmp_path: Path, capsys:
         assert "d2" in workspace.chunks.library_names()
 
 
+def _stopped() -> Iterator[DocumentSource]:
+    """Documents of a run stopped (Ctrl-C) before its first one."""
+    raise KeyboardInterrupt
+    yield
+
+
 def test_an_ingest_stopped_before_anything_landed_leaves_no_new_library(ws: Path) -> None:
     with Workspace.open(ws) as workspace:
-
-        def stopped():  # type: ignore[no-untyped-def]
-            raise KeyboardInterrupt
-            yield
-
         with pytest.raises(KeyboardInterrupt):
-            workspace.library_writer.ingest_sources("d3", stopped())
+            workspace.library_writer.ingest_sources("d3", _stopped())
         assert "d3" not in workspace.chunks.library_names()
         workspace.create_library("kept")
         with pytest.raises(KeyboardInterrupt):
-            workspace.library_writer.ingest_sources("kept", stopped())
+            workspace.library_writer.ingest_sources("kept", _stopped())
         assert "kept" in workspace.chunks.library_names()  # not this run's to delete
 
 
@@ -219,14 +221,8 @@ def test_a_failing_cleanup_never_hides_why_the_ingest_stopped(
         raise StoreError("database is locked")
 
     monkeypatch.setattr(Ingestor, "_forget_empty", locked)
-    with Workspace.open(ws) as workspace:
-
-        def stopped():  # type: ignore[no-untyped-def]
-            raise KeyboardInterrupt
-            yield
-
-        with pytest.raises(KeyboardInterrupt):
-            workspace.library_writer.ingest_sources("d4", stopped())
+    with Workspace.open(ws) as workspace, pytest.raises(KeyboardInterrupt):
+        workspace.library_writer.ingest_sources("d4", _stopped())
     assert "'d4' this ingest created stays, empty: database is locked" in caplog.text
 
 

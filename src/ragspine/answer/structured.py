@@ -1470,6 +1470,7 @@ def _average(builder: _Builder, result: CompareResult, metric: str, *, total: bo
     inputs = [row.fact for row in found if row.fact is not None]
     unit = _unit(builder, result, metric)
     if total:
+        assert result.total is not None  # checked above
         builder.computed(
             FigureKind.SUM,
             what,
