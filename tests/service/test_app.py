@@ -285,6 +285,14 @@ def test_graph_and_workflow_routes(svc: Served) -> None:
         "/v1/workflows/preview?format=svg", files={"file": ("demo.yml", dsl)}, headers=svc.reader
     )
     assert svg.headers["content-type"] == "image/svg+xml" and svg.text.startswith("<")
+    assert "ragspine-warning" not in preview.headers
+    newer = svc.client.post(  # a review: the newer-version warning reached no HTTP caller
+        "/v1/workflows/preview",
+        files={"file": ("demo.yml", dsl.replace(b"0.1.5", b"9.9.9"))},
+        headers=svc.reader,
+    )
+    assert newer.status_code == 200
+    assert "DSL version 9.9.9 is newer" in newer.headers["ragspine-warning"]
 
 
 def test_the_page_and_schema_are_served(svc: Served) -> None:

@@ -437,9 +437,16 @@ async def workflow_preview(
     if not content:
         raise IngestError("the workflow upload is empty")
     result = await run_in_threadpool(lambda: preview(content, warn=False))
+    # a newer DSL version previews but may be misread: said in a header (the preview JSON
+    # is a fixed schema), ASCII so any client reads it
+    headers = (
+        {"RAGSpine-Warning": " | ".join(result.warnings).encode("ascii", "replace").decode()}
+        if result.warnings
+        else None
+    )
     if format == "svg":
-        return Response(result.to_svg(), media_type="image/svg+xml")
-    return Response(result.to_json(), media_type="application/json")
+        return Response(result.to_svg(), media_type="image/svg+xml", headers=headers)
+    return Response(result.to_json(), media_type="application/json", headers=headers)
 
 
 @router.get("/healthz", tags=["health"])
