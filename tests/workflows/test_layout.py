@@ -79,6 +79,22 @@ def test_containers_grow_around_laid_out_children() -> None:
     assert_no_overlaps(result.nodes)
 
 
+def test_a_laid_out_child_goes_below_its_positioned_siblings() -> None:
+    """A review: an unpositioned child of an iteration was placed at the container's padding,
+    on top of a positioned sibling at (24, 68)."""
+    nodes = [
+        node("loop", "iteration", x=0, y=0),
+        node("c1", "code", x=24, y=68, parent="loop"),
+        node("c2", "code", parent="loop"),
+    ]
+    result = preview(export(nodes, []))
+    by_id = {n.id: n for n in result.nodes}
+    assert (by_id["c1"].x, by_id["c1"].y) == (24, 68)  # kept where the export put it
+    assert by_id["c2"].y >= by_id["c1"].y + by_id["c1"].height
+    assert by_id["c2"].y + by_id["c2"].height < by_id["loop"].y + by_id["loop"].height
+    assert_no_overlaps(result.nodes)
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     st.integers(min_value=1, max_value=25).flatmap(

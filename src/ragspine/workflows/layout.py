@@ -3,7 +3,8 @@
 A node keeps its exported position when it and every ancestor have one (``positionAbsolute``,
 else ``position`` added to the parent's absolute position). Other nodes are laid out per
 container (the canvas or an iteration / loop parent): columns by longest-path depth from left to
-right, stacked top to bottom inside a column, so laid-out boxes never overlap.
+right, stacked top to bottom inside a column, below the container's positioned members, so
+laid-out boxes never overlap them or each other.
 """
 
 from __future__ import annotations
@@ -241,8 +242,13 @@ def _layout_container(
     placed = layered_positions(free, sizes, local)
     if container is None:
         offset = _below_anchored(members, by_id, anchored, sizes)
-    else:
-        offset = (CONTAINER_PAD_X, CONTAINER_PAD_TOP)
+    else:  # inside an iteration: below its children that keep their exported place
+        bottoms = [
+            point[1] + sizes[node_id][1]
+            for node_id in members
+            if node_id in anchored and (point := by_id[node_id].relative) is not None
+        ]
+        offset = (CONTAINER_PAD_X, max([CONTAINER_PAD_TOP, *(b + ROW_GAP for b in bottoms)]))
     for node_id, (x, y) in placed.items():
         relative[node_id] = (x + offset[0], y + offset[1])
     if container is not None:
