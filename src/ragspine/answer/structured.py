@@ -11,6 +11,7 @@ is the latest period with a fact the asker may see; each default is stated as an
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -365,6 +366,12 @@ def stored_periods(
     return [UNDATED] if any(fact.period == UNDATED for fact in mine) else []
 
 
+def _answered_channels(reading: QuestionReading) -> list[str]:
+    """The channels a question names, each once in its order (``total`` when it names none):
+    a lookup answers each of them."""
+    return list(dict.fromkeys(reading.channels)) or [DEFAULT_CHANNEL]
+
+
 def _spellings(glossary: Glossary, metrics: Sequence[str]) -> list[str]:
     """The label and aliases of each of ``metrics``."""
     terms = glossary.metrics.terms
@@ -454,13 +461,12 @@ def answer_figures(
         label = glossary.entities.terms[entities[0]].label
         assumptions.append(text(locale, key, entity=label))
 
-    channel = reading.channels[0] if reading.channels else DEFAULT_CHANNEL
-    named_channels = list(dict.fromkeys(reading.channels))
-    channels = named_channels or [DEFAULT_CHANNEL]  # those a lookup answers, each
-    if len(named_channels) > 1 and reading.operation is not Operation.LOOKUP:
+    channels = _answered_channels(reading)
+    channel = channels[0]
+    if len(channels) > 1 and reading.operation is not Operation.LOOKUP:
         # "the change in online and retail revenue": each channel's change, or their sum's?
         # (the first channel alone was computed, and the other left out without a word)
-        names = ", ".join(glossary.channels.terms[code].label for code in named_channels)
+        names = ", ".join(glossary.channels.terms[code].label for code in channels)
         return _clarify(text(locale, "several_channels", channels=names), assumptions)
     builder = _Builder(glossary, locale, channel)
     level = max_visible_level(principal)
@@ -814,6 +820,7 @@ def _read_at_another_day(
     answers, with that said."""
     asked: dict[str, list[date]] = {}
     dayless: list[tuple[Fact, date]] = []
+    told: set[tuple[str, str, str, date]] = set()  # one line per figure and day (channels)
     for day in reading.days:
         asked.setdefault(_year_of(day, fiscal_start_month), []).append(day)
     found = _asked_facts(store, reading.metrics, entities, level, periods) if periods else ()
@@ -841,13 +848,14 @@ def _read_at_another_day(
         for day in days:  # every day asked must be one the figure was read at
             if read and all(abs((day - at).days) > DAY_TOLERANCE for at in read):
                 return (fact, day), dayless
-            seen = [(f.metric, f.entity, f.period, d) for f, d in dayless]
+            once = (fact.metric, fact.entity, fact.period, day)
             if (
                 not read
                 and day not in named
                 and abs((end - day).days) > DAY_TOLERANCE
-                and (fact.metric, fact.entity, fact.period, day) not in seen
+                and once not in told
             ):
+                told.add(once)
                 dayless.append((fact, day))
     return None, dayless
 
@@ -952,23 +960,21 @@ def _lookups(
 ) -> AnswerStatus:
     """One ``query_metric`` per metric x entity x period x channel named (``revenue in online
     and retail``: each channel's figure, or that none is stored)."""
-    channels = list(dict.fromkeys(reading.channels)) or [builder.channel]
+    channels = _answered_channels(reading)
     _check_items(len(reading.metrics) * len(entities) * len(periods) * len(channels))
     found = 0
-    for metric in reading.metrics:
-        for entity in entities:
-            for period in periods:
-                for channel in channels:
-                    builder.lookups += 1
-                    result = query_metric(
-                        builder.glossary, store, metric, entity, period, channel,
-                        principal=principal,
-                    )  # fmt: skip
-                    if result.status is MetricStatus.FOUND:
-                        found += 1
-                        builder.found(result)
-                    else:
-                        builder.missing(metric, entity, period, channel)
+    for metric, entity, period, channel in itertools.product(
+        reading.metrics, entities, periods, channels
+    ):
+        builder.lookups += 1
+        result = query_metric(
+            builder.glossary, store, metric, entity, period, channel, principal=principal
+        )
+        if result.status is MetricStatus.FOUND:
+            found += 1
+            builder.found(result)
+        else:
+            builder.missing(metric, entity, period, channel)
     amounts = [
         f.result
         for f in builder.figures

@@ -18,7 +18,7 @@ from enum import StrEnum
 from fractions import Fraction
 from typing import Any
 
-from ragspine.glossary import Glossary, MetricKind
+from ragspine.glossary import Glossary
 from ragspine.graph.values import (
     ROUNDING_NOTE,
     ExactNumber,
@@ -28,6 +28,7 @@ from ragspine.graph.values import (
     exact_difference,
     exact_sum,
     finest,
+    is_rate,
     plain,
     scales_combine,
 )
@@ -177,7 +178,7 @@ def compare(
             note = "sum and average cover the found items only"
         else:
             status, note = SetStatus.COMPLETE, ""
-        if _rates(glossary, metric, measures):  # 30 % + 40 % is no 70 % of anything
+        if is_rate(glossary.metrics.terms[metric].kind, (m.unit for m in measures)):
             total = None
             note = "; ".join(filter(None, [note, "rates are not added up: no sum"]))
     rows = tuple(
@@ -208,15 +209,6 @@ def compare(
         "",
     )
     return _with_text(result, glossary, measure)
-
-
-def _rates(glossary: Glossary, metric: str, measures: set[Measure]) -> bool:
-    """Whether ``metric`` is a rate (a percentage or a ratio, by its glossary kind or its
-    facts' unit): its values are shown and compared, never summed."""
-    kind = glossary.metrics.terms[metric].kind
-    return kind in (MetricKind.PERCENT, MetricKind.RATIO) or any(
-        m.unit in {"%", "percent"} for m in measures
-    )
 
 
 def _share(value: Decimal | None, total: Decimal | None) -> ExactNumber | None:

@@ -17,7 +17,7 @@ from enum import StrEnum
 from typing import Any
 
 from ragspine.errors import QueryError
-from ragspine.glossary import Glossary, MetricKind
+from ragspine.glossary import Glossary
 from ragspine.graph.hierarchy import Hierarchy
 from ragspine.graph.values import (
     ROUNDING_NOTE,
@@ -28,6 +28,7 @@ from ragspine.graph.values import (
     exact_difference,
     exact_sum,
     finest,
+    is_rate,
     plain,
 )
 from ragspine.stores.facts import FactStore
@@ -145,8 +146,7 @@ def roll_up(
     Codes are already resolved through the glossary.
     """
     term = glossary.metrics.terms[metric]
-    if term.kind in (MetricKind.PERCENT, MetricKind.RATIO) or term.unit in {"%", "percent"}:
-        # 30 % + 40 % + 35 % is 105 % of nothing (the glossary decides, not a fact)
+    if is_rate(term.kind, (term.unit,)):  # the glossary decides, not a fact
         over = "entities" if axis is RollUpAxis.ENTITY else "channels"
         raise QueryError(
             f"{term.label} is a rate (a percentage or a ratio): rates do not add up over "

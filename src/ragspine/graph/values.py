@@ -283,6 +283,14 @@ class Measure:
         return self.unit or self.currency or "no unit"
 
 
+def is_rate(kind: MetricKind, units: Iterable[str]) -> bool:
+    """Whether a metric of ``kind`` measured in ``units`` is a rate (a percentage or a ratio):
+    its values are compared, never summed (30 % + 40 % is no 70 % of anything)."""
+    return kind in (MetricKind.PERCENT, MetricKind.RATIO) or any(
+        unit in {"%", "percent"} for unit in units
+    )
+
+
 def check_one_measure(facts: Iterable[FactRef], what: str) -> Measure | None:
     """The one measure of ``facts`` (``None`` when there are none); a
     :class:`~ragspine.errors.QueryError` naming each measure and the entities (and channels)

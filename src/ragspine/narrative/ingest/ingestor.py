@@ -158,15 +158,16 @@ class DocumentSource:
     path, the title); see :mod:`ragspine.narrative.labels`."""
 
 
-def _without_nul(source: DocumentSource) -> DocumentSource:
-    """``source`` without NUL characters (U+0000) in its text, title, headings and metadata:
-    no text, and a PostgreSQL text field cannot hold one (that store failed the whole run on
-    one file that the embedded store took)."""
+def _without_nul(source: DocumentSource, metadata_json: str) -> tuple[DocumentSource, str]:
+    """``source`` without NUL characters (U+0000) in its text, title, headings and metadata,
+    and its metadata's JSON (``metadata_json``: :data:`_METADATA_JSON` of it as given): no
+    text, and a PostgreSQL text field cannot hold one (that store failed the whole run on one
+    file that the embedded store took)."""
     texts = [source.title, *(h for sec in source.sections for h in sec.heading_path)]
     texts += [p.text for sec in source.sections for p in sec.paragraphs]
-    nul_in_metadata = "\\u0000" in json.dumps(source.metadata)
+    nul_in_metadata = "\\u0000" in metadata_json  # escaped even with ensure_ascii off
     if not nul_in_metadata and not any("\x00" in text for text in texts):
-        return source
+        return source, metadata_json
     sections = tuple(
         Section(
             tuple(h.replace("\x00", "") for h in sec.heading_path),
@@ -174,12 +175,15 @@ def _without_nul(source: DocumentSource) -> DocumentSource:
         )
         for sec in source.sections
     )
-    metadata = source.metadata
     if nul_in_metadata:
-        metadata = json.loads(json.dumps(metadata).replace("\\u0000", ""))
-    return replace(
-        source, title=source.title.replace("\x00", ""), sections=sections, metadata=metadata
+        metadata_json = metadata_json.replace("\\u0000", "")
+    cleaned = replace(
+        source,
+        title=source.title.replace("\x00", ""),
+        sections=sections,
+        metadata=json.loads(metadata_json) if nul_in_metadata else source.metadata,
     )
+    return cleaned, metadata_json
 
 
 def parse_section_levels(raw: object, where: str) -> tuple[tuple[str, Sensitivity], ...]:
@@ -588,13 +592,13 @@ class Ingestor:
     ) -> tuple[DocumentOutcome | None, _Prepared | None]:
         """Decide whether ``source`` changed and chunk it; nothing is written here.
         ``look_up=False`` skips reading the stored version (when there can be none)."""
-        source = _without_nul(source)
+        source, metadata_json = _without_nul(source, _METADATA_JSON(source.metadata))
         level = (
             source.sensitivity if source.sensitivity is not None else library.default_sensitivity
         )
         fingerprint = _digest(
             source.content_hash,
-            _METADATA_JSON(source.metadata),
+            metadata_json,
             str(int(level)),
             source.title,
             options.signature,
