@@ -128,7 +128,8 @@ a larger or post-processed one (up to seconds) runs in a worker so other callers
 
 def _slow(options: SearchOptions) -> bool:
     """Whether a search with ``options`` may take long enough to be run off the event loop."""
-    return options.top_k > QUICK_TOP_K or options.postprocessor() is not None
+    postprocessed = options.near_duplicates is not None or options.diversity is not None
+    return options.top_k > QUICK_TOP_K or postprocessed
 
 
 def _may_call_model(request: Request, options: AskOptions) -> bool:
